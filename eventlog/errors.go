@@ -1,0 +1,123 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; the typed errors below match them with errors.Is.
+var (
+	// ErrFenced: a fenced append was rejected because the log moved past the
+	// writer's expected position.
+	ErrFenced = errors.New("fenced append rejected")
+	// ErrGap: a read found a hole in a positioned log (density assertion).
+	ErrGap = errors.New("event log gap")
+	// ErrDuplicate: a read found two events at one position.
+	ErrDuplicate = errors.New("duplicate event position")
+	// ErrConflict: an idempotency key of the draft is already taken.
+	ErrConflict = errors.New("conflicting event")
+	// ErrUnavailable: the store could not be reached. Infrastructure, never
+	// counted as corruption.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrNoRun: the run does not exist in the world.
+	ErrNoRun = errors.New("no such run")
+)
+
+// FencedError is a rejected fenced append: the writer expected the log to hold
+// Expected events (or, for a decisions-only fence, no decision past it), and it
+// held Actual.
+type FencedError struct {
+	RunID    string
+	Expected int64
+	Actual   int64
+}
+
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("run %s: fenced append rejected: expected seq %d, log at %d", e.RunID, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrFenced) true.
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// GapError names the first hole a density check found.
+type GapError struct {
+	RunID string
+	// Want is the seq that should have come next; Got is the one that did.
+	Want, Got int64
+}
+
+func (e *GapError) Error() string {
+	if e.Got == 0 {
+		return fmt.Sprintf("run %s: event log gap: want seq %d, got an unpositioned event", e.RunID, e.Want)
+	}
+	return fmt.Sprintf("run %s: event log gap: want seq %d, got %d", e.RunID, e.Want, e.Got)
+}
+
+// Is makes errors.Is(err, ErrGap) true.
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
+// DuplicateError names the first position a density check found twice.
+type DuplicateError struct {
+	RunID string
+	Seq   int64
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("run %s: duplicate event position: seq %d appears twice", e.RunID, e.Seq)
+}
+
+// Is makes errors.Is(err, ErrDuplicate) true.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// ConflictError names the idempotency key a draft collided on.
+type ConflictError struct {
+	RunID string
+	Key   string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("run %s: conflicting event: key %s already taken", e.RunID, e.Key)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Unavailable wraps an infrastructure error so that errors.Is(err,
+// ErrUnavailable) holds and the cause stays reachable.
+func Unavailable(op string, cause error) error {
+	return &unavailableError{op: op, cause: cause}
+}
+
+type unavailableError struct {
+	op    string
+	cause error
+}
+
+func (e *unavailableError) Error() string {
+	return fmt.Sprintf("%s: store unavailable: %v", e.op, e.cause)
+}
+func (e *unavailableError) Unwrap() error        { return e.cause }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Classify names the class of an error the way history and reports record it:
+// "fenced", "conflict", "gap", "duplicate", "unavailable", "no_run", "other",
+// or "" for nil.
+func Classify(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrFenced):
+		return "fenced"
+	case errors.Is(err, ErrConflict):
+		return "conflict"
+	case errors.Is(err, ErrGap):
+		return "gap"
+	case errors.Is(err, ErrDuplicate):
+		return "duplicate"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrNoRun):
+		return "no_run"
+	}
+	return "other"
+}

@@ -1,0 +1,99 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Run is what a world needs to know to create a run: its id and the ordering
+// scheme stamped on it for its whole life (a run never mixes schemes).
+type Run struct {
+	ID     string `json:"runId"`
+	Scheme Scheme `json:"scheme"`
+	// FenceBasis says what moves the fence of AppendFenced on this run.
+	FenceBasis FenceBasis `json:"fenceBasis,omitempty"`
+}
+
+// FenceBasis says which appends move a run's fence.
+type FenceBasis string
+
+// The fence bases.
+const (
+	// FenceOnLog rejects a fenced append if the log grew at all past the
+	// writer's expected position (the default).
+	FenceOnLog FenceBasis = ""
+	// FenceOnDecisions rejects a fenced append only if another fenced append
+	// landed past the expected position: facts never move the fence.
+	FenceOnDecisions FenceBasis = "decisions"
+)
+
+// Draft is an event a writer submits; the world assigns identity and position.
+type Draft struct {
+	Type          Type   `json:"eventType"`
+	CorrelationID string `json:"correlationId,omitempty"`
+	// Token is the hook token of a hook_created draft (unique per run).
+	Token string `json:"token,omitempty"`
+	// Dedup distinguishes facts that legitimately repeat for one correlation
+	// id (each hook_received payload); empty for everything else.
+	Dedup   string          `json:"dedup,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Event is one committed entry of a run's log.
+type Event struct {
+	RunID         string          `json:"runId"`
+	ID            string          `json:"eventId"`
+	Seq           int64           `json:"seq,omitempty"`
+	Type          Type            `json:"eventType"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	Token         string          `json:"token,omitempty"`
+	Dedup         string          `json:"dedup,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	// MintedAt is when the id was minted, before the write's commit window.
+	MintedAt time.Time `json:"mintedAt"`
+	// CommittedAt is when the world observed the commit (zero if unknown).
+	CommittedAt time.Time `json:"committedAt,omitzero"`
+}
+
+// Draft returns the draft this event was written from.
+func (e Event) Draft() Draft {
+	return Draft{Type: e.Type, CorrelationID: e.CorrelationID, Token: e.Token, Dedup: e.Dedup, Payload: e.Payload}
+}
+
+// Keys returns the idempotency keys of a draft: a store accepts at most one
+// event per key and run. Every event is unique per (correlation id, type) and,
+// where it repeats legitimately, its dedup value; a hook token is unique per run.
+func (d Draft) Keys() []string {
+	k := string(d.Type) + "/" + d.CorrelationID
+	if d.Dedup != "" {
+		k += "/" + d.Dedup
+	}
+	keys := []string{k}
+	if d.Type == HookCreated && d.Token != "" {
+		keys = append(keys, "hook_token/"+d.Token)
+	}
+	return keys
+}
+
+// Cursor marks a position in a run's log: the last event a reader has seen.
+// The zero Cursor is the start of the log. Under the ulid scheme only ID is
+// used; under positioned schemes only Seq.
+type Cursor struct {
+	ID  string `json:"id,omitempty"`
+	Seq int64  `json:"seq,omitempty"`
+}
+
+// IsZero reports whether the cursor is the start of the log.
+func (c Cursor) IsZero() bool { return c.ID == "" && c.Seq == 0 }
+
+// After returns the cursor just past e.
+func After(e Event) Cursor { return Cursor{ID: e.ID, Seq: e.Seq} }
+
+// Page is one page of a run's log.
+type Page struct {
+	Events []Event `json:"events"`
+	// Next is the cursor to pass for the following page.
+	Next Cursor `json:"next"`
+	// More reports whether the reader should ask for another page.
+	More bool `json:"more"`
+}

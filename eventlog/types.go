@@ -1,0 +1,106 @@
+package eventlog
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Type is an event type of the Workflow DevKit event log.
+type Type string
+
+// The event types stormctl writes and reads.
+const (
+	RunCreated    Type = "run_created"
+	RunCompleted  Type = "run_completed"
+	RunFailed     Type = "run_failed"
+	StepCreated   Type = "step_created"
+	StepStarted   Type = "step_started"
+	StepCompleted Type = "step_completed"
+	StepFailed    Type = "step_failed"
+	HookCreated   Type = "hook_created"
+	HookReceived  Type = "hook_received"
+	HookDisposed  Type = "hook_disposed"
+	WaitCreated   Type = "wait_created"
+	WaitCompleted Type = "wait_completed"
+	AttrSet       Type = "attr_set"
+)
+
+var allTypes = []Type{
+	RunCreated, RunCompleted, RunFailed,
+	StepCreated, StepStarted, StepCompleted, StepFailed,
+	HookCreated, HookReceived, HookDisposed,
+	WaitCreated, WaitCompleted, AttrSet,
+}
+
+// Types returns every known event type, decisions and facts alike.
+func Types() []Type { return slices.Clone(allTypes) }
+
+// IsDecision reports whether events of this type encode a decision a replaying
+// invocation derived from a log prefix (fenced under event_{seq}), as opposed to
+// a fact about the world (accepted unfenced).
+func (t Type) IsDecision() bool {
+	switch t {
+	case RunCreated, StepCreated, HookCreated, HookDisposed, WaitCreated, AttrSet, RunCompleted, RunFailed:
+		return true
+	}
+	return false
+}
+
+// IsTerminal reports whether the event ends its run.
+func (t Type) IsTerminal() bool { return t == RunCompleted || t == RunFailed }
+
+// Valid reports whether t is a known event type.
+func (t Type) Valid() bool { return slices.Contains(allTypes, t) }
+
+// Class names the write class of the type: "decision" or "fact".
+func (t Type) Class() string {
+	if t.IsDecision() {
+		return "decision"
+	}
+	return "fact"
+}
+
+// ParseType parses an event type name, naming the valid ones on failure.
+func ParseType(s string) (Type, error) {
+	t := Type(s)
+	if !t.Valid() {
+		names := make([]string, len(allTypes))
+		for i, v := range allTypes {
+			names[i] = string(v)
+		}
+		return "", fmt.Errorf("unknown event type %q (valid: %s)", s, strings.Join(names, ", "))
+	}
+	return t, nil
+}
+
+// Scheme is how a run's log is ordered and cursored.
+type Scheme string
+
+// The ordering schemes under test.
+const (
+	// SchemeULID is the legacy contract: an id minted before commit is the
+	// sort key, the cursor and the identity.
+	SchemeULID Scheme = "ulid"
+	// SchemeSeq is event_{seq}: a dense per-run position assigned at commit.
+	SchemeSeq Scheme = "seq"
+	// SchemeSequence is a non-transactional database sequence (bigserial):
+	// seed gotcha 1, which reproduces the bug with a number on it.
+	SchemeSequence Scheme = "sequence"
+)
+
+// Schemes returns every scheme name.
+func Schemes() []Scheme { return []Scheme{SchemeULID, SchemeSeq, SchemeSequence} }
+
+// Positioned reports whether events of the scheme carry a seq that orders them.
+func (s Scheme) Positioned() bool { return s == SchemeSeq || s == SchemeSequence }
+
+// ParseScheme parses a scheme name, naming the valid ones on failure.
+func ParseScheme(s string) (Scheme, error) {
+	for _, v := range Schemes() {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scheme %q (valid: ulid, seq, sequence)", s)
+}

@@ -1,0 +1,54 @@
+package worlds
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Factory opens a world instance.
+type Factory func(ctx context.Context, opts Options) (World, error)
+
+// Entry describes a registered world.
+type Entry struct {
+	Name        string
+	Description string
+	// Schemes lists the ordering schemes the world supports.
+	Schemes []string
+	Open    Factory
+}
+
+// Registry maps world names to factories. The zero value is empty and ready.
+type Registry struct {
+	entries []Entry
+}
+
+// Register adds a world; registering a name twice replaces the earlier entry.
+func (r *Registry) Register(e Entry) {
+	r.entries = slices.DeleteFunc(r.entries, func(x Entry) bool { return x.Name == e.Name })
+	r.entries = append(r.entries, e)
+	slices.SortFunc(r.entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// Lookup returns the named world or an error listing the valid names.
+func (r *Registry) Lookup(name string) (Entry, error) {
+	for _, e := range r.entries {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	return Entry{}, fmt.Errorf("unknown world %q (valid: %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// Names returns the registered names in order.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// Entries returns the registered worlds in name order.
+func (r *Registry) Entries() []Entry { return slices.Clone(r.entries) }

@@ -1,0 +1,55 @@
+package worlds
+
+import (
+	"context"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// World is one event-log store under test.
+//
+// Append writes facts unfenced; AppendFenced writes a batch of decisions all or
+// nothing, rejected with an *eventlog.FencedError when the log moved past
+// expectedSeq (the number of events the writer loaded). Both return the events
+// as committed, with ids, positions (where the scheme has them), MintedAt and
+// CommittedAt. List returns up to limit events after the cursor in the run's
+// scheme order; under positioned schemes it asserts density and fails with
+// eventlog.ErrGap or eventlog.ErrDuplicate.
+type World interface {
+	CreateRun(ctx context.Context, r eventlog.Run) error
+	Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error)
+	AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error)
+	List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error)
+	Close() error
+}
+
+// CommitTime is a store-side commit time of one event.
+type CommitTime struct {
+	EventID string
+	Seq     int64
+	// At is the commit time; Source says who observed it ("store" for a
+	// database commit timestamp, "world" for the world's own clock).
+	At     time.Time
+	Source string
+}
+
+// CommitTimes is implemented by worlds that can say when each event committed.
+type CommitTimes interface {
+	CommitTimes(ctx context.Context, runID string) ([]CommitTime, error)
+}
+
+// Resetter is implemented by worlds that can drop their whole namespace.
+type Resetter interface {
+	Reset(ctx context.Context) error
+}
+
+// Options configure a world instance for one storm cell.
+type Options struct {
+	// Dir is a directory the world may use for its namespace (local world).
+	Dir string
+	// Latency shapes the mint-to-commit window of each write.
+	Latency Profile
+	// Seed seeds any randomness the world draws (ULID entropy).
+	Seed uint64
+}
