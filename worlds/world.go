@@ -53,3 +53,10 @@ type Options struct {
 	// Seed seeds any randomness the world draws (ULID entropy).
 	Seed uint64
 }
+
+// Dumper is implemented by worlds that can return every stored event of a
+// run in scheme order without the density assertion, so forensics can count
+// the gaps and duplicates a reader would refuse.
+type Dumper interface {
+	Dump(ctx context.Context, runID string) ([]eventlog.Event, error)
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Program is a workflow: a deterministic function of its input and of the
+// outcomes the log records. It returns the run's output.
+type Program func(c *Ctx) (any, error)
+
+// Ctx is a branch's handle on the replay. Its methods may be called from
+// several branches at once.
+type Ctx struct {
+	r *replay
+	b *branch
+}
+
+type branch struct {
+	wake      chan struct{}
+	yielded   chan struct{}
+	yieldOnce sync.Once
+}
+
+func newBranch() *branch {
+	return &branch{wake: make(chan struct{}, 1), yielded: make(chan struct{})}
+}
+
+// yield tells a parent blocked in Go that the branch has blocked or ended.
+func (b *branch) yield() { b.yieldOnce.Do(func() { close(b.yielded) }) }
+
+// Input returns the run's input as recorded in run_created.
+func (c *Ctx) Input() json.RawMessage { return c.r.input }
+
+// Decode unmarshals the run's input into v.
+func (c *Ctx) Decode(v any) error {
+	if err := json.Unmarshal(c.r.input, v); err != nil {
+		return fmt.Errorf("decode run input: %w", err)
+	}
+	return nil
+}
+
+type opKind string
+
+const (
+	opStep opKind = "step"
+	opWait opKind = "wait"
+	opHook opKind = "hook"
+	opAttr opKind = "attr"
+)
+
+// op is one operation the code called, addressed by its correlation id.
+type op struct {
+	kind    opKind
+	id      string
+	name    string          // step name, attr key
+	args    json.RawMessage // step args, attr value
+	token   string
+	dur     time.Duration
+	created bool
+	fut     *Future
+
+	payloads  []json.RawMessage
+	next      int
+	pending   []*Future
+	disposing bool
+	disposed  bool
+}
+
+// intent is a decision the code made, in call order.
+type intent struct {
+	op      *op
+	dispose bool
+}
+
+func (c *Ctx) newOp(kind opKind, site string, fill func(o *op)) *op {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := &op{kind: kind, id: r.ids.draw(string(kind), site), fut: &Future{}}
+	fill(o)
+	if prev, dup := r.ops[o.id]; dup {
+		// Two calls drew one id: the second is a fresh operation the log
+		// can never address; keep the first so the consumer stays defined.
+		return prev
+	}
+	r.ops[o.id] = o
+	r.intents = append(r.intents, intent{op: o})
+	return o
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("engine: value is not JSON: %v", err))
+	}
+	return b
+}
+
+// Step calls the named step with args and returns its future result.
+func (c *Ctx) Step(name string, args any) *Future {
+	raw := mustJSON(args)
+	return c.newOp(opStep, callSite(1), func(o *op) { o.name, o.args = name, raw }).fut
+}
+
+// Sleep returns a future that settles when the run's timer for d fires.
+func (c *Ctx) Sleep(d time.Duration) *Future {
+	return c.newOp(opWait, callSite(1), func(o *op) { o.dur = d }).fut
+}
+
+// Attr records an attribute decision.
+func (c *Ctx) Attr(key, value string) {
+	raw := mustJSON(value)
+	c.newOp(opAttr, callSite(1), func(o *op) { o.name, o.args = key, raw })
+}
+
+// Hook is a hook the workflow created; payloads sent to its token arrive in
+// order through Next.
+type Hook struct {
+	c  *Ctx
+	op *op
+}
+
+// Hook creates a hook with a token unique in the run.
+func (c *Ctx) Hook(token string) *Hook {
+	o := c.newOp(opHook, callSite(1), func(o *op) { o.token = token })
+	return &Hook{c: c, op: o}
+}
+
+// ID returns the hook's correlation id.
+func (h *Hook) ID() string { return h.op.id }
+
+// Next returns a future for the next payload the hook receives.
+func (h *Hook) Next() *Future {
+	r := h.c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := &Future{}
+	o := h.op
+	if o.next < len(o.payloads) {
+		r.settle(f, o.payloads[o.next], nil, 0)
+		o.next++
+		return f
+	}
+	o.pending = append(o.pending, f)
+	return f
+}
+
+// Dispose records the decision to dispose of the hook.
+func (h *Hook) Dispose() {
+	r := h.c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.op.disposing {
+		return
+	}
+	h.op.disposing = true
+	r.intents = append(r.intents, intent{op: h.op, dispose: true})
+}
+
+// Await blocks the branch until f settles and returns its value.
+func (c *Ctx) Await(f *Future) (json.RawMessage, error) {
+	r := c.r
+	r.mu.Lock()
+	if f.settled {
+		v, err := f.val, f.err
+		r.mu.Unlock()
+		return v, err
+	}
+	f.waiters = append(f.waiters, c.b)
+	r.blocked()
+	r.mu.Unlock()
+	c.b.yield()
+	select {
+	case <-c.b.wake:
+	case <-r.abort:
+		runtime.Goexit()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return f.val, f.err
+}
+
+// AwaitInto awaits f and unmarshals its value into v.
+func (c *Ctx) AwaitInto(f *Future, v any) error {
+	raw, err := c.Await(f)
+	if err != nil {
+		return err
+	}
+	if v == nil || len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("decode result: %w", err)
+	}
+	return nil
+}
+
+// Go starts fn as a concurrent branch and returns a future for its result.
+// Like an async function, the branch runs until it first blocks before Go
+// returns, so spawning is deterministic; only wakes can race.
+func (c *Ctx) Go(fn func(c *Ctx) (any, error)) *Future {
+	r := c.r
+	f := &Future{}
+	b := newBranch()
+	r.mu.Lock()
+	r.running++
+	r.mu.Unlock()
+	r.g.Go(func() error {
+		r.runBranch(b, func(bc *Ctx) (any, error) { return fn(bc) }, func(v json.RawMessage, err error) []*branch {
+			return r.settle(f, v, err, 0)
+		})
+		return nil
+	})
+	select {
+	case <-b.yielded:
+	case <-r.abort:
+		runtime.Goexit()
+	}
+	return f
+}

@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// message is one queue delivery of "invoke this run"; the counters ride in it
+// across invocations.
+type message struct {
+	recovery int // recovery replays so far (divergences)
+	restarts int // re-derivations after fenced rejections so far
+}
+
+func (m message) plain() bool { return m.recovery == 0 && m.restarts == 0 }
+
+// enqueue delivers m after delay. A plain delivery that finds another plain
+// one already waiting for a slot is coalesced into it: the waiting one loads
+// the log when it starts, after this message's cause committed.
+func (rt *Runtime) enqueue(s *runState, m message, delay time.Duration) {
+	if m.plain() {
+		if s.waiting.Add(1) > 1 {
+			s.waiting.Add(-1)
+			s.stats.coalesced.Add(1)
+			return
+		}
+	}
+	rt.spawn(s, func() {
+		acquired := worlds.Sleep(s.ctx, delay) == nil && acquire(s)
+		if m.plain() {
+			s.waiting.Add(-1)
+		}
+		if !acquired {
+			return
+		}
+		defer func() { <-s.slots }()
+		rt.invoke(s, m)
+	})
+}
+
+// acquire takes one of the run's invocation slots, or gives up with its ctx.
+func acquire(s *runState) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// invoke is one invocation: load, replay, suspend; re-derive after a fenced
+// rejection within the in-process budget.
+func (rt *Runtime) invoke(s *runState, m message) {
+	ctx := worlds.WithActor(s.ctx, rt.actor("inv"))
+	s.stats.invocations.Add(1)
+	var (
+		log    []eventlog.Event
+		cursor eventlog.Cursor
+		drafts []eventlog.Draft // what repost re-sends
+	)
+	for attempt := 0; ; attempt++ {
+		more, next, err := rt.load(ctx, s.id, cursor)
+		if err != nil {
+			rt.loadFailed(ctx, s, m, err)
+			return
+		}
+		log, cursor = append(log, more...), next
+
+		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
+			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
+			s.stats.replays.Add(1)
+			switch {
+			case out.Terminal != nil:
+				s.markDone()
+				return
+			case out.Divergence != nil:
+				s.stats.divergences.Add(1)
+				if m.recovery < rt.cfg.MaxRecoveries {
+					s.stats.recoveries.Add(1)
+					rt.enqueue(s, message{recovery: m.recovery + 1, restarts: m.restarts}, rt.backoff(m.recovery))
+					return
+				}
+				drafts = []eventlog.Draft{FailureDraft(CodeCorrupted, out.Divergence.Error())}
+			default:
+				drafts = out.Decisions
+			}
+		} else {
+			drafts = withoutLogged(drafts, log)
+		}
+		if len(drafts) == 0 {
+			return
+		}
+		err = rt.write(ctx, s, int64(len(log)), drafts)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict):
+			if errors.Is(err, eventlog.ErrConflict) {
+				s.stats.conflicts.Add(1)
+			} else {
+				s.stats.rejections.Add(1)
+			}
+			if attempt < rt.cfg.RestartsInProcess {
+				s.stats.restarts.Add(1)
+				continue
+			}
+			if m.restarts+1 > rt.cfg.RestartsTotal {
+				s.stats.gaveUp.Add(1)
+				return
+			}
+			rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1}, rt.backoff(m.restarts+1))
+			return
+		case errors.Is(err, eventlog.ErrUnavailable):
+			s.stats.infra.Add(1)
+			rt.enqueue(s, m, rt.backoff(m.restarts+2))
+			return
+		default:
+			rt.cfg.Logger.Warn("suspension write failed", "run", s.id, "err", err)
+			s.stats.infra.Add(1)
+			return
+		}
+	}
+}
+
+// withoutLogged drops drafts whose idempotency keys the log already holds.
+func withoutLogged(drafts []eventlog.Draft, log []eventlog.Event) []eventlog.Draft {
+	have := map[string]bool{}
+	for _, e := range log {
+		for _, k := range e.Draft().Keys() {
+			have[k] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(drafts), func(d eventlog.Draft) bool {
+		return slices.ContainsFunc(d.Keys(), func(k string) bool { return have[k] })
+	})
+}
+
+// load reads the log after cursor to its end, page by page.
+func (rt *Runtime) load(ctx context.Context, runID string, after eventlog.Cursor) ([]eventlog.Event, eventlog.Cursor, error) {
+	var out []eventlog.Event
+	for {
+		p, err := rt.cfg.World.List(ctx, runID, after, rt.cfg.PageSize)
+		if err != nil {
+			return out, after, err
+		}
+		out = append(out, p.Events...)
+		if len(p.Events) > 0 {
+			after = p.Next
+		}
+		if !p.More || len(p.Events) == 0 {
+			return out, after, nil
+		}
+	}
+}
+
+// loadFailed handles a load error: a density violation fails the run loudly,
+// an unreachable store is retried and counted as infrastructure.
+func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err error) {
+	switch {
+	case ctx.Err() != nil:
+	case errors.Is(err, eventlog.ErrGap), errors.Is(err, eventlog.ErrDuplicate):
+		fail := []eventlog.Draft{FailureDraft(CodeGap, err.Error())}
+		if _, werr := rt.cfg.World.Append(ctx, s.id, fail); werr == nil {
+			s.markDone()
+		}
+	default:
+		s.stats.infra.Add(1)
+		rt.cfg.Logger.Debug("load failed", "run", s.id, "err", err)
+		rt.enqueue(s, m, rt.backoff(m.restarts+2))
+	}
+}
+
+// write appends a suspension's decisions: one fenced batch, or (unfenced)
+// one append per decision in order, tolerating decisions another invocation
+// already wrote. Work for what was written is dispatched.
+func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, drafts []eventlog.Draft) error {
+	if rt.cfg.Policy.Fenced() {
+		evs, err := rt.cfg.World.AppendFenced(ctx, s.id, expected, drafts)
+		if err != nil {
+			return err
+		}
+		rt.dispatch(s, evs)
+		return nil
+	}
+	for _, d := range drafts {
+		evs, err := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+		switch {
+		case errors.Is(err, eventlog.ErrConflict):
+			s.stats.conflicts.Add(1)
+			continue
+		case err != nil:
+			return fmt.Errorf("append %s: %w", d.Type, err)
+		}
+		rt.dispatch(s, evs)
+	}
+	return nil
+}
+
+// dispatch enqueues the work committed decisions imply.
+func (rt *Runtime) dispatch(s *runState, evs []eventlog.Event) {
+	for _, e := range evs {
+		switch e.Type {
+		case eventlog.StepCreated:
+			rt.startStep(s, e)
+		case eventlog.WaitCreated:
+			rt.startTimer(s, e)
+		case eventlog.RunCompleted, eventlog.RunFailed:
+			s.markDone()
+		}
+	}
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"golang.org/x/sync/errgroup"
+)
+
+// StepFunc executes a step: a pure function of its arguments that takes d to
+// run.
+type StepFunc func(args json.RawMessage) (result any, d time.Duration, err error)
+
+// Config configures a Runtime.
+type Config struct {
+	// World is the store; wrap it with worlds.Record to keep a history.
+	World   worlds.World
+	Program Program
+	Steps   map[string]StepFunc
+	Policy  Policy
+	// Scheme is stamped on every run this runtime starts.
+	Scheme eventlog.Scheme
+	// Concurrency bounds the invocations of one run that replay at once.
+	Concurrency int
+	// PageSize is the limit of each List while loading a log.
+	PageSize int
+	// MaxRecoveries is how many recovery replays a divergence gets before
+	// the run fails with CORRUPTED_EVENT_LOG (the engine's 3).
+	MaxRecoveries int
+	// RestartsInProcess bounds re-derivations after fenced rejections inside
+	// one invocation; RestartsTotal bounds them across invocations (the
+	// count rides the queue message).
+	RestartsInProcess int
+	RestartsTotal     int
+	// Backoff is the first delay of a re-enqueued message; it doubles.
+	Backoff time.Duration
+	Logger  *slog.Logger
+}
+
+// Defaults fills unset fields with the engine's values.
+func (c Config) Defaults() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 20
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 100
+	}
+	if c.MaxRecoveries <= 0 {
+		c.MaxRecoveries = 3
+	}
+	if c.RestartsInProcess <= 0 {
+		c.RestartsInProcess = 2
+	}
+	if c.RestartsTotal <= 0 {
+		c.RestartsTotal = 6
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 25 * time.Millisecond
+	}
+	if c.Scheme == "" {
+		c.Scheme = eventlog.SchemeULID
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// RunStats counts what the runtime did for one run.
+type RunStats struct {
+	Invocations int64 `json:"invocations"`
+	Replays     int64 `json:"replays"`
+	Divergences int64 `json:"divergences"`
+	Recoveries  int64 `json:"recoveries"`
+	Rejections  int64 `json:"rejections"`
+	Conflicts   int64 `json:"conflicts"`
+	Restarts    int64 `json:"restarts"`
+	GaveUp      int64 `json:"gaveUp"`
+	InfraErrors int64 `json:"infraErrors"`
+	Coalesced   int64 `json:"coalesced"`
+}
+
+type runStats struct {
+	invocations, replays, divergences, recoveries, rejections, conflicts,
+	restarts, gaveUp, infra, coalesced atomic.Int64
+}
+
+func (s *runStats) snapshot() RunStats {
+	return RunStats{
+		Invocations: s.invocations.Load(), Replays: s.replays.Load(), Divergences: s.divergences.Load(),
+		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
+		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(),
+	}
+}
+
+type runState struct {
+	id       string
+	ctx      context.Context
+	cancel   context.CancelFunc
+	slots    chan struct{}
+	waiting  atomic.Int32
+	done     chan struct{}
+	doneOnce sync.Once
+	stats    runStats
+	// wg counts the run's goroutines so Finish can wait for them.
+	wg sync.WaitGroup
+}
+
+func (s *runState) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// Runtime runs the invocations, step workers and timers of many runs over one
+// world. Every goroutine it starts belongs to its errgroup.
+type Runtime struct {
+	cfg    Config
+	ctx    context.Context
+	g      errgroup.Group
+	actors atomic.Int64
+
+	mu   sync.Mutex
+	runs map[string]*runState
+}
+
+// ErrUnknownRun is returned for a run this runtime did not start.
+var ErrUnknownRun = errors.New("engine: unknown run")
+
+// New returns a runtime whose work stops when ctx ends.
+func New(ctx context.Context, cfg Config) *Runtime {
+	return &Runtime{cfg: cfg.Defaults(), ctx: ctx, runs: map[string]*runState{}}
+}
+
+// Wait blocks until every goroutine of the runtime has returned. Cancel the
+// runtime's context or Finish every run first.
+func (rt *Runtime) Wait() { _ = rt.g.Wait() }
+
+func (rt *Runtime) run(id string) (*runState, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	s, ok := rt.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %s", ErrUnknownRun, id)
+	}
+	return s, nil
+}
+
+// Start creates a run with input, writes run_created and enqueues its first
+// invocation.
+func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
+	conc := rt.cfg.Concurrency
+	if rt.cfg.Policy.Admission == AdmitSingleRunner {
+		conc = 1
+	}
+	rctx, cancel := context.WithCancel(rt.ctx)
+	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{})}
+	rt.mu.Lock()
+	rt.runs[runID] = s
+	rt.mu.Unlock()
+
+	basis := eventlog.FenceOnLog
+	if rt.cfg.Policy.Fence == FenceDecisionsOnly {
+		basis = eventlog.FenceOnDecisions
+	}
+	ctx = worlds.WithActor(ctx, "starter")
+	if err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis}); err != nil {
+		return fmt.Errorf("create run %s: %w", runID, err)
+	}
+	created := []eventlog.Draft{{Type: eventlog.RunCreated, Payload: mustJSON(input)}}
+	var err error
+	if rt.cfg.Policy.Fenced() {
+		_, err = rt.cfg.World.AppendFenced(ctx, runID, 0, created)
+	} else {
+		_, err = rt.cfg.World.Append(ctx, runID, created)
+	}
+	if err != nil {
+		return fmt.Errorf("write run_created for %s: %w", runID, err)
+	}
+	rt.enqueue(s, message{}, 0)
+	return nil
+}
+
+// Done returns a channel closed once the runtime has seen the run end.
+func (rt *Runtime) Done(runID string) <-chan struct{} {
+	s, err := rt.run(runID)
+	if err != nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return s.done
+}
+
+// Stats returns what the runtime has done for a run so far.
+func (rt *Runtime) Stats(runID string) RunStats {
+	s, err := rt.run(runID)
+	if err != nil {
+		return RunStats{}
+	}
+	return s.stats.snapshot()
+}
+
+// Finish stops all work of a run, waits for it (pending invocations, step
+// workers and timers return), forgets the run and returns its final stats.
+func (rt *Runtime) Finish(runID string) RunStats {
+	rt.mu.Lock()
+	s, ok := rt.runs[runID]
+	delete(rt.runs, runID)
+	rt.mu.Unlock()
+	if !ok {
+		return RunStats{}
+	}
+	s.cancel()
+	s.wg.Wait()
+	return s.stats.snapshot()
+}
+
+// spawn runs fn for run s in the runtime's errgroup.
+func (rt *Runtime) spawn(s *runState, fn func()) {
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.wg.Add(1)
+	rt.g.Go(func() error {
+		defer s.wg.Done()
+		fn()
+		return nil
+	})
+}
+
+// Log reads a run's whole log, as a driver or hook sender does.
+func (rt *Runtime) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), runID, eventlog.Cursor{})
+	return evs, err
+}
+
+func (rt *Runtime) backoff(n int) time.Duration {
+	return rt.cfg.Backoff << min(n, 8)
+}
+
+func (rt *Runtime) actor(kind string) string {
+	return fmt.Sprintf("%s-%d", kind, rt.actors.Add(1))
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Hook delivery errors.
+var (
+	// ErrHookNotFound: no hook with the token is in the log yet.
+	ErrHookNotFound = errors.New("engine: hook not found")
+	// ErrHookDisposed: the hook was disposed; the payload was dropped.
+	ErrHookDisposed = errors.New("engine: hook disposed")
+)
+
+// startStep runs a step worker for a committed step_created.
+func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
+	rt.spawn(s, func() {
+		ctx := worlds.WithActor(s.ctx, rt.actor("step"))
+		var p stepCreated
+		_ = json.Unmarshal(created.Payload, &p)
+		corr := created.CorrelationID
+		if err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: corr}); err != nil {
+			return // another worker owns this step, or the run ended
+		}
+		done := eventlog.Draft{Type: eventlog.StepCompleted, CorrelationID: corr}
+		fn, ok := rt.cfg.Steps[p.Name]
+		if !ok {
+			done.Type = eventlog.StepFailed
+			done.Payload = mustJSON(map[string]string{"error": fmt.Sprintf("unknown step %q", p.Name)})
+		} else {
+			result, d, err := fn(p.Args)
+			if worlds.Sleep(ctx, d) != nil {
+				return
+			}
+			if err != nil {
+				done.Type = eventlog.StepFailed
+				done.Payload = mustJSON(map[string]string{"error": err.Error()})
+			} else {
+				done.Payload = mustJSON(stepCompleted{Result: mustJSON(result)})
+			}
+		}
+		if rt.appendFact(ctx, s, done) == nil {
+			rt.enqueue(s, message{}, 0)
+		}
+	})
+}
+
+// startTimer writes wait_completed when a committed wait's resumeAt passes.
+func (rt *Runtime) startTimer(s *runState, created eventlog.Event) {
+	rt.spawn(s, func() {
+		ctx := worlds.WithActor(s.ctx, rt.actor("timer"))
+		var p waitCreated
+		_ = json.Unmarshal(created.Payload, &p)
+		if worlds.Sleep(ctx, time.Until(p.ResumeAt)) != nil {
+			return
+		}
+		if rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: created.CorrelationID}) == nil {
+			rt.enqueue(s, message{}, 0)
+		}
+	})
+}
+
+// ResumeHook delivers payload to the hook with token, as a hook sender does:
+// it looks the hook up in the log, writes hook_received (idempotent by
+// dedup) and enqueues an invocation. It returns ErrHookNotFound when the hook
+// is not created yet and ErrHookDisposed when it is gone.
+func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload any, dedup string) error {
+	s, err := rt.run(runID)
+	if err != nil {
+		return err
+	}
+	ctx = worlds.WithActor(ctx, rt.actor("hook"))
+	log, _, err := rt.load(ctx, runID, eventlog.Cursor{})
+	if err != nil {
+		return fmt.Errorf("resume hook %s: %w", token, err)
+	}
+	corr := ""
+	for _, e := range log {
+		switch {
+		case e.Type == eventlog.HookCreated && e.Token == token:
+			corr = e.CorrelationID
+		case e.Type == eventlog.HookDisposed && corr != "" && e.CorrelationID == corr:
+			return ErrHookDisposed
+		case e.Type.IsTerminal():
+			return ErrHookDisposed
+		}
+	}
+	if corr == "" {
+		return ErrHookNotFound
+	}
+	d := eventlog.Draft{Type: eventlog.HookReceived, CorrelationID: corr, Dedup: dedup, Payload: mustJSON(payload)}
+	if err := rt.appendFact(ctx, s, d); err != nil {
+		if errors.Is(err, eventlog.ErrConflict) {
+			return nil // delivered before
+		}
+		return fmt.Errorf("resume hook %s: %w", token, err)
+	}
+	rt.enqueue(s, message{}, 0)
+	return nil
+}
+
+// appendFact writes one fact: unfenced, or under a tail fence (fence=all)
+// fenced at the log length the writer just read, retried twice in process
+// and then from a fresh goroutine with backoff. A conflict means the fact is
+// already there.
+func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft) error {
+	if rt.cfg.Policy.Fence != FenceAll {
+		_, err := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+		if errors.Is(err, eventlog.ErrUnavailable) {
+			s.stats.infra.Add(1)
+		}
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		log, _, err := rt.load(ctx, s.id, eventlog.Cursor{})
+		if err != nil {
+			return err
+		}
+		_, err = rt.cfg.World.AppendFenced(ctx, s.id, int64(len(log)), []eventlog.Draft{d})
+		if !errors.Is(err, eventlog.ErrFenced) {
+			return err
+		}
+		s.stats.rejections.Add(1)
+		if attempt >= rt.cfg.RestartsInProcess {
+			if worlds.Sleep(ctx, rt.backoff(attempt)) != nil {
+				return ctx.Err()
+			}
+		}
+	}
+}

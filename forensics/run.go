@@ -1,0 +1,241 @@
+package forensics
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// RunInput is what the checkers need to know about one run.
+type RunInput struct {
+	Scheme eventlog.Scheme
+	// Final is the run's log as stored at the end, in any order.
+	Final []eventlog.Event
+	// Ops is the run's recorded history.
+	Ops []worlds.Op
+}
+
+// RunFindings are the ordering and density findings of one run.
+type RunFindings struct {
+	Reads          int `json:"reads"`
+	NonPrefixReads int `json:"non_prefix_reads"`
+	CursorSkips    int `json:"cursor_skips"`
+	InvertedPairs  int `json:"inversions"`
+	Displaced      int `json:"displaced"`
+	Gaps           int `json:"gaps"`
+	Duplicates     int `json:"duplicates"`
+	Unpositioned   int `json:"unpositioned"`
+}
+
+// Add accumulates o into f.
+func (f *RunFindings) Add(o RunFindings) {
+	f.Reads += o.Reads
+	f.NonPrefixReads += o.NonPrefixReads
+	f.CursorSkips += o.CursorSkips
+	f.InvertedPairs += o.InvertedPairs
+	f.Displaced += o.Displaced
+	f.Gaps += o.Gaps
+	f.Duplicates += o.Duplicates
+	f.Unpositioned += o.Unpositioned
+}
+
+// keyed is an event reduced to what ordering checks need.
+type keyed struct {
+	id     string
+	seq    int64
+	commit time.Time
+}
+
+// AnalyzeRun applies every per-run checker.
+func AnalyzeRun(in RunInput) RunFindings {
+	commits := CommitTimes(in.Ops)
+	evs := make([]keyed, len(in.Final))
+	for i, e := range in.Final {
+		c := e.CommittedAt
+		if t, ok := commits[e.ID]; ok {
+			c = t
+		}
+		evs[i] = keyed{id: e.ID, seq: e.Seq, commit: c}
+	}
+	less := keyLess(in.Scheme)
+	slices.SortStableFunc(evs, func(a, b keyed) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	})
+	var f RunFindings
+	if in.Scheme.Positioned() {
+		f.Gaps, f.Duplicates, f.Unpositioned = Density(evs)
+	}
+	f.InvertedPairs, f.Displaced = Inversions(evs)
+	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(in.Ops, evs, less)
+	return f
+}
+
+func keyLess(s eventlog.Scheme) func(a, b keyed) bool {
+	if s.Positioned() {
+		return func(a, b keyed) bool { return a.seq < b.seq }
+	}
+	return func(a, b keyed) bool { return a.id < b.id }
+}
+
+// CommitTimes maps each event id to the commit time its writer observed.
+func CommitTimes(ops []worlds.Op) map[string]time.Time {
+	m := map[string]time.Time{}
+	for _, op := range ops {
+		for _, w := range op.Wrote {
+			if w.ID != "" && !w.CommittedAt.IsZero() {
+				m[w.ID] = w.CommittedAt
+			}
+		}
+	}
+	return m
+}
+
+// Density counts holes, repeats and unpositioned events of a log sorted by
+// seq (unpositioned events, seq 0, sort first).
+func Density(evs []keyed) (gaps, dups, unpositioned int) {
+	var last int64
+	for _, e := range evs {
+		switch {
+		case e.seq == 0:
+			unpositioned++
+		case e.seq == last:
+			dups++
+		case e.seq > last+1:
+			gaps += int(e.seq - last - 1)
+			last = e.seq
+		default:
+			last = e.seq
+		}
+	}
+	return gaps, dups, unpositioned
+}
+
+// Inversions counts inverted pairs and displaced events of a log sorted by
+// key; events without a commit time are left out. It runs in O(n log n).
+func Inversions(evs []keyed) (pairs, displaced int) {
+	times := make([]time.Time, 0, len(evs))
+	for _, e := range evs {
+		if !e.commit.IsZero() {
+			times = append(times, e.commit)
+		}
+	}
+	byCommit := slices.Clone(times)
+	slices.SortStableFunc(byCommit, func(a, b time.Time) int { return a.Compare(b) })
+	for i := range times {
+		if !times[i].Equal(byCommit[i]) {
+			displaced++
+		}
+	}
+	return countInversions(times), displaced
+}
+
+// countInversions counts pairs i<j with t[i] after t[j] by merge sort.
+func countInversions(t []time.Time) int {
+	if len(t) < 2 {
+		return 0
+	}
+	buf := make([]time.Time, len(t))
+	var msort func(a []time.Time, tmp []time.Time) int
+	msort = func(a, tmp []time.Time) int {
+		if len(a) < 2 {
+			return 0
+		}
+		m := len(a) / 2
+		n := msort(a[:m], tmp[:m]) + msort(a[m:], tmp[m:])
+		i, j, k := 0, m, 0
+		for i < m && j < len(a) {
+			if a[j].Before(a[i]) {
+				n += m - i
+				tmp[k] = a[j]
+				j++
+			} else {
+				tmp[k] = a[i]
+				i++
+			}
+			k++
+		}
+		k += copy(tmp[k:], a[i:m])
+		copy(tmp[k:], a[j:])
+		copy(a, tmp[:len(a)])
+		return n
+	}
+	return msort(slices.Clone(t), buf)
+}
+
+// load is one invocation's read of the log until a page said no more.
+type load struct {
+	from, last eventlog.Cursor // first page's cursor, last page's cursor
+	lastStart  time.Time
+	n, lastN   int
+	hash       uint64
+}
+
+// loads groups the pages each invocation read into loads, per actor in
+// record order.
+func loads(ops []worlds.Op) map[string][]load {
+	out := map[string][]load{}
+	open := map[string]*load{}
+	for _, op := range ops {
+		if op.Kind != worlds.OpList || !strings.HasPrefix(op.Actor, "inv-") || op.Read == nil {
+			continue
+		}
+		l := open[op.Actor]
+		if l == nil {
+			l = &load{from: op.After}
+			open[op.Actor] = l
+		}
+		l.last, l.lastStart, l.lastN = op.After, op.Start, op.Read.N
+		l.n += op.Read.N
+		l.hash += op.Read.SetHash
+		if !op.Read.More || op.Read.N == 0 {
+			out[op.Actor] = append(out[op.Actor], *l)
+			delete(open, op.Actor)
+		}
+	}
+	return out
+}
+
+// reads checks every load against the final log sorted by key.
+func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
+	prefix := make([]uint64, len(final)+1)
+	for i, e := range final {
+		prefix[i+1] = prefix[i] + worlds.IDHash(e.id)
+	}
+	pos := func(c eventlog.Cursor) int { // events with key <= c
+		if c.IsZero() {
+			return 0
+		}
+		k := keyed{id: c.ID, seq: c.Seq}
+		return sort.Search(len(final), func(i int) bool { return less(k, final[i]) })
+	}
+	for _, ls := range loads(ops) {
+		viewN, viewHash := 0, uint64(0)
+		for _, l := range ls {
+			n++
+			viewN += l.n
+			viewHash += l.hash
+			if viewN > len(final) || prefix[viewN] != viewHash {
+				nonPrefix++
+			}
+			lo, hi := pos(l.from), pos(l.last)
+			behind := 0
+			for _, e := range final[lo:hi] {
+				if !e.commit.IsZero() && e.commit.Before(l.lastStart) {
+					behind++
+				}
+			}
+			skips += max(0, behind-(l.n-l.lastN))
+		}
+	}
+	return n, nonPrefix, skips
+}

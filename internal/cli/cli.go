@@ -1,0 +1,174 @@
+// Package cli is stormctl's command line: one file per command, each an
+// options struct, a NewCmdX constructor and a runX function. Typed errors
+// decide the exit code in one place, ExitCode.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// Exit codes. **contract**
+const (
+	ExitOK          = 0
+	ExitGateFailed  = 1
+	ExitUsage       = 2
+	ExitInfra       = 3
+	ExitInterrupted = 130
+)
+
+// UsageError is bad usage or bad input: exit 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// InfraError is an unreachable or unusable store: exit 3.
+type InfraError struct{ Err error }
+
+func (e *InfraError) Error() string { return e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// ErrGateFailed is a gate whose rules were broken: exit 1.
+var ErrGateFailed = errors.New("gate failed")
+
+// ErrInterrupted is a command stopped by Ctrl-C: exit 130.
+var ErrInterrupted = errors.New("interrupted")
+
+func usage(format string, a ...any) error { return &UsageError{Err: fmt.Errorf(format, a...)} }
+
+// IOStreams are the command's input and outputs.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutTTY and ErrTTY report whether the outputs are terminals.
+	OutTTY, ErrTTY bool
+}
+
+// Factory builds the commands' dependencies lazily.
+type Factory struct {
+	IO      *IOStreams
+	Version string
+	// Worlds returns the registry of every world stormctl knows.
+	Worlds func() *worlds.Registry
+	Logger func() *slog.Logger
+}
+
+// NewFactory returns the production factory on the process's stdio.
+func NewFactory() *Factory {
+	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		OutTTY: isatty.IsTerminal(os.Stdout.Fd()), ErrTTY: isatty.IsTerminal(os.Stderr.Fd())}
+	return &Factory{
+		IO:      io,
+		Version: version(),
+		Worlds:  DefaultWorlds,
+		Logger: func() *slog.Logger {
+			return slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		},
+	}
+}
+
+// DefaultWorlds registers every built-in world.
+func DefaultWorlds() *worlds.Registry {
+	r := &worlds.Registry{}
+	local.Register(r)
+	return r
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
+		}
+		if v != "" {
+			return v
+		}
+	}
+	return "dev"
+}
+
+// Main runs stormctl with the process's arguments and returns its exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := NewFactory()
+	root := NewCmdRoot(f)
+	root.SetArgs(os.Args[1:])
+	return ExitCode(root.ExecuteContext(ctx), f.IO.ErrOut)
+}
+
+// ExitCode prints err as one line (if any) and maps it to an exit code.
+func ExitCode(err error, w io.Writer) int {
+	var ue *UsageError
+	var ie *InfraError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrInterrupted):
+		fmt.Fprintln(w, "stormctl: interrupted; partial results above and in the output directory")
+		return ExitInterrupted
+	case errors.Is(err, ErrGateFailed):
+		return ExitGateFailed
+	case errors.As(err, &ue):
+		fmt.Fprintf(w, "stormctl: %v\n", err)
+		return ExitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(w, "stormctl: %v\n", err)
+		return ExitInfra
+	}
+	fmt.Fprintf(w, "stormctl: %v\n", err)
+	return ExitUsage
+}
+
+// NewCmdRoot returns the root command with every subcommand.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "stormctl",
+		Short: "Storm durable-workflow event logs and show whether they stay ordered",
+		Long: `stormctl runs storms: many concurrent workflow runs, each replayed by many
+concurrent invocations, against event-log stores ("worlds") under named
+conditions (the legacy ULID contract, event_{seq}, call-site ids, ordered wake,
+...). It counts CORRUPTED_EVENT_LOG and every other outcome per cell, applies
+forensics to what every reader saw, and prints the table you paste into a PR.`,
+		Example: `  # the main job: legacy contract against the event_{seq} target, local world
+  stormctl storm --world local --condition main,seq+callsite+ordered --runs 24
+
+  # what can be stormed
+  stormctl conditions
+  stormctl scenarios
+  stormctl worlds`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       f.Version,
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.AddCommand(
+		NewCmdStorm(f, nil),
+		NewCmdConditions(f, nil),
+		NewCmdScenarios(f, nil),
+		NewCmdWorlds(f, nil),
+		NewCmdVersion(f),
+	)
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	}
+	return root
+}

@@ -1,0 +1,164 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Artifact file names inside a storm directory. **contract**
+const (
+	FileStorm   = "storm.json"
+	FileRuns    = "runs.jsonl"
+	FileHistory = "history.jsonl"
+	FileSummary = "summary.json"
+	FileMD      = "summary.md"
+	DirEvents   = "events"
+)
+
+// Writer appends a storm's files as it goes, so an interrupted storm keeps
+// everything it measured. Safe for concurrent use.
+type Writer struct {
+	dir     string
+	mu      sync.Mutex
+	runs    *os.File
+	history *os.File
+	hbuf    *bufio.Writer
+}
+
+// OpenWriter creates a storm directory, writes meta as storm.json and opens
+// runs.jsonl and history.jsonl for appending.
+func OpenWriter(dir string, meta any) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Join(dir, DirEvents), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := writeJSON(filepath.Join(dir, FileStorm), meta); err != nil {
+		return nil, err
+	}
+	a := &Writer{dir: dir}
+	var err error
+	if a.runs, err = os.Create(filepath.Join(dir, FileRuns)); err != nil {
+		return nil, fmt.Errorf("create %s: %w", FileRuns, err)
+	}
+	if a.history, err = os.Create(filepath.Join(dir, FileHistory)); err != nil {
+		a.runs.Close()
+		return nil, fmt.Errorf("create %s: %w", FileHistory, err)
+	}
+	a.hbuf = bufio.NewWriterSize(a.history, 1<<20)
+	return a, nil
+}
+
+// WriteRun appends one line to runs.jsonl; the line is on disk when it returns.
+func (a *Writer) WriteRun(r RunRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode run %s: %w", r.RunID, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.runs.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", FileRuns, err)
+	}
+	return nil
+}
+
+// WriteHistory appends ops to history.jsonl.
+func (a *Writer) WriteHistory(ops []worlds.Op) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	enc := json.NewEncoder(a.hbuf)
+	for _, op := range ops {
+		if err := enc.Encode(op); err != nil {
+			return fmt.Errorf("write %s: %w", FileHistory, err)
+		}
+	}
+	return a.hbuf.Flush()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// CellDir is the directory name of a cell under events/.
+func CellDir(k CellKey) string {
+	return unsafeName.ReplaceAllString(k.World+"_"+k.Scenario+"_"+k.Condition, "-")
+}
+
+// WriteEvents stores a run's final log as events/<cell>/<run>.jsonl.
+func (a *Writer) WriteEvents(k CellKey, runID string, evs []eventlog.Event) error {
+	dir := filepath.Join(a.dir, DirEvents, CellDir(k))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.Create(filepath.Join(dir, runID+".jsonl"))
+	if err != nil {
+		return fmt.Errorf("write final log of %s: %w", runID, err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, e := range evs {
+		if err := enc.Encode(e); err != nil {
+			f.Close()
+			return fmt.Errorf("write final log of %s: %w", runID, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write final log of %s: %w", runID, err)
+	}
+	return f.Close()
+}
+
+// Close flushes and closes the appended files.
+func (a *Writer) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err1 := a.hbuf.Flush()
+	err2 := a.history.Close()
+	err3 := a.runs.Close()
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			return fmt.Errorf("close artifacts: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteSummary writes summary.json and summary.md (atomically each).
+func (a *Writer) WriteSummary(s *Summary, md []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := writeJSON(filepath.Join(a.dir, FileSummary), s); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(a.dir, FileMD), md)
+}
+
+// Dir returns the storm directory.
+func (a *Writer) Dir() string { return a.dir }
+
+// writeJSON writes v to path via a temp file and rename, so a reader never
+// sees half a file.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+func writeFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

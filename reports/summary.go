@@ -1,0 +1,191 @@
+package reports
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/forensics"
+)
+
+// Outcome is what became of one run. **contract**
+type Outcome string
+
+// The outcomes, in table order.
+const (
+	Completed Outcome = "completed" // finished with the right output
+	Silent    Outcome = "silent"    // finished with a wrong output
+	Corrupted Outcome = "corrupted" // CORRUPTED_EVENT_LOG
+	Gap       Outcome = "gap"       // density assertion failed
+	Stuck     Outcome = "stuck"     // no terminal event in time
+	Failed    Outcome = "failed"    // another terminal error
+	Infra     Outcome = "infra"     // the store was unreachable; never corruption
+)
+
+// Outcomes lists every outcome in table order.
+func Outcomes() []Outcome {
+	return []Outcome{Completed, Silent, Corrupted, Gap, Stuck, Failed, Infra}
+}
+
+// RunRecord is one line of runs.jsonl. **contract**
+type RunRecord struct {
+	World     string                `json:"world"`
+	Scenario  string                `json:"scenario"`
+	Condition string                `json:"condition"`
+	Index     int                   `json:"index"`
+	RunID     string                `json:"runId"`
+	Outcome   Outcome               `json:"outcome"`
+	Detail    string                `json:"detail,omitempty"`
+	Started   time.Time             `json:"started"`
+	Ended     time.Time             `json:"ended"`
+	Millis    int64                 `json:"durationMs"`
+	Events    int                   `json:"events"`
+	Stats     engine.RunStats       `json:"stats"`
+	Findings  forensics.RunFindings `json:"findings"`
+}
+
+// CellKey names one cell of the matrix.
+type CellKey struct {
+	World     string `json:"world"`
+	Scenario  string `json:"scenario"`
+	Condition string `json:"condition"`
+}
+
+func (k CellKey) String() string { return k.World + "/" + k.Scenario + "/" + k.Condition }
+
+// Cell is one row of the summary: a (world, scenario, condition) and what
+// its runs came to. **contract** (summary.json)
+type Cell struct {
+	World     string `json:"world"`
+	Scenario  string `json:"scenario"`
+	Condition string `json:"condition"`
+	Runs      int    `json:"runs"`
+	Completed int    `json:"completed"`
+	Corrupted int    `json:"corrupted"`
+	Silent    int    `json:"silent"`
+	Gap       int    `json:"gap"`
+	Stuck     int    `json:"stuck"`
+	Failed    int    `json:"failed"`
+	Infra     int    `json:"infra"`
+	// Rejections counts fenced (and guard) rejections; TruePositives is
+	// how many of them a verdict confirmed, null until verdicts are computed.
+	Rejections     int  `json:"rejections"`
+	TruePositives  *int `json:"true_positives"`
+	Reads          int  `json:"reads"`
+	NonPrefixReads int  `json:"non_prefix_reads"`
+	CursorSkips    int  `json:"cursor_skips"`
+	Inversions     int  `json:"inversions"`
+	Gaps           int  `json:"gaps"`
+	Duplicates     int  `json:"duplicates"`
+	// Beyond the contract: what the engine did.
+	Divergences int `json:"divergences"`
+	Recoveries  int `json:"recoveries"`
+	Invocations int `json:"invocations"`
+	Displaced   int `json:"displaced"`
+}
+
+// Key returns the cell's key.
+func (c *Cell) Key() CellKey { return CellKey{c.World, c.Scenario, c.Condition} }
+
+// Add counts one run into the cell.
+func (c *Cell) Add(r RunRecord) {
+	c.Runs++
+	switch r.Outcome {
+	case Completed:
+		c.Completed++
+	case Corrupted:
+		c.Corrupted++
+	case Silent:
+		c.Silent++
+	case Gap:
+		c.Gap++
+	case Stuck:
+		c.Stuck++
+	case Failed:
+		c.Failed++
+	case Infra:
+		c.Infra++
+	}
+	c.Rejections += int(r.Stats.Rejections)
+	c.Divergences += int(r.Stats.Divergences)
+	c.Recoveries += int(r.Stats.Recoveries)
+	c.Invocations += int(r.Stats.Invocations)
+	f := r.Findings
+	c.Reads += f.Reads
+	c.NonPrefixReads += f.NonPrefixReads
+	c.CursorSkips += f.CursorSkips
+	c.Inversions += f.InvertedPairs
+	c.Displaced += f.Displaced
+	c.Gaps += f.Gaps
+	c.Duplicates += f.Duplicates
+}
+
+// Count returns the number of runs with outcome o.
+func (c *Cell) Count(o Outcome) int {
+	switch o {
+	case Completed:
+		return c.Completed
+	case Silent:
+		return c.Silent
+	case Corrupted:
+		return c.Corrupted
+	case Gap:
+		return c.Gap
+	case Stuck:
+		return c.Stuck
+	case Failed:
+		return c.Failed
+	case Infra:
+		return c.Infra
+	}
+	return 0
+}
+
+// Compact is the seed-style line: "23 corrupted / 1 completed", naming every
+// outcome that occurred, worst first.
+func (c *Cell) Compact() string {
+	order := []Outcome{Corrupted, Silent, Gap, Failed, Stuck, Infra, Completed}
+	s := ""
+	for _, o := range order {
+		n := c.Count(o)
+		if n == 0 && o != Completed && o != Corrupted {
+			continue
+		}
+		if s != "" {
+			s += " / "
+		}
+		s += fmt.Sprintf("%d %s", n, o)
+	}
+	return s
+}
+
+// Summary is summary.json. **contract**
+type Summary struct {
+	Schema      int       `json:"schema"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Cells       []*Cell   `json:"cells"`
+}
+
+// SchemaVersion is the version of the artifact formats this build writes.
+const SchemaVersion = 1
+
+// NewSummary returns an empty summary with one cell per key.
+func NewSummary(keys []CellKey) *Summary {
+	s := &Summary{Schema: SchemaVersion, Started: time.Now().UTC()}
+	for _, k := range keys {
+		s.Cells = append(s.Cells, &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition})
+	}
+	return s
+}
+
+// Cell returns the cell for k, or nil.
+func (s *Summary) Cell(k CellKey) *Cell {
+	for _, c := range s.Cells {
+		if c.Key() == k {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+// Package scenarios holds the storm scenarios: workflow programs in the
+// shapes of the engine team's own harness, the drivers that send them
+// out-of-band events, and the ledger checks that catch a wrong result.
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// Env is what a scenario needs to know about the storm it runs in.
+type Env struct {
+	// Scale multiplies every scenario duration (steps, watchdogs, sleeps,
+	// driver delays).
+	Scale float64
+	// Seed makes per-run jitter reproducible.
+	Seed uint64
+	// MaxFactDelay is the longest mint-to-commit window of a fact under the
+	// storm's latency profile; the control keeps its hook clear of it.
+	MaxFactDelay time.Duration
+}
+
+// Dur scales d by the environment's time scale.
+func (e Env) Dur(d time.Duration) time.Duration { return time.Duration(float64(d) * e.Scale) }
+
+// Hooks is what a driver may do to a run: read its log and resume hooks.
+type Hooks interface {
+	ResumeHook(ctx context.Context, runID, token string, payload any, dedup string) error
+	Log(ctx context.Context, runID string) ([]eventlog.Event, error)
+}
+
+// Scenario is one storm shape. Steps are pure functions of their arguments,
+// so every run has exactly one correct result, which Check verifies.
+type Scenario struct {
+	Name        string
+	Description string
+	Program     engine.Program
+	Steps       map[string]engine.StepFunc
+	// Input returns the run's input for an environment and run index.
+	Input func(env Env, runIndex int) any
+	// Drive sends the run its out-of-band events until ctx ends.
+	Drive func(ctx context.Context, h Hooks, runID string, env Env) error
+	// Check returns an error describing the first way output disagrees with
+	// the run's ledger (the silent-corruption check).
+	Check func(input, output json.RawMessage) error
+}
+
+// Registry returns every scenario, by name.
+func Registry() []Scenario { return []Scenario{StepStorm(), HookStorm(), Control()} }
+
+// Lookup returns the named scenario or an error listing the valid names.
+func Lookup(name string) (Scenario, error) {
+	var names []string
+	for _, s := range Registry() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q (valid: %s)", name, strings.Join(names, ", "))
+}
+
+// stepArgs are the arguments of every scenario step: where it was called
+// and how long it runs.
+type stepArgs struct {
+	R    int    `json:"r"`
+	B    int    `json:"b"`
+	Path string `json:"path,omitempty"`
+	Ms   int64  `json:"ms"`
+}
+
+// expect is the one correct result of a step.
+func expect(name string, a stepArgs) string {
+	if a.Path != "" {
+		return fmt.Sprintf("%s(r=%d,b=%d,%s)", name, a.R, a.B, a.Path)
+	}
+	return fmt.Sprintf("%s(r=%d,b=%d)", name, a.R, a.B)
+}
+
+// pureStep is a step whose result names its arguments.
+func pureStep(name string) engine.StepFunc {
+	return func(raw json.RawMessage) (any, time.Duration, error) {
+		var a stepArgs
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, 0, fmt.Errorf("%s: bad args: %w", name, err)
+		}
+		return expect(name, a), time.Duration(a.Ms) * time.Millisecond, nil
+	}
+}
+
+func steps(names ...string) map[string]engine.StepFunc {
+	m := make(map[string]engine.StepFunc, len(names))
+	for _, n := range names {
+		m[n] = pureStep(n)
+	}
+	return m
+}
+
+// jitter is a reproducible offset in [-spread, +spread] for (seed, keys).
+func jitter(spread time.Duration, seed uint64, keys ...int) time.Duration {
+	h := fnv.New64a()
+	fmt.Fprint(h, seed)
+	for _, k := range keys {
+		fmt.Fprint(h, ",", k)
+	}
+	n := int64(h.Sum64() % uint64(2*spread.Milliseconds()+1))
+	return time.Duration(n-spread.Milliseconds()) * time.Millisecond
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// await is Ctx.AwaitInto for results the program cannot go on without.
+func await[T any](c *engine.Ctx, f *engine.Future) (T, error) {
+	var v T
+	err := c.AwaitInto(f, &v)
+	return v, err
+}
+
+// sleepCtx waits for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(max(d, 0))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,163 @@
+package storm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Config is a storm's plain configuration, built from flags, defaulted and
+// validated before anything touches a store.
+type Config struct {
+	Worlds     []string `json:"worlds"`
+	Scenarios  []string `json:"scenarios"`
+	Conditions []string `json:"conditions"`
+	// Runs is the number of runs per cell.
+	Runs int `json:"runs"`
+	// Concurrency bounds overlapping invocations of one run.
+	Concurrency int `json:"concurrency"`
+	// RunsInFlight bounds runs started and not yet ended, across cells.
+	RunsInFlight int     `json:"runsInFlight"`
+	Seed         uint64  `json:"seed"`
+	TimeScale    float64 `json:"timeScale"`
+	Latency      string  `json:"latency"`
+	// Timeout bounds one run; a run without a terminal event by then is stuck.
+	Timeout  time.Duration `json:"timeout"`
+	PageSize int           `json:"pageSize"`
+	Out      string        `json:"out"`
+	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
+	Keep bool `json:"keep"`
+}
+
+// Defaults fills unset fields.
+func (c Config) Defaults() Config {
+	if len(c.Worlds) == 0 {
+		c.Worlds = []string{"local"}
+	}
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = []string{"step-storm", "hook-storm", "control"}
+	}
+	if len(c.Conditions) == 0 {
+		c.Conditions = []string{"main", "seq+callsite+ordered"}
+	}
+	if c.Runs == 0 {
+		c.Runs = 24
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 20
+	}
+	if c.RunsInFlight == 0 {
+		c.RunsInFlight = 40
+	}
+	if c.TimeScale == 0 {
+		c.TimeScale = 1
+	}
+	if c.Latency == "" {
+		c.Latency = "seed"
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 240 * time.Second
+	}
+	if c.PageSize == 0 {
+		c.PageSize = 100
+	}
+	if c.Out == "" {
+		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
+	}
+	return c
+}
+
+// Plan is a validated config resolved into cells.
+type Plan struct {
+	Config     Config
+	Cells      []reports.CellKey
+	Conditions map[string]Condition
+	Latency    worlds.Profile
+}
+
+// Validate checks every field and resolves names; each message names the
+// flag at fault and the valid values.
+func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
+	p := &Plan{Config: c, Conditions: map[string]Condition{}}
+	switch {
+	case c.Runs < 1:
+		return nil, fmt.Errorf("--runs must be at least 1, got %d", c.Runs)
+	case c.Concurrency < 1:
+		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
+	case c.RunsInFlight < 1:
+		return nil, fmt.Errorf("--runs-in-flight must be at least 1, got %d", c.RunsInFlight)
+	case c.TimeScale <= 0 || c.TimeScale > 100:
+		return nil, fmt.Errorf("--time-scale must be in (0, 100], got %g", c.TimeScale)
+	case c.Timeout <= 0:
+		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
+	case c.PageSize < 1:
+		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
+	}
+	lat, err := worlds.ParseProfile(c.Latency, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	p.Latency = lat
+	for _, w := range c.Worlds {
+		if _, err := reg.Lookup(w); err != nil {
+			return nil, fmt.Errorf("--world: %w", err)
+		}
+	}
+	for _, s := range c.Scenarios {
+		if _, err := scenarios.Lookup(s); err != nil {
+			return nil, fmt.Errorf("--scenario: %w", err)
+		}
+	}
+	for _, item := range c.Conditions {
+		cond, err := ParseCondition(item)
+		if err != nil {
+			return nil, fmt.Errorf("--condition: %w", err)
+		}
+		p.Conditions[cond.Name] = cond
+	}
+	for _, w := range c.Worlds {
+		e, _ := reg.Lookup(w)
+		for _, item := range c.Conditions {
+			cond := p.Conditions[strings.TrimSpace(item)]
+			if !contains(e.Schemes, string(cond.Knobs.Scheme)) {
+				return nil, fmt.Errorf("--condition %q needs scheme %s, which world %s does not support (it supports: %s)",
+					cond.Name, cond.Knobs.Scheme, w, strings.Join(e.Schemes, ", "))
+			}
+			for _, s := range c.Scenarios {
+				p.Cells = append(p.Cells, reports.CellKey{World: w, Scenario: s, Condition: cond.Name})
+			}
+		}
+	}
+	if err := checkWritable(c.Out); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWritable makes sure the output directory can be created and written.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: cannot create it: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

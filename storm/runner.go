@@ -1,0 +1,350 @@
+package storm
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/worlds"
+	"golang.org/x/sync/errgroup"
+)
+
+// ErrInterrupted is returned with the partial summary of a storm whose
+// context ended before every run finished.
+var ErrInterrupted = errors.New("storm interrupted")
+
+// Progress receives live updates; implementations render them.
+type Progress interface {
+	Start(cells []reports.CellKey, runsPerCell int)
+	Update(c reports.Cell)
+	Finish()
+}
+
+// Deps are the runner's collaborators.
+type Deps struct {
+	Worlds   *worlds.Registry
+	Logger   *slog.Logger
+	Progress Progress
+	Version  string
+}
+
+// StormMeta is storm.json: what was run, with which build.
+type StormMeta struct {
+	Schema     int                  `json:"schema"`
+	Version    string               `json:"version"`
+	Config     Config               `json:"config"`
+	Conditions map[string]Condition `json:"conditions"`
+	Cells      []reports.CellKey    `json:"cells"`
+	GoMaxProcs int                  `json:"gomaxprocs"`
+	Started    time.Time            `json:"started"`
+}
+
+// cell is one cell's world, runtime and scenario.
+type cell struct {
+	key   reports.CellKey
+	cond  Condition
+	sc    scenarios.Scenario
+	world worlds.World
+	rt    *engine.Runtime
+	stop  context.CancelFunc
+}
+
+// runner is one storm in progress.
+type runner struct {
+	plan    *Plan
+	deps    Deps
+	out     *reports.Writer
+	sink    *historySink
+	minter  *eventlog.Minter
+	mu      sync.Mutex
+	summary *reports.Summary
+}
+
+// Run executes the plan's storm and returns its summary. Artifacts are
+// appended to plan.Config.Out as runs finish. When ctx ends early the
+// partial summary comes back with ErrInterrupted.
+func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := plan.Config
+	keys := plan.Cells
+	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
+		Cells: keys, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC()}
+	out, err := reports.OpenWriter(cfg.Out, meta)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		plan: plan, deps: deps, out: out,
+		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed))),
+		summary: reports.NewSummary(keys),
+	}
+	tmp, err := os.MkdirTemp("", "stormctl-")
+	if err != nil {
+		out.Close()
+		return nil, fmt.Errorf("create a temp dir for the worlds: %w", err)
+	}
+	cells, openErr := r.openCells(ctx, tmp)
+	defer func() {
+		for _, c := range cells {
+			c.stop()
+			c.rt.Wait()
+			c.world.Close()
+		}
+		if !cfg.Keep {
+			os.RemoveAll(tmp)
+		} else {
+			deps.Logger.Info("kept the worlds' files", "dir", tmp)
+		}
+	}()
+	if openErr != nil {
+		out.Close()
+		return nil, openErr
+	}
+	if deps.Progress != nil {
+		deps.Progress.Start(keys, cfg.Runs)
+	}
+	runErr := r.runAll(ctx, cells)
+	if deps.Progress != nil {
+		deps.Progress.Finish()
+	}
+	r.summary.Ended = time.Now().UTC()
+	r.summary.Interrupted = ctx.Err() != nil
+	if err := r.writeSummary(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := out.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ErrInterrupted
+	}
+	return r.summary, runErr
+}
+
+// openCells opens one world and one runtime per cell.
+func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
+	cfg := r.plan.Config
+	var cells []*cell
+	for i, k := range r.plan.Cells {
+		entry, err := r.deps.Worlds.Lookup(k.World)
+		if err != nil {
+			return cells, err
+		}
+		sc, err := scenarios.Lookup(k.Scenario)
+		if err != nil {
+			return cells, err
+		}
+		lat, err := worlds.ParseProfile(cfg.Latency, cfg.Seed+uint64(i))
+		if err != nil {
+			return cells, err
+		}
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i)})
+		if err != nil {
+			return cells, fmt.Errorf("open world %s: %w", k.World, err)
+		}
+		cond := r.plan.Conditions[k.Condition]
+		rctx, stop := context.WithCancel(ctx)
+		rec := worlds.Record(w, r.sink)
+		rt := engine.New(rctx, engine.Config{
+			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
+			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: cfg.PageSize,
+			Logger: r.deps.Logger,
+		})
+		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
+	}
+	return cells, nil
+}
+
+// runAll runs every run of every cell, interleaved across cells so that all
+// conditions share the machine's load alike, at most RunsInFlight at once.
+func (r *runner) runAll(ctx context.Context, cells []*cell) error {
+	cfg := r.plan.Config
+	var g errgroup.Group
+	g.SetLimit(cfg.RunsInFlight)
+	for idx := range cfg.Runs {
+		for _, c := range cells {
+			if ctx.Err() != nil {
+				return g.Wait()
+			}
+			g.Go(func() error { return r.runOne(ctx, c, idx) })
+		}
+	}
+	return g.Wait()
+}
+
+// runOne runs one workflow run to its end (or timeout) and records it.
+func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	cfg := r.plan.Config
+	runID := r.minter.Mint(time.Now())
+	r.sink.begin(runID)
+	env := scenarios.Env{Scale: cfg.TimeScale, Seed: cfg.Seed, MaxFactDelay: r.plan.Latency.MaxFactDelay()}
+	started := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	var driveErr error
+	startErr := c.rt.Start(rctx, runID, c.sc.Input(env, idx))
+	if startErr == nil {
+		dctx, stopDriver := context.WithCancel(rctx)
+		var dg errgroup.Group
+		dg.Go(func() error { return c.sc.Drive(dctx, hooks{c.rt}, runID, env) })
+		select {
+		case <-c.rt.Done(runID):
+		case <-rctx.Done():
+		}
+		stopDriver()
+		driveErr = dg.Wait()
+	}
+	stats := c.rt.Finish(runID)
+	if ctx.Err() != nil {
+		r.sink.end(runID) // interrupted: an unfinished run is not an outcome
+		return nil
+	}
+	ended := time.Now()
+
+	rctx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel2()
+	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
+	outcome, detail := decide(c.sc, final, readErr, stats)
+	if startErr != nil {
+		outcome, detail = reports.Failed, startErr.Error()
+		if errors.Is(startErr, eventlog.ErrUnavailable) {
+			outcome = reports.Infra
+		}
+	}
+	if driveErr != nil && outcome == reports.Stuck {
+		detail += "; driver: " + driveErr.Error()
+	}
+	ops := r.sink.end(runID)
+	rec := reports.RunRecord{
+		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
+		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
+		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
+		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops}),
+	}
+	if err := r.out.WriteRun(rec); err != nil {
+		return err
+	}
+	if err := r.out.WriteHistory(ops); err != nil {
+		return err
+	}
+	if err := r.out.WriteEvents(c.key, runID, final); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	sc := r.summary.Cell(c.key)
+	sc.Add(rec)
+	snapshot := *sc
+	r.mu.Unlock()
+	if r.deps.Progress != nil {
+		r.deps.Progress.Update(snapshot)
+	}
+	return r.writeSummary()
+}
+
+func (r *runner) writeSummary() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var md bytes.Buffer
+	if err := reports.Render(&md, r.summary, reports.FormatMarkdown); err != nil {
+		return err
+	}
+	return r.out.WriteSummary(r.summary, md.Bytes())
+}
+
+// readFinal reads a run's stored log without the density assertion when the
+// world can, so the forensics see what a reader would refuse.
+func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
+	inner := w
+	if rec, ok := w.(*worlds.Recorder); ok {
+		inner = rec.Unwrap()
+	}
+	if d, ok := inner.(worlds.Dumper); ok {
+		return d.Dump(ctx, runID)
+	}
+	var out []eventlog.Event
+	after := eventlog.Cursor{}
+	for {
+		p, err := w.List(ctx, runID, after, 1000)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p.Events...)
+		if !p.More || len(p.Events) == 0 {
+			return out, nil
+		}
+		after = p.Next
+	}
+}
+
+// hooks adapts a runtime to what scenario drivers may do.
+type hooks struct{ rt *engine.Runtime }
+
+func (h hooks) ResumeHook(ctx context.Context, runID, token string, payload any, dedup string) error {
+	return h.rt.ResumeHook(ctx, runID, token, payload, dedup)
+}
+
+func (h hooks) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	return h.rt.Log(ctx, runID)
+}
+
+// historySink keeps each live run's operations until the run is recorded;
+// operations that arrive after (late writers) go straight to history.jsonl.
+type historySink struct {
+	mu    sync.Mutex
+	byRun map[string][]worlds.Op
+	out   *reports.Writer
+}
+
+func (h *historySink) Record(op worlds.Op) {
+	h.mu.Lock()
+	if buf, ok := h.byRun[op.RunID]; ok {
+		h.byRun[op.RunID] = append(buf, op)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	_ = h.out.WriteHistory([]worlds.Op{op})
+}
+
+func (h *historySink) begin(runID string) {
+	h.mu.Lock()
+	h.byRun[runID] = nil
+	h.mu.Unlock()
+}
+
+func (h *historySink) end(runID string) []worlds.Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops := h.byRun[runID]
+	delete(h.byRun, runID)
+	return ops
+}
+
+// seedBytes expands a storm seed into a ChaCha8 seed.
+func seedBytes(seed uint64) [32]byte {
+	var b [32]byte
+	for i := range 4 {
+		binary.LittleEndian.PutUint64(b[i*8:], seed+uint64(i)*0x9e3779b97f4a7c15)
+	}
+	return b
+}
