@@ -98,7 +98,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		}
 		err = rt.write(ctx, s, int64(len(log)), drafts)
 		switch {
-		case err == nil:
+		case err == nil, ctx.Err() != nil:
 			return
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict):
 			if errors.Is(err, eventlog.ErrConflict) {

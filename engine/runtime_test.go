@@ -1,0 +1,92 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// flaky calls a step whose name a test controls: while diverging > 0 the
+// program calls "b" where the log has "a" (a replay that disagrees with the
+// log), counting down once per replay.
+func flaky(diverging *atomic.Int32, firstDone *atomic.Bool) engine.Program {
+	return func(c *engine.Ctx) (any, error) {
+		name := "a"
+		if firstDone.Load() && diverging.Add(-1) >= 0 {
+			name = "b"
+		}
+		var v string
+		err := c.AwaitInto(c.Step(name, 1), &v)
+		return v, err
+	}
+}
+
+func TestRecoveryReplays(t *testing.T) {
+	tests := []struct {
+		name        string
+		diverging   int32 // replays after the first that disagree with the log
+		fenced      bool
+		wantOutcome eventlog.Type
+		wantCode    string
+		wantRecover int64
+	}{
+		{"transient divergence recovers", 2, false, eventlog.RunCompleted, "", 2},
+		{"persistent divergence corrupts after three recoveries", 1000, false, eventlog.RunFailed, engine.CodeCorrupted, 3},
+		{"persistent divergence corrupts under a fence too", 1000, true, eventlog.RunFailed, engine.CodeCorrupted, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			var diverging atomic.Int32
+			var firstDone atomic.Bool
+			diverging.Store(tt.diverging)
+			policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
+				OnReject: engine.RejectRederive, Admission: engine.AdmitSingleRunner}
+			scheme := eventlog.SchemeULID
+			if tt.fenced {
+				policy.Fence, scheme = engine.FenceDecisions, eventlog.SchemeSeq
+			}
+			steps := map[string]engine.StepFunc{
+				"a": func(json.RawMessage) (any, time.Duration, error) {
+					firstDone.Store(true) // from now on replays see step_created(a)
+					return "A", 0, nil
+				},
+			}
+			rt := engine.New(ctx, engine.Config{World: w, Program: flaky(&diverging, &firstDone), Steps: steps,
+				Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+			if err := rt.Start(ctx, "run-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-rt.Done("run-1"):
+			case <-ctx.Done():
+				t.Fatal("run did not end")
+			}
+			stats := rt.Finish("run-1")
+			evs, err := rt.Log(ctx, "run-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := evs[len(evs)-1]
+			if last.Type != tt.wantOutcome || engine.Failure(last).Code != tt.wantCode {
+				t.Fatalf("last event %s %s, want %s %s", last.Type, last.Payload, tt.wantOutcome, tt.wantCode)
+			}
+			if stats.Recoveries != tt.wantRecover {
+				t.Fatalf("recoveries %d, want %d (stats %+v)", stats.Recoveries, tt.wantRecover, stats)
+			}
+		})
+	}
+}

@@ -1,0 +1,319 @@
+package local_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/worldtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var schemes = []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq}
+
+// open opens a world on dir and closes it when the test ends.
+func open(t *testing.T, dir string, seed uint64, lat worlds.Profile) *local.World {
+	t.Helper()
+	w, err := local.Open(t.Context(), worlds.Options{Dir: dir, Seed: seed, Latency: lat})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+func TestConformance(t *testing.T) {
+	for _, s := range schemes {
+		t.Run(string(s), func(t *testing.T) {
+			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return open(t, t.TempDir(), 1, nil) })
+		})
+	}
+}
+
+// newRun creates a run of scheme s on w.
+func newRun(t *testing.T, w worlds.World, id string, s eventlog.Scheme) {
+	t.Helper()
+	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s}); err != nil {
+		t.Fatalf("CreateRun(%s, %s): %v", id, s, err)
+	}
+}
+
+func mustAppend(t *testing.T, w worlds.World, runID string, fenced bool, expected int64, d ...eventlog.Draft) []eventlog.Event {
+	t.Helper()
+	var evs []eventlog.Event
+	var err error
+	if fenced {
+		evs, err = w.AppendFenced(t.Context(), runID, expected, d)
+	} else {
+		evs, err = w.Append(t.Context(), runID, d)
+	}
+	if err != nil {
+		t.Fatalf("append to %s: %v", runID, err)
+	}
+	return evs
+}
+
+func step(t eventlog.Type, corr string) eventlog.Draft {
+	return eventlog.Draft{Type: t, CorrelationID: corr, Payload: json.RawMessage(`{}`)}
+}
+
+func listAll(t *testing.T, w worlds.World, runID string) []eventlog.Event {
+	t.Helper()
+	p, err := w.List(t.Context(), runID, eventlog.Cursor{}, 0)
+	if err != nil {
+		t.Fatalf("List(%s): %v", runID, err)
+	}
+	return p.Events
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Name()
+	}
+	return out
+}
+
+func TestLayout(t *testing.T) {
+	for _, s := range schemes {
+		t.Run(string(s), func(t *testing.T) {
+			dir := t.TempDir()
+			w := open(t, dir, 1, nil)
+			run := "wrun_layout"
+			newRun(t, w, run, s)
+			evs := mustAppend(t, w, run, false, 0, step(eventlog.StepStarted, "a"), step(eventlog.StepCompleted, "a"))
+			hook := eventlog.Draft{Type: eventlog.HookCreated, CorrelationID: "h", Token: "tok"}
+			evs = append(evs, mustAppend(t, w, run, true, 2, step(eventlog.StepCreated, "b"), hook)...)
+
+			var rec eventlog.Run
+			readJSON(t, filepath.Join(dir, "runs", run+".json"), &rec)
+			if rec != (eventlog.Run{ID: run, Scheme: s}) {
+				t.Errorf("runs/%s.json holds %+v", run, rec)
+			}
+			var wantEvents, wantKeys []string
+			for _, e := range evs {
+				name := run + "-" + e.ID + ".json"
+				wantEvents = append(wantEvents, name)
+				var got eventlog.Event
+				readJSON(t, filepath.Join(dir, "events", name), &got)
+				if got.ID != e.ID || got.Seq != e.Seq || got.Type != e.Type || got.CommittedAt.IsZero() {
+					t.Errorf("events/%s holds %+v, want event %s@%d", name, got, e.ID, e.Seq)
+				}
+				for _, k := range e.Draft().Keys() {
+					sum := sha256.Sum256([]byte(k))
+					wantKeys = append(wantKeys, hex.EncodeToString(sum[:]))
+				}
+			}
+			slices.Sort(wantEvents)
+			slices.Sort(wantKeys)
+			if got := names(t, filepath.Join(dir, "events")); !slices.Equal(got, wantEvents) {
+				t.Errorf("events/ holds %v, want %v", got, wantEvents)
+			}
+			if got := names(t, filepath.Join(dir, "keys", run)); !slices.Equal(got, wantKeys) {
+				t.Errorf("keys/%s holds %v, want %v", run, got, wantKeys)
+			}
+			if got := names(t, filepath.Join(dir, "tmp")); len(got) != 0 {
+				t.Errorf("tmp/ holds %v, want nothing", got)
+			}
+			wantRuns, wantLocks := []string{run + ".json"}, []string{}
+			if s == eventlog.SchemeSeq {
+				wantRuns, wantLocks = []string{run + ".json", run + ".seq"}, []string{run + ".lock"}
+				var c struct {
+					Committed int64 `json:"committed_seq"`
+					Fenced    int64 `json:"fenced_seq"`
+				}
+				readJSON(t, filepath.Join(dir, "runs", run+".seq"), &c)
+				if c.Committed != 4 || c.Fenced != 4 {
+					t.Errorf("runs/%s.seq holds %+v, want committed 4, fenced 4", run, c)
+				}
+			}
+			if got := names(t, filepath.Join(dir, "runs")); !slices.Equal(got, wantRuns) {
+				t.Errorf("runs/ holds %v, want %v", got, wantRuns)
+			}
+			if got := names(t, filepath.Join(dir, "locks")); !slices.Equal(got, wantLocks) {
+				t.Errorf("locks/ holds %v, want %v", got, wantLocks)
+			}
+		})
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestNoTempFilesInEvents runs concurrent writers, conflicts, fence
+// rejections and cancelled writes, then checks that events/ holds only event
+// files and tmp/ nothing.
+func TestNoTempFilesInEvents(t *testing.T) {
+	for _, s := range schemes {
+		t.Run(string(s), func(t *testing.T) {
+			dir := t.TempDir()
+			w := open(t, dir, 1, nil)
+			run := "wrun_tmp"
+			newRun(t, w, run, s)
+			var g errgroup.Group
+			for i := range 4 {
+				g.Go(func() error {
+					for j := range 10 {
+						d := step(eventlog.StepCompleted, fmt.Sprintf("c%d_%d", i, j))
+						if _, err := w.Append(t.Context(), run, []eventlog.Draft{d}); err != nil {
+							return err
+						}
+						if _, err := w.Append(t.Context(), run, []eventlog.Draft{d}); !errors.Is(err, eventlog.ErrConflict) {
+							return fmt.Errorf("repeated append = %v, want a conflict", err)
+						}
+						stale := []eventlog.Draft{step(eventlog.StepCreated, "x")}
+						if _, err := w.AppendFenced(t.Context(), run, -1, stale); !errors.Is(err, eventlog.ErrFenced) {
+							return fmt.Errorf("fenced append at -1 = %v, want fenced", err)
+						}
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			slow := open(t, dir, 2, fixed(t, "fixed:1h"))
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			if _, err := slow.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "late")}); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Append with a cancelled context = %v, want context.Canceled", err)
+			}
+			file := regexp.MustCompile(`^` + run + `-evnt_[0-9A-HJKMNP-TV-Z]{26}\.json$`)
+			got := names(t, filepath.Join(dir, "events"))
+			for _, n := range got {
+				if !file.MatchString(n) {
+					t.Errorf("events/ holds %q, not an event file", n)
+				}
+			}
+			if len(got) != 40 {
+				t.Errorf("events/ holds %d files, want 40", len(got))
+			}
+			if tmp := names(t, filepath.Join(dir, "tmp")); len(tmp) != 0 {
+				t.Errorf("tmp/ holds %v, want nothing", tmp)
+			}
+		})
+	}
+}
+
+func fixed(t *testing.T, spec string) worlds.Profile {
+	t.Helper()
+	p, err := worlds.ParseProfile(spec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSecondHandleSameDir: two Worlds on one directory stand for two
+// processes. Their writers interleave on one seq run; flock keeps the log
+// dense and the fence exact: every accepted fenced append landed right after
+// the position its writer expected.
+func TestSecondHandleSameDir(t *testing.T) {
+	dir := t.TempDir()
+	handles := []*local.World{open(t, dir, 1, nil), open(t, dir, 2, nil)}
+	run := "wrun_shared"
+	newRun(t, handles[0], run, eventlog.SchemeSeq)
+
+	const perHandle, perWriter = 4, 20
+	var (
+		mu   sync.Mutex
+		seen []eventlog.Event
+	)
+	var g errgroup.Group
+	for h, w := range handles {
+		for wr := range perHandle {
+			g.Go(func() error {
+				for i := range perWriter {
+					corr := fmt.Sprintf("h%d_w%d_%02d", h, wr, i)
+					var evs []eventlog.Event
+					var err error
+					if i%2 == 0 {
+						evs, err = w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, corr)})
+					} else {
+						evs, err = fencedRetry(t.Context(), w, run, step(eventlog.StepCreated, corr))
+					}
+					if err != nil {
+						return fmt.Errorf("handle %d writer %d: %w", h, wr, err)
+					}
+					mu.Lock()
+					seen = append(seen, evs...)
+					mu.Unlock()
+				}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * perHandle * perWriter
+	logs := [][]eventlog.Event{listAll(t, handles[0], run), listAll(t, handles[1], run)}
+	for h, log := range logs {
+		if len(log) != want {
+			t.Fatalf("handle %d reads %d events, want %d", h, len(log), want)
+		}
+		if err := eventlog.CheckDensity(run, 0, log); err != nil {
+			t.Fatalf("handle %d: %v", h, err)
+		}
+	}
+	for i := range logs[0] {
+		if logs[0][i].ID != logs[1][i].ID {
+			t.Fatalf("handles disagree at seq %d: %s vs %s", i+1, logs[0][i].ID, logs[1][i].ID)
+		}
+	}
+	for _, e := range seen {
+		if got := logs[0][e.Seq-1]; got.ID != e.ID {
+			t.Fatalf("append returned %s@%d, the log holds %s there", e.ID, e.Seq, got.ID)
+		}
+	}
+}
+
+// fencedRetry appends d fenced at the log's length, retrying when fenced, and
+// checks the accepted event landed right after the expected position.
+func fencedRetry(ctx context.Context, w worlds.World, runID string, d eventlog.Draft) ([]eventlog.Event, error) {
+	for range 10000 {
+		p, err := w.List(ctx, runID, eventlog.Cursor{}, 0)
+		if err != nil {
+			return nil, err
+		}
+		n := int64(len(p.Events))
+		evs, err := w.AppendFenced(ctx, runID, n, []eventlog.Draft{d})
+		if errors.Is(err, eventlog.ErrFenced) {
+			continue
+		}
+		if err == nil && evs[0].Seq != n+1 {
+			return nil, fmt.Errorf("fenced append expected %d events and landed at seq %d", n, evs[0].Seq)
+		}
+		return evs, err
+	}
+	return nil, errors.New("fenced append rejected 10000 times")
+}

@@ -1,0 +1,186 @@
+package worldtest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// testFields: every event type round-trips with all its fields, and events
+// carry run id, prefixed id, position, MintedAt <= CommittedAt.
+func testFields(t *testing.T, s *suite) {
+	f := s.fixture(t, eventlog.FenceOnLog)
+	var written []eventlog.Event
+	for _, typ := range eventlog.Types() {
+		d := draft(typ, "fields_"+string(typ))
+		switch typ {
+		case eventlog.RunCreated:
+			d.CorrelationID, d.Payload = "", nil
+		case eventlog.HookCreated:
+			d.Token = "tok_fields"
+		case eventlog.HookReceived:
+			d.Dedup = "payload_7"
+		}
+		written = append(written, f.append(d)...)
+	}
+	f.checkSame("log", f.all(), written)
+}
+
+// testOrdering: a single writer's events come back in scheme order, which is
+// also append order, however they were batched.
+func testOrdering(t *testing.T, s *suite) {
+	ds := mix("ord", 10)
+	tests := []struct {
+		name  string
+		write func(f *fixture) []eventlog.Event
+	}{
+		{"one_by_one", func(f *fixture) []eventlog.Event {
+			var out []eventlog.Event
+			for _, d := range ds {
+				out = append(out, f.append(d)...)
+			}
+			return out
+		}},
+		{"one_batch", func(f *fixture) []eventlog.Event { return f.append(ds...) }},
+		{"fenced_batches", func(f *fixture) []eventlog.Event {
+			return append(f.appendFenced(0, ds[:4]...), f.appendFenced(4, ds[4:]...)...)
+		}},
+		{"mixed", func(f *fixture) []eventlog.Event {
+			out := f.append(ds[:3]...)
+			out = append(out, f.appendFenced(3, ds[3:6]...)...)
+			for _, d := range ds[6:] {
+				out = append(out, f.append(d)...)
+			}
+			return out
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := s.fixture(t, eventlog.FenceOnLog)
+			written := tt.write(f)
+			f.checkSame("log", f.all(), written)
+		})
+	}
+}
+
+// testPagination: small pages concatenate to one big read; Next follows the
+// last event of a page (or stays put on an empty one); the page after the
+// last event is empty and final.
+func testPagination(t *testing.T, s *suite) {
+	for _, limit := range []int{1, 2, 3, 10} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			f := s.fixture(t, eventlog.FenceOnLog)
+			f.append(mix("page", 10)...)
+			want := f.all()
+			got := f.pages(eventlog.Cursor{}, limit)
+			f.checkSame("pages", got, want)
+			p := f.list(eventlog.After(want[len(want)-1]), limit)
+			if len(p.Events) != 0 || p.More {
+				t.Fatalf("page after the last event: %d events, More=%v; want none and More=false", len(p.Events), p.More)
+			}
+		})
+	}
+}
+
+// pages reads from after to the end in pages of limit, checking the cursor
+// each page returns.
+func (f *fixture) pages(after eventlog.Cursor, limit int) []eventlog.Event {
+	f.t.Helper()
+	var out []eventlog.Event
+	for range 1000 {
+		p := f.list(after, limit)
+		want := after
+		if n := len(p.Events); n > 0 {
+			want = eventlog.After(p.Events[n-1])
+		}
+		if !f.s.sameCursor(p.Next, want) {
+			f.t.Fatalf("List(after %+v, limit %d): Next %+v, want %+v", after, limit, p.Next, want)
+		}
+		out = append(out, p.Events...)
+		if !p.More {
+			return out
+		}
+		if len(p.Events) == 0 {
+			f.t.Fatalf("List(after %+v, limit %d): empty page with More set", after, limit)
+		}
+		after = p.Next
+	}
+	f.t.Fatalf("reading from %+v in pages of %d did not end", after, limit)
+	return nil
+}
+
+// sameCursor compares cursors on the field the scheme uses.
+func (s *suite) sameCursor(a, b eventlog.Cursor) bool {
+	if s.positioned {
+		return a.Seq == b.Seq
+	}
+	return a.ID == b.ID
+}
+
+// testCursorResume: a reader that stopped mid-log, or at its end, resumes
+// from its cursor after more appends. Under seq it gets exactly the events it
+// has not seen; under ulid (with this single writer) what a full read shows
+// past the cursor.
+func testCursorResume(t *testing.T, s *suite) {
+	f := s.fixture(t, eventlog.FenceOnLog)
+	first := f.append(mix("old", 10)...)
+	half := f.list(eventlog.Cursor{}, 5)
+	f.checkSame("first half", half.Events, first[:5])
+	if !half.More {
+		t.Fatalf("first half of 10 events: More=false")
+	}
+	more := f.append(mix("new", 3)...)
+	more = append(more, f.appendFenced(13, mix("newf", 2)...)...)
+	rest := f.pages(half.Next, 4)
+	f.checkResume(half.Next, rest, slices.Concat(first[5:], more))
+
+	end := eventlog.After(rest[len(rest)-1])
+	last := f.append(mix("last", 2)...)
+	f.checkResume(end, f.pages(end, 4), last)
+}
+
+func (f *fixture) checkResume(after eventlog.Cursor, got, unseen []eventlog.Event) {
+	f.t.Helper()
+	if f.s.positioned {
+		f.checkSame(fmt.Sprintf("resumed after seq %d", after.Seq), got, unseen)
+		return
+	}
+	var tail []eventlog.Event
+	for _, e := range f.all() {
+		if e.ID > after.ID {
+			tail = append(tail, e)
+		}
+	}
+	f.checkSame("resumed after "+after.ID, got, tail)
+}
+
+// testDensity: reading from every cursor with several limits returns exactly
+// the slice of the full log past it (dense, under positioned schemes); More
+// is set whenever events remain.
+func testDensity(t *testing.T, s *suite) {
+	f := s.fixture(t, eventlog.FenceOnLog)
+	f.append(mix("a", 4)...)
+	f.appendFenced(4, mix("b", 3)...)
+	f.append(mix("c", 1)...)
+	f.append(mix("d", 4)...)
+	all := f.all()
+	n := len(all)
+	for k := 0; k <= n; k++ {
+		after := eventlog.Cursor{}
+		if k > 0 {
+			after = eventlog.After(all[k-1])
+		}
+		for _, limit := range []int{1, 3, n + 1} {
+			p := f.list(after, limit)
+			f.checkSame(fmt.Sprintf("page after %d events, limit %d", k, limit), p.Events, all[k:min(k+limit, n)])
+			if k+len(p.Events) < n && !p.More {
+				t.Fatalf("page after %d events, limit %d: More=false with %d events left", k, limit, n-k-len(p.Events))
+			}
+			if len(p.Events) == 0 && p.More {
+				t.Fatalf("empty page after %d events: More=true", k)
+			}
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package worldtest
+
+import (
+	"testing"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// contract is what the suite expects of a scheme.
+type contract struct {
+	// positioned: events carry a seq, dense from 1, that orders and cursors
+	// them; otherwise the id does and seq is zero.
+	positioned bool
+	// fenceBasis: the fence honours eventlog.FenceOnDecisions.
+	fenceBasis bool
+}
+
+var contracts = map[eventlog.Scheme]contract{
+	eventlog.SchemeULID: {},
+	eventlog.SchemeSeq:  {positioned: true, fenceBasis: true},
+}
+
+// suite is one scheme's run of the conformance suite.
+type suite struct {
+	scheme eventlog.Scheme
+	contract
+	open func(t *testing.T) worlds.World
+}
+
+// Exercise runs the conformance suite against a world under one ordering
+// scheme. open must return a fresh, empty world and register its cleanup
+// with t; every subtest calls it once.
+func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worlds.World) {
+	t.Helper()
+	c, ok := contracts[scheme]
+	if !ok {
+		t.Fatalf("worldtest: scheme %q has no conformance contract (valid: ulid, seq)", scheme)
+	}
+	s := &suite{scheme: scheme, contract: c, open: open}
+	tests := []struct {
+		name string
+		run  func(*testing.T, *suite)
+	}{
+		{"fields", testFields},
+		{"ordering", testOrdering},
+		{"pagination", testPagination},
+		{"cursor_resume", testCursorResume},
+		{"density", testDensity},
+		{"fenced_batch", testFencedBatch},
+		{"fence_basis", testFenceBasis},
+		{"idempotency", testIdempotency},
+		{"concurrent_appenders", testConcurrentAppenders},
+		{"unknown_run", testUnknownRun},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, s) })
+	}
+}
