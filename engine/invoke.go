@@ -65,7 +65,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		drafts []eventlog.Draft // what repost re-sends
 	)
 	for attempt := 0; ; attempt++ {
-		more, next, err := rt.load(ctx, s.id, cursor)
+		more, next, err := rt.load(ctx, s.id, cursor, rt.cfg.PageSize)
 		if err != nil {
 			rt.loadFailed(ctx, s, m, err)
 			return
@@ -141,11 +141,11 @@ func withoutLogged(drafts []eventlog.Draft, log []eventlog.Event) []eventlog.Dra
 	})
 }
 
-// load reads the log after cursor to its end, page by page.
-func (rt *Runtime) load(ctx context.Context, runID string, after eventlog.Cursor) ([]eventlog.Event, eventlog.Cursor, error) {
+// load reads the log after cursor to its end, pageSize events a page.
+func (rt *Runtime) load(ctx context.Context, runID string, after eventlog.Cursor, pageSize int) ([]eventlog.Event, eventlog.Cursor, error) {
 	var out []eventlog.Event
 	for {
-		p, err := rt.cfg.World.List(ctx, runID, after, rt.cfg.PageSize)
+		p, err := rt.cfg.World.List(ctx, runID, after, pageSize)
 		if err != nil {
 			return out, after, err
 		}

@@ -235,7 +235,7 @@ func (rt *Runtime) spawn(s *runState, fn func()) {
 
 // Log reads a run's whole log, as a driver or hook sender does.
 func (rt *Runtime) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
-	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), runID, eventlog.Cursor{})
+	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), runID, eventlog.Cursor{}, outsidePage)
 	return evs, err
 }
 

@@ -19,6 +19,11 @@ var (
 	ErrHookDisposed = errors.New("engine: hook disposed")
 )
 
+// outsidePage is the page size of readers outside the engine's replay
+// (drivers, hook senders, tail-fenced fact writers): one page holds a whole
+// storm run's log, so they do not multiply the store's scans.
+const outsidePage = 1000
+
 // startStep runs a step worker for a committed step_created.
 func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 	rt.spawn(s, func() {
@@ -77,7 +82,7 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 		return err
 	}
 	ctx = worlds.WithActor(ctx, rt.actor("hook"))
-	log, _, err := rt.load(ctx, runID, eventlog.Cursor{})
+	log, _, err := rt.load(ctx, runID, eventlog.Cursor{}, outsidePage)
 	if err != nil {
 		return fmt.Errorf("resume hook %s: %w", token, err)
 	}
@@ -119,7 +124,7 @@ func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		log, _, err := rt.load(ctx, s.id, eventlog.Cursor{})
+		log, _, err := rt.load(ctx, s.id, eventlog.Cursor{}, outsidePage)
 		if err != nil {
 			return err
 		}

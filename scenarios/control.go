@@ -91,7 +91,7 @@ func controlPayload(i int) string { return fmt.Sprintf("ctl(i=%d)", i) }
 func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
 	done := map[int]bool{}
 	for {
-		if sleepCtx(ctx, env.Dur(100*time.Millisecond)) != nil {
+		if sleepCtx(ctx, env.Dur(250*time.Millisecond)) != nil {
 			return nil
 		}
 		log, err := h.Log(ctx, runID)

@@ -62,7 +62,7 @@ func driveHooks(ctx context.Context, h Hooks, runID string, env Env) error {
 		roundStart := map[int]time.Time{}
 		seen := map[string]bool{}
 		for {
-			if sleepCtx(ctx, env.Dur(100*time.Millisecond)) != nil {
+			if sleepCtx(ctx, env.Dur(250*time.Millisecond)) != nil {
 				return nil
 			}
 			log, err := h.Log(ctx, runID)

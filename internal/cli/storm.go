@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -19,6 +21,8 @@ type StormOptions struct {
 	Factory *Factory
 	Config  storm.Config
 	Format  string
+	// CPUProfile, when set, receives a CPU profile of the whole storm.
+	CPUProfile string
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -77,6 +81,7 @@ infra (the store was unreachable; never counted as corruption).`,
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
 	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	return cmd
 }
 
@@ -89,6 +94,17 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	plan, err := cfg.Validate(opts.Factory.Worlds())
 	if err != nil {
 		return &UsageError{Err: err}
+	}
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return usage("--cpu-profile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return usage("--cpu-profile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	progress := newProgress(opts.IO)
 	fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)

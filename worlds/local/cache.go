@@ -13,25 +13,54 @@ import (
 // names they just found in a directory scan, so a removed file is never
 // served. Payloads are cloned on the way out.
 type eventCache struct {
-	m sync.Map // file base name → eventlog.Event
+	mu sync.RWMutex
+	m  map[string]*cachedEvent // file base name → event
 }
 
-// event returns an event of runID, from the cache or from its file.
-func (w *World) event(runID, eventID string) (eventlog.Event, error) {
+// cachedEvent is a read event; callers must clone it before handing it out.
+type cachedEvent struct{ e eventlog.Event }
+
+func (c *cachedEvent) clone() eventlog.Event {
+	e := c.e
+	e.Payload = slices.Clone(e.Payload)
+	return e
+}
+
+// cached returns the cached event of runID, reading its file on a miss.
+func (w *World) cached(runID, eventID string) (*cachedEvent, error) {
 	key := runID + "-" + eventID
-	if v, ok := w.cache.m.Load(key); ok {
-		e := v.(eventlog.Event)
-		e.Payload = slices.Clone(e.Payload)
-		return e, nil
+	w.cache.mu.RLock()
+	ce, ok := w.cache.m[key]
+	w.cache.mu.RUnlock()
+	if ok {
+		return ce, nil
 	}
 	e, err := w.fs.readEvent(runID, eventID)
 	if err != nil {
-		return e, err
+		return nil, err
 	}
-	w.cache.m.Store(key, e)
-	e.Payload = slices.Clone(e.Payload)
-	return e, nil
+	ce = &cachedEvent{e: e}
+	w.cache.mu.Lock()
+	if w.cache.m == nil {
+		w.cache.m = map[string]*cachedEvent{}
+	}
+	w.cache.m[key] = ce
+	w.cache.mu.Unlock()
+	return ce, nil
+}
+
+// event returns a copy of an event of runID, from the cache or its file.
+func (w *World) event(runID, eventID string) (eventlog.Event, error) {
+	ce, err := w.cached(runID, eventID)
+	if err != nil {
+		return eventlog.Event{}, err
+	}
+	return ce.clone(), nil
 }
 
 // clear forgets every cached event.
-func (c *eventCache) clear() { c.m.Clear() }
+func (c *eventCache) clear() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}

@@ -6,10 +6,19 @@
 //
 //	runs/<runId>.json             the run record (id, scheme, fence basis)
 //	runs/<runId>.seq              seq runs only: the commit counter
-//	events/<runId>-<eventId>.json one file per event (an eventlog.Event)
+//	events/<runId>/<runId>-<eventId>.json
+//	                              one file per event (an eventlog.Event)
 //	keys/<runId>/<sha256(key)>    idempotency markers, created with O_EXCL
 //	locks/<runId>.lock            seq runs only: the flock append serializer
 //	tmp/                          temp files; renamed into place, never scanned
+//
+// world-local keeps every run's event files in one events/ directory; this
+// world gives each run its own directory under events/ and keeps world-local's
+// file names and prefix-filtered scan inside it. A scan then costs what the
+// run holds rather than what the whole storm holds: in a storm of 24 runs per
+// cell a shared directory made every page read scan ~17,000 names (9 ms), and
+// the storm measured the directory's size instead of the ordering contract.
+// Visibility is unchanged: a write is visible exactly when its rename lands.
 //
 // Under the ulid scheme (the legacy contract) a write mints its evnt_ ULID,
 // spends the latency profile's mint-to-commit window, claims its keys and

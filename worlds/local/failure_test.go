@@ -148,7 +148,7 @@ func TestDensityViolationsAreLoud(t *testing.T) {
 }
 
 func eventPath(dir, run, id string) string {
-	return filepath.Join(dir, "events", run+"-"+id+".json")
+	return filepath.Join(dir, "events", run, run+"-"+id+".json")
 }
 
 func remove(t *testing.T, path string) {

@@ -41,8 +41,12 @@ func (l layout) counterFile(runID string) string {
 	return filepath.Join(l.root, runsDir, runID+".seq")
 }
 
+func (l layout) eventDir(runID string) string {
+	return filepath.Join(l.root, eventsDir, runID)
+}
+
 func (l layout) eventFile(runID, eventID string) string {
-	return filepath.Join(l.root, eventsDir, runID+"-"+eventID+".json")
+	return filepath.Join(l.root, eventsDir, runID, runID+"-"+eventID+".json")
 }
 
 func (l layout) keyDir(runID string) string {
@@ -111,11 +115,11 @@ func (l layout) createExclusive(path string, data []byte) error {
 	return os.Link(tmp, path)
 }
 
-// scan lists the ids of runID's events by reading the names in events/. The
-// prefix match is exact: a file of run "a-b" never passes for run "a", since
-// an event id holds no dash.
+// scan lists the ids of runID's events by reading the names in its events
+// directory and keeping those with the run's prefix, as world-local does.
+// The prefix match is exact: an event id holds no dash.
 func (l layout) scan(runID string) ([]string, error) {
-	d, err := os.Open(l.dir(eventsDir))
+	d, err := os.Open(l.eventDir(runID))
 	if err != nil {
 		return nil, err
 	}

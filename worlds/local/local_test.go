@@ -116,7 +116,7 @@ func TestLayout(t *testing.T) {
 				name := run + "-" + e.ID + ".json"
 				wantEvents = append(wantEvents, name)
 				var got eventlog.Event
-				readJSON(t, filepath.Join(dir, "events", name), &got)
+				readJSON(t, filepath.Join(dir, "events", run, name), &got)
 				if got.ID != e.ID || got.Seq != e.Seq || got.Type != e.Type || got.CommittedAt.IsZero() {
 					t.Errorf("events/%s holds %+v, want event %s@%d", name, got, e.ID, e.Seq)
 				}
@@ -127,7 +127,7 @@ func TestLayout(t *testing.T) {
 			}
 			slices.Sort(wantEvents)
 			slices.Sort(wantKeys)
-			if got := names(t, filepath.Join(dir, "events")); !slices.Equal(got, wantEvents) {
+			if got := names(t, filepath.Join(dir, "events", run)); !slices.Equal(got, wantEvents) {
 				t.Errorf("events/ holds %v, want %v", got, wantEvents)
 			}
 			if got := names(t, filepath.Join(dir, "keys", run)); !slices.Equal(got, wantKeys) {
@@ -208,7 +208,7 @@ func TestNoTempFilesInEvents(t *testing.T) {
 				t.Fatalf("Append with a cancelled context = %v, want context.Canceled", err)
 			}
 			file := regexp.MustCompile(`^` + run + `-evnt_[0-9A-HJKMNP-TV-Z]{26}\.json$`)
-			got := names(t, filepath.Join(dir, "events"))
+			got := names(t, filepath.Join(dir, "events", run))
 			for _, n := range got {
 				if !file.MatchString(n) {
 					t.Errorf("events/ holds %q, not an event file", n)

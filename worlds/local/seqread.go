@@ -2,9 +2,11 @@ package local
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -28,17 +30,21 @@ func (w *World) listSeq(runID string, after eventlog.Cursor, limit int) (eventlo
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	if err := eventlog.CheckDensity(runID, 0, all); err != nil {
+	if err := checkRefs(runID, 0, all); err != nil {
 		return eventlog.Page{}, fmt.Errorf("local: list run %s: %w", runID, err)
 	}
 	if n := int64(len(all)); n < c.Committed {
 		return eventlog.Page{}, fmt.Errorf("local: list run %s: counter says %d events committed, %d on disk, seq %d missing: %w",
 			runID, c.Committed, n, n+1, eventlog.ErrGap)
 	}
-	page := all[min(after.Seq, c.Committed):]
+	refs := all[min(after.Seq, c.Committed):]
 	more := false
-	if limit > 0 && len(page) > limit {
-		page, more = page[:limit], true
+	if limit > 0 && len(refs) > limit {
+		refs, more = refs[:limit], true
+	}
+	page := make([]eventlog.Event, len(refs))
+	for i, r := range refs {
+		page[i] = r.event.clone()
 	}
 	if err := eventlog.CheckDensity(runID, after.Seq, page); err != nil {
 		return eventlog.Page{}, fmt.Errorf("local: list run %s after seq %d: %w", runID, after.Seq, err)
@@ -50,29 +56,77 @@ func (w *World) listSeq(runID string, after eventlog.Cursor, limit int) (eventlo
 	return p, nil
 }
 
+// ref is a cached event looked at without copying its payload.
+type ref struct {
+	seq   int64
+	id    string
+	event *cachedEvent
+}
+
+// checkRefs is eventlog.CheckDensity over refs.
+func checkRefs(runID string, after int64, refs []ref) error {
+	want := after + 1
+	for _, r := range refs {
+		switch {
+		case r.seq == want:
+			want++
+		case r.seq != 0 && r.seq < want:
+			return &eventlog.DuplicateError{RunID: runID, Seq: r.seq}
+		default:
+			return &eventlog.GapError{RunID: runID, Want: want, Got: r.seq}
+		}
+	}
+	return nil
+}
+
 // committed reads every event file of the run and keeps those at positions
 // up to n, sorted by seq (ties by id, so a duplicate shows up next to its twin).
 // A file that vanished between the scan and the read was a rolled-back batch.
-func (w *World) committed(runID string, n int64) ([]eventlog.Event, error) {
+func (w *World) committed(runID string, n int64) ([]ref, error) {
 	ids, err := w.fs.scan(runID)
 	if err != nil {
 		return nil, storeErr("list run "+runID, err)
 	}
-	out := make([]eventlog.Event, 0, min(int64(len(ids)), n))
+	out := make([]ref, 0, min(int64(len(ids)), n))
 	for _, id := range ids {
-		e, err := w.event(runID, id)
+		e, err := w.cached(runID, id)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
 		case err != nil:
 			return nil, storeErr("list run "+runID+": read event "+id, err)
 		}
-		if e.Seq <= n { // an unpositioned event (seq 0) fails the density check
-			out = append(out, e)
+		if e.e.Seq <= n { // an unpositioned event (seq 0) fails the density check
+			out = append(out, ref{seq: e.e.Seq, id: e.e.ID, event: e})
 		}
 	}
-	slices.SortFunc(out, func(a, b eventlog.Event) int {
-		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID))
+	slices.SortFunc(out, func(a, b ref) int {
+		return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.id, b.id))
 	})
+	return out, nil
+}
+
+// Dump returns every stored event of the run in scheme order without the
+// density assertion, so forensics can count what a reader would refuse.
+func (w *World) Dump(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	if err := w.usable(ctx); err != nil {
+		return nil, err
+	}
+	run, err := w.loadRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	if run.Scheme == eventlog.SchemeULID {
+		p, err := w.listULID(runID, eventlog.Cursor{}, 0)
+		return p.Events, err
+	}
+	refs, err := w.committed(runID, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventlog.Event, len(refs))
+	for i, r := range refs {
+		out[i] = r.event.clone()
+	}
 	return out, nil
 }

@@ -31,6 +31,7 @@ var (
 	_ worlds.World       = (*World)(nil)
 	_ worlds.Resetter    = (*World)(nil)
 	_ worlds.CommitTimes = (*World)(nil)
+	_ worlds.Dumper      = (*World)(nil)
 )
 
 // Register adds the local world to r.
