@@ -2,6 +2,7 @@ package worlds
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"time"
 
@@ -181,3 +182,9 @@ func (r *Recorder) List(ctx context.Context, runID string, after eventlog.Cursor
 
 // Close implements World.
 func (r *Recorder) Close() error { return r.inner.Close() }
+
+func asFenced(err error) (*eventlog.FencedError, bool) {
+	var fe *eventlog.FencedError
+	ok := errors.As(err, &fe)
+	return fe, ok
+}
