@@ -39,11 +39,11 @@ const (
 
 // Policy is the engine's share of a storm condition.
 type Policy struct {
-	IDs       IDPolicy
-	Wake      WakePolicy
-	Fence     FencePolicy
-	OnReject  RejectPolicy
-	Admission AdmissionPolicy
+	IDs       IDPolicy        `json:"ids"`
+	Wake      WakePolicy      `json:"wake"`
+	Fence     FencePolicy     `json:"fence"`
+	OnReject  RejectPolicy    `json:"on_reject"`
+	Admission AdmissionPolicy `json:"admission"`
 }
 
 // Validate names the first knob with an unknown value.

@@ -121,6 +121,16 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		}
 		p.Conditions[cond.Name] = cond
 	}
+	// A repeated item would make two cells with one key: they would share a
+	// world directory and one summary row would take both cells' runs.
+	for _, l := range []struct {
+		flag  string
+		items []string
+	}{{"--world", c.Worlds}, {"--scenario", c.Scenarios}, {"--condition", c.Conditions}} {
+		if d, ok := firstDuplicate(l.items); ok {
+			return nil, fmt.Errorf("%s: %q is given twice (each item makes its own cells)", l.flag, d)
+		}
+	}
 	for _, w := range c.Worlds {
 		e, _ := reg.Lookup(w)
 		for _, item := range c.Conditions {
@@ -147,6 +157,20 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// firstDuplicate returns the first item that occurs twice, ignoring
+// surrounding space.
+func firstDuplicate(xs []string) (string, bool) {
+	seen := map[string]bool{}
+	for _, x := range xs {
+		x = strings.TrimSpace(x)
+		if seen[x] {
+			return x, true
+		}
+		seen[x] = true
+	}
+	return "", false
 }
 
 // checkWritable makes sure the output directory can be created and written.

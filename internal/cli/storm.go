@@ -90,7 +90,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	cfg := trimLists(opts.Config).Defaults()
+	cfg := fillEmpty(trimLists(opts.Config))
 	plan, err := cfg.Validate(opts.Factory.Worlds())
 	if err != nil {
 		return &UsageError{Err: err}
@@ -123,6 +123,16 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return &InfraError{Err: runErr}
 	}
 	return runErr
+}
+
+// fillEmpty applies Config.Defaults only to what the flags leave empty
+// (--out, and lists given as empty). Every numeric flag already carries its
+// default, so a zero there was typed by the user and must reach Validate:
+// Config.Defaults would silently turn --runs 0 or --time-scale 0 into 24 or 1.
+func fillEmpty(c storm.Config) storm.Config {
+	d := c.Defaults()
+	c.Worlds, c.Scenarios, c.Conditions, c.Out = d.Worlds, d.Scenarios, d.Conditions, d.Out
+	return c
 }
 
 // trimLists drops empty items and spaces from comma-separated flags.

@@ -1,0 +1,119 @@
+package forensics
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// naiveCommitOrder is the O(n^2) definition the fast path must match.
+func naiveCommitOrder(evs []CommitEvent) (int, map[TypePair]PairStat) {
+	pairs := map[TypePair]PairStat{}
+	n := 0
+	for _, a := range evs {
+		for _, b := range evs {
+			if a.ID < b.ID && a.CommitAt.After(b.CommitAt) {
+				n++
+				p := TypePair{Overtaking: b.Type, Overtaken: a.Type}
+				s := pairs[p]
+				s.Count++
+				d := a.CommitAt.Sub(b.CommitAt)
+				s.sum += d
+				s.MaxDelta = max(s.MaxDelta, d)
+				pairs[p] = s
+			}
+		}
+	}
+	for k, v := range pairs {
+		v.MeanDelta = v.sum / time.Duration(v.Count)
+		pairs[k] = v
+	}
+	return n, pairs
+}
+
+func TestCommitOrderMatchesTheDefinition(t *testing.T) {
+	types := []eventlog.Type{eventlog.StepCreated, eventlog.HookReceived, eventlog.StepCompleted}
+	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		n := 1 + rng.IntN(60)
+		evs := make([]CommitEvent, n)
+		for i := range evs {
+			evs[i] = CommitEvent{
+				ID:       fmt.Sprintf("wevt_%04d", i),
+				Type:     types[rng.IntN(len(types))],
+				CommitAt: base.Add(time.Duration(i)*time.Millisecond + time.Duration(rng.IntN(40))*time.Millisecond),
+			}
+		}
+		rng.Shuffle(n, func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+		got := AnalyzeCommitOrder(evs, false)
+		want, wantPairs := naiveCommitOrder(evs)
+		if got.InvertedPairs != want {
+			t.Fatalf("seed %d: %d inverted pairs, want %d", seed, got.InvertedPairs, want)
+		}
+		if len(got.Pairs) != len(wantPairs) {
+			t.Fatalf("seed %d: %d type pairs, want %d", seed, len(got.Pairs), len(wantPairs))
+		}
+		for k, w := range wantPairs {
+			g := got.Pairs[k]
+			if g.Count != w.Count || g.MaxDelta != w.MaxDelta || g.MeanDelta != w.MeanDelta {
+				t.Fatalf("seed %d: pair %v = %+v, want %+v", seed, k, g, w)
+			}
+		}
+	}
+}
+
+func TestCommitOrderCases(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 7, 29, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
+	tests := []struct {
+		name      string
+		evs       []CommitEvent
+		pairs     int
+		displaced int
+		without   int
+	}{
+		{"in order", []CommitEvent{{ID: "a", CommitAt: at(1)}, {ID: "b", CommitAt: at(2)}, {ID: "c", CommitAt: at(3)}}, 0, 0, 0},
+		{"hook overtakes a step", []CommitEvent{
+			{ID: "a", Type: eventlog.StepCreated, CommitAt: at(150)},
+			{ID: "b", Type: eventlog.HookReceived, CommitAt: at(2)},
+		}, 1, 2, 0},
+		{"one late commit behind three", []CommitEvent{{ID: "a", CommitAt: at(9)}, {ID: "b", CommitAt: at(1)}, {ID: "c", CommitAt: at(2)}, {ID: "d", CommitAt: at(3)}}, 3, 4, 0},
+		{"no commit time is counted, not placed", []CommitEvent{{ID: "a"}, {ID: "b", CommitAt: at(1)}}, 0, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AnalyzeCommitOrder(tt.evs, false)
+			if got.InvertedPairs != tt.pairs || got.Displaced != tt.displaced || got.WithoutCommitTS != tt.without {
+				t.Fatalf("got pairs %d displaced %d without %d, want %d %d %d", got.InvertedPairs, got.Displaced, got.WithoutCommitTS, tt.pairs, tt.displaced, tt.without)
+			}
+		})
+	}
+	o := AnalyzeCommitOrder([]CommitEvent{
+		{ID: "a", Type: eventlog.StepCreated, CommitAt: at(150)},
+		{ID: "b", Type: eventlog.HookReceived, CommitAt: at(2)},
+	}, false)
+	s := o.Pairs[TypePair{Overtaking: eventlog.HookReceived, Overtaken: eventlog.StepCreated}]
+	if s.Count != 1 || s.MaxDelta != 148*time.Millisecond || s.MeanDelta != 148*time.Millisecond {
+		t.Fatalf("hook_received over step_created = %+v, want one pair of 148ms", s)
+	}
+}
+
+func TestWindows(t *testing.T) {
+	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
+	var evs []CommitEvent
+	for i := 1; i <= 100; i++ {
+		evs = append(evs, CommitEvent{ID: fmt.Sprint(i), Type: eventlog.StepCreated, MintedAt: base, CommitAt: base.Add(time.Duration(i) * time.Millisecond)})
+	}
+	evs = append(evs, CommitEvent{ID: "x", Type: eventlog.HookReceived, CommitAt: base}) // no mint time: left out
+	w := Windows(evs)
+	s := w[eventlog.StepCreated]
+	if s.N != 100 || s.P50 != 50*time.Millisecond || s.P90 != 90*time.Millisecond || s.P99 != 99*time.Millisecond || s.Max != 100*time.Millisecond {
+		t.Fatalf("step_created window = %+v", s)
+	}
+	if _, ok := w[eventlog.HookReceived]; ok {
+		t.Fatal("an event without a mint time made a window")
+	}
+}

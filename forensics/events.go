@@ -1,0 +1,22 @@
+package forensics
+
+import (
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// CommitEvents joins a run's final log with the commit times its writers
+// observed (from the recorded history), falling back to the time the world
+// stored on the event.
+func CommitEvents(final []eventlog.Event, ops []worlds.Op) []CommitEvent {
+	commits := CommitTimes(ops)
+	out := make([]CommitEvent, len(final))
+	for i, e := range final {
+		c := e.CommittedAt
+		if t, ok := commits[e.ID]; ok {
+			c = t
+		}
+		out[i] = CommitEvent{ID: e.ID, Seq: e.Seq, Type: e.Type, MintedAt: e.MintedAt, CommitAt: c}
+	}
+	return out
+}

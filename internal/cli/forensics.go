@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// ForensicsOptions are the forensics command's options.
+type ForensicsOptions struct {
+	IO     *IOStreams
+	Dir    string
+	Format string
+	// Pairs bounds the type-pair rows printed per cell in table format.
+	Pairs int
+}
+
+// NewCmdForensics returns `stormctl forensics`.
+func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) error) *cobra.Command {
+	opts := &ForensicsOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "forensics DIR",
+		Short: "Commit-order, window, read and density forensics of a stored storm",
+		Long: `Re-read a storm directory and report, per cell: commit-order inversions
+(id or seq order against the commit order the writers observed), which event
+types overtook which (count, mean and max delta), mint-to-commit windows per
+event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
+(gaps, duplicates). Nothing is re-run; a newer checker can analyse an old storm.`,
+		Example: `  stormctl forensics storms/20261202-141100
+  stormctl forensics storms/20261202-141100 --format json | jq '.cells[0].pairs[:3]'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runForensics(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
+	return cmd
+}
+
+// cellForensics is the forensics of one cell.
+type cellForensics struct {
+	reports.CellKey
+	Runs     int                                `json:"runs"`
+	Order    forensics.CommitOrder              `json:"commit_order"`
+	Pairs    []pairRow                          `json:"pairs"`
+	Windows  map[eventlog.Type]forensics.Window `json:"windows"`
+	Findings forensics.RunFindings              `json:"findings"`
+	events   []forensics.CommitEvent
+}
+
+type pairRow struct {
+	forensics.TypePair
+	forensics.PairStat
+}
+
+type forensicsReport struct {
+	Dir   string           `json:"dir"`
+	Cells []*cellForensics `json:"cells"`
+}
+
+func runForensics(ctx context.Context, opts *ForensicsOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	runs, runsErr := reports.ReadRuns(opts.Dir)
+	if runs == nil && runsErr != nil {
+		return &UsageError{Err: runsErr}
+	}
+	history, histErr := reports.ReadHistory(opts.Dir)
+	var problems []error
+	for _, e := range []error{runsErr, histErr} {
+		if e != nil {
+			problems = append(problems, e)
+		}
+	}
+	rep := forensicsReport{Dir: opts.Dir}
+	cells := map[reports.CellKey]*cellForensics{}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		c := cells[k]
+		if c == nil {
+			c = &cellForensics{CellKey: k}
+			cells[k] = c
+			rep.Cells = append(rep.Cells, c)
+		}
+		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
+		if err != nil {
+			problems = append(problems, err)
+		}
+		ops := history[r.RunID]
+		bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
+		scheme := eventlog.SchemeULID
+		if bySeq {
+			scheme = eventlog.SchemeSeq
+		}
+		evs := forensics.CommitEvents(final, ops)
+		forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(&c.Order)
+		c.Findings.Add(forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops}))
+		c.events = append(c.events, evs...)
+		c.Runs++
+	}
+	for _, c := range rep.Cells {
+		c.Windows = forensics.Windows(c.events)
+		for _, p := range c.Order.SortedPairs() {
+			c.Pairs = append(c.Pairs, pairRow{p.TypePair, p.PairStat})
+		}
+	}
+	if err := printForensics(opts.IO.Out, &rep, format, opts.Pairs); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return &UsageError{Err: fmt.Errorf("some artifacts are malformed (the rest is reported above): %w", errors.Join(problems...))}
+	}
+	return nil
+}
+
+func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs int) error {
+	if format == reports.FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	if format == reports.FormatMarkdown {
+		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+	t := tablewriter.NewTable(w, opts...)
+	t.Header([]string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dups"})
+	for _, c := range rep.Cells {
+		f := c.Findings
+		o := c.Order
+		_ = t.Append([]string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
+			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS), fmt.Sprint(f.Reads), pct(f.NonPrefixReads, f.Reads),
+			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, c := range rep.Cells {
+		fmt.Fprintf(w, "\n%s\n", c.CellKey.String())
+		if len(c.Pairs) > 0 {
+			pt := tablewriter.NewTable(w, opts...)
+			pt.Header([]string{"overtaking", "overtaken", "pairs", "mean delta", "max delta"})
+			for i, p := range c.Pairs {
+				if i == maxPairs {
+					break
+				}
+				_ = pt.Append([]string{string(p.Overtaking), string(p.Overtaken), fmt.Sprint(p.Count), ms(p.MeanDelta), ms(p.MaxDelta)})
+			}
+			if err := pt.Render(); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(w, "no commit-order inversions")
+		}
+		types := make([]eventlog.Type, 0, len(c.Windows))
+		for typ := range c.Windows {
+			types = append(types, typ)
+		}
+		slices.Sort(types)
+		wt := tablewriter.NewTable(w, opts...)
+		wt.Header([]string{"mint-to-commit", "n", "p50", "p90", "p99", "max"})
+		for _, typ := range types {
+			win := c.Windows[typ]
+			_ = wt.Append([]string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
+		}
+		if err := wt.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pct(n, of int) string {
+	if of == 0 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(of))
+}

@@ -1,0 +1,238 @@
+package cli_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"go.uber.org/goleak"
+)
+
+// parseStorm runs `stormctl storm args...` with a runF that captures the
+// parsed options instead of storming.
+func parseStorm(t *testing.T, args ...string) *cli.StormOptions {
+	t.Helper()
+	f, _, _ := testFactory()
+	var got *cli.StormOptions
+	cmd := cli.NewCmdStorm(f, func(_ context.Context, o *cli.StormOptions) error {
+		got = o
+		return nil
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("storm %v: %v", args, err)
+	}
+	if got == nil {
+		t.Fatal("runF was not called")
+	}
+	return got
+}
+
+func TestStormFlags(t *testing.T) {
+	// The flags' defaults are Config.Defaults (--out aside: it is chosen at
+	// run time from the clock).
+	defaults := storm.Config{}.Defaults()
+	defaults.Out = ""
+	defaults.Seed = 1
+	with := func(edit func(c *storm.Config)) storm.Config {
+		c := defaults
+		edit(&c)
+		return c
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		want       storm.Config
+		wantFormat string
+		wantCPU    string
+	}{
+		{"defaults", nil, defaults, "table", ""},
+		{
+			"conditions with overrides",
+			[]string{"--condition", "main,seq/wake=ordered"},
+			with(func(c *storm.Config) { c.Conditions = []string{"main", "seq/wake=ordered"} }),
+			"table", "",
+		},
+		{
+			"repeated flags add up",
+			[]string{"--condition", "main", "--condition", "seq/wake=ordered/ids=callsite", "--world", "local", "--scenario", "control,hook-storm"},
+			with(func(c *storm.Config) {
+				c.Conditions = []string{"main", "seq/wake=ordered/ids=callsite"}
+				c.Worlds = []string{"local"}
+				c.Scenarios = []string{"control", "hook-storm"}
+			}),
+			"table", "",
+		},
+		{
+			"every flag",
+			[]string{
+				"--world", "local", "--scenario", "control", "--condition", "seq", "--runs", "3", "--concurrency", "4",
+				"--runs-in-flight", "5", "--seed", "6", "--time-scale", "0.25", "--latency", "fixed:5ms",
+				"--timeout", "90s", "--page-size", "7", "--out", "somewhere", "--keep", "--format", "json",
+				"--cpu-profile", "cpu.out",
+			},
+			storm.Config{
+				Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
+				Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Latency: "fixed:5ms",
+				Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
+			},
+			"json", "cpu.out",
+		},
+		{
+			// Parsing keeps what was typed; runStorm rejects it.
+			"zero runs reach the options",
+			[]string{"--runs", "0", "--time-scale", "0"},
+			with(func(c *storm.Config) { c.Runs, c.TimeScale = 0, 0 }),
+			"table", "",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := parseStorm(t, tc.args...)
+			if !reflect.DeepEqual(o.Config, tc.want) {
+				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, tc.want)
+			}
+			if o.Format != tc.wantFormat {
+				t.Errorf("Format = %q, want %q", o.Format, tc.wantFormat)
+			}
+			if o.CPUProfile != tc.wantCPU {
+				t.Errorf("CPUProfile = %q, want %q", o.CPUProfile, tc.wantCPU)
+			}
+			if o.IO == nil || o.Factory == nil {
+				t.Errorf("options lack their IO or Factory: %+v", o)
+			}
+		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		want     int
+		wantLine string // "" means nothing is printed
+	}{
+		{"nil", nil, cli.ExitOK, ""},
+		{"usage", &cli.UsageError{Err: errors.New("--runs must be at least 1")}, cli.ExitUsage, "stormctl: --runs must be at least 1\n"},
+		{"wrapped usage", fmt.Errorf("storm: %w", &cli.UsageError{Err: errors.New("bad")}), cli.ExitUsage, "stormctl: storm: bad\n"},
+		{"infra", &cli.InfraError{Err: errors.New("store down")}, cli.ExitInfra, "stormctl: store down\n"},
+		{"wrapped infra", fmt.Errorf("cell: %w", &cli.InfraError{Err: errors.New("store down")}), cli.ExitInfra, "stormctl: cell: store down\n"},
+		{"gate", cli.ErrGateFailed, cli.ExitGateFailed, ""},
+		{"wrapped gate", fmt.Errorf("gate DIR: %w", cli.ErrGateFailed), cli.ExitGateFailed, ""},
+		{"interrupted", cli.ErrInterrupted, cli.ExitInterrupted, "stormctl: interrupted; partial results above and in the output directory\n"},
+		{"untyped", errors.New("something"), cli.ExitUsage, "stormctl: something\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf strings.Builder
+			if got := cli.ExitCode(tc.err, &buf); got != tc.want {
+				t.Errorf("ExitCode = %d, want %d", got, tc.want)
+			}
+			if buf.String() != tc.wantLine {
+				t.Errorf("printed %q, want %q", buf.String(), tc.wantLine)
+			}
+		})
+	}
+}
+
+// TestStormEndToEnd runs one real, tiny storm through the command line:
+// one control run on the local world, its 5s sleeps scaled to 0.5s.
+func TestStormEndToEnd(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Setenv("TMPDIR", t.TempDir()) // the worlds' files
+	out := filepath.Join(t.TempDir(), "storm")
+
+	code, stdout, stderr := run(t.Context(), "storm", "--runs", "1", "--scenario", "control", "--condition", "main",
+		"--time-scale", "0.1", "--out", out, "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "stormctl:") {
+		t.Errorf("stderr has an error:\n%s", stderr)
+	}
+
+	var sum reports.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("stdout is not a summary: %v\n%s", err, stdout)
+	}
+	if len(sum.Cells) != 1 {
+		t.Fatalf("%d cells, want 1:\n%s", len(sum.Cells), stdout)
+	}
+	c := sum.Cells[0]
+	if want := (reports.CellKey{World: "local", Scenario: "control", Condition: "main"}); c.Key() != want {
+		t.Errorf("cell %v, want %v", c.Key(), want)
+	}
+	if c.Runs != 1 || c.Completed != 1 {
+		t.Errorf("runs = %d, completed = %d, want 1 and 1 (%s)", c.Runs, c.Completed, c.Compact())
+	}
+
+	for _, name := range []string{reports.FileStorm, reports.FileRuns, reports.FileHistory, reports.FileSummary, reports.FileMD} {
+		fi, err := os.Stat(filepath.Join(out, name))
+		if err != nil {
+			t.Errorf("artifact missing: %v", err)
+			continue
+		}
+		if fi.Size() == 0 {
+			t.Errorf("%s is empty", name)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(out, reports.DirEvents)); err != nil || !fi.IsDir() {
+		t.Errorf("%s/ is not a directory: %v", reports.DirEvents, err)
+	}
+	if n := countLines(t, filepath.Join(out, reports.FileRuns)); n != 1 {
+		t.Errorf("%s has %d lines, want 1", reports.FileRuns, n)
+	}
+	var onDisk reports.Summary
+	readJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
+	if !reflect.DeepEqual(onDisk.Cells, sum.Cells) {
+		t.Errorf("%s cells differ from stdout:\n%+v\n%+v", reports.FileSummary, onDisk.Cells, sum.Cells)
+	}
+	var meta storm.StormMeta
+	readJSON(t, filepath.Join(out, reports.FileStorm), &meta)
+	if meta.Version != testVersion || meta.Config.Runs != 1 || meta.Config.TimeScale != 0.1 {
+		t.Errorf("%s = %+v", reports.FileStorm, meta)
+	}
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

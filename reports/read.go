@@ -1,0 +1,123 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// ArtifactError names a malformed artifact: the file, the line (0 for the
+// whole file) and what is wrong with it.
+type ArtifactError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *ArtifactError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+func (e *ArtifactError) Unwrap() error { return e.Err }
+
+// ErrNotStorm is returned for a directory without storm artifacts.
+var ErrNotStorm = errors.New("not a storm directory (no storm.json or runs.jsonl)")
+
+// maxLine bounds one JSONL line (a final log line or an op).
+const maxLine = 16 << 20
+
+// eachLine decodes every line of a JSONL file into a fresh T and calls fn.
+// A line that does not decode is reported as an *ArtifactError and skipped,
+// so the rest of the file is still read; all such errors are joined.
+func eachLine[T any](path string, fn func(T) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &ArtifactError{File: path, Err: err}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var bad []error
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			bad = append(bad, &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed line (cut off or not JSON): %v", err)})
+			continue
+		}
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+		bad = append(bad, &ArtifactError{File: path, Line: line + 1, Err: err})
+	}
+	return errors.Join(bad...)
+}
+
+// ReadRuns reads runs.jsonl. It returns every record it could read and an
+// error naming each malformed line.
+func ReadRuns(dir string) ([]RunRecord, error) {
+	path := filepath.Join(dir, FileRuns)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
+	}
+	var out []RunRecord
+	err := eachLine(path, func(r RunRecord) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// ReadHistory reads history.jsonl grouped by run id.
+func ReadHistory(dir string) (map[string][]worlds.Op, error) {
+	out := map[string][]worlds.Op{}
+	err := eachLine(filepath.Join(dir, FileHistory), func(op worlds.Op) error {
+		out[op.RunID] = append(out[op.RunID], op)
+		return nil
+	})
+	return out, err
+}
+
+// ReadEvents reads a run's final log from events/<cell>/<run>.jsonl.
+func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
+	var out []eventlog.Event
+	err := eachLine(filepath.Join(dir, DirEvents, CellDir(k), runID+".jsonl"), func(e eventlog.Event) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// ReadSummary reads summary.json, checking its schema version.
+func ReadSummary(dir string) (*Summary, error) {
+	path := filepath.Join(dir, FileSummary)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ArtifactError{File: path, Err: err}
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, &ArtifactError{File: path, Err: fmt.Errorf("malformed: %v", err)}
+	}
+	if s.Schema != SchemaVersion {
+		return nil, &ArtifactError{File: path, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", s.Schema, SchemaVersion)}
+	}
+	return &s, nil
+}

@@ -1,0 +1,149 @@
+package reports_test
+
+import (
+	"testing"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/reports"
+)
+
+func TestCellAdd(t *testing.T) {
+	stats := engine.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
+	findings := forensics.RunFindings{
+		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, InvertedPairs: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
+	}
+	tests := []struct {
+		name string
+		runs []reports.RunRecord
+		want reports.Cell
+	}{
+		{name: "nothing", want: reports.Cell{}},
+		{
+			name: "one run of each outcome",
+			runs: func() []reports.RunRecord {
+				var rs []reports.RunRecord
+				for _, o := range reports.Outcomes() {
+					rs = append(rs, reports.RunRecord{Outcome: o})
+				}
+				return rs
+			}(),
+			want: reports.Cell{Runs: 7, Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Stuck: 1, Failed: 1, Infra: 1},
+		},
+		{
+			name: "an outcome no bucket knows counts as a run only",
+			runs: []reports.RunRecord{{Outcome: "mystery"}},
+			want: reports.Cell{Runs: 1},
+		},
+		{
+			name: "counts and findings are summed",
+			runs: []reports.RunRecord{
+				{Outcome: reports.Corrupted, Stats: stats, Findings: findings},
+				{Outcome: reports.Corrupted, Stats: stats, Findings: findings},
+				{Outcome: reports.Completed},
+			},
+			want: reports.Cell{
+				Runs: 3, Completed: 1, Corrupted: 2,
+				Rejections: 6, Divergences: 4, Recoveries: 2, Invocations: 10,
+				Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14,
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var c reports.Cell
+			for _, r := range tc.runs {
+				c.Add(r)
+			}
+			if c != tc.want {
+				t.Errorf("after Add:\n%+v\nwant\n%+v", c, tc.want)
+			}
+			total := 0
+			for _, o := range reports.Outcomes() {
+				total += c.Count(o)
+			}
+			if unknown := countUnknown(tc.runs); total+unknown != c.Runs {
+				t.Errorf("outcome counts sum to %d (+%d unknown), runs = %d", total, unknown, c.Runs)
+			}
+		})
+	}
+}
+
+func countUnknown(rs []reports.RunRecord) int {
+	n := 0
+	for _, r := range rs {
+		known := false
+		for _, o := range reports.Outcomes() {
+			known = known || r.Outcome == o
+		}
+		if !known {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCellCount(t *testing.T) {
+	c := reports.Cell{Completed: 1, Silent: 2, Corrupted: 3, Gap: 4, Stuck: 5, Failed: 6, Infra: 7}
+	want := map[reports.Outcome]int{
+		reports.Completed: 1, reports.Silent: 2, reports.Corrupted: 3, reports.Gap: 4,
+		reports.Stuck: 5, reports.Failed: 6, reports.Infra: 7, "mystery": 0,
+	}
+	for o, n := range want {
+		if got := c.Count(o); got != n {
+			t.Errorf("Count(%s) = %d, want %d", o, got, n)
+		}
+	}
+}
+
+func TestCellCompact(t *testing.T) {
+	tests := []struct {
+		cell reports.Cell
+		want string
+	}{
+		{reports.Cell{}, "0 corrupted / 0 completed"},
+		{reports.Cell{Corrupted: 23, Completed: 1}, "23 corrupted / 1 completed"},
+		{reports.Cell{Completed: 24}, "0 corrupted / 24 completed"},
+		{reports.Cell{Corrupted: 2, Silent: 1, Completed: 3}, "2 corrupted / 1 silent / 3 completed"},
+		{reports.Cell{Infra: 4}, "0 corrupted / 4 infra / 0 completed"},
+		{
+			reports.Cell{Completed: 1, Silent: 2, Corrupted: 3, Gap: 4, Stuck: 5, Failed: 6, Infra: 7},
+			"3 corrupted / 2 silent / 4 gap / 6 failed / 5 stuck / 7 infra / 1 completed",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := tc.cell.Compact(); got != tc.want {
+				t.Errorf("Compact() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewSummaryAndCell(t *testing.T) {
+	keys := []reports.CellKey{
+		{World: "local", Scenario: "step-storm", Condition: "main"},
+		{World: "local", Scenario: "step-storm", Condition: "seq/wake=ordered"},
+	}
+	s := reports.NewSummary(keys)
+	if s.Schema != reports.SchemaVersion {
+		t.Errorf("Schema = %d, want %d", s.Schema, reports.SchemaVersion)
+	}
+	if len(s.Cells) != len(keys) {
+		t.Fatalf("%d cells, want %d", len(s.Cells), len(keys))
+	}
+	for i, k := range keys {
+		if got := s.Cells[i].Key(); got != k {
+			t.Errorf("cell %d has key %v, want %v", i, got, k)
+		}
+		if c := s.Cell(k); c != s.Cells[i] {
+			t.Errorf("Cell(%v) = %p, want cell %d", k, c, i)
+		}
+	}
+	if c := s.Cell(reports.CellKey{World: "local", Scenario: "control", Condition: "main"}); c != nil {
+		t.Errorf("Cell of an unknown key = %+v, want nil", c)
+	}
+	if got, want := keys[1].String(), "local/step-storm/seq/wake=ordered"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,221 @@
+package reports_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/reports"
+)
+
+// testSummary is a small summary with every field of a cell set.
+func testSummary(interrupted bool) *reports.Summary {
+	tp := 2
+	return &reports.Summary{
+		Schema:      reports.SchemaVersion,
+		Started:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Ended:       time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
+		Interrupted: interrupted,
+		Cells: []*reports.Cell{
+			{
+				World: "local", Scenario: "step-storm", Condition: "main",
+				Runs: 24, Completed: 1, Corrupted: 23,
+				Rejections: 0, Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Gaps: 0, Duplicates: 0,
+				Divergences: 30, Recoveries: 5, Invocations: 480, Displaced: 12,
+			},
+			{
+				World: "local", Scenario: "step-storm", Condition: "seq+callsite+ordered",
+				Runs: 24, Completed: 22, Silent: 1, Gap: 1, Stuck: 0, Failed: 0, Infra: 0,
+				Rejections: 7, TruePositives: &tp, Reads: 790,
+				Invocations: 470,
+			},
+		},
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr bool
+	}{
+		{"table", false},
+		{"markdown", false},
+		{"json", false},
+		{"", true},
+		{"xml", true},
+		{"JSON", true},
+		{" json", true},
+		{"md", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := reports.ParseFormat(tc.in)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("ParseFormat(%q) = %q, want an error", tc.in, got)
+				}
+				for _, w := range []string{"--format", "table", "markdown", "json"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil || got != tc.in {
+				t.Fatalf("ParseFormat(%q) = %q, %v", tc.in, got, err)
+			}
+		})
+	}
+}
+
+// tableHeaders are the columns of the table and of the markdown details.
+var tableHeaders = []string{
+	"world", "scenario", "condition", "runs",
+	"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
+	"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dups",
+}
+
+func TestRender(t *testing.T) {
+	compact := []string{
+		"local step-storm main: 23 corrupted / 1 completed",
+		"local step-storm seq+callsite+ordered: 0 corrupted / 1 silent / 1 gap / 22 completed",
+	}
+	tests := []struct {
+		format string
+		check  func(t *testing.T, out string, s *reports.Summary)
+	}{
+		{reports.FormatTable, func(t *testing.T, out string, _ *reports.Summary) {
+			containsAll(t, out, tableHeaders...)
+			containsAll(t, out, "812", "97", "41", "63")
+			for _, line := range compact {
+				if !hasLine(out, line) {
+					t.Errorf("no line %q in\n%s", line, out)
+				}
+			}
+		}},
+		{reports.FormatMarkdown, func(t *testing.T, out string, _ *reports.Summary) {
+			seed := "| world | scenario | condition | result |\n|---|---|---|---|\n"
+			if !strings.HasPrefix(out, seed) {
+				t.Errorf("markdown does not start with the seed-style table %q:\n%s", seed, out)
+			}
+			for _, line := range compact {
+				parts := strings.SplitN(line, ": ", 2)
+				row := "| " + strings.ReplaceAll(parts[0], " ", " | ") + " | " + parts[1] + " |"
+				if !hasLine(out, row) {
+					t.Errorf("no row %q in\n%s", row, out)
+				}
+			}
+			open, end := strings.Index(out, "<details>"), strings.Index(out, "</details>")
+			if open < 0 || end < open {
+				t.Fatalf("no <details>...</details> block in\n%s", out)
+			}
+			details := out[open:end]
+			containsAll(t, details, "<summary>")
+			containsAll(t, details, tableHeaders...)
+			containsAll(t, details, "812", "97", "41", "63")
+		}},
+		{reports.FormatJSON, func(t *testing.T, out string, s *reports.Summary) {
+			var back reports.Summary
+			if err := json.Unmarshal([]byte(out), &back); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if !reflect.DeepEqual(&back, s) {
+				t.Errorf("JSON does not round-trip:\n got %+v\nwant %+v", back, *s)
+			}
+			checkSummaryContract(t, []byte(out), s)
+		}},
+	}
+	for _, tc := range tests {
+		for _, interrupted := range []bool{false, true} {
+			name := tc.format
+			if interrupted {
+				name += "/interrupted"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := testSummary(interrupted)
+				var buf bytes.Buffer
+				if err := reports.Render(&buf, s, tc.format); err != nil {
+					t.Fatalf("Render: %v", err)
+				}
+				tc.check(t, buf.String(), s)
+			})
+		}
+	}
+}
+
+// checkSummaryContract checks summary.json against ARCHITECTURE.md: an
+// object whose cells array holds one object per cell with every contract
+// field.
+func checkSummaryContract(t *testing.T, raw []byte, s *reports.Summary) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["interrupted"] != nil && doc["interrupted"] != true {
+		t.Errorf("interrupted = %v", doc["interrupted"])
+	}
+	cells, ok := doc["cells"].([]any)
+	if !ok || len(cells) != len(s.Cells) {
+		t.Fatalf("cells = %v, want an array of %d", doc["cells"], len(s.Cells))
+	}
+	strs := []string{"world", "scenario", "condition"}
+	counts := []string{
+		"runs", "completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
+		"rejections", "reads", "non_prefix_reads", "cursor_skips", "inversions", "gaps", "duplicates",
+	}
+	for i, raw := range cells {
+		cell, ok := raw.(map[string]any)
+		if !ok {
+			t.Fatalf("cells[%d] = %v, want an object", i, raw)
+		}
+		for _, k := range strs {
+			if _, ok := cell[k].(string); !ok {
+				t.Errorf("cells[%d].%s = %#v, want a string", i, k, cell[k])
+			}
+		}
+		for _, k := range counts {
+			if _, ok := cell[k].(float64); !ok {
+				t.Errorf("cells[%d].%s = %#v, want a number", i, k, cell[k])
+			}
+		}
+		// true_positives is present, null until verdicts are computed.
+		tp, present := cell["true_positives"]
+		if !present {
+			t.Errorf("cells[%d] has no true_positives", i)
+		}
+		if want := s.Cells[i].TruePositives; (want == nil) != (tp == nil) || (want != nil && tp != float64(*want)) {
+			t.Errorf("cells[%d].true_positives = %#v, want %v", i, tp, want)
+		}
+	}
+	first := cells[0].(map[string]any)
+	for k, want := range map[string]any{
+		"world": "local", "condition": "main", "runs": 24.0, "corrupted": 23.0,
+		"non_prefix_reads": 97.0, "cursor_skips": 41.0, "inversions": 63.0,
+	} {
+		if first[k] != want {
+			t.Errorf("cells[0].%s = %#v, want %#v", k, first[k], want)
+		}
+	}
+}
+
+func containsAll(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output does not contain %q:\n%s", w, out)
+		}
+	}
+}
+
+func hasLine(out, line string) bool {
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+package storm_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/storm"
+)
+
+// presetKnobs returns the knobs of the named preset, failing the test if
+// there is no such preset.
+func presetKnobs(t testing.TB, name string) storm.Knobs {
+	t.Helper()
+	for _, p := range storm.Presets() {
+		if p.Name == name {
+			return p.Knobs
+		}
+	}
+	t.Fatalf("no preset %q", name)
+	return storm.Knobs{}
+}
+
+func TestPresetsAreUniqueAndValid(t *testing.T) {
+	// The contract names these presets; more may follow.
+	required := []string{"main", "tail-fence", "callsite", "seq", "seq+callsite", "seq+callsite+ordered", "sequence", "repost"}
+	seen := map[string]bool{}
+	for _, p := range storm.Presets() {
+		if seen[p.Name] {
+			t.Errorf("preset %q listed twice", p.Name)
+		}
+		seen[p.Name] = true
+		if strings.ContainsAny(p.Name, "/=, ") {
+			t.Errorf("preset %q: a name must not contain '/', '=', ',' or spaces", p.Name)
+		}
+		if p.About == "" {
+			t.Errorf("preset %q has no About", p.Name)
+		}
+		if err := p.Knobs.Policy.Validate(); err != nil {
+			t.Errorf("preset %q: %v", p.Name, err)
+		}
+		if _, err := eventlog.ParseScheme(string(p.Knobs.Scheme)); err != nil {
+			t.Errorf("preset %q: %v", p.Name, err)
+		}
+	}
+	for _, name := range required {
+		if !seen[name] {
+			t.Errorf("required preset %q is missing", name)
+		}
+	}
+}
+
+func TestParseConditionPresetsRoundTrip(t *testing.T) {
+	for _, p := range storm.Presets() {
+		t.Run(p.Name, func(t *testing.T) {
+			c, err := storm.ParseCondition(p.Name)
+			if err != nil {
+				t.Fatalf("ParseCondition(%q): %v", p.Name, err)
+			}
+			if c.Name != p.Name {
+				t.Errorf("Name = %q, want %q", c.Name, p.Name)
+			}
+			if c.Knobs != p.Knobs {
+				t.Errorf("Knobs = %+v, want the preset's %+v", c.Knobs, p.Knobs)
+			}
+		})
+	}
+}
+
+func TestParseConditionOverrides(t *testing.T) {
+	tests := []struct {
+		item     string
+		preset   string
+		wantName string // "" means the item itself
+		edit     func(k *storm.Knobs)
+	}{
+		{item: "main/ids=callsite", preset: "main", edit: func(k *storm.Knobs) { k.IDs = engine.IDsCallsite }},
+		{item: "seq/fence=decisions-only", preset: "seq", edit: func(k *storm.Knobs) { k.Fence = engine.FenceDecisionsOnly }},
+		{item: "seq/fence=all", preset: "seq", edit: func(k *storm.Knobs) { k.Fence = engine.FenceAll }},
+		{item: "main/fence=none", preset: "main", edit: func(*storm.Knobs) {}},
+		{item: "seq/on-reject=repost", preset: "seq", edit: func(k *storm.Knobs) { k.OnReject = engine.RejectRepost }},
+		{item: "repost/on-reject=rederive", preset: "repost", edit: func(k *storm.Knobs) { k.OnReject = engine.RejectRederive }},
+		{item: "main/guard=count-index", preset: "main", edit: func(k *storm.Knobs) { k.Guard = "count-index" }},
+		{item: "seq/admission=single-runner", preset: "seq", edit: func(k *storm.Knobs) { k.Admission = engine.AdmitSingleRunner }},
+		{item: "main/scheme=seq", preset: "main", edit: func(k *storm.Knobs) { k.Scheme = eventlog.SchemeSeq }},
+		{item: "seq/wake=ordered", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
+		{item: "seq/wake=ordered/ids=callsite", preset: "seq", edit: func(k *storm.Knobs) {
+			k.Wake, k.IDs = engine.WakeOrdered, engine.IDsCallsite
+		}},
+		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeRacy }},
+		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.item, func(t *testing.T) {
+			want := presetKnobs(t, tc.preset)
+			tc.edit(&want)
+			wantName := tc.wantName
+			if wantName == "" {
+				wantName = tc.item
+			}
+			c, err := storm.ParseCondition(tc.item)
+			if err != nil {
+				t.Fatalf("ParseCondition(%q): %v", tc.item, err)
+			}
+			if c.Name != wantName {
+				t.Errorf("Name = %q, want %q", c.Name, wantName)
+			}
+			if c.Knobs != want {
+				t.Errorf("Knobs = %+v, want %+v", c.Knobs, want)
+			}
+		})
+	}
+}
+
+func TestParseConditionErrors(t *testing.T) {
+	var presets []string
+	for _, p := range storm.Presets() {
+		presets = append(presets, p.Name)
+	}
+	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard"}
+	tests := []struct {
+		item string
+		want []string // the message must contain each
+	}{
+		{"nope", append([]string{`"nope"`}, presets...)},
+		{"", presets},
+		{"Main", []string{`"Main"`, "main"}},
+		{"seq /wake=ordered", []string{`"seq "`}},
+		{"nope/wake=ordered", []string{`"nope"`, "seq+callsite+ordered"}},
+		{"seq/bogus=1", append([]string{`"bogus=1"`}, keys...)},
+		{"seq/wake", append([]string{`"wake"`}, keys...)},
+		{"seq/", append([]string{`""`}, keys...)},
+		{"seq/wake=sideways", []string{"wake", `"sideways"`, "racy", "ordered"}},
+		{"seq/wake=", []string{"wake", "racy", "ordered"}},
+		{"seq/fence=maybe", []string{"fence", `"maybe"`, "none", "decisions", "decisions-only", "all"}},
+		{"seq/on-reject=ignore", []string{"on-reject", `"ignore"`, "rederive", "repost"}},
+		{"seq/ids=random", []string{"ids", `"random"`, "positional", "callsite"}},
+		{"seq/admission=all", []string{"admission", `"all"`, "none", "single-runner"}},
+		{"main/guard=lock", []string{"guard", `"lock"`, "none", "count-index"}},
+		{"main/scheme=uuid", []string{"scheme", `"uuid"`, "ulid", "seq", "sequence"}},
+		{"seq/wake=ordered/ids=random", []string{"ids", `"random"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.item, func(t *testing.T) {
+			c, err := storm.ParseCondition(tc.item)
+			if err == nil {
+				t.Fatalf("ParseCondition(%q) = %+v, want an error", tc.item, c)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func FuzzParseCondition(f *testing.F) {
+	for _, p := range storm.Presets() {
+		f.Add(p.Name)
+	}
+	for _, seed := range []string{
+		"seq/wake=ordered/ids=callsite",
+		" main/guard=count-index ",
+		"seq/fence=decisions-only/on-reject=repost",
+		"main/scheme=sequence/admission=single-runner",
+		"seq/",
+		"seq//wake=ordered",
+		"seq/wake=sideways",
+		"seq/a=b=c",
+		"nope",
+		"/",
+		"",
+	} {
+		f.Add(seed)
+	}
+	presets := map[string]bool{}
+	for _, p := range storm.Presets() {
+		presets[p.Name] = true
+	}
+	f.Fuzz(func(t *testing.T, item string) {
+		c, err := storm.ParseCondition(item)
+		if err != nil {
+			return
+		}
+		if want := strings.TrimSpace(item); c.Name != want {
+			t.Fatalf("ParseCondition(%q).Name = %q, want %q", item, c.Name, want)
+		}
+		if err := c.Knobs.Policy.Validate(); err != nil {
+			t.Fatalf("ParseCondition(%q) accepted invalid knobs: %v", item, err)
+		}
+		if _, err := eventlog.ParseScheme(string(c.Knobs.Scheme)); err != nil {
+			t.Fatalf("ParseCondition(%q) accepted scheme %q: %v", item, c.Knobs.Scheme, err)
+		}
+		if !slices.Contains([]string{"none", "count-index"}, c.Knobs.Guard) {
+			t.Fatalf("ParseCondition(%q) accepted guard %q", item, c.Knobs.Guard)
+		}
+		if preset, _, _ := strings.Cut(c.Name, "/"); !presets[preset] {
+			t.Fatalf("ParseCondition(%q) accepted unknown preset %q", item, preset)
+		}
+	})
+}

@@ -1,0 +1,242 @@
+package storm_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// defaults is what Config.Defaults fills into a zero Config (Out aside: it
+// depends on the clock).
+var defaults = storm.Config{
+	Worlds:       []string{"local"},
+	Scenarios:    []string{"step-storm", "hook-storm", "control"},
+	Conditions:   []string{"main", "seq+callsite+ordered"},
+	Runs:         24,
+	Concurrency:  20,
+	RunsInFlight: 40,
+	TimeScale:    1,
+	Latency:      "seed",
+	Timeout:      240 * time.Second,
+	PageSize:     100,
+}
+
+func TestConfigDefaults(t *testing.T) {
+	full := storm.Config{
+		Worlds: []string{"w"}, Scenarios: []string{"s"}, Conditions: []string{"c"},
+		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Latency: "none",
+		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true,
+	}
+	with := func(edit func(c *storm.Config)) storm.Config {
+		c := defaults
+		edit(&c)
+		return c
+	}
+	tests := []struct {
+		name string
+		in   storm.Config
+		want storm.Config // Out "" means "a fresh directory under storms/"
+	}{
+		{"zero gets every default", storm.Config{}, defaults},
+		{"set fields are kept", full, full},
+		{"one set field is kept", storm.Config{Runs: 2, Out: "x"}, with(func(c *storm.Config) { c.Runs, c.Out = 2, "x" })},
+		{"seed is never defaulted", storm.Config{Seed: 9}, with(func(c *storm.Config) { c.Seed = 9 })},
+		{"negatives are left for Validate", storm.Config{Runs: -3, TimeScale: -1, Timeout: -time.Second},
+			with(func(c *storm.Config) { c.Runs, c.TimeScale, c.Timeout = -3, -1, -time.Second })},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in.Defaults()
+			if tc.want.Out == "" {
+				if dir, base := filepath.Split(got.Out); dir != "storms"+string(filepath.Separator) || base == "" {
+					t.Errorf("Out = %q, want a directory under storms/", got.Out)
+				}
+				got.Out = ""
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Defaults() =\n%+v\nwant\n%+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// testRegistry holds the local world and a world that supports ulid only.
+func testRegistry() *worlds.Registry {
+	r := &worlds.Registry{}
+	local.Register(r)
+	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}})
+	return r
+}
+
+// validConfig is a small config that validates; each case below breaks one
+// field of it.
+func validConfig(t *testing.T) storm.Config {
+	return storm.Config{
+		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
+		Out: filepath.Join(t.TempDir(), "out"),
+	}.Defaults()
+}
+
+func TestConfigValidateRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(t *testing.T, c *storm.Config)
+		want []string // the message must contain each
+	}{
+		{"runs zero", func(_ *testing.T, c *storm.Config) { c.Runs = 0 }, []string{"--runs", "0"}},
+		{"runs negative", func(_ *testing.T, c *storm.Config) { c.Runs = -3 }, []string{"--runs", "-3"}},
+		{"concurrency", func(_ *testing.T, c *storm.Config) { c.Concurrency = 0 }, []string{"--concurrency"}},
+		{"runs in flight", func(_ *testing.T, c *storm.Config) { c.RunsInFlight = -1 }, []string{"--runs-in-flight"}},
+		{"time scale zero", func(_ *testing.T, c *storm.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
+		{"time scale negative", func(_ *testing.T, c *storm.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
+		{"time scale too big", func(_ *testing.T, c *storm.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
+		{"timeout", func(_ *testing.T, c *storm.Config) { c.Timeout = 0 }, []string{"--timeout"}},
+		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = 0 }, []string{"--page-size"}},
+		{"latency", func(_ *testing.T, c *storm.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},
+		{"latency negative", func(_ *testing.T, c *storm.Config) { c.Latency = "fixed:-5ms" }, []string{"--latency", "fixed:"}},
+		{"world", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"nope"} }, []string{"--world", `"nope"`, "local", "ulid-only"}},
+		{"scenario", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "nope"} },
+			[]string{"--scenario", `"nope"`, "step-storm", "hook-storm", "control"}},
+		{"condition", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"nope"} }, []string{"--condition", `"nope"`, "main"}},
+		{"condition override", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"seq/wake=sideways"} },
+			[]string{"--condition", "wake", "sideways", "racy", "ordered"}},
+		{"scheme the world lacks", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"sequence"} },
+			[]string{"--condition", `"sequence"`, "local", "ulid, seq"}},
+		{"scheme set by an override", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main/scheme=sequence"} },
+			[]string{"--condition", `"main/scheme=sequence"`, "local"}},
+		{"scheme one of two worlds lacks", func(_ *testing.T, c *storm.Config) {
+			c.Worlds, c.Conditions = []string{"local", "ulid-only"}, []string{"main", "seq"}
+		}, []string{"--condition", `"seq"`, "ulid-only"}},
+		{"world twice", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
+		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
+			[]string{"--scenario", `"control"`, "twice"}},
+		{"condition twice", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main", " main"} }, []string{"--condition", `"main"`, "twice"}},
+		{"out under a file", func(t *testing.T, c *storm.Config) {
+			file := filepath.Join(t.TempDir(), "file")
+			if err := os.WriteFile(file, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.Out = filepath.Join(file, "out")
+		}, []string{"--out"}},
+		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = readOnlyDir(t) }, []string{"--out", "not writable"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig(t)
+			tc.edit(t, &c)
+			plan, err := c.Validate(testRegistry())
+			if err == nil {
+				t.Fatalf("Validate() = %+v, want an error", plan)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// readOnlyDir returns a directory nobody may write to, or skips the test
+// when this process ignores directory permissions (root).
+func readOnlyDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	if f, err := os.CreateTemp(dir, "probe-*"); err == nil {
+		f.Close()
+		t.Skip("this process may write to a read-only directory (running as root?)")
+	}
+	return dir
+}
+
+func TestConfigValidatePlan(t *testing.T) {
+	tests := []struct {
+		name      string
+		edit      func(c *storm.Config)
+		wantCells []reports.CellKey
+		latency   string
+	}{
+		{
+			name:      "one cell",
+			edit:      func(*storm.Config) {},
+			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+			latency:   "seed",
+		},
+		{
+			name: "world x condition x scenario, conditions under their trimmed text",
+			edit: func(c *storm.Config) {
+				c.Worlds = []string{"local", "ulid-only"}
+				c.Scenarios = []string{"control", "step-storm"}
+				c.Conditions = []string{"main", " main/ids=callsite "}
+				c.Latency = "fixed:5ms"
+			},
+			wantCells: []reports.CellKey{
+				{World: "local", Scenario: "control", Condition: "main"},
+				{World: "local", Scenario: "step-storm", Condition: "main"},
+				{World: "local", Scenario: "control", Condition: "main/ids=callsite"},
+				{World: "local", Scenario: "step-storm", Condition: "main/ids=callsite"},
+				{World: "ulid-only", Scenario: "control", Condition: "main"},
+				{World: "ulid-only", Scenario: "step-storm", Condition: "main"},
+				{World: "ulid-only", Scenario: "control", Condition: "main/ids=callsite"},
+				{World: "ulid-only", Scenario: "step-storm", Condition: "main/ids=callsite"},
+			},
+			latency: "fixed:5ms",
+		},
+		{
+			name: "seq on local",
+			edit: func(c *storm.Config) {
+				c.Conditions = []string{"seq+callsite+ordered", "seq/fence=decisions-only"}
+				c.Latency = "none"
+			},
+			wantCells: []reports.CellKey{
+				{World: "local", Scenario: "control", Condition: "seq+callsite+ordered"},
+				{World: "local", Scenario: "control", Condition: "seq/fence=decisions-only"},
+			},
+			latency: "none",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig(t)
+			tc.edit(&c)
+			plan, err := c.Validate(testRegistry())
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			if !reflect.DeepEqual(plan.Config, c) {
+				t.Errorf("plan.Config = %+v, want the config validated %+v", plan.Config, c)
+			}
+			if !reflect.DeepEqual(plan.Cells, tc.wantCells) {
+				t.Errorf("plan.Cells =\n%v\nwant\n%v", plan.Cells, tc.wantCells)
+			}
+			for _, k := range plan.Cells {
+				cond, ok := plan.Conditions[k.Condition]
+				if !ok || cond.Name != k.Condition {
+					t.Errorf("cell %s: plan.Conditions has %+v", k, cond)
+				}
+			}
+			if got := plan.Latency.String(); got != tc.latency {
+				t.Errorf("plan.Latency = %s, want %s", got, tc.latency)
+			}
+			entries, err := os.ReadDir(c.Out)
+			if err != nil {
+				t.Fatalf("Validate did not create --out: %v", err)
+			}
+			if len(entries) != 0 {
+				t.Errorf("Validate left files in --out: %v", entries)
+			}
+		})
+	}
+}
