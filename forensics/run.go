@@ -69,13 +69,19 @@ func AnalyzeRun(in RunInput) RunFindings {
 		if less(b, a) {
 			return 1
 		}
-		return 0
+		// Equal keys (a duplicate) make no inverted pair: order them by
+		// commit time so the count does not depend on the order of Final.
+		return a.commit.Compare(b.commit)
 	})
 	var f RunFindings
+	ordered := evs
 	if in.Scheme.Positioned() {
 		f.Gaps, f.Duplicates, f.Unpositioned = Density(evs)
+		// An unpositioned event has no key to be out of order with; it is
+		// counted once, as unpositioned.
+		ordered = slices.DeleteFunc(slices.Clone(evs), func(e keyed) bool { return e.seq == 0 })
 	}
-	f.InvertedPairs, f.Displaced = Inversions(evs)
+	f.InvertedPairs, f.Displaced = Inversions(ordered)
 	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(in.Ops, evs, less)
 	return f
 }
@@ -227,9 +233,11 @@ func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPr
 			if viewN > len(final) || prefix[viewN] != viewHash {
 				nonPrefix++
 			}
+			// A load whose cursor went back (a malformed or merged
+			// history) passed nothing.
 			lo, hi := pos(l.from), pos(l.last)
 			behind := 0
-			for _, e := range final[lo:hi] {
+			for _, e := range final[lo:max(lo, hi)] {
 				if !e.commit.IsZero() && e.commit.Before(l.lastStart) {
 					behind++
 				}

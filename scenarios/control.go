@@ -176,8 +176,8 @@ func checkControl(rawIn, rawOut json.RawMessage) error {
 				return fmt.Errorf("iteration %d: hook path with payload %q late %q", i, it.Payload, it.Late)
 			}
 		case pathTimer:
-			if it.Late != expect("late", stepArgs{R: i}) {
-				return fmt.Errorf("iteration %d: late returned %q", i, it.Late)
+			if it.Late != expect("late", stepArgs{R: i}) || it.Payload != "" {
+				return fmt.Errorf("iteration %d: timer path with late %q payload %q", i, it.Late, it.Payload)
 			}
 		default:
 			return fmt.Errorf("iteration %d: unknown path %q", i, it.Path)

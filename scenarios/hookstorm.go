@@ -28,7 +28,7 @@ func HookStorm() Scenario {
 		},
 		Drive: driveHooks,
 		Check: func(in, out json.RawMessage) error {
-			return checkStorm(in, out, func(r, b int) string { return hookPayload(r, b) })
+			return checkStorm(in, out, pathHook, func(r, b int) string { return hookPayload(r, b) })
 		},
 	}
 }

@@ -29,7 +29,7 @@ func StepStorm() Scenario {
 		},
 		Drive: drivePoke,
 		Check: func(in, out json.RawMessage) error {
-			return checkStorm(in, out, func(r, b int) string { return expect("settle", stepArgs{R: r, B: b}) })
+			return checkStorm(in, out, pathStep, func(r, b int) string { return expect("settle", stepArgs{R: r, B: b}) })
 		},
 	}
 }

@@ -135,9 +135,10 @@ func branchTail(c *engine.Ctx, in stormInput, r, b int, race raceFunc) (Branch, 
 	return br, nil
 }
 
-// checkStorm verifies a storm run's output against its ledger; won says what
-// the race winner of a non-timer path must have returned.
-func checkStorm(rawIn, rawOut json.RawMessage, won func(r, b int) string) error {
+// checkStorm verifies a storm run's output against its ledger; win is the
+// path a branch takes when its race is not won by the timer, and won says
+// what that winner must have returned.
+func checkStorm(rawIn, rawOut json.RawMessage, win string, won func(r, b int) string) error {
 	var in stormInput
 	var out StormOutput
 	if err := json.Unmarshal(rawIn, &in); err != nil {
@@ -167,11 +168,13 @@ func checkStorm(rawIn, rawOut json.RawMessage, won func(r, b int) string) error 
 			case pathTimer:
 				stragglers++
 				checks["recover"] = [2]string{br.Recover, expect("recover", a)}
-			default:
+			case win:
 				checks[br.Path] = [2]string{br.Won, won(r, b)}
 				if br.Recover != "" {
 					return fmt.Errorf("round %d branch %d: recover ran on the %s path", r, b, br.Path)
 				}
+			default:
+				return fmt.Errorf("round %d branch %d: unknown path %q (want %s or %s)", r, b, br.Path, pathTimer, win)
 			}
 			for name, got := range checks {
 				if got[0] != got[1] {

@@ -221,7 +221,9 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	}
 	ended := time.Now()
 
-	rctx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	// The run ended: read its final log even if the storm is being
+	// interrupted meanwhile, so a finished run is never recorded as infra.
+	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
 	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
 	outcome, detail := decide(c.sc, final, readErr, stats)

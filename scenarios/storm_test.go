@@ -1,0 +1,202 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// stormLedger is the one correct output of a storm run whose branch b of
+// round r took paths[r][b]; won names what a non-timer race winner returns.
+func stormLedger(paths [][]string, won func(r, b int) string) StormOutput {
+	var out StormOutput
+	for r, round := range paths {
+		var rd Round
+		stragglers := 0
+		for b, path := range round {
+			br := Branch{R: r, B: b, Path: path,
+				Finalize: expect("finalize", stepArgs{R: r, B: b, Path: path}),
+				Release:  expect("release", stepArgs{R: r, B: b})}
+			if path == pathTimer {
+				stragglers++
+				br.Recover = expect("recover", stepArgs{R: r, B: b})
+			} else {
+				br.Won = won(r, b)
+			}
+			rd.Branches = append(rd.Branches, br)
+		}
+		for i := range 2 + stragglers {
+			rd.Reconciles = append(rd.Reconciles, expect("reconcile", stepArgs{R: r, B: i}))
+		}
+		out.Rounds = append(out.Rounds, rd)
+	}
+	return out
+}
+
+// stormCheckCase is one ledger a storm scenario's Check must accept or
+// reject. paths defaults to stormPaths(win); mutate edits the correct
+// ledger built from them.
+type stormCheckCase struct {
+	name   string
+	paths  func(win string) [][]string
+	mutate func(o *StormOutput)
+	ok     bool
+}
+
+// stormInputJSON is the tiny input every storm check case runs against.
+var stormInputJSON = mustMarshal(stormInput{Rounds: 2, Width: 2, Scale: 1, Seed: 7})
+
+// stormPaths: round 0 has one straggler, round 1 none.
+func stormPaths(win string) [][]string {
+	return [][]string{{pathTimer, win}, {win, win}}
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// commonStormCases are the ledgers both storm scenarios must judge alike;
+// win is the scenario's non-timer path, other a path it can never take.
+func commonStormCases(win, other string, won func(r, b int) string) []stormCheckCase {
+	br := func(o *StormOutput, r, b int) *Branch { return &o.Rounds[r].Branches[b] }
+	return []stormCheckCase{
+		{name: "correct ledger", ok: true},
+		{name: "every branch a straggler", ok: true,
+			paths: func(string) [][]string { return [][]string{{pathTimer, pathTimer}, {pathTimer, pathTimer}} }},
+		{name: "no straggler", ok: true,
+			paths: func(w string) [][]string { return [][]string{{w, w}, {w, w}} }},
+
+		// Silent corruption: every step returned, but to the wrong branch.
+		{name: "finalize results of two branches swapped", mutate: func(o *StormOutput) {
+			a, b := br(o, 1, 0), br(o, 1, 1)
+			a.Finalize, b.Finalize = b.Finalize, a.Finalize
+		}},
+		{name: "finalize results swapped across paths", mutate: func(o *StormOutput) {
+			a, b := br(o, 0, 0), br(o, 0, 1)
+			a.Finalize, b.Finalize = b.Finalize, a.Finalize
+		}},
+		{name: "release results swapped", mutate: func(o *StormOutput) {
+			a, b := br(o, 1, 0), br(o, 1, 1)
+			a.Release, b.Release = b.Release, a.Release
+		}},
+		{name: "finalize called with the other path", mutate: func(o *StormOutput) {
+			br(o, 1, 1).Finalize = expect("finalize", stepArgs{R: 1, B: 1, Path: pathTimer})
+		}},
+		{name: "won value of another branch", mutate: func(o *StormOutput) {
+			br(o, 1, 0).Won = won(1, 1)
+		}},
+		{name: "won value missing", mutate: func(o *StormOutput) { br(o, 1, 0).Won = "" }},
+		{name: "whole branches swapped", mutate: func(o *StormOutput) {
+			bs := o.Rounds[1].Branches
+			bs[0], bs[1] = bs[1], bs[0]
+		}},
+		{name: "rounds swapped", mutate: func(o *StormOutput) {
+			o.Rounds[0], o.Rounds[1] = o.Rounds[1], o.Rounds[0]
+		}},
+
+		// The path behind the race.
+		{name: "recover on the winner's path", mutate: func(o *StormOutput) {
+			br(o, 1, 0).Recover = expect("recover", stepArgs{R: 1, B: 0})
+		}},
+		{name: "timer path without recover", mutate: func(o *StormOutput) { br(o, 0, 0).Recover = "" }},
+		{name: "recover of another branch", mutate: func(o *StormOutput) {
+			br(o, 0, 0).Recover = expect("recover", stepArgs{R: 0, B: 1})
+		}},
+		{name: "path flipped to timer, nothing else", mutate: func(o *StormOutput) { br(o, 1, 1).Path = pathTimer }},
+		{name: "a path the scenario cannot take", mutate: func(o *StormOutput) {
+			b := br(o, 1, 0)
+			b.Path = other
+			b.Finalize = expect("finalize", stepArgs{R: 1, B: 0, Path: other})
+		}},
+		{name: "no path", mutate: func(o *StormOutput) {
+			b := br(o, 1, 0)
+			b.Path = ""
+			b.Finalize = expect("finalize", stepArgs{R: 1, B: 0})
+		}},
+
+		// Reconciles: 2 + stragglers of the round.
+		{name: "reconcile missing for the straggler", mutate: func(o *StormOutput) {
+			o.Rounds[0].Reconciles = o.Rounds[0].Reconciles[:2]
+		}},
+		{name: "reconcile without a straggler", mutate: func(o *StormOutput) {
+			o.Rounds[1].Reconciles = append(o.Rounds[1].Reconciles, expect("reconcile", stepArgs{R: 1, B: 2}))
+		}},
+		{name: "reconciles out of order", mutate: func(o *StormOutput) {
+			rs := o.Rounds[0].Reconciles
+			rs[0], rs[2] = rs[2], rs[0]
+		}},
+		{name: "reconcile of another round", mutate: func(o *StormOutput) {
+			o.Rounds[1].Reconciles[1] = expect("reconcile", stepArgs{R: 0, B: 1})
+		}},
+
+		// Shape.
+		{name: "a round missing", mutate: func(o *StormOutput) { o.Rounds = o.Rounds[:1] }},
+		{name: "an extra round", mutate: func(o *StormOutput) { o.Rounds = append(o.Rounds, o.Rounds[1]) }},
+		{name: "no rounds", mutate: func(o *StormOutput) { o.Rounds = nil }},
+		{name: "a branch missing", mutate: func(o *StormOutput) { o.Rounds[1].Branches = o.Rounds[1].Branches[:1] }},
+		{name: "an extra branch", mutate: func(o *StormOutput) {
+			o.Rounds[1].Branches = append(o.Rounds[1].Branches, Branch{R: 1, B: 2, Path: win,
+				Won: won(1, 2), Finalize: expect("finalize", stepArgs{R: 1, B: 2, Path: win}),
+				Release: expect("release", stepArgs{R: 1, B: 2})})
+		}},
+	}
+}
+
+// runStormCheckCases runs cases against sc.Check, plus the ways the raw
+// input and output can be unreadable.
+func runStormCheckCases(t *testing.T, sc Scenario, win string, won func(r, b int) string, cases []stormCheckCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			paths := stormPaths(win)
+			if tc.paths != nil {
+				paths = tc.paths(win)
+			}
+			out := stormLedger(paths, won)
+			if tc.mutate != nil {
+				tc.mutate(&out)
+			}
+			raw := mustMarshal(out)
+			err := sc.Check(stormInputJSON, raw)
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("Check rejected a correct ledger: %v\n%s", err, raw)
+			case !tc.ok && err == nil:
+				t.Errorf("Check accepted a wrong ledger:\n%s", raw)
+			}
+		})
+	}
+	good := mustMarshal(stormLedger(stormPaths(win), won))
+	for name, io := range map[string][2]json.RawMessage{
+		"output not JSON":  {stormInputJSON, json.RawMessage(`{"rounds":[`)},
+		"output null":      {stormInputJSON, json.RawMessage(`null`)},
+		"output wrong":     {stormInputJSON, json.RawMessage(`{"rounds":"many"}`)},
+		"input not JSON":   {json.RawMessage(`{`), good},
+		"input for larger": {mustMarshal(stormInput{Rounds: 2, Width: 3}), good},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := sc.Check(io[0], io[1]); err == nil {
+				t.Errorf("Check accepted input %s with output %s", io[0], io[1])
+			}
+		})
+	}
+}
+
+func TestStormLedgerShape(t *testing.T) {
+	// The hand-built ledger the check tests start from must itself look like
+	// what stormProgram returns: one straggler in round 0, three reconciles.
+	out := stormLedger(stormPaths(pathStep), func(r, b int) string { return "w" })
+	if got := len(out.Rounds[0].Reconciles); got != 3 {
+		t.Fatalf("round 0 has %d reconciles, want 3", got)
+	}
+	if got := out.Rounds[0].Branches[0]; got.Recover != "recover(r=0,b=0)" || got.Finalize != "finalize(r=0,b=0,timer)" {
+		t.Fatalf("straggler ledger %+v", got)
+	}
+	if !slices.Equal(out.Rounds[1].Reconciles, []string{"reconcile(r=1,b=0)", "reconcile(r=1,b=1)"}) {
+		t.Fatalf("round 1 reconciles %v", out.Rounds[1].Reconciles)
+	}
+}

@@ -1,0 +1,155 @@
+package storm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+)
+
+// readLog reads a testdata/decide log: one event a line, its type then its
+// JSON payload ('#' lines are comments).
+func readLog(t *testing.T, name string) []eventlog.Event {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "decide", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []eventlog.Event
+	for n, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		typ, payload, _ := strings.Cut(line, " ")
+		tp, err := eventlog.ParseType(typ)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", name, n+1, err)
+		}
+		e := eventlog.Event{RunID: "run-1", ID: fmt.Sprintf("evnt_%02d", len(evs)+1), Seq: int64(len(evs) + 1), Type: tp}
+		if payload = strings.TrimSpace(payload); payload != "" {
+			if !json.Valid([]byte(payload)) {
+				t.Fatalf("%s:%d: payload is not JSON: %s", name, n+1, payload)
+			}
+			e.Payload = json.RawMessage(payload)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func TestDecide(t *testing.T) {
+	control, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gap := &eventlog.GapError{RunID: "run-1", Want: 3, Got: 4}
+	tests := []struct {
+		name    string
+		log     string
+		readErr error
+		stats   engine.RunStats
+		want    reports.Outcome
+		// detail, when set, is the exact detail wanted.
+		detail string
+	}{
+		{name: "right output", log: "completed.log", want: reports.Completed},
+		{name: "right output despite infra trouble", log: "completed.log", stats: engine.RunStats{InfraErrors: 3}, want: reports.Completed},
+		{name: "wrong output", log: "wrong-output.log", want: reports.Silent},
+		{name: "unreadable output", log: "unreadable-output.log", want: reports.Silent},
+		{name: "output without input", log: "completed-without-input.log", want: reports.Silent},
+		{name: "corrupted event log", log: "corrupted.log", want: reports.Corrupted,
+			detail: "Replay could not consume event step_completed for c1"},
+		{name: "gap found by the engine", log: "gap.log", want: reports.Gap, detail: "run r1: gap at seq 3"},
+		{name: "another failure", log: "failed.log", want: reports.Failed, detail: "WORKFLOW_ERROR: decode run input"},
+		{name: "no terminal event", log: "no-terminal.log", want: reports.Stuck},
+		{name: "nothing written", log: "empty.log", want: reports.Stuck},
+		{name: "no terminal event after infra errors", log: "no-terminal.log", stats: engine.RunStats{InfraErrors: 2}, want: reports.Infra},
+		{name: "completed first decides", log: "completed-then-failed.log", want: reports.Completed},
+		{name: "failed first decides", log: "failed-then-completed.log", want: reports.Corrupted, detail: "diverged three times"},
+
+		// A read error decides before the log does.
+		{name: "read found a gap", log: "completed.log", readErr: gap, want: reports.Gap, detail: gap.Error()},
+		{name: "read found a wrapped gap", log: "no-terminal.log", readErr: fmt.Errorf("dump: %w", gap), want: reports.Gap},
+		{name: "read found a duplicate", log: "no-terminal.log", readErr: &eventlog.DuplicateError{RunID: "run-1", Seq: 2}, want: reports.Gap},
+		{name: "store unavailable", log: "completed.log", readErr: eventlog.Unavailable("list", io.ErrUnexpectedEOF), want: reports.Infra},
+		{name: "read timed out", log: "empty.log", readErr: fmt.Errorf("list: %w", errors.New("context deadline exceeded")), want: reports.Infra},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			final := readLog(t, tt.log)
+			got, detail := decide(control, final, tt.readErr, tt.stats)
+			if got != tt.want {
+				t.Fatalf("decide = %s (%s), want %s", got, detail, tt.want)
+			}
+			switch {
+			case tt.detail != "" && detail != tt.detail:
+				t.Errorf("detail = %q, want %q", detail, tt.detail)
+			case got == reports.Completed && detail != "":
+				t.Errorf("a completed run has detail %q", detail)
+			case got != reports.Completed && detail == "":
+				t.Errorf("outcome %s without a detail", got)
+			}
+		})
+	}
+}
+
+// TestDecideSilentNamesLedgerError checks that a silent outcome carries the
+// scenario's own account of what is wrong with the ledger.
+func TestDecideSilentNamesLedgerError(t *testing.T) {
+	control, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := readLog(t, "wrong-output.log")
+	var input, output json.RawMessage
+	for _, e := range final {
+		switch e.Type {
+		case eventlog.RunCreated:
+			input = e.Payload
+		case eventlog.RunCompleted:
+			if output, err = engine.Output(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ledgerErr := control.Check(input, output)
+	if ledgerErr == nil {
+		t.Fatal("the control check accepts the fixture's wrong output")
+	}
+	got, detail := decide(control, final, nil, engine.RunStats{})
+	if got != reports.Silent || detail != ledgerErr.Error() {
+		t.Errorf("decide = %s, %q; want silent, %q", got, detail, ledgerErr)
+	}
+}
+
+// TestDecideUsesTheScenariosCheck runs one completed log past two scenarios:
+// the same output is right for one and wrong for the other.
+func TestDecideUsesTheScenariosCheck(t *testing.T) {
+	final := readLog(t, "completed.log")
+	for _, tt := range []struct {
+		scenario string
+		want     reports.Outcome
+	}{
+		{"control", reports.Completed},
+		{"step-storm", reports.Silent},
+		{"hook-storm", reports.Silent},
+	} {
+		sc, err := scenarios.Lookup(tt.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, detail := decide(sc, final, nil, engine.RunStats{}); got != tt.want {
+			t.Errorf("%s: decide = %s (%s), want %s", tt.scenario, got, detail, tt.want)
+		}
+	}
+}

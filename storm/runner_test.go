@@ -1,0 +1,248 @@
+package storm_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// TestMain checks that no goroutine of a storm (runner, runtimes, drivers,
+// worlds) outlives the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// plan validates cfg against a registry holding the real local world. The
+// worlds' scratch directories (os.MkdirTemp) go under a test temp dir too.
+func plan(t *testing.T, cfg storm.Config) *storm.Plan {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
+	var reg worlds.Registry
+	local.Register(&reg)
+	cfg.Out = filepath.Join(t.TempDir(), "storm")
+	p, err := cfg.Defaults().Validate(&reg)
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return p
+}
+
+func deps() storm.Deps {
+	var reg worlds.Registry
+	local.Register(&reg)
+	return storm.Deps{Worlds: &reg, Version: "test"}
+}
+
+// jsonLines decodes every line of path into a fresh T, failing on any line
+// that does not parse (unknown fields included).
+func jsonLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s line %d does not parse: %v\n%s", filepath.Base(path), n, err, sc.Bytes())
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readSummary(t *testing.T, dir string) reports.Summary {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, reports.FileSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s reports.Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("%s: %v", reports.FileSummary, err)
+	}
+	return s
+}
+
+// noScratchLeft fails if a storm left its worlds' scratch directories.
+func noScratchLeft(t *testing.T) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "stormctl-*"))
+	if len(left) > 0 {
+		t.Errorf("the storm left scratch directories behind: %v", left)
+	}
+}
+
+func TestRunControlStorm(t *testing.T) {
+	p := plan(t, storm.Config{
+		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
+		Runs: 2, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 11,
+	})
+	dir := p.Config.Out
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	sum, err := storm.Run(ctx, p, deps())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	noScratchLeft(t)
+
+	// The returned summary and summary.json agree: 2 cells of 2 completed runs.
+	onDisk := readSummary(t, dir)
+	for name, s := range map[string]*reports.Summary{"returned": sum, reports.FileSummary: &onDisk} {
+		if s.Interrupted || len(s.Cells) != 2 {
+			t.Fatalf("%s summary: interrupted %v, %d cells; want a whole storm of 2 cells", name, s.Interrupted, len(s.Cells))
+		}
+		for _, c := range s.Cells {
+			if c.Runs != 2 || c.Completed != 2 {
+				t.Errorf("%s summary: cell %s has %d runs, %d completed (%s); want 2, 2", name, c.Key(), c.Runs, c.Completed, c.Compact())
+			}
+			if c.Gaps != 0 || c.Duplicates != 0 {
+				t.Errorf("%s summary: cell %s has %d gaps, %d duplicates", name, c.Key(), c.Gaps, c.Duplicates)
+			}
+		}
+	}
+	for _, cond := range []string{"main", "seq"} {
+		if sum.Cell(reports.CellKey{World: "local", Scenario: "control", Condition: cond}) == nil {
+			t.Errorf("no cell for condition %s", cond)
+		}
+	}
+
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(dir, reports.FileRuns))
+	if len(runs) != 4 {
+		t.Fatalf("runs.jsonl has %d lines, want 4", len(runs))
+	}
+	runIDs := map[string]bool{}
+	for _, r := range runs {
+		if r.Outcome != reports.Completed {
+			t.Errorf("run %s (%s) is %s: %s", r.RunID, r.Condition, r.Outcome, r.Detail)
+		}
+		if r.Findings.Reads == 0 || r.Stats.Invocations == 0 || r.Events == 0 {
+			t.Errorf("run %s recorded no reads, invocations or events: %+v", r.RunID, r)
+		}
+		runIDs[r.RunID] = true
+	}
+	if len(runIDs) != 4 {
+		t.Errorf("run ids are not unique: %v", runIDs)
+	}
+
+	finals, err := filepath.Glob(filepath.Join(dir, reports.DirEvents, "*", "*.jsonl"))
+	if err != nil || len(finals) != 4 {
+		t.Fatalf("events/ holds %d final logs (%v), want 4", len(finals), err)
+	}
+	for _, f := range finals {
+		runID := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if !runIDs[runID] {
+			t.Errorf("final log %s is of no recorded run", f)
+		}
+		evs := jsonLines[eventlog.Event](t, f)
+		if len(evs) == 0 || evs[0].Type != eventlog.RunCreated || evs[len(evs)-1].Type != eventlog.RunCompleted {
+			t.Errorf("final log %s does not run from run_created to run_completed", f)
+		}
+	}
+
+	ops := jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+	lists := 0
+	for _, op := range ops {
+		if !runIDs[op.RunID] {
+			t.Errorf("history op %+v is of no recorded run", op)
+		}
+		if op.Kind == worlds.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
+			lists++
+		}
+	}
+	if lists == 0 {
+		t.Error("history.jsonl holds no invocation reads")
+	}
+	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); err != nil {
+		t.Errorf("no %s: %v", reports.FileStorm, err)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	p := plan(t, storm.Config{
+		Worlds: []string{"local"}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
+		Runs: 6, RunsInFlight: 1, TimeScale: 0.2, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
+	})
+	dir := p.Config.Out
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		sum *reports.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := storm.Run(ctx, p, deps())
+		done <- result{sum, err}
+	}()
+
+	// Interrupt once the first run has been recorded.
+	runsFile := filepath.Join(dir, reports.FileRuns)
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		raw, _ := os.ReadFile(runsFile)
+		if bytes.Count(raw, []byte("\n")) >= 1 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("Run ended before its first run was recorded: %v", r.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no run was recorded in time")
+		}
+	}
+	cancel()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	noScratchLeft(t)
+
+	if !errors.Is(r.err, storm.ErrInterrupted) {
+		t.Fatalf("Run = %v, want ErrInterrupted", r.err)
+	}
+	if r.sum == nil || !r.sum.Interrupted || len(r.sum.Cells) != 1 {
+		t.Fatalf("partial summary %+v, want one cell, marked interrupted", r.sum)
+	}
+	runs := jsonLines[reports.RunRecord](t, runsFile)
+	c := r.sum.Cells[0]
+	if len(runs) == 0 || len(runs) >= 6 || c.Runs != len(runs) {
+		t.Errorf("%d runs recorded, the summary counts %d; want the same number, at least 1 and fewer than 6", len(runs), c.Runs)
+	}
+	for _, rec := range runs {
+		if rec.Outcome == reports.Stuck || rec.Outcome == reports.Infra {
+			t.Errorf("interrupting the storm recorded run %s as %s: %s", rec.RunID, rec.Outcome, rec.Detail)
+		}
+	}
+	if onDisk := readSummary(t, dir); !onDisk.Interrupted || onDisk.Cells[0].Runs != c.Runs {
+		t.Errorf("%s: interrupted %v, %d runs; want interrupted, %d runs", reports.FileSummary, onDisk.Interrupted, onDisk.Cells[0].Runs, c.Runs)
+	}
+	jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+}
