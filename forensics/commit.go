@@ -277,3 +277,14 @@ func Windows(evs []CommitEvent) map[eventlog.Type]Window {
 	}
 	return out
 }
+
+// DensityOf counts holes, repeats and unpositioned events of a positioned
+// run's events, in any order.
+func DensityOf(evs []CommitEvent) (gaps, dups, unpositioned int) {
+	ks := make([]keyed, len(evs))
+	for i, e := range evs {
+		ks[i] = keyed{id: e.ID, seq: e.Seq}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return int(sign(a.seq - b.seq)) })
+	return Density(ks)
+}

@@ -24,32 +24,63 @@ type ForensicsOptions struct {
 	Format string
 	// Pairs bounds the type-pair rows printed per cell in table format.
 	Pairs int
+	// Attach mode: read an existing Workflow DevKit world-postgres database.
+	PGURL  string
+	Schema string
+	RunID  string
+	Since  string
 }
 
 // NewCmdForensics returns `stormctl forensics`.
 func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) error) *cobra.Command {
 	opts := &ForensicsOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "forensics DIR",
+		Use:   "forensics DIR | --pg-url URL",
 		Short: "Commit-order, window, read and density forensics of a stored storm",
 		Long: `Re-read a storm directory and report, per cell: commit-order inversions
 (id or seq order against the commit order the writers observed), which event
 types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
-(gaps, duplicates). Nothing is re-run; a newer checker can analyse an old storm.`,
+(gaps, duplicates). Nothing is re-run; a newer checker can analyse an old storm.
+
+With --pg-url it attaches to an existing Workflow DevKit world-postgres
+database instead and reads <schema>.workflow_events in a READ ONLY
+transaction (a seq column is used when present): per run, id order against
+commit order (pg_xact_commit_timestamp(xmin), ties broken by xmin then id),
+displaced events, inverted pairs, the overtaking/overtaken type pairs, and
+mint-to-commit windows (mint time = the ULID's timestamp). Rows written while
+track_commit_timestamp was off have no commit time: they are counted, never
+guessed.`,
 		Example: `  stormctl forensics storms/20261202-141100
-  stormctl forensics storms/20261202-141100 --format json | jq '.cells[0].pairs[:3]'`,
-		Args: cobra.ExactArgs(1),
+  stormctl forensics storms/20261202-141100 --format json | jq '.cells[0].pairs[:3]'
+  # an application's own database, read-only
+  stormctl forensics --pg-url postgres://app@db:5432/app --schema workflow --since 2026-07-29T00:00:00Z
+  stormctl forensics --pg-url "$DATABASE_URL" --run wrun_01J... --format json`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
+			switch {
+			case len(args) == 1 && opts.PGURL != "":
+				return usage("give either a storm directory or --pg-url, not both")
+			case len(args) == 0 && opts.PGURL == "":
+				return usage("forensics needs a storm directory or --pg-url URL")
+			case len(args) == 1:
+				opts.Dir = args[0]
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.PGURL != "" {
+				return runAttach(cmd.Context(), opts)
 			}
 			return runForensics(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach to an existing world-postgres database (read-only)")
+	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
+	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")
 	return cmd
 }
 
@@ -144,7 +175,6 @@ func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs i
 	if format == reports.FormatMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
 	t := tablewriter.NewTable(w, opts...)
 	t.Header([]string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dups"})
 	for _, c := range rep.Cells {
@@ -159,37 +189,43 @@ func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs i
 	}
 	for _, c := range rep.Cells {
 		fmt.Fprintf(w, "\n%s\n", c.CellKey.String())
-		if len(c.Pairs) > 0 {
-			pt := tablewriter.NewTable(w, opts...)
-			pt.Header([]string{"overtaking", "overtaken", "pairs", "mean delta", "max delta"})
-			for i, p := range c.Pairs {
-				if i == maxPairs {
-					break
-				}
-				_ = pt.Append([]string{string(p.Overtaking), string(p.Overtaken), fmt.Sprint(p.Count), ms(p.MeanDelta), ms(p.MaxDelta)})
-			}
-			if err := pt.Render(); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintln(w, "no commit-order inversions")
-		}
-		types := make([]eventlog.Type, 0, len(c.Windows))
-		for typ := range c.Windows {
-			types = append(types, typ)
-		}
-		slices.Sort(types)
-		wt := tablewriter.NewTable(w, opts...)
-		wt.Header([]string{"mint-to-commit", "n", "p50", "p90", "p99", "max"})
-		for _, typ := range types {
-			win := c.Windows[typ]
-			_ = wt.Append([]string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
-		}
-		if err := wt.Render(); err != nil {
+		if err := printPairsAndWindows(w, c, opts, maxPairs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// printPairsAndWindows prints the type-pair table and the window table.
+func printPairsAndWindows(w io.Writer, c *cellForensics, opts []tablewriter.Option, maxPairs int) error {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+	if len(c.Pairs) > 0 {
+		pt := tablewriter.NewTable(w, opts...)
+		pt.Header([]string{"overtaking", "overtaken", "pairs", "mean delta", "max delta"})
+		for i, p := range c.Pairs {
+			if i == maxPairs {
+				break
+			}
+			_ = pt.Append([]string{string(p.Overtaking), string(p.Overtaken), fmt.Sprint(p.Count), ms(p.MeanDelta), ms(p.MaxDelta)})
+		}
+		if err := pt.Render(); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, "no commit-order inversions")
+	}
+	types := make([]eventlog.Type, 0, len(c.Windows))
+	for typ := range c.Windows {
+		types = append(types, typ)
+	}
+	slices.Sort(types)
+	wt := tablewriter.NewTable(w, opts...)
+	wt.Header([]string{"mint-to-commit", "n", "p50", "p90", "p99", "max"})
+	for _, typ := range types {
+		win := c.Windows[typ]
+		_ = wt.Append([]string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
+	}
+	return wt.Render()
 }
 
 func pct(n, of int) string {

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/pgattach"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// attachRun is one run's line of the attach report.
+type attachRun struct {
+	RunID           string `json:"run_id"`
+	Events          int    `json:"events"`
+	Displaced       int    `json:"displaced"`
+	InvertedPairs   int    `json:"inverted_pairs"`
+	WithoutCommitTS int    `json:"without_commit_ts"`
+	Gaps            int    `json:"gaps"`
+	Duplicates      int    `json:"duplicates"`
+	Unpositioned    int    `json:"unpositioned"`
+}
+
+type attachTotals struct {
+	Runs int `json:"runs"`
+	attachRun
+}
+
+type attachReport struct {
+	Info    pgattach.Info                      `json:"source"`
+	Runs    []attachRun                        `json:"runs"`
+	Totals  attachTotals                       `json:"totals"`
+	Pairs   []pairRow                          `json:"pairs"`
+	Windows map[eventlog.Type]forensics.Window `json:"windows"`
+}
+
+func runAttach(ctx context.Context, opts *ForensicsOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o := pgattach.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID}
+	if opts.Since != "" {
+		if o.Since, err = time.Parse(time.RFC3339, opts.Since); err != nil {
+			return usage("--since %q: want an RFC 3339 time such as 2026-07-29T00:00:00Z", opts.Since)
+		}
+	}
+	rep := attachReport{}
+	var total forensics.CommitOrder
+	var all []forensics.CommitEvent
+	info, err := pgattach.Read(ctx, o, func(r pgattach.Run) error {
+		bySeq := info0(r.Events)
+		co := forensics.AnalyzeCommitOrder(r.Events, bySeq)
+		co.AddTo(&total)
+		line := attachRun{RunID: r.ID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs, WithoutCommitTS: co.WithoutCommitTS}
+		if bySeq {
+			line.Gaps, line.Duplicates, line.Unpositioned = forensics.DensityOf(r.Events)
+		}
+		rep.Runs = append(rep.Runs, line)
+		rep.Totals.Runs++
+		rep.Totals.Gaps += line.Gaps
+		rep.Totals.Duplicates += line.Duplicates
+		rep.Totals.Unpositioned += line.Unpositioned
+		all = append(all, r.Events...)
+		return ctx.Err()
+	})
+	rep.Info = info
+	switch {
+	case errors.Is(err, context.Canceled):
+		return ErrInterrupted
+	case errors.Is(err, eventlog.ErrUnavailable):
+		return &InfraError{Err: fmt.Errorf("%w (check --pg-url: host, port, user, password and database)", err)}
+	case err != nil:
+		return &UsageError{Err: err}
+	}
+	rep.Totals.Events, rep.Totals.Displaced = total.Events, total.Displaced
+	rep.Totals.InvertedPairs, rep.Totals.WithoutCommitTS = total.InvertedPairs, total.WithoutCommitTS
+	for _, p := range total.SortedPairs() {
+		rep.Pairs = append(rep.Pairs, pairRow{p.TypePair, p.PairStat})
+	}
+	rep.Windows = forensics.Windows(all)
+	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
+}
+
+// info0 reports whether every event of a run carries a seq.
+func info0(evs []forensics.CommitEvent) bool {
+	return len(evs) > 0 && !slices.ContainsFunc(evs, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
+}
+
+func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs int) error {
+	if !rep.Info.CommitTimestamp {
+		fmt.Fprintln(errw, "note: track_commit_timestamp is off on this server: no commit times, so no commit-order forensics "+
+			"(enable it with ALTER SYSTEM SET track_commit_timestamp = on and a restart; rows written before that stay without)")
+	}
+	if format == reports.FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	if format == reports.FormatMarkdown {
+		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header([]string{"run", "events", "displaced", "inverted pairs", "no commit ts", "gaps", "dups"})
+	for _, r := range rep.Runs {
+		_ = t.Append([]string{r.RunID, fmt.Sprint(r.Events), pct(r.Displaced, r.Events), fmt.Sprint(r.InvertedPairs),
+			fmt.Sprint(r.WithoutCommitTS), fmt.Sprint(r.Gaps), fmt.Sprint(r.Duplicates)})
+	}
+	tt := rep.Totals
+	_ = t.Append([]string{fmt.Sprintf("total (%d runs)", tt.Runs), fmt.Sprint(tt.Events), pct(tt.Displaced, tt.Events),
+		fmt.Sprint(tt.InvertedPairs), fmt.Sprint(tt.WithoutCommitTS), fmt.Sprint(tt.Gaps), fmt.Sprint(tt.Duplicates)})
+	if err := t.Render(); err != nil {
+		return err
+	}
+	c := &cellForensics{Pairs: rep.Pairs, Windows: rep.Windows}
+	return printPairsAndWindows(w, c, opts, maxPairs)
+}
