@@ -1,15 +1,21 @@
 package forensics
 
 import (
+	"time"
+
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
 
-// CommitEvents joins a run's final log with the commit times its writers
+// CommitEvents joins a run's final log with commit times: the store's own
+// (already on the events) when storeTimes, else the ones its writers
 // observed (from the recorded history), falling back to the time the world
 // stored on the event.
-func CommitEvents(final []eventlog.Event, ops []worlds.Op) []CommitEvent {
-	commits := CommitTimes(ops)
+func CommitEvents(final []eventlog.Event, ops []worlds.Op, storeTimes bool) []CommitEvent {
+	var commits map[string]time.Time
+	if !storeTimes {
+		commits = CommitTimes(ops)
+	}
 	out := make([]CommitEvent, len(final))
 	for i, e := range final {
 		c := e.CommittedAt

@@ -17,6 +17,9 @@ type RunInput struct {
 	Final []eventlog.Event
 	// Ops is the run's recorded history.
 	Ops []worlds.Op
+	// StoreCommitTimes says Final carries the store's own commit times
+	// (pg_xact_commit_timestamp), which then win over what writers observed.
+	StoreCommitTimes bool
 }
 
 // RunFindings are the ordering and density findings of one run.
@@ -52,14 +55,9 @@ type keyed struct {
 
 // AnalyzeRun applies every per-run checker.
 func AnalyzeRun(in RunInput) RunFindings {
-	commits := CommitTimes(in.Ops)
 	evs := make([]keyed, len(in.Final))
-	for i, e := range in.Final {
-		c := e.CommittedAt
-		if t, ok := commits[e.ID]; ok {
-			c = t
-		}
-		evs[i] = keyed{id: e.ID, seq: e.Seq, commit: c}
+	for i, e := range CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
+		evs[i] = keyed{id: e.ID, seq: e.Seq, commit: e.CommitAt}
 	}
 	less := keyLess(in.Scheme)
 	slices.SortStableFunc(evs, func(a, b keyed) int {

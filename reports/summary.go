@@ -29,19 +29,23 @@ func Outcomes() []Outcome {
 
 // RunRecord is one line of runs.jsonl. **contract**
 type RunRecord struct {
-	World     string                `json:"world"`
-	Scenario  string                `json:"scenario"`
-	Condition string                `json:"condition"`
-	Index     int                   `json:"index"`
-	RunID     string                `json:"runId"`
-	Outcome   Outcome               `json:"outcome"`
-	Detail    string                `json:"detail,omitempty"`
-	Started   time.Time             `json:"started"`
-	Ended     time.Time             `json:"ended"`
-	Millis    int64                 `json:"durationMs"`
-	Events    int                   `json:"events"`
-	Stats     engine.RunStats       `json:"stats"`
-	Findings  forensics.RunFindings `json:"findings"`
+	World     string          `json:"world"`
+	Scenario  string          `json:"scenario"`
+	Condition string          `json:"condition"`
+	Index     int             `json:"index"`
+	RunID     string          `json:"runId"`
+	Outcome   Outcome         `json:"outcome"`
+	Detail    string          `json:"detail,omitempty"`
+	Started   time.Time       `json:"started"`
+	Ended     time.Time       `json:"ended"`
+	Millis    int64           `json:"durationMs"`
+	Events    int             `json:"events"`
+	Stats     engine.RunStats `json:"stats"`
+	// CommitSource says whose commit times the findings used: "store"
+	// (the database's own, e.g. pg_xact_commit_timestamp) or "world" (what
+	// the writers observed).
+	CommitSource string                `json:"commitSource,omitempty"`
+	Findings     forensics.RunFindings `json:"findings"`
 }
 
 // CellKey names one cell of the matrix.

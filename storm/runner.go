@@ -227,6 +227,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	defer cancel2()
 	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
 	outcome, detail := decide(c.sc, final, readErr, stats)
+	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
 	if startErr != nil {
 		outcome, detail = reports.Failed, startErr.Error()
 		if errors.Is(startErr, eventlog.ErrUnavailable) {
@@ -241,7 +242,9 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
-		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops}),
+		CommitSource: source,
+		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
+			StoreCommitTimes: source == "store"}),
 	}
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
@@ -296,6 +299,35 @@ func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Ev
 		}
 		after = p.Next
 	}
+}
+
+// storeCommitTimes puts the store's own commit times on final when the world
+// has them (worlds.CommitTimes with Source "store") and says whose times the
+// run's forensics use: "store" or "world".
+func storeCommitTimes(ctx context.Context, w worlds.World, runID string, final []eventlog.Event, log *slog.Logger) string {
+	if rec, ok := w.(*worlds.Recorder); ok {
+		w = rec.Unwrap()
+	}
+	ct, ok := w.(worlds.CommitTimes)
+	if !ok {
+		return "world"
+	}
+	times, err := ct.CommitTimes(ctx, runID)
+	if err != nil {
+		log.Debug("no store commit times", "run", runID, "err", err)
+		return "world"
+	}
+	at := make(map[string]time.Time, len(times))
+	for _, t := range times {
+		if t.Source != "store" {
+			return "world"
+		}
+		at[t.EventID] = t.At
+	}
+	for i := range final {
+		final[i].CommittedAt = at[final[i].ID]
+	}
+	return "store"
 }
 
 // hooks adapts a runtime to what scenario drivers may do.

@@ -144,9 +144,10 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		if bySeq {
 			scheme = eventlog.SchemeSeq
 		}
-		evs := forensics.CommitEvents(final, ops)
+		storeTimes := r.CommitSource == "store"
+		evs := forensics.CommitEvents(final, ops, storeTimes)
 		forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(&c.Order)
-		c.Findings.Add(forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops}))
+		c.Findings.Add(forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes}))
 		c.events = append(c.events, evs...)
 		c.Runs++
 	}
