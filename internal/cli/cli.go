@@ -4,9 +4,13 @@
 package cli
 
 import (
+	"sync"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // Exit codes. **contract**
@@ -62,8 +67,10 @@ type IOStreams struct {
 type Factory struct {
 	IO      *IOStreams
 	Version string
-	// Worlds returns the registry of every world stormctl knows.
-	Worlds func() *worlds.Registry
+	// Worlds returns the registry of every world stormctl knows, reaching
+	// stores through ep, and a function that releases what it started
+	// (an embedded PostgreSQL cluster).
+	Worlds func(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error)
 	Logger func() *slog.Logger
 }
 
@@ -81,11 +88,60 @@ func NewFactory() *Factory {
 	}
 }
 
-// DefaultWorlds registers every built-in world.
-func DefaultWorlds() *worlds.Registry {
+// WorldEndpoints say where the worlds' stores are; zero values mean the
+// embedded defaults. The flags that fill it are registered by
+// WorldEndpoints.AddFlags on every command that opens worlds.
+type WorldEndpoints struct {
+	// PGURL is a PostgreSQL server to use instead of an embedded cluster.
+	PGURL string
+	// Keep keeps the worlds' schemas and directories after the storm.
+	Keep bool
+	// PoolSize is the connection pool of each postgres world (0: default).
+	PoolSize int32
+}
+
+// AddFlags registers the endpoint flags on fl.
+func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&ep.PGURL, "pg-url", "", "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)")
+}
+
+// DefaultWorlds registers every built-in world. Nothing is started until a
+// world is opened: the embedded cluster starts on the first postgres Open.
+func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
 	r := &worlds.Registry{}
 	local.Register(r)
-	return r
+	base := postgres.Config{Keep: ep.Keep, PoolSize: ep.PoolSize}
+	var src postgres.Source
+	stop := func() error { return nil }
+	if ep.PGURL != "" {
+		base.URL = ep.PGURL
+		src = func(context.Context) (postgres.Config, error) { return base, nil }
+	} else {
+		src, stop = postgres.EmbeddedSource(logger, base)
+	}
+	var warn sync.Once
+	postgres.Register(r, func(ctx context.Context) (postgres.Config, error) {
+		cfg, err := src(ctx)
+		if err == nil && ep.PGURL != "" {
+			warn.Do(func() { warnCommitTimestamps(ctx, cfg, logger) })
+		}
+		return cfg, err
+	})
+	return r, stop
+}
+
+// warnCommitTimestamps says plainly when a server given with --pg-url cannot
+// give commit times, and how to fix that; the storm runs on regardless.
+func warnCommitTimestamps(ctx context.Context, cfg postgres.Config, logger *slog.Logger) {
+	conn, err := pgx.Connect(ctx, cfg.URL)
+	if err != nil {
+		return // Open reports the connection error itself
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var on string
+	if conn.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&on) == nil && on != "on" {
+		logger.Warn("track_commit_timestamp is off on --pg-url: commit-order forensics will use the commit times the writers observed, not the store's; enable it with ALTER SYSTEM SET track_commit_timestamp = on and a server restart")
+	}
 }
 
 func version() string {

@@ -112,7 +112,8 @@ func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *c
 		func(o *ListOptions) listing {
 			l := listing{header: []string{"world", "schemes", "store"}}
 			var js []map[string]any
-			for _, e := range o.Factory.Worlds().Entries() {
+			reg, _ := o.Factory.Worlds(WorldEndpoints{}, o.Factory.Logger())
+			for _, e := range reg.Entries() {
 				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), e.Description})
 				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "description": e.Description})
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // StormOptions are the storm command's options.
@@ -23,6 +24,7 @@ type StormOptions struct {
 	Format  string
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
+	Endpoints  WorldEndpoints
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -82,6 +84,7 @@ infra (the store was unreachable; never counted as corruption).`,
 	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
+	opts.Endpoints.AddFlags(fl)
 	return cmd
 }
 
@@ -91,7 +94,16 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return &UsageError{Err: err}
 	}
 	cfg := fillEmpty(trimLists(opts.Config))
-	plan, err := cfg.Validate(opts.Factory.Worlds())
+	opts.Endpoints.Keep = cfg.Keep
+	opts.Endpoints.PoolSize = poolSize(cfg)
+	logger := opts.Factory.Logger()
+	reg, stopWorlds := opts.Factory.Worlds(opts.Endpoints, logger)
+	defer func() {
+		if err := stopWorlds(); err != nil {
+			logger.Warn("stopping the embedded servers", "err", err)
+		}
+	}()
+	plan, err := cfg.Validate(reg)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -109,7 +121,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	progress := newProgress(opts.IO)
 	fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)
 	sum, runErr := storm.Run(ctx, plan, storm.Deps{
-		Worlds: opts.Factory.Worlds(), Logger: opts.Factory.Logger(), Progress: progress, Version: opts.Factory.Version,
+		Worlds: reg, Logger: logger, Progress: progress, Version: opts.Factory.Version,
 	})
 	if sum != nil {
 		if err := reports.Render(opts.IO.Out, sum, format); err != nil {
@@ -119,7 +131,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	switch {
 	case errors.Is(runErr, storm.ErrInterrupted):
 		return ErrInterrupted
-	case errors.Is(runErr, eventlog.ErrUnavailable):
+	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres):
 		return &InfraError{Err: runErr}
 	}
 	return runErr
@@ -133,6 +145,21 @@ func fillEmpty(c storm.Config) storm.Config {
 	d := c.Defaults()
 	c.Worlds, c.Scenarios, c.Conditions, c.Out = d.Worlds, d.Scenarios, d.Conditions, d.Out
 	return c
+}
+
+// poolSize shares about 180 connections (the embedded cluster allows 220)
+// among the storm's postgres cells, at most --concurrency each.
+func poolSize(c storm.Config) int32 {
+	cells := 0
+	for _, w := range c.Worlds {
+		if w == postgres.Name {
+			cells = len(c.Scenarios) * len(c.Conditions)
+		}
+	}
+	if cells == 0 {
+		return 0
+	}
+	return int32(max(4, min(c.Concurrency, 180/cells)))
 }
 
 // trimLists drops empty items and spaces from comma-separated flags.

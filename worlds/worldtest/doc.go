@@ -20,6 +20,12 @@
 //     best-effort guard checked here only with a single writer;
 //   - seq: events are ordered and cursored by seq, dense from 1; a fenced
 //     batch is atomic and honours the run's fence basis; every read is dense.
+//   - sequence (a non-transactional database sequence, seed gotcha 1): as seq
+//     for a single writer, except that the fence compares expectedSeq with
+//     the event count and ignores the fence basis; while writes overlap a
+//     read may meet a hole and fail with eventlog.ErrGap, which the
+//     concurrent subtest counts and retries instead of failing on. Once the
+//     writers are done the log must be dense and hold every accepted event.
 //
 // Event ids carry a world prefix (eventlog.LocalPrefix or
 // eventlog.ServerPrefix) followed by a ULID.

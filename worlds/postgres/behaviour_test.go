@@ -1,0 +1,297 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/postgres"
+)
+
+// TestCommitTimesFollowCommits: sequential appends have increasing store
+// commit times, in scheme order, each between the event's mint and the
+// moment its append returned.
+func TestCommitTimesFollowCommits(t *testing.T) {
+	needCluster(t)
+	for _, s := range eventlog.Schemes() {
+		t.Run(string(s), func(t *testing.T) {
+			w := openWorld(t, postgres.Config{})
+			if !w.CommitTimestamps() {
+				t.Fatal("the embedded cluster runs without track_commit_timestamp")
+			}
+			run := newRun(t, w, s)
+			var written []eventlog.Event
+			for i := range 5 {
+				evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				written = append(written, evs...)
+			}
+			cts, err := w.CommitTimes(t.Context(), run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cts) != len(written) {
+				t.Fatalf("%d commit times for %d events", len(cts), len(written))
+			}
+			for i, ct := range cts {
+				e := written[i]
+				switch {
+				case ct.EventID != e.ID || ct.Seq != e.Seq || ct.Source != "store":
+					t.Fatalf("commit time %d = %+v, want event %s seq %d from the store", i, ct, e.ID, e.Seq)
+				case ct.At.Before(e.MintedAt) || ct.At.After(e.CommittedAt):
+					t.Fatalf("event %d committed at %v, outside [minted %v, append returned %v]", i, ct.At, e.MintedAt, e.CommittedAt)
+				case i > 0 && !ct.At.After(cts[i-1].At):
+					t.Fatalf("commit time %d (%v) is not after %d (%v)", i, ct.At, i-1, cts[i-1].At)
+				}
+			}
+			if _, err := w.CommitTimes(t.Context(), "wrun_missing"); !errors.Is(err, eventlog.ErrNoRun) {
+				t.Fatalf("CommitTimes of an unknown run = %v, want ErrNoRun", err)
+			}
+		})
+	}
+}
+
+// TestGapsInFlight: 8 writers append to one run with the seed's
+// mint-to-commit windows while a reader re-reads the log. Under sequence the
+// reader must, within a bounded number of rounds, meet a hole (a number drawn
+// and not yet committed) and fail loudly with ErrGap; the hole fills later
+// and the final log is dense. Under seq no read ever meets a hole. Nothing
+// here makes a gap happen: it comes from the writers overlapping or not.
+func TestGapsInFlight(t *testing.T) {
+	needCluster(t)
+	tests := []struct {
+		scheme  eventlog.Scheme
+		wantGap bool
+		rounds  int
+	}{
+		{eventlog.SchemeSeq, false, 2},
+		{eventlog.SchemeSequence, true, 6},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.scheme), func(t *testing.T) {
+			lat, err := worlds.ParseProfile("seed", 11)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := openWorld(t, postgres.Config{Latency: lat, PoolSize: 12})
+			for round := 1; round <= tt.rounds; round++ {
+				reads, gaps, first := gapRound(t, w, tt.scheme)
+				switch {
+				case !tt.wantGap && gaps > 0:
+					t.Fatalf("round %d: %d of %d reads met a gap under %s, first %v", round, gaps, reads, tt.scheme, first)
+				case tt.wantGap && gaps > 0:
+					t.Logf("round %d: %d of %d reads met a gap, first: %v", round, gaps, reads, first)
+					return
+				}
+				t.Logf("round %d: %d reads, no gap", round, reads)
+			}
+			if tt.wantGap {
+				t.Fatalf("no read met a gap under %s in %d rounds of 8 overlapping writers: the non-transactional sequence should have shown one", tt.scheme, tt.rounds)
+			}
+		})
+	}
+}
+
+// gapRound runs one round of TestGapsInFlight on a new run: it returns how
+// many reads were made, how many failed with ErrGap and the first such error.
+func gapRound(t *testing.T, w *postgres.World, s eventlog.Scheme) (reads, gaps int, first *eventlog.GapError) {
+	t.Helper()
+	const writers, perWriter = 8, 6
+	run := newRun(t, w, s)
+	ctx := t.Context()
+	var g errgroup.Group
+	for i := range writers {
+		g.Go(func() error {
+			for j := range perWriter {
+				if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprintf("w%d_%d", i, j))}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		_, err := w.List(ctx, run, eventlog.Cursor{}, 0)
+		reads++
+		var ge *eventlog.GapError
+		switch {
+		case errors.As(err, &ge):
+			gaps++
+			if first == nil {
+				first = ge
+			}
+		case err != nil:
+			t.Fatalf("read %d: %v", reads, err)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	p, err := w.List(ctx, run, eventlog.Cursor{}, 0)
+	if err != nil {
+		t.Fatalf("the final log: %v", err)
+	}
+	if len(p.Events) != writers*perWriter {
+		t.Fatalf("the final log holds %d events, want %d", len(p.Events), writers*perWriter)
+	}
+	if first != nil && first.Want > int64(len(p.Events)) {
+		t.Fatalf("the gap's missing seq %d never committed", first.Want)
+	}
+	return reads, gaps, first
+}
+
+// TestFenceUnderContention: 8 writers that all loaded the same 1-event log
+// append fenced at once, each write with a 100 ms window. Under seq the fence
+// is a condition on the counter row's update, so exactly one wins and the
+// others are rejected with the log's new length. Under ulid (count, then
+// write) and sequence (a count no lock protects) the check cannot see writes
+// in flight, so several are admitted: the legacy guard's TOCTOU.
+func TestFenceUnderContention(t *testing.T) {
+	needCluster(t)
+	tests := []struct {
+		scheme     eventlog.Scheme
+		exactlyOne bool
+	}{
+		{eventlog.SchemeSeq, true},
+		{eventlog.SchemeULID, false},
+		{eventlog.SchemeSequence, false},
+	}
+	const writers = 8
+	for _, tt := range tests {
+		t.Run(string(tt.scheme), func(t *testing.T) {
+			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:100ms"), PoolSize: writers + 2})
+			for round := 1; round <= 3; round++ {
+				run := newRun(t, w, tt.scheme)
+				if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
+					t.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				errs := make([]error, writers)
+				for i := range writers {
+					wg.Go(func() {
+						<-start
+						_, errs[i] = w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprint("s", i))})
+					})
+				}
+				close(start)
+				wg.Wait()
+				wins := 0
+				for _, err := range errs {
+					var fe *eventlog.FencedError
+					switch {
+					case err == nil:
+						wins++
+					case !errors.As(err, &fe):
+						t.Fatalf("AppendFenced = %v, want success or a FencedError", err)
+					case fe.Expected != 1 || fe.Actual < 2:
+						t.Fatalf("FencedError{Expected %d, Actual %d}, want {1, >= 2}", fe.Expected, fe.Actual)
+					}
+				}
+				p, err := w.List(t.Context(), run, eventlog.Cursor{}, 0)
+				if err != nil || len(p.Events) != 1+wins {
+					t.Fatalf("log holds %d events (%v) after %d wins", len(p.Events), err, wins)
+				}
+				switch {
+				case tt.exactlyOne && wins != 1:
+					t.Fatalf("round %d: %d of %d fenced writers won, want exactly 1", round, wins, writers)
+				case tt.exactlyOne:
+					continue
+				case wins >= 2:
+					t.Logf("round %d: the guard admitted %d of %d writers that loaded the same log", round, wins, writers)
+					return
+				}
+			}
+			if !tt.exactlyOne {
+				t.Fatalf("the %s guard never admitted two writers in 3 rounds", tt.scheme)
+			}
+		})
+	}
+}
+
+// TestSeqWindowHoldsNoLock: under seq the window is spent before the counter
+// update, so writers of one run overlap their windows; holding the run's row
+// lock across them would serialize the run (8 x 300 ms).
+func TestSeqWindowHoldsNoLock(t *testing.T) {
+	needCluster(t)
+	const writers, window = 8, 300 * time.Millisecond
+	w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:300ms"), PoolSize: writers})
+	run := newRun(t, w, eventlog.SchemeSeq)
+	start := time.Now()
+	var g errgroup.Group
+	for i := range writers {
+		g.Go(func() error {
+			_, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > writers*window/2 {
+		t.Fatalf("%d writers with %s windows took %s: the windows did not overlap", writers, window, d)
+	}
+}
+
+// TestCancelledWindow: a write whose context ends during its window returns
+// the context's error and commits nothing. Under seq and ulid the next write
+// goes on as if it never happened. Under sequence the number it drew is gone
+// for good: the next write lands past a hole every read refuses (the
+// rollback side of gotcha 1).
+func TestCancelledWindow(t *testing.T) {
+	needCluster(t)
+	for _, s := range eventlog.Schemes() {
+		t.Run(string(s), func(t *testing.T) {
+			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:400ms")})
+			run := newRun(t, w, s)
+			ctx, cancel := context.WithCancel(t.Context())
+			timer := time.AfterFunc(100*time.Millisecond, cancel)
+			defer timer.Stop()
+			if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")}); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Append = %v, want context.Canceled", err)
+			}
+			if dump, err := w.Dump(t.Context(), run); err != nil || len(dump) != 0 {
+				t.Fatalf("after a cancelled write the run holds %d events (%v)", len(dump), err)
+			}
+			evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
+			if err != nil {
+				t.Fatalf("the same draft after the cancelled write: %v", err)
+			}
+			_, err = w.List(t.Context(), run, eventlog.Cursor{}, 0)
+			if s != eventlog.SchemeSequence {
+				if err != nil || evs[0].Seq != int64(btoi(s.Positioned())) {
+					t.Fatalf("after the cancelled write: seq %d, List: %v", evs[0].Seq, err)
+				}
+				return
+			}
+			var ge *eventlog.GapError
+			if !errors.As(err, &ge) || ge.Want != 1 || ge.Got != 2 || evs[0].Seq != 2 {
+				t.Fatalf("sequence after a cancelled write: seq %d, List = %v; want seq 2 and a gap at 1", evs[0].Seq, err)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,157 @@
+package postgres_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stormctl/stormctl/worlds/postgres"
+)
+
+// TestEmbeddedSettings: the package's cluster listens on 127.0.0.1 only,
+// keeps commit times, keeps durability on and is sized for a storm; as root
+// its data belongs to the unprivileged ClusterUser.
+func TestEmbeddedSettings(t *testing.T) {
+	url := needCluster(t)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	want := map[string]string{
+		"track_commit_timestamp": "on",
+		"fsync":                  "on",
+		"synchronous_commit":     "on",
+		"max_connections":        "220",
+		"shared_buffers":         "256MB",
+		"listen_addresses":       "127.0.0.1",
+	}
+	for name, v := range want {
+		var got string
+		if err := conn.QueryRow(t.Context(), "SELECT current_setting($1)", name).Scan(&got); err != nil || got != v {
+			t.Errorf("%s = %q (%v), want %q", name, got, err, v)
+		}
+	}
+	var sock string
+	if err := conn.QueryRow(t.Context(), "SELECT current_setting('unix_socket_directories')").Scan(&sock); err != nil ||
+		!strings.HasPrefix(sock, cluster.Dir()) {
+		t.Errorf("unix_socket_directories = %q (%v), want a directory inside %s", sock, err, cluster.Dir())
+	}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup(postgres.ClusterUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(cluster.Dir(), "data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; strconv.FormatUint(uint64(uid), 10) != u.Uid {
+			t.Errorf("the data directory belongs to uid %d, want %s (%s)", uid, u.Uid, postgres.ClusterUser)
+		}
+	}
+}
+
+// crashHelperEnv makes the test binary a helper process that starts a
+// cluster, prints its directory and port, and waits to be killed.
+const crashHelperEnv = "STORMCTL_PG_CRASH_HELPER"
+
+func TestCrashHelper(t *testing.T) {
+	if os.Getenv(crashHelperEnv) == "" {
+		t.Skip("helper process for TestKilledOwnerLeavesNoCluster")
+	}
+	c, err := postgres.StartEmbedded(context.Background(), nil)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("cluster", c.Dir(), c.Port())
+	select {} // until killed
+}
+
+// TestKilledOwnerLeavesNoCluster: when the process that started a cluster is
+// killed outright (no Stop, no deferred code), the watcher stops the
+// cluster and removes its directory.
+func TestKilledOwnerLeavesNoCluster(t *testing.T) {
+	needCluster(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashHelperEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	var dir string
+	var port int
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "cluster" {
+			dir, port = f[1], atoi(t, f[2])
+			break
+		}
+		t.Log("helper:", sc.Text())
+	}
+	if dir == "" {
+		t.Fatal("the helper started no cluster")
+	}
+	if !listening(port) {
+		t.Fatalf("the helper's cluster does not listen on port %d", port)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed = true
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := os.Stat(dir)
+		gone := errors.Is(err, os.ErrNotExist)
+		if gone && !listening(port) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("60 s after its process was killed the cluster is still there (directory gone: %v, listening: %v)", gone, listening(port))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

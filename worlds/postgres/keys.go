@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// tokenKeyPrefix starts the second idempotency key of a hook_created draft.
+const tokenKeyPrefix = "hook_token/"
+
+// eventKeys are the columns that carry a draft's idempotency keys
+// (eventlog.Draft.Keys): every event stores its first key in idem_key, unique
+// per run; a hook_created event with a token stores it in token, unique per
+// run among hook_created rows (a partial unique index).
+type eventKeys struct {
+	idem  string
+	token string // "" when the draft has no token key
+}
+
+// keysOf maps d.Keys() onto the key columns, failing if the contract ever
+// hands out a key shape the columns cannot hold.
+func keysOf(d eventlog.Draft) (eventKeys, error) {
+	ks := d.Keys()
+	var k eventKeys
+	switch {
+	case len(ks) == 1:
+		k.idem = ks[0]
+	case len(ks) == 2 && d.Type == eventlog.HookCreated && ks[1] == tokenKeyPrefix+d.Token:
+		k.idem, k.token = ks[0], d.Token
+	default:
+		return k, fmt.Errorf("draft %s %s: idempotency keys %q do not fit the key columns", d.Type, d.CorrelationID, ks)
+	}
+	return k, nil
+}
+
+// keys returns the idempotency keys the columns hold, as Draft.Keys spells them.
+func (k eventKeys) keys() []string {
+	if k.token == "" {
+		return []string{k.idem}
+	}
+	return []string{k.idem, tokenKeyPrefix + k.token}
+}
+
+// batch is a checked batch of drafts as column arrays, ready for unnest.
+type batch struct {
+	runID    string
+	events   []eventlog.Event // minted, not yet positioned or committed
+	ids      []string
+	types    []string
+	corrs    []string
+	payloads []string // "" for no payload
+	tokens   []string // hook tokens of hook_created rows, "" otherwise
+	dedups   []string
+	idem     []string
+	minted   []time.Time
+	// tokenKeys lists the non-empty hook tokens, for conflict checks.
+	tokenKeys []string
+}
+
+// checkDrafts validates drafts (known type, JSON payload, keys that fit the
+// columns, no key claimed twice in the batch) and returns their key columns.
+func checkDrafts(runID string, d []eventlog.Draft) ([]eventKeys, error) {
+	out := make([]eventKeys, len(d))
+	seen := make(map[string]bool, len(d))
+	for i, x := range d {
+		if !x.Type.Valid() {
+			return nil, fmt.Errorf("postgres: run %s: draft %d: unknown event type %q", runID, i, x.Type)
+		}
+		if len(x.Payload) > 0 && !json.Valid(x.Payload) {
+			return nil, fmt.Errorf("postgres: run %s: draft %d (%s): payload is not valid JSON", runID, i, x.Type)
+		}
+		k, err := keysOf(x)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: run %s: %w", runID, err)
+		}
+		for _, key := range k.keys() {
+			if seen[key] {
+				return nil, &eventlog.ConflictError{RunID: runID, Key: key}
+			}
+			seen[key] = true
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+// newBatch turns checked drafts into minted events and column arrays.
+func (w *World) newBatch(runID string, d []eventlog.Draft, keys []eventKeys) *batch {
+	b := &batch{runID: runID, events: make([]eventlog.Event, len(d))}
+	for i, x := range d {
+		e := w.mint(runID, x)
+		b.events[i] = e
+		b.ids = append(b.ids, e.ID)
+		b.types = append(b.types, string(x.Type))
+		b.corrs = append(b.corrs, x.CorrelationID)
+		b.payloads = append(b.payloads, string(x.Payload))
+		b.tokens = append(b.tokens, keys[i].token)
+		b.dedups = append(b.dedups, x.Dedup)
+		b.idem = append(b.idem, keys[i].idem)
+		b.minted = append(b.minted, e.MintedAt)
+		if keys[i].token != "" {
+			b.tokenKeys = append(b.tokenKeys, keys[i].token)
+		}
+	}
+	return b
+}
+
+// conflictKey names the key a conflict on constraint (or, for the sequence
+// scheme's pre-check, the taken idem key or token) is about; fallback when
+// nothing better is known.
+func (b *batch) conflictKey(takenIdem, takenToken string) string {
+	switch {
+	case takenIdem != "":
+		return takenIdem
+	case takenToken != "":
+		return tokenKeyPrefix + takenToken
+	case len(b.idem) > 0:
+		return b.idem[0]
+	}
+	return ""
+}
+
+// hasToken reports whether the batch claims hook tokens.
+func (b *batch) hasToken() bool { return len(b.tokenKeys) > 0 }
+
+// describe renders the batch's drafts for error messages.
+func (b *batch) describe() string {
+	s := make([]string, len(b.types))
+	for i := range b.types {
+		s[i] = b.types[i] + " " + b.corrs[i]
+	}
+	if len(s) > 4 {
+		s = append(slices.Clone(s[:4]), fmt.Sprintf("… (%d drafts)", len(b.types)))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,403 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oklog/ulid/v2"
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/worldtest"
+)
+
+// The package's one embedded cluster, or why there is none.
+var (
+	cluster    *postgres.Cluster
+	skipReason string
+)
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	if os.Getenv(crashHelperEnv) != "" {
+		return m.Run() // a helper process: TestCrashHelper starts its own cluster
+	}
+	c, err := postgres.StartEmbedded(context.Background(), nil)
+	switch {
+	case errors.Is(err, postgres.ErrNoPostgres):
+		skipReason = "no embedded PostgreSQL: " + err.Error()
+		fmt.Println("worlds/postgres: skipping the cluster tests:", skipReason)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "worlds/postgres: start the embedded cluster:", err)
+		return 1
+	default:
+		cluster = c
+	}
+	code := m.Run()
+	if cluster != nil {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "worlds/postgres: stop the embedded cluster:", err)
+			code = 1
+		}
+		if _, err := os.Stat(cluster.Dir()); !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "worlds/postgres: the cluster's directory is still there:", cluster.Dir(), err)
+			code = 1
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "worlds/postgres: leaked goroutines:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// needCluster skips t when the package has no cluster and returns its URL.
+func needCluster(t *testing.T) string {
+	t.Helper()
+	if cluster == nil {
+		t.Skip(skipReason)
+	}
+	return cluster.URL()
+}
+
+// openWorld opens a World on the package's cluster (cfg.URL unless set) and
+// closes it when t ends, checking that its schema is gone unless cfg.Keep.
+func openWorld(t *testing.T, cfg postgres.Config) *postgres.World {
+	t.Helper()
+	if cfg.URL == "" {
+		cfg.URL = needCluster(t)
+	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = 10
+	}
+	w, err := postgres.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if !cfg.Keep && schemaExists(t, cfg.URL, w.Schema()) {
+			t.Errorf("schema %s is still there after Close", w.Schema())
+		}
+	})
+	return w
+}
+
+// admin opens a plain pool for looking at (and preparing) the database.
+func admin(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func schemaExists(t *testing.T, url, name string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, name).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func newRun(t *testing.T, w worlds.World, s eventlog.Scheme) string {
+	t.Helper()
+	id := "wrun_" + ulid.Make().String()
+	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s}); err != nil {
+		t.Fatalf("CreateRun(%s): %v", s, err)
+	}
+	return id
+}
+
+func step(typ eventlog.Type, corr string) eventlog.Draft {
+	return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: []byte(`{"n":1}`)}
+}
+
+func fixed(t *testing.T, spec string) worlds.Profile {
+	t.Helper()
+	p, err := worlds.ParseProfile(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConformance(t *testing.T) {
+	needCluster(t)
+	for _, s := range eventlog.Schemes() {
+		t.Run(string(s), func(t *testing.T) {
+			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return openWorld(t, postgres.Config{Seed: 1}) })
+		})
+	}
+}
+
+// TestRegister: the registry's postgres entry, fed by EmbeddedSource, opens
+// Worlds on one cluster it starts on first use, each in its own schema that
+// Close drops; the source's stop removes the cluster.
+func TestRegister(t *testing.T) {
+	needCluster(t)
+	src, stop := postgres.EmbeddedSource(nil, postgres.Config{PoolSize: 4})
+	t.Cleanup(func() { _ = stop() })
+	var r worlds.Registry
+	postgres.Register(&r, src)
+	e, err := r.Lookup(postgres.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ulid", "seq", "sequence"}; !slices.Equal(e.Schemes, want) {
+		t.Fatalf("Schemes = %v, want %v", e.Schemes, want)
+	}
+	var opened []*postgres.World
+	for i := range 2 {
+		w, err := e.Open(t.Context(), worlds.Options{Latency: fixed(t, "fixed:1ms"), Seed: uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened = append(opened, w.(*postgres.World))
+		run := newRun(t, w, eventlog.SchemeSeq)
+		if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := src(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.URL == cluster.URL() || cfg.PoolSize != 4 {
+		t.Fatalf("source config %+v: want the source's own cluster and pool size 4", cfg)
+	}
+	if opened[0].Schema() == opened[1].Schema() {
+		t.Fatalf("two worlds share schema %s", opened[0].Schema())
+	}
+	for _, w := range opened {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if schemaExists(t, cfg.URL, w.Schema()) {
+			t.Fatalf("schema %s survived Close", w.Schema())
+		}
+	}
+	if _, err := opened[0].Append(t.Context(), "wrun_x", []eventlog.Draft{step(eventlog.StepCompleted, "b")}); err == nil {
+		t.Fatal("Append on a closed world succeeded")
+	}
+	pc, err := pgx.ParseConfig(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if listening(int(pc.Port)) {
+		t.Fatalf("the source's cluster still listens on port %d after stop", pc.Port)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("a second stop: %v", err)
+	}
+}
+
+// TestOwnSchemaOnly runs against the machine's own PostgreSQL service (port
+// 5432, database test): the World creates exactly one schema, puts its tables
+// there and nowhere else, and Close leaves the database as it found it.
+func TestOwnSchemaOnly(t *testing.T) {
+	var url string
+	var conn *pgx.Conn
+	var tried []string
+	for _, u := range []string{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "postgres://root@127.0.0.1:5432/test?sslmode=disable"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		c, err := pgx.Connect(ctx, u)
+		cancel()
+		if err == nil {
+			url, conn = u, c
+			break
+		}
+		tried = append(tried, err.Error())
+	}
+	if conn == nil {
+		fmt.Println("TestOwnSchemaOnly: skipped: no PostgreSQL service at 127.0.0.1:5432/test:", strings.Join(tried, "; "))
+		t.Skipf("no PostgreSQL service at 127.0.0.1:5432/test: %s", strings.Join(tried, "; "))
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	objects := func() []string {
+		rows, err := conn.Query(t.Context(), `SELECT n.nspname || '.' || coalesce(c.relname, '') FROM pg_namespace n
+			LEFT JOIN pg_class c ON c.relnamespace = n.oid ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := objects()
+
+	w, err := postgres.Open(t.Context(), postgres.Config{URL: url, PoolSize: 4})
+	if err != nil {
+		t.Fatalf("Open on %s: %v", url, err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	run := newRun(t, w, eventlog.SchemeSeq)
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CommitTimes(t.Context(), run); w.CommitTimestamps() == errors.Is(err, postgres.ErrNoCommitTimestamps) {
+		t.Errorf("CommitTimes = %v with track_commit_timestamp %v", err, w.CommitTimestamps())
+	}
+	var added []string
+	for _, o := range objects() {
+		if !slices.Contains(before, o) {
+			added = append(added, o)
+		}
+	}
+	for _, o := range added {
+		// pg_toast holds the TOAST tables PostgreSQL makes for the world's own
+		// tables; they go with them (checked below with everything else).
+		if !strings.HasPrefix(o, w.Schema()+".") && !strings.HasPrefix(o, "pg_toast.") {
+			t.Errorf("the world created %s outside its schema %s", o, w.Schema())
+		}
+	}
+	if !slices.Contains(added, w.Schema()+".workflow_events") || !slices.Contains(added, w.Schema()+".workflow_runs") {
+		t.Errorf("new objects %v lack the world's tables", added)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := objects(); !slices.Equal(after, before) {
+		t.Fatalf("the database changed: before %d objects, after %d", len(before), len(after))
+	}
+}
+
+// TestForeignSchemaIsRefused: a schema that exists (someone else's, or
+// another live World's) is refused with ErrSchemaTaken and left untouched.
+func TestForeignSchemaIsRefused(t *testing.T) {
+	url := needCluster(t)
+	db := admin(t, url)
+	foreign := "stormctl_foreign_" + strings.ToLower(ulid.Make().String()[16:])
+	for _, stmt := range []string{
+		"CREATE SCHEMA " + foreign,
+		"CREATE TABLE " + foreign + ".workflow_events (id varchar PRIMARY KEY)",
+		"INSERT INTO " + foreign + ".workflow_events VALUES ('precious')",
+	} {
+		if _, err := db.Exec(t.Context(), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA "+foreign+" CASCADE") })
+	live := openWorld(t, postgres.Config{})
+	liveRun := newRun(t, live, eventlog.SchemeSeq)
+
+	for _, name := range []string{foreign, strings.TrimPrefix(foreign, postgres.SchemaPrefix), live.Schema()} {
+		w, err := postgres.Open(t.Context(), postgres.Config{URL: url, Schema: name})
+		if err == nil {
+			_ = w.Close()
+			t.Fatalf("Open(schema %s) succeeded", name)
+		}
+		if !errors.Is(err, postgres.ErrSchemaTaken) {
+			t.Fatalf("Open(schema %s) = %v, want ErrSchemaTaken", name, err)
+		}
+	}
+	var id string
+	if err := db.QueryRow(t.Context(), "SELECT id FROM "+foreign+".workflow_events").Scan(&id); err != nil || id != "precious" {
+		t.Fatalf("the foreign schema's row: %q, %v", id, err)
+	}
+	if _, err := live.Append(t.Context(), liveRun, []eventlog.Draft{step(eventlog.StepCompleted, "still")}); err != nil {
+		t.Fatalf("the live world broke: %v", err)
+	}
+}
+
+// TestUnreachableIsUnavailable: a server that cannot be used is
+// eventlog.ErrUnavailable, quickly, whatever the reason.
+func TestUnreachableIsUnavailable(t *testing.T) {
+	urls := map[string]string{"refused": "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}
+	if cluster != nil {
+		urls["wrong password"] = fmt.Sprintf("postgres://postgres:wrong@127.0.0.1:%d/postgres?sslmode=disable", cluster.Port())
+		urls["no database"] = strings.Replace(cluster.URL(), "/postgres?", "/no_such_db?", 1)
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			w, err := postgres.Open(t.Context(), postgres.Config{URL: url})
+			if err == nil {
+				_ = w.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, eventlog.ErrUnavailable) {
+				t.Fatalf("Open = %v, want an error matching %v", err, eventlog.ErrUnavailable)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("Open took %s to fail", d)
+			}
+			if strings.Contains(err.Error(), "wrong") {
+				t.Fatalf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigRejectsBadSchemaNames(t *testing.T) {
+	for _, name := range []string{"Workflow", "a-b", "stormctl_", strings.Repeat("x", 60), "x;drop"} {
+		_, err := postgres.Open(t.Context(), postgres.Config{URL: "postgres://127.0.0.1:1/x", Schema: name})
+		if err == nil || errors.Is(err, eventlog.ErrUnavailable) {
+			t.Errorf("Open(schema %q) = %v, want a configuration error before connecting", name, err)
+		}
+	}
+	if _, err := postgres.Open(t.Context(), postgres.Config{}); err == nil || !strings.Contains(err.Error(), "URL") {
+		t.Errorf("Open without URL = %v, want an error naming the URL", err)
+	}
+}
+
+// TestKeepAndReset: Keep leaves the schema and its data after Close; Reset
+// empties a World that stays usable.
+func TestKeepAndReset(t *testing.T) {
+	url := needCluster(t)
+	w := openWorld(t, postgres.Config{Keep: true})
+	db := admin(t, url)
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+w.Schema()+" CASCADE") })
+	run := newRun(t, w, eventlog.SchemeSequence)
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reset(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
+		t.Fatalf("List after Reset = %v, want ErrNoRun", err)
+	}
+	run = newRun(t, w, eventlog.SchemeSequence)
+	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")})
+	if err != nil || evs[0].Seq != 1 {
+		t.Fatalf("Append after Reset = %+v, %v; want seq 1", evs, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(t.Context(), "SELECT count(*) FROM "+w.Schema()+".workflow_events").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("kept schema holds %d events (%v), want 1", n, err)
+	}
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// markerPrefix starts the comment a World puts on the schema it creates; the
+// rest is the World's random token. Only a schema carrying this World's
+// marker is ever dropped.
+const markerPrefix = "stormctl world "
+
+// Table and constraint names inside a World's schema.
+const (
+	runsTable        = "workflow_runs"
+	eventsTable      = "workflow_events"
+	idemConstraint   = "workflow_events_idem"
+	tokenIndex       = "workflow_events_hook_token"
+	runSeqConstraint = "workflow_events_run_seq"
+)
+
+// ddl creates a World's tables in schema (a sanitized identifier).
+//
+// workflow_events is shaped like world-postgres's table (id, type,
+// correlation_id, created_at, run_id, payload jsonb) plus seq (null under
+// ulid), the hook token, the dedup value, the first idempotency key and the
+// mint time. workflow_runs holds each run's scheme and fence basis and, for
+// seq runs, the counter row: next_seq is the number of committed events (the
+// seq of the last one) and last_fenced_seq the seq of the last event a fenced
+// append committed.
+func ddl(schema, marker string) []string {
+	r, e := schema+"."+runsTable, schema+"."+eventsTable
+	return []string{
+		"CREATE SCHEMA " + schema,
+		fmt.Sprintf("COMMENT ON SCHEMA %s IS '%s'", schema, marker),
+		`CREATE TABLE ` + r + ` (
+			id              varchar PRIMARY KEY,
+			run_no          bigserial UNIQUE,
+			scheme          varchar NOT NULL CHECK (scheme IN ('ulid', 'seq', 'sequence')),
+			fence_basis     varchar NOT NULL DEFAULT '',
+			next_seq        bigint NOT NULL DEFAULT 0,
+			last_fenced_seq bigint NOT NULL DEFAULT 0,
+			created_at      timestamptz NOT NULL DEFAULT now()
+		)`,
+		`CREATE TABLE ` + e + ` (
+			id             varchar PRIMARY KEY,
+			type           varchar NOT NULL,
+			correlation_id varchar,
+			created_at     timestamptz NOT NULL DEFAULT now(),
+			run_id         varchar NOT NULL,
+			payload        jsonb,
+			seq            bigint,
+			token          varchar,
+			dedup          varchar,
+			idem_key       varchar NOT NULL,
+			minted_at      timestamptz NOT NULL,
+			CONSTRAINT ` + runSeqConstraint + ` UNIQUE (run_id, seq),
+			CONSTRAINT ` + idemConstraint + ` UNIQUE (run_id, idem_key)
+		)`,
+		// The second key of a hook_created draft: its token, unique per run.
+		`CREATE UNIQUE INDEX ` + tokenIndex + ` ON ` + e + ` (run_id, token)
+			WHERE type = 'hook_created' AND token IS NOT NULL`,
+		// ulid reads (WHERE run_id = $1 AND id > $2 ORDER BY id). Partial, so
+		// positioned rows, read through (run_id, seq), do not maintain it.
+		`CREATE INDEX workflow_events_run_id ON ` + e + ` (run_id, id) WHERE seq IS NULL`,
+	}
+}
+
+// createSchema creates the World's schema, marked with marker, and its
+// tables in one transaction. An existing schema is refused with
+// ErrSchemaTaken and left as it was.
+func createSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) error {
+	schema := pgx.Identifier{name}.Sanitize()
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, stmt := range ddl(schema, marker) {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if code, _ := pgCode(err); code == codeDuplicateSchema {
+		return fmt.Errorf("postgres: schema %s already exists; a World only uses a schema it creates, so it is left untouched "+
+			"(choose another schema name, or drop it yourself if it is a leftover of a --keep storm): %w", name, ErrSchemaTaken)
+	}
+	return storeErr(ctx, "create schema "+name, err)
+}
+
+// dropSchema drops the schema if it still carries marker; a schema without
+// it is not the World's and is left alone.
+func dropSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) error {
+	var comment *string
+	err := pool.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, name).Scan(&comment)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // already gone
+	case err != nil:
+		return storeErr(ctx, "drop schema "+name, err)
+	case comment == nil || *comment != marker:
+		return fmt.Errorf("postgres: drop schema %s: it no longer carries this world's marker; left untouched", name)
+	}
+	_, err = pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+	return storeErr(ctx, "drop schema "+name, err)
+}
+
+// queries is the SQL of one World, its schema spelled in.
+type queries struct {
+	runs, events string
+
+	createRun, loadRun, counters, count         string
+	takenKey, takenToken                        string
+	insertULID                                  string
+	insertSeq, insertSeqFenced, insertSeqFenceD string
+	insertSequence                              string
+	listULID, listSeq, dumpULID, dumpSeq        string
+	commitULID, commitSeq                       string
+}
+
+// unnestCols are the batch arrays every insert reads: $2 … $9.
+const unnestCols = `unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])`
+
+// insertCols and insertVals name and fill workflow_events from unnest row u;
+// %s is the seq expression.
+const (
+	insertCols = `(id, type, correlation_id, run_id, payload, seq, token, dedup, idem_key, minted_at)`
+	insertVals = `u.id, u.type, NULLIF(u.corr, ''), $1, NULLIF(u.payload, '')::jsonb, %s, NULLIF(u.token, ''), NULLIF(u.dedup, ''), u.idem, u.minted`
+	unnestRow  = `u(id, type, corr, payload, token, dedup, idem, minted`
+)
+
+func newQueries(name string, commitTS bool) queries {
+	s := pgx.Identifier{name}.Sanitize()
+	q := queries{runs: s + "." + runsTable, events: s + "." + eventsTable}
+	r, e := q.runs, q.events
+
+	q.createRun = `INSERT INTO ` + r + ` (id, scheme, fence_basis) VALUES ($1, $2, $3) RETURNING run_no`
+	q.loadRun = `SELECT run_no, scheme, fence_basis FROM ` + r + ` WHERE id = $1`
+	q.counters = `SELECT next_seq, last_fenced_seq FROM ` + r + ` WHERE id = $1`
+	q.count = `SELECT count(*) FROM ` + e + ` WHERE run_id = $1 AND seq IS NULL`
+	q.takenKey = `SELECT idem_key FROM ` + e + ` WHERE run_id = $1 AND idem_key = ANY($2::text[]) LIMIT 1`
+	q.takenToken = `SELECT token FROM ` + e + ` WHERE run_id = $1 AND type = 'hook_created' AND token = ANY($2::text[]) LIMIT 1`
+
+	// ulid: the client-minted id is the order; no counter, no position.
+	q.insertULID = `INSERT INTO ` + e + ` ` + insertCols + `
+		SELECT ` + fmt.Sprintf(insertVals, "NULL") + `
+		FROM ` + unnestCols + ` AS ` + unnestRow + `)`
+
+	// seq: the counter row and the inserts in one statement. The UPDATE takes
+	// the run's row lock and yields the base position; positions follow the
+	// draft order. A fence is a condition on the UPDATE: when it fails the
+	// CTE is empty and nothing is inserted.
+	seq := func(set, where string) string {
+		return `WITH c AS (
+			UPDATE ` + r + ` SET next_seq = next_seq + cardinality($2::text[])` + set + `
+			WHERE id = $1` + where + `
+			RETURNING next_seq - cardinality($2::text[]) AS base
+		)
+		INSERT INTO ` + e + ` ` + insertCols + `
+		SELECT ` + fmt.Sprintf(insertVals, "c.base + u.ord") + `
+		FROM c, ` + unnestCols + ` WITH ORDINALITY AS ` + unnestRow + `, ord)
+		RETURNING id, seq`
+	}
+	const setFenced = `, last_fenced_seq = next_seq + cardinality($2::text[])`
+	q.insertSeq = seq("", "")
+	q.insertSeqFenced = seq(setFenced, ` AND next_seq = $10::bigint`)
+	q.insertSeqFenceD = seq(setFenced, ` AND last_fenced_seq <= $10::bigint AND next_seq >= $10::bigint`)
+
+	// sequence: seq is nextval of the run's own sequence, drawn row by row at
+	// insert time, outside any transaction's control. pre reads the statement
+	// snapshot first: the run's event count (fenced appends compare it with
+	// the expected count) and any key of the batch already taken, so that a
+	// rejected batch draws no number.
+	q.insertSequence = `WITH pre AS MATERIALIZED (
+			SELECT CASE WHEN $11::bool THEN (SELECT count(*) FROM ` + e + ` WHERE run_id = $1) END AS n,
+			       (SELECT idem_key FROM ` + e + ` WHERE run_id = $1 AND idem_key = ANY($8::text[]) LIMIT 1) AS taken_key,
+			       (SELECT token FROM ` + e + ` WHERE run_id = $1 AND type = 'hook_created' AND token = ANY($13::text[]) LIMIT 1) AS taken_token
+		), ins AS (
+			INSERT INTO ` + e + ` ` + insertCols + `
+			SELECT ` + fmt.Sprintf(insertVals, "nextval($10::regclass)") + `
+			FROM pre, ` + unnestCols + ` WITH ORDINALITY AS ` + unnestRow + `, ord)
+			WHERE pre.taken_key IS NULL AND pre.taken_token IS NULL AND (NOT $11::bool OR pre.n = $12::bigint)
+			RETURNING id, seq
+		)
+		SELECT pre.n, pre.taken_key, pre.taken_token, ins.id, ins.seq FROM pre LEFT JOIN ins ON true`
+
+	committed := "created_at"
+	if commitTS {
+		committed = "COALESCE(pg_xact_commit_timestamp(xmin), created_at)"
+	}
+	cols := `SELECT id, type, COALESCE(correlation_id, ''), payload, COALESCE(seq, 0), COALESCE(token, ''),
+		COALESCE(dedup, ''), minted_at, ` + committed + ` FROM ` + e
+	q.listULID = cols + ` WHERE run_id = $1 AND seq IS NULL AND id > $2 ORDER BY id LIMIT $3::bigint`
+	q.listSeq = cols + ` WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3::bigint`
+	q.dumpULID = cols + ` WHERE run_id = $1 ORDER BY id`
+	q.dumpSeq = cols + ` WHERE run_id = $1 ORDER BY seq NULLS LAST, id`
+
+	ct := `SELECT id, COALESCE(seq, 0), pg_xact_commit_timestamp(xmin) FROM ` + e + ` WHERE run_id = $1 ORDER BY `
+	q.commitULID = ct + `id`
+	q.commitSeq = ct + `seq NULLS LAST, id`
+	return q
+}
+
+// sequenceName is the sanitized name of a sequence run's own sequence.
+func sequenceName(schema string, runNo int64) string {
+	return pgx.Identifier{schema, fmt.Sprintf("run_seq_%d", runNo)}.Sanitize()
+}

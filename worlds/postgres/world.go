@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Name is the world's registry name.
+const Name = "postgres"
+
+// World is the PostgreSQL world: one schema it created, on a pgx pool. It is
+// safe for concurrent use.
+type World struct {
+	cfg      Config
+	pool     *pgxpool.Pool
+	q        queries
+	marker   string
+	commitTS bool
+	minter   *eventlog.Minter
+	runs     sync.Map // run id → runInfo; a run's record never changes
+	closed   atomic.Bool
+	// resetMu excludes Reset (writer) from every other operation (readers).
+	resetMu sync.RWMutex
+}
+
+var (
+	_ worlds.World       = (*World)(nil)
+	_ worlds.Resetter    = (*World)(nil)
+	_ worlds.CommitTimes = (*World)(nil)
+	_ worlds.Dumper      = (*World)(nil)
+)
+
+// Source supplies the base Config of each World the registry opens: the
+// connection string (of --pg-url, or of an embedded cluster started on first
+// use), pool size and Keep. Latency and Seed come from worlds.Options.
+type Source func(ctx context.Context) (Config, error)
+
+// Register adds the postgres world to r. Every World it opens gets its
+// connection settings from src and its own fresh schema.
+func Register(r *worlds.Registry, src Source) {
+	r.Register(worlds.Entry{
+		Name:        Name,
+		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction",
+		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence)},
+		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
+			cfg, err := src(ctx)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Latency, cfg.Seed = opts.Latency, opts.Seed
+			w, err := Open(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+	})
+}
+
+// Open connects, creates the World's schema and tables and returns the
+// World. An unreachable server fails with eventlog.ErrUnavailable, an
+// existing schema with ErrSchemaTaken (nothing is changed in either case).
+func Open(ctx context.Context, cfg Config) (*World, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid connection string: %w", err)
+	}
+	pc.MaxConns = cfg.PoolSize
+	pc.MinConns = 0
+	pc.MaxConnIdleTime = time.Minute
+	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, storeErr(ctx, "connect", err)
+	}
+	w, err := open(ctx, cfg, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func open(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*World, error) {
+	if err := pool.Ping(ctx); err != nil {
+		return nil, storeErr(ctx, "connect to "+redact(pool), err)
+	}
+	commitTS, err := CheckCommitTimestamps(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	var tok [8]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("postgres: schema marker: %w", err)
+	}
+	w := &World{
+		cfg:      cfg,
+		pool:     pool,
+		q:        newQueries(cfg.Schema, commitTS),
+		marker:   markerPrefix + hex.EncodeToString(tok[:]),
+		commitTS: commitTS,
+		minter:   eventlog.NewMinter(eventlog.ServerPrefix, newEntropy(cfg.Seed)),
+	}
+	if err := createSchema(ctx, pool, cfg.Schema, w.marker); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// redact names the pool's server without its credentials.
+func redact(pool *pgxpool.Pool) string {
+	c := pool.Config().ConnConfig
+	return fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database)
+}
+
+// newEntropy is a ChaCha8 stream seeded from seed, the ULID entropy source.
+func newEntropy(seed uint64) *mrand.ChaCha8 {
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:8], seed)
+	copy(s[8:], "stormctl/worlds/postgres")
+	return mrand.NewChaCha8(s)
+}
+
+// Schema returns the name of the World's schema.
+func (w *World) Schema() string { return w.cfg.Schema }
+
+// CommitTimestamps reports whether the server keeps commit times
+// (track_commit_timestamp), which CommitTimes needs.
+func (w *World) CommitTimestamps() bool { return w.commitTS }
+
+// CheckCommitTimestamps reports whether the server behind pool runs with
+// track_commit_timestamp on.
+func CheckCommitTimestamps(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	var v string
+	if err := pool.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&v); err != nil {
+		return false, storeErr(ctx, "SHOW track_commit_timestamp", err)
+	}
+	return v == "on", nil
+}
+
+// runInfo is a run's record.
+type runInfo struct {
+	no     int64
+	scheme eventlog.Scheme
+	basis  eventlog.FenceBasis
+}
+
+// CreateRun records the run with its scheme and fence basis. A sequence run
+// gets its own database sequence. An existing run fails with
+// eventlog.ErrConflict.
+func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
+	unlock, err := w.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	switch {
+	case r.ID == "" || len(r.ID) > 200:
+		return fmt.Errorf("postgres: create run %q: invalid run id (want 1 to 200 characters)", r.ID)
+	case !r.Scheme.Positioned() && r.Scheme != eventlog.SchemeULID:
+		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence)", r.ID, r.Scheme)
+	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
+		return fmt.Errorf("postgres: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
+	}
+	info := runInfo{scheme: r.Scheme, basis: r.FenceBasis}
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, w.q.createRun, r.ID, string(r.Scheme), string(r.FenceBasis)).Scan(&info.no); err != nil {
+			return err
+		}
+		if r.Scheme != eventlog.SchemeSequence {
+			return nil
+		}
+		_, err := tx.Exec(ctx, "CREATE SEQUENCE "+sequenceName(w.cfg.Schema, info.no)+" AS bigint")
+		return err
+	})
+	if code, _ := pgCode(err); code == codeUniqueViolation {
+		return fmt.Errorf("postgres: create run %s: run exists: %w", r.ID, eventlog.ErrConflict)
+	}
+	if err != nil {
+		return storeErr(ctx, "create run "+r.ID, err)
+	}
+	w.runs.Store(r.ID, info)
+	return nil
+}
+
+// run returns a run's record, from the cache or the runs table; an unknown
+// run is eventlog.ErrNoRun.
+func (w *World) run(ctx context.Context, runID string) (runInfo, error) {
+	if v, ok := w.runs.Load(runID); ok {
+		return v.(runInfo), nil
+	}
+	var info runInfo
+	var scheme, basis string
+	err := w.pool.QueryRow(ctx, w.q.loadRun, runID).Scan(&info.no, &scheme, &basis)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return info, fmt.Errorf("postgres: run %s: %w", runID, eventlog.ErrNoRun)
+	case err != nil:
+		return info, storeErr(ctx, "read run "+runID, err)
+	}
+	info.scheme, info.basis = eventlog.Scheme(scheme), eventlog.FenceBasis(basis)
+	w.runs.Store(runID, info)
+	return info, nil
+}
+
+// mint is the event a draft becomes: a wevt_ ULID minted now, in the client,
+// before any window. MintedAt keeps microseconds, what timestamptz stores.
+func (w *World) mint(runID string, d eventlog.Draft) eventlog.Event {
+	now := time.Now().Truncate(time.Microsecond)
+	return eventlog.Event{
+		RunID:         runID,
+		ID:            w.minter.Mint(now),
+		Type:          d.Type,
+		CorrelationID: d.CorrelationID,
+		Token:         d.Token,
+		Dedup:         d.Dedup,
+		Payload:       d.Payload,
+		MintedAt:      now,
+	}
+}
+
+// enter admits an operation: the World must be open, ctx live and no Reset
+// running. The returned func ends the operation.
+func (w *World) enter(ctx context.Context) (func(), error) {
+	if w.closed.Load() {
+		return nil, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w.resetMu.RLock()
+	if w.closed.Load() {
+		w.resetMu.RUnlock()
+		return nil, errClosed
+	}
+	return w.resetMu.RUnlock, nil
+}
+
+// Reset empties the World: it drops its schema, with every run and event,
+// and creates it afresh under the same name. Keep does not apply: Keep is
+// what Close leaves behind, and a caller asking for a reset asks for the
+// data to go. Operations wait while Reset runs.
+func (w *World) Reset(ctx context.Context) error {
+	if w.closed.Load() {
+		return errClosed
+	}
+	w.resetMu.Lock()
+	defer w.resetMu.Unlock()
+	if err := dropSchema(ctx, w.pool, w.cfg.Schema, w.marker); err != nil {
+		return err
+	}
+	w.runs.Clear()
+	return createSchema(ctx, w.pool, w.cfg.Schema, w.marker)
+}
+
+// Close drops the World's schema (unless Config.Keep) and closes the pool.
+// Later operations fail. Close waits for operations in flight.
+func (w *World) Close() error {
+	if w.closed.Swap(true) {
+		return nil
+	}
+	w.resetMu.Lock()
+	defer w.resetMu.Unlock()
+	var err error
+	if !w.cfg.Keep {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = dropSchema(ctx, w.pool, w.cfg.Schema, w.marker)
+		cancel()
+	}
+	w.pool.Close()
+	return err
+}
