@@ -4,6 +4,8 @@
 package cli
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"context"
@@ -182,14 +184,27 @@ func ExitCode(err error, w io.Writer) int {
 	case errors.Is(err, ErrGateFailed):
 		return ExitGateFailed
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "stormctl: %v\n", err)
+		fmt.Fprintf(w, "stormctl: %s\n", oneLine(err))
 		return ExitUsage
 	case errors.As(err, &ie):
-		fmt.Fprintf(w, "stormctl: %v\n", err)
+		fmt.Fprintf(w, "stormctl: %s\n", oneLine(err))
 		return ExitInfra
 	}
-	fmt.Fprintf(w, "stormctl: %v\n", err)
+	fmt.Fprintf(w, "stormctl: %s\n", oneLine(err))
 	return ExitUsage
+}
+
+// oneLine folds a multi-line error (pgx lists every address it tried) into
+// one line, dropping repeated lines.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !slices.Contains(parts, l) {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // NewCmdRoot returns the root command with every subcommand.
