@@ -178,7 +178,9 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 
 // write appends a suspension's decisions: one fenced batch, or (unfenced)
 // one append per decision in order, tolerating decisions another invocation
-// already wrote. Work for what was written is dispatched.
+// already wrote; under the legacy count guard each of those appends carries
+// the writer's count and a rejection stops the sequence midway. Work for
+// what was written is dispatched.
 func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, drafts []eventlog.Draft) error {
 	if rt.cfg.Policy.Fenced() {
 		evs, err := rt.cfg.World.AppendFenced(ctx, s.id, expected, drafts)
@@ -188,15 +190,27 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 		rt.dispatch(s, evs)
 		return nil
 	}
+	written := int64(0)
 	for _, d := range drafts {
-		evs, err := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+		var evs []eventlog.Event
+		var err error
+		if rt.cfg.Guard != "" {
+			// The legacy guard: each decision carries the count of events
+			// the writer has seen, its own earlier writes included.
+			evs, err = rt.cfg.World.AppendFenced(ctx, s.id, expected+written, []eventlog.Draft{d})
+		} else {
+			evs, err = rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+		}
 		switch {
+		case errors.Is(err, eventlog.ErrFenced):
+			return err // earlier decisions stay written: the legacy hazard
 		case errors.Is(err, eventlog.ErrConflict):
 			s.stats.conflicts.Add(1)
 			continue
 		case err != nil:
 			return fmt.Errorf("append %s: %w", d.Type, err)
 		}
+		written++
 		rt.dispatch(s, evs)
 	}
 	return nil

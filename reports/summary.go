@@ -6,6 +6,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // Outcome is what became of one run. **contract**
@@ -44,8 +45,10 @@ type RunRecord struct {
 	// CommitSource says whose commit times the findings used: "store"
 	// (the database's own, e.g. pg_xact_commit_timestamp) or "world" (what
 	// the writers observed).
-	CommitSource string                `json:"commitSource,omitempty"`
-	Findings     forensics.RunFindings `json:"findings"`
+	CommitSource string `json:"commitSource,omitempty"`
+	// Guard is how the world's legacy guard fared, when the run had one.
+	Guard    *worlds.GuardCounts   `json:"guard,omitempty"`
+	Findings forensics.RunFindings `json:"findings"`
 }
 
 // CellKey names one cell of the matrix.
@@ -86,6 +89,9 @@ type Cell struct {
 	Recoveries  int `json:"recoveries"`
 	Invocations int `json:"invocations"`
 	Displaced   int `json:"displaced"`
+	// Guard sums the legacy guard's counts over the cell's runs (only when
+	// the cell's condition has a guard).
+	Guard *worlds.GuardCounts `json:"guard,omitempty"`
 }
 
 // Key returns the cell's key.
@@ -114,6 +120,12 @@ func (c *Cell) Add(r RunRecord) {
 	c.Divergences += int(r.Stats.Divergences)
 	c.Recoveries += int(r.Stats.Recoveries)
 	c.Invocations += int(r.Stats.Invocations)
+	if r.Guard != nil {
+		if c.Guard == nil {
+			c.Guard = &worlds.GuardCounts{}
+		}
+		c.Guard.Add(*r.Guard)
+	}
 	f := r.Findings
 	c.Reads += f.Reads
 	c.NonPrefixReads += f.NonPrefixReads

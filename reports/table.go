@@ -75,7 +75,7 @@ func renderTable(w io.Writer, s *Summary) error {
 
 func compactLines(w io.Writer, s *Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact()); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), guardNote(c)); err != nil {
 			return err
 		}
 	}
@@ -87,7 +87,7 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.World, c.Scenario, c.Condition, c.Compact()); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), guardNote(c)); err != nil {
 			return err
 		}
 	}
@@ -109,4 +109,13 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 	}
 	_, err := fmt.Fprint(w, "\n</details>\n")
 	return err
+}
+
+// guardNote reports how a cell's legacy guard fared, when it had one.
+func guardNote(c *Cell) string {
+	g := c.Guard
+	if g == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (guard: %d evaluated, %d passed, %d indeterminate, %d rejected)", g.Evaluated, g.Passed, g.Indeterminate, g.Rejected)
 }

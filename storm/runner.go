@@ -164,7 +164,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: cfg.PageSize,
+			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: cfg.PageSize,
 			Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
@@ -243,6 +243,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
+		Guard:        guardCounts(rctx2, c.world, runID),
 		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
 			StoreCommitTimes: source == "store"}),
 	}
@@ -299,6 +300,30 @@ func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Ev
 		}
 		after = p.Next
 	}
+}
+
+// guardOf is the guard stamped on runs: "" for none.
+func guardOf(k Knobs) string {
+	if k.Guard == "none" {
+		return ""
+	}
+	return k.Guard
+}
+
+// guardCounts asks the world how its legacy guard fared on a run.
+func guardCounts(ctx context.Context, w worlds.World, runID string) *worlds.GuardCounts {
+	if rec, ok := w.(*worlds.Recorder); ok {
+		w = rec.Unwrap()
+	}
+	gc, ok := w.(worlds.GuardCounter)
+	if !ok {
+		return nil
+	}
+	g, err := gc.GuardCounts(ctx, runID)
+	if err != nil {
+		return nil
+	}
+	return &g
 }
 
 // storeCommitTimes puts the store's own commit times on final when the world

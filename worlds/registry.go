@@ -16,7 +16,10 @@ type Entry struct {
 	Description string
 	// Schemes lists the ordering schemes the world supports.
 	Schemes []string
-	Open    Factory
+	// Guards lists the legacy interim guards the world can apply
+	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
+	Guards []string
+	Open   Factory
 }
 
 // Registry maps world names to factories. The zero value is empty and ready.
