@@ -6,6 +6,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -49,6 +50,10 @@ type RunRecord struct {
 	// Guard is how the world's legacy guard fared, when the run had one.
 	Guard    *worlds.GuardCounts   `json:"guard,omitempty"`
 	Findings forensics.RunFindings `json:"findings"`
+	// Verdicts judge every fenced or guard rejection of the run; Judged
+	// says they were computed (a run without rejections has none).
+	Verdicts []verdict.Verdict `json:"verdicts,omitempty"`
+	Judged   bool              `json:"judged,omitempty"`
 }
 
 // CellKey names one cell of the matrix.
@@ -76,14 +81,17 @@ type Cell struct {
 	Infra     int    `json:"infra"`
 	// Rejections counts fenced (and guard) rejections; TruePositives is
 	// how many of them a verdict confirmed, null until verdicts are computed.
-	Rejections     int  `json:"rejections"`
-	TruePositives  *int `json:"true_positives"`
-	Reads          int  `json:"reads"`
-	NonPrefixReads int  `json:"non_prefix_reads"`
-	CursorSkips    int  `json:"cursor_skips"`
-	Inversions     int  `json:"inversions"`
-	Gaps           int  `json:"gaps"`
-	Duplicates     int  `json:"duplicates"`
+	Rejections    int  `json:"rejections"`
+	TruePositives *int `json:"true_positives"`
+	// Benign and UnknownVerdicts complete the verdict split of Rejections.
+	Benign          int `json:"benign"`
+	UnknownVerdicts int `json:"unknown_verdicts"`
+	Reads           int `json:"reads"`
+	NonPrefixReads  int `json:"non_prefix_reads"`
+	CursorSkips     int `json:"cursor_skips"`
+	Inversions      int `json:"inversions"`
+	Gaps            int `json:"gaps"`
+	Duplicates      int `json:"duplicates"`
 	// Beyond the contract: what the engine did.
 	Divergences int `json:"divergences"`
 	Recoveries  int `json:"recoveries"`
@@ -117,6 +125,15 @@ func (c *Cell) Add(r RunRecord) {
 		c.Infra++
 	}
 	c.Rejections += int(r.Stats.Rejections)
+	if r.Judged {
+		tp, benign, unknown := verdict.Split(r.Verdicts)
+		if c.TruePositives == nil {
+			c.TruePositives = new(int)
+		}
+		*c.TruePositives += tp
+		c.Benign += benign
+		c.UnknownVerdicts += unknown
+	}
 	c.Divergences += int(r.Stats.Divergences)
 	c.Recoveries += int(r.Stats.Recoveries)
 	c.Invocations += int(r.Stats.Invocations)

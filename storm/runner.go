@@ -19,6 +19,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
 	"golang.org/x/sync/errgroup"
 )
@@ -247,6 +248,9 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
 			StoreCommitTimes: source == "store"}),
 	}
+	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs,
+		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store"})
+	rec.Judged = true
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}

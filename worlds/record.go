@@ -2,6 +2,7 @@ package worlds
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"time"
@@ -48,6 +49,11 @@ type OpEvent struct {
 	Seq           int64         `json:"seq,omitempty"`
 	MintedAt      time.Time     `json:"mintedAt,omitzero"`
 	CommittedAt   time.Time     `json:"committedAt,omitzero"`
+	// Token, Dedup and Payload are kept for rejected fenced appends only, so
+	// a verdict can replay what the writer wanted to write.
+	Token   string          `json:"token,omitempty"`
+	Dedup   string          `json:"dedup,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // ReadSummary is a compact account of a page: how many events, the first and
@@ -164,6 +170,9 @@ func (r *Recorder) AppendFenced(ctx context.Context, runID string, expectedSeq i
 	op.Wrote = wrote(d, evs)
 	if fe, ok := asFenced(err); ok {
 		op.Actual = fe.Actual
+		for i, x := range d {
+			op.Wrote[i].Token, op.Wrote[i].Dedup, op.Wrote[i].Payload = x.Token, x.Dedup, x.Payload
+		}
 	}
 	r.finish(ctx, &op, err)
 	return evs, err

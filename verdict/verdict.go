@@ -1,0 +1,175 @@
+// Package verdict judges every fenced (or guard) rejection of a storm run: had
+// the rejected batch been accepted, would a reference replay of the log have
+// diverged or produced a wrong result (a true positive), or replayed cleanly
+// (a benign rejection: a healthy writer fenced)?
+//
+// The reference replay is the engine's own, with ordered wake and the run's
+// id policy, over the log as it stood when the writer was rejected plus the
+// batch it wanted to write. When that log already diverges without the batch
+// the verdict is unknown: the rejection cannot be told apart from damage
+// already done.
+package verdict
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// The three verdicts.
+const (
+	TruePositive = "true_positive"
+	Benign       = "benign"
+	Unknown      = "unknown"
+)
+
+// Verdict is the judgement of one rejection.
+type Verdict struct {
+	Actor    string    `json:"actor"`
+	At       time.Time `json:"at"`
+	Expected int64     `json:"expectedSeq"`
+	Actual   int64     `json:"actualSeq"`
+	Verdict  string    `json:"verdict"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Input is what judging a run's rejections needs.
+type Input struct {
+	RunID   string
+	Program engine.Program
+	IDs     engine.IDPolicy
+	Scheme  eventlog.Scheme
+	// Final is the run's final log; Ops its recorded history.
+	Final []eventlog.Event
+	Ops   []worlds.Op
+	// Check is the scenario's ledger check for a completed output.
+	Check func(input, output json.RawMessage) error
+	// StoreCommitTimes says Final carries the store's commit times.
+	StoreCommitTimes bool
+}
+
+// refTime stamps waits the reference replay derives; it never matters for
+// a verdict, since only consumption of the rejected batch is judged.
+var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Judge returns a verdict for every rejected fenced append of the run, in
+// history order.
+func Judge(in Input) []Verdict {
+	ordered := slices.Clone(in.Final)
+	commits := map[string]time.Time{}
+	for _, e := range forensics.CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
+		commits[e.ID] = e.CommitAt
+	}
+	if in.Scheme.Positioned() {
+		slices.SortStableFunc(ordered, func(a, b eventlog.Event) int { return int(a.Seq - b.Seq) })
+	} else {
+		slices.SortStableFunc(ordered, func(a, b eventlog.Event) int { return cmpStr(a.ID, b.ID) })
+	}
+	var input json.RawMessage
+	for _, e := range ordered {
+		if e.Type == eventlog.RunCreated {
+			input = e.Payload
+		}
+	}
+	prefixBroken := map[int]*engine.DivergenceError{} // memo: does the log at n diverge on its own?
+	var out []Verdict
+	for _, op := range in.Ops {
+		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
+			continue
+		}
+		v := Verdict{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
+		log, ok := logAt(in.Scheme, ordered, commits, op)
+		if !ok {
+			v.Verdict, v.Reason = Unknown, fmt.Sprintf("the final log holds fewer than the %d events the store had", op.Actual)
+			out = append(out, v)
+			continue
+		}
+		div, seen := prefixBroken[len(log)]
+		if !seen {
+			div = engine.Replay(in.Program, in.RunID, log, in.IDs, engine.WakeOrdered, refTime).Divergence
+			prefixBroken[len(log)] = div
+		}
+		if div != nil {
+			v.Verdict, v.Reason = Unknown, "the log diverges without the batch: "+div.Msg
+			out = append(out, v)
+			continue
+		}
+		v.Verdict, v.Reason = judgeBatch(in, input, log, op)
+		out = append(out, v)
+	}
+	return out
+}
+
+// logAt is the log as it stood when op was rejected: the first Actual events
+// by position, or (ulid) every event committed before the rejection, by id.
+func logAt(s eventlog.Scheme, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, bool) {
+	if s.Positioned() {
+		if op.Actual > int64(len(ordered)) {
+			return nil, false
+		}
+		return slices.Clone(ordered[:op.Actual]), true
+	}
+	var log []eventlog.Event
+	for _, e := range ordered {
+		if t, ok := commits[e.ID]; ok && t.Before(op.End) {
+			log = append(log, e)
+		}
+	}
+	return log, true
+}
+
+// judgeBatch replays log plus the rejected batch.
+func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (string, string) {
+	hyp := log
+	for i, w := range op.Wrote {
+		hyp = append(hyp, eventlog.Event{
+			RunID: in.RunID, ID: fmt.Sprintf("rejected-%d", i), Seq: int64(len(log) + i + 1),
+			Type: w.Type, CorrelationID: w.CorrelationID, Token: w.Token, Dedup: w.Dedup, Payload: w.Payload,
+		})
+	}
+	out := engine.Replay(in.Program, in.RunID, hyp, in.IDs, engine.WakeOrdered, refTime)
+	switch {
+	case out.Divergence != nil:
+		return TruePositive, "accepted, the batch would make the log diverge: " + out.Divergence.Msg
+	case out.Terminal != nil && out.Terminal.Type == eventlog.RunCompleted && in.Check != nil:
+		got, err := engine.Output(*out.Terminal)
+		if err == nil {
+			err = in.Check(input, got)
+		}
+		if err != nil {
+			return TruePositive, "accepted, the run would complete with a wrong result: " + err.Error()
+		}
+	}
+	return Benign, ""
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Split counts verdicts by kind.
+func Split(vs []Verdict) (truePositives, benign, unknown int) {
+	for _, v := range vs {
+		switch v.Verdict {
+		case TruePositive:
+			truePositives++
+		case Benign:
+			benign++
+		default:
+			unknown++
+		}
+	}
+	return truePositives, benign, unknown
+}

@@ -1,0 +1,124 @@
+package verdict_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/verdict"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// twoBranches: each branch awaits its step, then calls a follow-up step.
+func twoBranches(c *engine.Ctx) (any, error) {
+	branch := func(name string) *engine.Future {
+		return c.Go(func(c *engine.Ctx) (any, error) {
+			if _, err := c.Await(c.Step(name, 0)); err != nil {
+				return nil, err
+			}
+			_, err := c.Await(c.Step("after-"+name, 0))
+			return name, err
+		})
+	}
+	_, err := c.Await(c.All(branch("x"), branch("y")))
+	return "done", err
+}
+
+func ev(seq int, d eventlog.Draft) eventlog.Event {
+	return eventlog.Event{RunID: "r", ID: fmt.Sprintf("e%03d", seq), Seq: int64(seq), Type: d.Type,
+		CorrelationID: d.CorrelationID, Token: d.Token, Payload: d.Payload}
+}
+
+// fixture builds, with the engine itself, a log where both first steps have
+// completed, and the follow-up decisions an in-order replay derives from it.
+func fixture(t *testing.T, ids engine.IDPolicy) ([]eventlog.Event, []eventlog.Draft) {
+	t.Helper()
+	log := []eventlog.Event{ev(1, eventlog.Draft{Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)})}
+	first := engine.Replay(twoBranches, "r", log, ids, engine.WakeOrdered, time.Time{}).Decisions
+	if len(first) != 2 {
+		t.Fatalf("first decisions %+v", first)
+	}
+	for _, d := range first {
+		log = append(log, ev(len(log)+1, d))
+	}
+	for _, d := range first {
+		log = append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepCompleted, CorrelationID: d.CorrelationID,
+			Payload: json.RawMessage(`{"result":"ok"}`)}))
+	}
+	next := engine.Replay(twoBranches, "r", log, ids, engine.WakeOrdered, time.Time{}).Decisions
+	if len(next) != 2 {
+		t.Fatalf("follow-up decisions %+v", next)
+	}
+	return log, next
+}
+
+// rejected is the history op of a batch rejected at expected, the log being
+// at actual.
+func rejected(expected, actual int64, batch []eventlog.Draft) worlds.Op {
+	op := worlds.Op{Kind: worlds.OpAppendFenced, Actor: "inv-1", Err: "fenced", Expected: expected, Actual: actual}
+	for _, d := range batch {
+		op.Wrote = append(op.Wrote, worlds.OpEvent{Type: d.Type, CorrelationID: d.CorrelationID, Payload: d.Payload})
+	}
+	return op
+}
+
+// swapNames gives each decision the other's step name under the same ids:
+// what a writer that woke the branches in the other order would write.
+func swapNames(ds []eventlog.Draft) []eventlog.Draft {
+	out := []eventlog.Draft{ds[0], ds[1]}
+	out[0].Payload, out[1].Payload = ds[1].Payload, ds[0].Payload
+	return out
+}
+
+func TestJudge(t *testing.T) {
+	for _, ids := range []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite} {
+		log, next := fixture(t, ids)
+		// A fact (step_started of x) lands after the writer loaded the log.
+		final := append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: log[1].CorrelationID}))
+		n := int64(len(log))
+		broken := append([]eventlog.Event{}, final...)
+		broken[1].Payload = json.RawMessage(`{"name":"nobody","args":0}`)
+		tests := []struct {
+			name  string
+			final []eventlog.Event
+			op    worlds.Op
+			check func(in, out json.RawMessage) error
+			want  string
+		}{
+			{"the right decisions, fenced by a fact: benign", final, rejected(n, n+1, next), nil, verdict.Benign},
+			{"decisions drawn in the other wake order", final, rejected(n, n+1, swapNames(next)), nil, verdict.TruePositive},
+			{"a log that diverges already", broken, rejected(n, n+1, next), nil, verdict.Unknown},
+			{"the store had more than the final log", final, rejected(n, n+9, next), nil, verdict.Unknown},
+			{"a completion with a wrong output", final, rejected(n, n+1, []eventlog.Draft{
+				{Type: eventlog.RunCompleted, Payload: json.RawMessage(`{"output":"wrong"}`)}}),
+				func(_, out json.RawMessage) error {
+					if string(out) != `"done"` {
+						return errors.New("wrong output " + string(out))
+					}
+					return nil
+				}, verdict.TruePositive},
+		}
+		for _, tt := range tests {
+			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
+				want := tt.want
+				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: ids, Scheme: eventlog.SchemeSeq,
+					Final: tt.final, Ops: []worlds.Op{{Kind: worlds.OpList}, tt.op}, Check: tt.check})
+				if len(vs) != 1 || vs[0].Verdict != want {
+					t.Fatalf("verdicts %+v, want one %s", vs, want)
+				}
+			})
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	tp, benign, unknown := verdict.Split([]verdict.Verdict{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
+		{Verdict: verdict.Benign}, {Verdict: verdict.Unknown}})
+	if tp != 1 || benign != 2 || unknown != 1 {
+		t.Fatalf("split %d/%d/%d", tp, benign, unknown)
+	}
+}
