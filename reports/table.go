@@ -75,7 +75,7 @@ func renderTable(w io.Writer, s *Summary) error {
 
 func compactLines(w io.Writer, s *Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), guardNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)); err != nil {
 			return err
 		}
 	}
@@ -87,7 +87,7 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), guardNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)); err != nil {
 			return err
 		}
 	}
@@ -118,4 +118,12 @@ func guardNote(c *Cell) string {
 		return ""
 	}
 	return fmt.Sprintf(" (guard: %d evaluated, %d passed, %d indeterminate, %d rejected)", g.Evaluated, g.Passed, g.Indeterminate, g.Rejected)
+}
+
+// verdictNote splits a cell's rejections by verdict, when verdicts exist.
+func verdictNote(c *Cell) string {
+	if c.TruePositives == nil || c.Rejections == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d rejections: %d true positive, %d benign, %d unknown)", c.Rejections, *c.TruePositives, c.Benign, c.UnknownVerdicts)
 }

@@ -81,7 +81,7 @@ var tableHeaders = []string{
 func TestRender(t *testing.T) {
 	compact := []string{
 		"local step-storm main: 23 corrupted / 1 completed",
-		"local step-storm seq+callsite+ordered: 0 corrupted / 1 silent / 1 gap / 22 completed",
+		"local step-storm seq+callsite+ordered: 0 corrupted / 1 silent / 1 gap / 22 completed (7 rejections: 2 true positive, 0 benign, 0 unknown)",
 	}
 	tests := []struct {
 		format string
