@@ -28,6 +28,8 @@ type DivergenceError struct {
 	EventType     string
 	CorrelationID string
 	Msg           string
+	// Index is the position in the replayed log of the event that diverged.
+	Index int
 }
 
 func (e *DivergenceError) Error() string { return "replay divergence: " + e.Msg }

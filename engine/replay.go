@@ -115,6 +115,7 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 		woken, val, err := r.consume(e)
 		if err != nil {
 			r.mu.Unlock()
+			err.Index = i
 			return Outcome{Divergence: err}
 		}
 		r.resume(woken, val)

@@ -77,7 +77,7 @@ func Judge(in Input) []Verdict {
 			input = e.Payload
 		}
 	}
-	prefixBroken := map[int]*engine.DivergenceError{} // memo: does the log at n diverge on its own?
+	memo := map[string]Verdict{} // the same batch rejected at the same log is judged once
 	var out []Verdict
 	for _, op := range in.Ops {
 		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
@@ -90,20 +90,22 @@ func Judge(in Input) []Verdict {
 			out = append(out, v)
 			continue
 		}
-		div, seen := prefixBroken[len(log)]
-		if !seen {
-			div = engine.Replay(in.Program, in.RunID, log, in.IDs, engine.WakeOrdered, refTime).Divergence
-			prefixBroken[len(log)] = div
+		key := memoKey(len(log), op)
+		if m, seen := memo[key]; seen {
+			v.Verdict, v.Reason = m.Verdict, m.Reason
+		} else {
+			v.Verdict, v.Reason = judgeBatch(in, input, log, op)
+			memo[key] = v
 		}
-		if div != nil {
-			v.Verdict, v.Reason = Unknown, "the log diverges without the batch: "+div.Msg
-			out = append(out, v)
-			continue
-		}
-		v.Verdict, v.Reason = judgeBatch(in, input, log, op)
 		out = append(out, v)
 	}
 	return out
+}
+
+// memoKey identifies a rejected batch at a log length.
+func memoKey(n int, op worlds.Op) string {
+	b, _ := json.Marshal(op.Wrote)
+	return fmt.Sprintf("%d/%s", n, b)
 }
 
 // logAt is the log as it stood when op was rejected: the first Actual events
@@ -135,6 +137,8 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 	}
 	out := engine.Replay(in.Program, in.RunID, hyp, in.IDs, engine.WakeOrdered, refTime)
 	switch {
+	case out.Divergence != nil && out.Divergence.Index < len(log):
+		return Unknown, "the log diverges without the batch: " + out.Divergence.Msg
 	case out.Divergence != nil:
 		return TruePositive, "accepted, the batch would make the log diverge: " + out.Divergence.Msg
 	case out.Terminal != nil && out.Terminal.Type == eventlog.RunCompleted && in.Check != nil:
