@@ -33,6 +33,9 @@ type Config struct {
 	Out      string        `json:"out"`
 	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
 	Keep bool `json:"keep"`
+	// Shard, when set (--shard i/n), runs only the run indexes r with
+	// r mod n == i-1, of every cell; the zero Shard is the whole storm.
+	Shard Shard `json:"shard,omitzero"`
 }
 
 // Defaults fills unset fields.
@@ -98,6 +101,9 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.PageSize < 1:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
+	}
+	if err := c.Shard.validate(c.Runs); err != nil {
+		return nil, err
 	}
 	lat, err := worlds.ParseProfile(c.Latency, c.Seed)
 	if err != nil {

@@ -93,7 +93,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	r := &runner{
 		plan: plan, deps: deps, out: out,
 		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed))),
+		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
 		summary: reports.NewSummary(keys),
 	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
@@ -119,7 +119,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		return nil, openErr
 	}
 	if deps.Progress != nil {
-		deps.Progress.Start(keys, cfg.Runs)
+		deps.Progress.Start(keys, cfg.Shard.RunsPerCell(cfg.Runs))
 	}
 	runErr := r.runAll(ctx, cells)
 	if deps.Progress != nil {
@@ -180,6 +180,9 @@ func (r *runner) runAll(ctx context.Context, cells []*cell) error {
 	var g errgroup.Group
 	g.SetLimit(cfg.RunsInFlight)
 	for idx := range cfg.Runs {
+		if !cfg.Shard.Owns(idx) {
+			continue // another shard's run index (--shard)
+		}
 		for _, c := range cells {
 			if ctx.Err() != nil {
 				return g.Wait()
@@ -403,11 +406,14 @@ func (h *historySink) end(runID string) []worlds.Op {
 	return ops
 }
 
-// seedBytes expands a storm seed into a ChaCha8 seed.
-func seedBytes(seed uint64) [32]byte {
+// seedBytes expands a storm seed into a ChaCha8 seed; each shard of a storm
+// gets its own stream, so shards started in the same millisecond never
+// mint the same run id.
+func seedBytes(seed uint64, shard int) [32]byte {
 	var b [32]byte
 	for i := range 4 {
 		binary.LittleEndian.PutUint64(b[i*8:], seed+uint64(i)*0x9e3779b97f4a7c15)
 	}
+	binary.LittleEndian.PutUint64(b[24:], uint64(shard))
 	return b
 }

@@ -233,6 +233,10 @@ forensics to what every reader saw, and prints the table you paste into a PR.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(
 		NewCmdStorm(f, nil),
+		NewCmdReport(f, nil),
+		NewCmdCompare(f, nil),
+		NewCmdGate(f, nil),
+		NewCmdMerge(f, nil),
 		NewCmdForensics(f, nil),
 		NewCmdConditions(f, nil),
 		NewCmdScenarios(f, nil),

@@ -82,6 +82,7 @@ infra (the store was unreachable; never counted as corruption).`,
 	fl.IntVar(&c.PageSize, "page-size", 100, "events per page when an invocation loads its log")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
 	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
+	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	opts.Endpoints.AddFlags(fl)
@@ -119,7 +120,11 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		defer pprof.StopCPUProfile()
 	}
 	progress := newProgress(opts.IO)
-	fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)
+	if cfg.Shard.IsZero() {
+		fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)
+	} else {
+		fmt.Fprintf(opts.IO.ErrOut, "storm: shard %s: %d cells x %d of %d runs, artifacts in %s\n", cfg.Shard, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, cfg.Out)
+	}
 	sum, runErr := storm.Run(ctx, plan, storm.Deps{
 		Worlds: reg, Logger: logger, Progress: progress, Version: opts.Factory.Version,
 	})

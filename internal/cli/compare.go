@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// CompareOptions are the compare command's options.
+type CompareOptions struct {
+	IO     *IOStreams
+	Base   string
+	Head   string
+	Format string
+}
+
+// NewCmdCompare returns `stormctl compare`. runF replaces runCompare in tests.
+func NewCmdCompare(f *Factory, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+	opts := &CompareOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "compare BASE HEAD",
+		Short: "Compare two stored storms cell by cell, with intervals, p-values and verdicts",
+		Long: `Compare two stored storms cell by cell (matched by world, scenario and
+condition; a cell on one side only is listed as "only in base" or "only in
+head"). For the corrupted rate and the corrupted+silent rate, each side's
+count and rate with its 95% Wilson interval, the difference (head − base, in
+percentage points), the two-sided Fisher exact test p-value and the runs per
+cell needed to detect that difference at p < 0.05 with 80% power (two-
+proportion normal approximation; "—" when the difference is 0). Rates are
+over runs less infra runs (an unreachable store measured nothing).
+
+The verdict per cell: "worse" when either rate is higher in head with
+p < 0.05, "better" when either is lower with p < 0.05 and neither is worse,
+else "no evidence". Both storms are read as ` + "`stormctl report`" + ` reads them.`,
+		Example: `  stormctl compare storms/base storms/head
+  stormctl compare storms/base storms/head --format markdown >> "$GITHUB_STEP_SUMMARY"
+  stormctl compare storms/base storms/head --format json | jq '.cells[] | select(.verdict == "worse")'`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Base, opts.Head = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runCompare(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	return cmd
+}
+
+func runCompare(_ context.Context, opts *CompareOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	base, baseErr := loadStorm(opts.IO, "compare", opts.Base)
+	if base == nil {
+		return baseErr
+	}
+	head, headErr := loadStorm(opts.IO, "compare", opts.Head)
+	if head == nil {
+		return headErr
+	}
+	cmp := reports.Compare(base.Summary, head.Summary)
+	cmp.Base, cmp.Head = opts.Base, opts.Head
+	if err := reports.RenderComparison(opts.IO.Out, cmp, format); err != nil {
+		return err
+	}
+	if err := errors.Join(baseErr, headErr); err != nil {
+		return &UsageError{Err: err}
+	}
+	return nil
+}

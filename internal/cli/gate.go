@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// GateOptions are the gate command's options.
+type GateOptions struct {
+	IO     *IOStreams
+	Dir    string
+	Format string
+	// Config holds the rules as given (before defaults).
+	Config reports.GateConfig
+	// Baseline is the storm --no-worse compares against.
+	Baseline string
+}
+
+// NewCmdGate returns `stormctl gate`. runF replaces runGate in tests.
+func NewCmdGate(f *Factory, runF func(context.Context, *GateOptions) error) *cobra.Command {
+	opts := &GateOptions{IO: f.IO}
+	var maxRules []string
+	var infraRate float64
+	cmd := &cobra.Command{
+		Use:   "gate DIR",
+		Short: "Fail (exit 1) when a stored storm breaks the given rules",
+		Long: `Check a stored storm against rules and exit 1 when one is broken: one line
+per broken rule and cell on stdout, then nothing else; exit 0 with one line
+"gate passed: N cells, M rules; <calibration>" on stdout otherwise. Malformed
+artifacts exit 2 (a gate never passes on what it could not read).
+
+Rules:
+  --max KEY=N               at most N runs of KEY per cell; KEY is an outcome
+                            (completed, silent, corrupted, gap, stuck, failed,
+                            infra) or corrupted+silent; repeatable
+  --conditions GLOB,...     apply the rules only to cells whose condition
+                            matches a glob (* any text, ? one character);
+                            narrows every rule but --control-clean and
+                            calibration
+  --control-clean           every control cell, under every condition: 0
+                            corrupted, 0 silent, 0 gap (a dirty control means
+                            the harness is broken, whatever the condition)
+  --require-rejections      every cell has rejections > 0 (the control
+                            scenario, which has no contention, aside)
+  --require-true-positives  every cell has true positives > 0 (the control
+                            aside); verdicts not computed fail it
+  --max-infra-rate RATE     infra runs / runs per cell at most RATE
+  --baseline DIR --no-worse no cell is "worse" than in DIR by compare's test
+
+With no rule given the default is:
+  --conditions 'seq*' --max corrupted=0 --max silent=0 --max gap=0 --control-clean
+(a --conditions given alone keeps its globs with the default rules).
+
+Infra runs never count as failures of other rules. Calibration is always
+checked: a storm with legacy cells (condition main*) that all found nothing
+(0 corrupted, 0 silent, 0 gap) is "uncalibrated" — it could not see the race —
+and the gate fails; a storm with no legacy cells makes no calibration claim.`,
+		Example: `  # the default rules: seq* cells clean, the control clean, calibrated
+  stormctl gate storms/20261202-141100
+
+  # explicit rules
+  stormctl gate storms/pr --conditions 'seq*' --max corrupted+silent=0 --control-clean \
+    --require-rejections --max-infra-rate 0.05
+
+  # no seq* cell worse than main's storm
+  stormctl gate storms/pr --conditions 'seq*' --baseline storms/main --no-worse`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			for _, s := range maxRules {
+				r, err := reports.ParseMaxRule(s)
+				if err != nil {
+					return &UsageError{Err: err}
+				}
+				opts.Config.Max = append(opts.Config.Max, r)
+			}
+			if cmd.Flags().Changed("max-infra-rate") {
+				opts.Config.MaxInfraRate = &infraRate
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGate(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	c := &opts.Config
+	fl.StringSliceVar(&maxRules, "max", nil, "at most N runs of KEY per cell: KEY=N, KEY an outcome or corrupted+silent (repeatable)")
+	fl.StringSliceVar(&c.Conditions, "conditions", nil, "apply the rules only to cells whose condition matches one of these globs")
+	fl.BoolVar(&c.ControlClean, "control-clean", false, "every control cell: 0 corrupted, 0 silent, 0 gap")
+	fl.BoolVar(&c.RequireRejections, "require-rejections", false, "every cell (the control aside) rejected at least one write")
+	fl.BoolVar(&c.RequireTruePositives, "require-true-positives", false, "every cell (the control aside) has a true-positive rejection")
+	fl.Float64Var(&infraRate, "max-infra-rate", 0, "at most this rate of infra runs per cell, e.g. 0.05")
+	fl.BoolVar(&c.NoWorse, "no-worse", false, "no cell is worse than in --baseline")
+	fl.StringVar(&opts.Baseline, "baseline", "", "baseline storm directory for --no-worse")
+	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table (plain lines), markdown or json")
+	return cmd
+}
+
+func runGate(_ context.Context, opts *GateOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	cfg := opts.Config.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	switch {
+	case cfg.NoWorse && opts.Baseline == "":
+		return usage("--no-worse needs --baseline DIR (the storm to compare against)")
+	case opts.Baseline != "" && !cfg.NoWorse:
+		return usage("--baseline is used only by --no-worse: add --no-worse, or drop --baseline")
+	}
+	st, loadErr := loadStorm(opts.IO, "gate", opts.Dir)
+	if st == nil {
+		return loadErr
+	}
+	var base *reports.Summary
+	if opts.Baseline != "" {
+		b, err := loadStorm(opts.IO, "gate", opts.Baseline)
+		if b == nil {
+			return err
+		}
+		if loadErr == nil {
+			loadErr = err
+		}
+		base = b.Summary
+	}
+	res := reports.Gate(st.Summary, base, cfg)
+	if err := printGate(opts.IO.Out, res, format); err != nil {
+		return err
+	}
+	switch {
+	case loadErr != nil:
+		return loadErr
+	case !res.Passed:
+		return ErrGateFailed
+	}
+	return nil
+}
+
+func printGate(w io.Writer, res *reports.GateResult, format string) error {
+	switch format {
+	case reports.FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	case reports.FormatMarkdown:
+		verdict := "passed"
+		if !res.Passed {
+			verdict = "failed"
+		}
+		if _, err := fmt.Fprintf(w, "**stormctl gate %s** (%d cells, %d rules)\n\n", verdict, res.Cells, res.Rules); err != nil {
+			return err
+		}
+		for _, l := range res.Lines() {
+			if _, err := fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(l, "|", `\|`)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, l := range res.Lines() {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}

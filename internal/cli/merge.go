@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+)
+
+// MergeOptions are the merge command's options.
+type MergeOptions struct {
+	IO     *IOStreams
+	Dirs   []string
+	Out    string
+	Format string
+}
+
+// NewCmdMerge returns `stormctl merge`. runF replaces runMerge in tests.
+func NewCmdMerge(f *Factory, runF func(context.Context, *MergeOptions) error) *cobra.Command {
+	opts := &MergeOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "merge DIR... --out DIR",
+		Short: "Combine the shards of one storm (storm --shard i/n) into one storm directory",
+		Long: `Combine shard directories (each from storm --shard i/n) into one storm
+directory: storm.json (the common parameters, the shards merged), runs.jsonl,
+history.jsonl, events/, summary.json and summary.md. The merged table is
+printed; stderr says, per cell, that the merged run counts (read back from
+--out) equal the sum of the shards'.
+
+Refused (exit 2, nothing written): a directory that is not a shard, the same
+shard twice, shards of different storms (any difference in storm.json's
+config apart from --shard, --out and --keep: seed, runs, conditions, latency,
+...; or in the build version, conditions or cells), a run of an index its
+shard does not own, a run id found in two shards, malformed artifacts, and a
+non-empty --out. Missing shards are merged around, with a warning.`,
+		Example: `  stormctl storm --runs 24 --shard 1/2 --out storms/pr-1
+  stormctl storm --runs 24 --shard 2/2 --out storms/pr-2
+  stormctl merge storms/pr-1 storms/pr-2 --out storms/pr
+  stormctl merge storms/pr-* --out storms/pr --format markdown`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dirs = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runMerge(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Out, "out", "", "directory of the merged storm (must not exist, or be empty)")
+	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	return cmd
+}
+
+func runMerge(_ context.Context, opts *MergeOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if opts.Out == "" {
+		return usage("merge needs --out DIR: the directory of the merged storm")
+	}
+	var shards []storm.ShardDir
+	for _, d := range opts.Dirs {
+		m, err := storm.ReadMeta(d)
+		if err != nil {
+			return usage("cannot merge: %w", err)
+		}
+		shards = append(shards, storm.ShardDir{Dir: d, Meta: m})
+	}
+	meta, err := storm.MergeMeta(shards, opts.Out)
+	if err != nil {
+		return usage("cannot merge: %w", err)
+	}
+	if len(meta.Merged.Missing) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "merge: warning: shard %s not given: the merged storm has fewer runs per cell than --runs %d\n",
+			strings.Join(meta.Merged.Missing, ", "), meta.Config.Runs)
+	}
+	slices.SortFunc(shards, func(a, b storm.ShardDir) int { return a.Meta.Config.Shard.Index - b.Meta.Config.Shard.Index })
+	var in []reports.MergeShard
+	for _, s := range shards {
+		sh := s.Meta.Config.Shard
+		in = append(in, reports.MergeShard{Dir: s.Dir, Name: sh.String(), Owns: sh.Owns})
+	}
+	res, err := reports.Merge(opts.Out, meta, meta.Cells, in)
+	if res != nil {
+		for _, n := range res.Notes {
+			fmt.Fprintf(opts.IO.ErrOut, "merge: %s\n", n)
+		}
+	}
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := reports.Render(opts.IO.Out, res.Summary, format); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "merge: %d shards (%s) into %s; checked: every cell's runs equal the sum of its shards'\n",
+		len(shards), strings.Join(meta.Merged.Shards, ", "), opts.Out)
+	for _, l := range res.CountLines() {
+		fmt.Fprintf(opts.IO.ErrOut, "  %s\n", l)
+	}
+	return nil
+}

@@ -1,0 +1,266 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Verdicts of a comparison, per metric and per cell. **contract**
+const (
+	Better     = "better"      // head's rate is lower, p < Alpha
+	Worse      = "worse"       // head's rate is higher, p < Alpha
+	NoEvidence = "no evidence" // p >= Alpha, or a side measured nothing
+	OnlyBase   = "only in base"
+	OnlyHead   = "only in head"
+)
+
+// Proportion is count runs of n, with its Wilson interval at 1-Alpha. The
+// runs n are a cell's runs less its infra runs (an unreachable store
+// measured nothing); with n = 0 the rate is 0 and the interval [0, 1].
+type Proportion struct {
+	Count int     `json:"count"`
+	N     int     `json:"n"`
+	Rate  float64 `json:"rate"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+func newProportion(count, n int) Proportion {
+	p := Proportion{Count: count, N: n}
+	if n > 0 {
+		p.Rate = float64(count) / float64(n)
+	}
+	p.Lo, p.Hi = Wilson(count, n, Alpha)
+	return p
+}
+
+// MetricDiff compares one rate between base and head.
+type MetricDiff struct {
+	Base Proportion `json:"base"`
+	Head Proportion `json:"head"`
+	// Diff is head's rate less base's: positive is worse.
+	Diff float64 `json:"diff"`
+	// P is the two-sided Fisher exact p-value; null when a side has no runs.
+	P *float64 `json:"p"`
+	// RunsNeeded is the runs per cell (each side) that would detect Diff at
+	// p < Alpha with Power; null when Diff is 0 or a side has no runs.
+	RunsNeeded *int   `json:"runs_needed"`
+	Verdict    string `json:"verdict"`
+}
+
+func newMetricDiff(base, head Proportion) *MetricDiff {
+	m := &MetricDiff{Base: base, Head: head, Verdict: NoEvidence}
+	if base.N == 0 || head.N == 0 {
+		return m
+	}
+	m.Diff = head.Rate - base.Rate
+	p := FisherExact(base.Count, base.N-base.Count, head.Count, head.N-head.Count)
+	m.P = &p
+	if n, ok := RunsNeeded(base.Rate, head.Rate, Alpha, Power); ok {
+		m.RunsNeeded = &n
+	}
+	if p < Alpha {
+		switch {
+		case m.Diff < 0:
+			m.Verdict = Better
+		case m.Diff > 0:
+			m.Verdict = Worse
+		}
+	}
+	return m
+}
+
+// CellComparison compares one cell (matched by world, scenario and
+// condition) between two storms.
+type CellComparison struct {
+	CellKey
+	// Base and Head are the cell on each side; nil on the side it is
+	// missing from.
+	Base *Cell `json:"base"`
+	Head *Cell `json:"head"`
+	// Corrupted compares the corrupted rate, Bad the corrupted+silent rate;
+	// both nil for a cell present on one side only.
+	Corrupted *MetricDiff `json:"corrupted"`
+	Bad       *MetricDiff `json:"corrupted_silent"`
+	// Verdict is worse when either rate is significantly worse, better when
+	// either is significantly better and neither worse, else no evidence
+	// (or only in base / only in head).
+	Verdict string `json:"verdict"`
+}
+
+// Comparison is compare's result: every cell of both storms, base's order
+// first, then the cells only head has.
+type Comparison struct {
+	Base  string            `json:"base"`
+	Head  string            `json:"head"`
+	Alpha float64           `json:"alpha"`
+	Power float64           `json:"power"`
+	Cells []*CellComparison `json:"cells"`
+}
+
+// measured is a cell's runs less its infra runs.
+func measured(c *Cell) int { return c.Runs - c.Infra }
+
+// Compare compares two storms cell by cell. Rates are over the runs that
+// measured something (runs less infra): the corrupted rate and the
+// corrupted+silent rate, each side with its 95% Wilson interval, the
+// difference, Fisher's exact test and the runs needed to detect the
+// difference.
+func Compare(base, head *Summary) *Comparison {
+	cmp := &Comparison{Alpha: Alpha, Power: Power}
+	for _, b := range base.Cells {
+		cc := &CellComparison{CellKey: b.Key(), Base: b, Head: head.Cell(b.Key())}
+		if cc.Head == nil {
+			cc.Verdict = OnlyBase
+		} else {
+			h := cc.Head
+			cc.Corrupted = newMetricDiff(newProportion(b.Corrupted, measured(b)), newProportion(h.Corrupted, measured(h)))
+			cc.Bad = newMetricDiff(newProportion(b.Corrupted+b.Silent, measured(b)), newProportion(h.Corrupted+h.Silent, measured(h)))
+			cc.Verdict = combine(cc.Corrupted.Verdict, cc.Bad.Verdict)
+		}
+		cmp.Cells = append(cmp.Cells, cc)
+	}
+	for _, h := range head.Cells {
+		if base.Cell(h.Key()) == nil {
+			cmp.Cells = append(cmp.Cells, &CellComparison{CellKey: h.Key(), Head: h, Verdict: OnlyHead})
+		}
+	}
+	return cmp
+}
+
+func combine(vs ...string) string {
+	out := NoEvidence
+	for _, v := range vs {
+		switch v {
+		case Worse:
+			return Worse
+		case Better:
+			out = Better
+		}
+	}
+	return out
+}
+
+var compareHeader = []string{
+	"world", "scenario", "condition", "runs",
+	"corrupted base", "corrupted head", "Δ", "p", "runs needed",
+	"corrupted+silent base", "corrupted+silent head", "Δ", "p", "runs needed",
+	"verdict",
+}
+
+const dash = "—"
+
+func (p Proportion) text() string {
+	if p.N == 0 {
+		return "0/0"
+	}
+	return fmt.Sprintf("%d/%d %.1f%% [%.1f, %.1f]", p.Count, p.N, 100*p.Rate, 100*p.Lo, 100*p.Hi)
+}
+
+func (m *MetricDiff) cols() []string {
+	if m == nil {
+		return []string{dash, dash, dash, dash, dash}
+	}
+	diff, p, need := dash, dash, dash
+	if m.P != nil {
+		diff = fmt.Sprintf("%+.1f pp", 100*m.Diff)
+		p = pValue(*m.P)
+	}
+	if m.RunsNeeded != nil {
+		need = strconv.Itoa(*m.RunsNeeded)
+	}
+	return []string{m.Base.text(), m.Head.text(), diff, p, need}
+}
+
+// pValue prints a p-value with 3 significant digits.
+func pValue(p float64) string {
+	switch {
+	case p < 0.0001:
+		return "<0.0001"
+	case p >= 0.9995:
+		return "1"
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
+}
+
+func (cc *CellComparison) row() []string {
+	runs := func(c *Cell) string {
+		if c == nil {
+			return dash
+		}
+		return strconv.Itoa(c.Runs)
+	}
+	r := []string{cc.World, cc.Scenario, cc.Condition, runs(cc.Base) + " / " + runs(cc.Head)}
+	r = append(r, cc.Corrupted.cols()...)
+	r = append(r, cc.Bad.cols()...)
+	return append(r, cc.Verdict)
+}
+
+// RenderComparison writes a comparison as a table, markdown (a seed-style
+// table first, the statistics folded) or JSON.
+func RenderComparison(w io.Writer, c *Comparison, format string) error {
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case FormatMarkdown:
+		return renderComparisonMarkdown(w, c)
+	}
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAlignment(tw.AlignRight))
+	t.Header(compareHeader)
+	for _, cc := range c.Cells {
+		if err := t.Append(cc.row()); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, compareLegend(c))
+	return err
+}
+
+func compareLegend(c *Comparison) string {
+	return fmt.Sprintf("base %s, head %s. Rates are over runs less infra, with %g%% Wilson intervals; Δ is head − base; "+
+		"p is Fisher's exact test (two-sided); a verdict needs p < %g; runs needed per cell detect Δ at p < %g with %g%% power.",
+		c.Base, c.Head, 100*(1-c.Alpha), c.Alpha, c.Alpha, 100*c.Power)
+}
+
+func renderComparisonMarkdown(w io.Writer, c *Comparison) error {
+	if _, err := fmt.Fprintln(w, "| world | scenario | condition | base | head | verdict |\n|---|---|---|---|---|---|"); err != nil {
+		return err
+	}
+	for _, cc := range c.Cells {
+		side := func(x *Cell) string {
+			if x == nil {
+				return dash
+			}
+			return x.Compact()
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", cc.World, cc.Scenario, cc.Condition, side(cc.Base), side(cc.Head), cc.Verdict); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprint(w, "\n<details><summary>rates, intervals, p-values and runs needed per cell</summary>\n\n"); err != nil {
+		return err
+	}
+	t := tablewriter.NewTable(w, tablewriter.WithRenderer(renderer.NewMarkdown()), tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header(compareHeader)
+	for _, cc := range c.Cells {
+		if err := t.Append(cc.row()); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n\n</details>\n", compareLegend(c))
+	return err
+}

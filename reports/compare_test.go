@@ -1,0 +1,102 @@
+package reports_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/reports"
+)
+
+// compareCase is one testdata/compare/*.json fixture.
+type compareCase struct {
+	About string          `json:"about"`
+	Base  []*reports.Cell `json:"base"`
+	Head  []*reports.Cell `json:"head"`
+	Want  []struct {
+		Cell    string   `json:"cell"`
+		Verdict string   `json:"verdict"`
+		CorrP   *float64 `json:"corrupted_p"`
+		BadP    *float64 `json:"bad_p"`
+		Needed  *int     `json:"corrupted_runs_needed"`
+	} `json:"want"`
+}
+
+func TestCompare(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "compare", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no compare fixtures: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc compareCase
+			if err := json.Unmarshal(raw, &tc); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			cmp := reports.Compare(&reports.Summary{Cells: tc.Base}, &reports.Summary{Cells: tc.Head})
+			if len(cmp.Cells) != len(tc.Want) {
+				t.Fatalf("%d cells compared, want %d (every cell of both sides, none dropped)", len(cmp.Cells), len(tc.Want))
+			}
+			for i, w := range tc.Want {
+				cc := cmp.Cells[i]
+				if cc.CellKey.String() != w.Cell {
+					t.Errorf("cell %d = %s, want %s", i, cc.CellKey, w.Cell)
+					continue
+				}
+				if cc.Verdict != w.Verdict {
+					t.Errorf("%s: verdict %q, want %q", w.Cell, cc.Verdict, w.Verdict)
+				}
+				checkP := func(name string, m *reports.MetricDiff, want *float64) {
+					t.Helper()
+					switch {
+					case want == nil && m != nil && m.P != nil:
+						t.Errorf("%s: %s p = %g, want none", w.Cell, name, *m.P)
+					case want != nil && (m == nil || m.P == nil):
+						t.Errorf("%s: %s has no p, want %g", w.Cell, name, *want)
+					case want != nil && !near(*m.P, *want, 1e-6):
+						t.Errorf("%s: %s p = %.10g, want %.10g", w.Cell, name, *m.P, *want)
+					}
+				}
+				checkP("corrupted", cc.Corrupted, w.CorrP)
+				checkP("corrupted+silent", cc.Bad, w.BadP)
+				if w.Needed != nil && (cc.Corrupted == nil || cc.Corrupted.RunsNeeded == nil || *cc.Corrupted.RunsNeeded != *w.Needed) {
+					t.Errorf("%s: runs needed %+v, want %d", w.Cell, cc.Corrupted, *w.Needed)
+				}
+				if m := cc.Corrupted; m != nil && m.P != nil && m.Diff == 0 && m.RunsNeeded != nil {
+					t.Errorf("%s: runs needed %d for a difference of 0", w.Cell, *m.RunsNeeded)
+				}
+			}
+
+			// Every format renders every cell; JSON round-trips.
+			for _, format := range []string{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON} {
+				var buf bytes.Buffer
+				if err := reports.RenderComparison(&buf, cmp, format); err != nil {
+					t.Fatalf("%s: %v", format, err)
+				}
+				out := buf.String()
+				if format == reports.FormatJSON {
+					var back reports.Comparison
+					if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back.Cells) != len(cmp.Cells) {
+						t.Errorf("json does not round-trip: %v\n%s", err, out)
+					}
+					continue
+				}
+				for _, w := range tc.Want {
+					if !strings.Contains(out, w.Verdict) {
+						t.Errorf("%s output lacks verdict %q:\n%s", format, w.Verdict, out)
+					}
+				}
+				if !strings.Contains(out, "Wilson") || !strings.Contains(out, "Fisher") {
+					t.Errorf("%s output does not say which statistics it shows:\n%s", format, out)
+				}
+			}
+		})
+	}
+}

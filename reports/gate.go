@@ -1,0 +1,356 @@
+package reports
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// KeyCorruptedSilent is the --max key counting corrupted and silent runs
+// together.
+const KeyCorruptedSilent = "corrupted+silent"
+
+// ControlScenario is the scenario that must stay clean under every
+// condition: a dirty control means the harness, not the condition, is broken.
+const ControlScenario = "control"
+
+// LegacyPrefix starts the condition names of legacy cells (main and its
+// overrides), which calibrate a storm.
+const LegacyPrefix = "main"
+
+// MaxRule is one --max KEY=N: at most N runs of KEY (an outcome name, or
+// corrupted+silent) per cell.
+type MaxRule struct {
+	Key string
+	Max int
+}
+
+// ParseMaxRule parses KEY=N.
+func ParseMaxRule(s string) (MaxRule, error) {
+	k, v, ok := strings.Cut(strings.TrimSpace(s), "=")
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if !ok || err != nil || n < 0 {
+		return MaxRule{}, fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", s, strings.Join(maxKeys(), ", "))
+	}
+	r := MaxRule{Key: strings.TrimSpace(k), Max: n}
+	if !slices.Contains(maxKeys(), r.Key) {
+		return MaxRule{}, fmt.Errorf("--max %q: unknown key %q (valid: %s)", s, r.Key, strings.Join(maxKeys(), ", "))
+	}
+	return r, nil
+}
+
+func maxKeys() []string {
+	var keys []string
+	for _, o := range Outcomes() {
+		keys = append(keys, string(o))
+	}
+	return append(keys, KeyCorruptedSilent)
+}
+
+func (r MaxRule) String() string { return fmt.Sprintf("%s=%d", r.Key, r.Max) }
+
+// MarshalText writes KEY=N.
+func (r MaxRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads KEY=N.
+func (r *MaxRule) UnmarshalText(b []byte) error {
+	v, err := ParseMaxRule(string(b))
+	*r = v
+	return err
+}
+
+// count is the number of c's runs the rule counts.
+func (r MaxRule) count(c *Cell) int {
+	if r.Key == KeyCorruptedSilent {
+		return c.Corrupted + c.Silent
+	}
+	return c.Count(Outcome(r.Key))
+}
+
+// GateConfig is gate's rules: a plain config built from flags, defaulted and
+// validated before any storm is read.
+type GateConfig struct {
+	// Max are the --max rules, in flag order.
+	Max []MaxRule `json:"max,omitempty"`
+	// Conditions are globs (* any text, ? one character) on condition names;
+	// when set, every rule but --control-clean and calibration applies only
+	// to the cells whose condition matches one.
+	Conditions []string `json:"conditions,omitempty"`
+	// ControlClean: every control cell, under any condition, has 0
+	// corrupted, 0 silent and 0 gap runs.
+	ControlClean bool `json:"control_clean,omitempty"`
+	// RequireRejections: every narrowed cell (the control aside) rejected
+	// at least one write.
+	RequireRejections bool `json:"require_rejections,omitempty"`
+	// RequireTruePositives: every narrowed cell (the control aside) has a
+	// true positive among its rejections; verdicts not computed fail it.
+	RequireTruePositives bool `json:"require_true_positives,omitempty"`
+	// MaxInfraRate bounds infra runs / runs per narrowed cell.
+	MaxInfraRate *float64 `json:"max_infra_rate,omitempty"`
+	// NoWorse: no narrowed cell is worse than the baseline (Compare).
+	NoWorse bool `json:"no_worse,omitempty"`
+}
+
+// DefaultGate is the rules gate applies when none are given.
+func DefaultGate() GateConfig {
+	return GateConfig{
+		Conditions:   []string{"seq*"},
+		Max:          []MaxRule{{string(Corrupted), 0}, {string(Silent), 0}, {string(Gap), 0}},
+		ControlClean: true,
+	}
+}
+
+// Rules is the number of rules given (calibration aside).
+func (c GateConfig) Rules() int {
+	n := len(c.Max)
+	for _, b := range []bool{c.ControlClean, c.RequireRejections, c.RequireTruePositives, c.MaxInfraRate != nil, c.NoWorse} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// Defaults returns c with DefaultGate's rules when c has none (its
+// --conditions, when given, are kept).
+func (c GateConfig) Defaults() GateConfig {
+	if c.Rules() > 0 {
+		return c
+	}
+	d := DefaultGate()
+	if len(c.Conditions) > 0 {
+		d.Conditions = c.Conditions
+	}
+	return d
+}
+
+// Validate checks every rule; messages name the flag.
+func (c GateConfig) Validate() error {
+	seen := map[string]bool{}
+	for _, r := range c.Max {
+		if !slices.Contains(maxKeys(), r.Key) || r.Max < 0 {
+			return fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", r, strings.Join(maxKeys(), ", "))
+		}
+		if seen[r.Key] {
+			return fmt.Errorf("--max %s: key %q is given twice", r, r.Key)
+		}
+		seen[r.Key] = true
+	}
+	for _, g := range c.Conditions {
+		if strings.TrimSpace(g) == "" {
+			return fmt.Errorf("--conditions: an empty glob matches nothing (use * for every condition)")
+		}
+	}
+	if r := c.MaxInfraRate; r != nil && (*r < 0 || *r > 1) {
+		return fmt.Errorf("--max-infra-rate %g: want a rate in [0, 1], e.g. 0.05", *r)
+	}
+	return nil
+}
+
+// globRE turns a glob (* any text, including /; ? one character) into an
+// anchored regexp.
+func globRE(g string) *regexp.Regexp {
+	q := regexp.QuoteMeta(g)
+	q = strings.ReplaceAll(q, `\*`, `.*`)
+	q = strings.ReplaceAll(q, `\?`, `.`)
+	return regexp.MustCompile("^" + q + "$")
+}
+
+// narrows reports whether the rules apply to condition cond.
+func (c GateConfig) narrows(cond string) bool {
+	if len(c.Conditions) == 0 {
+		return true
+	}
+	for _, g := range c.Conditions {
+		if globRE(g).MatchString(cond) {
+			return true
+		}
+	}
+	return false
+}
+
+// Calibration claims of a gate. **contract**
+const (
+	Calibrated   = "calibrated"   // the legacy cells found corruption: the storm could see the race
+	Uncalibrated = "uncalibrated" // the legacy cells found nothing: the storm proves nothing
+	NoClaim      = "none"         // no legacy cells
+)
+
+// Calibration is what a storm's legacy cells say about its sharpness.
+type Calibration struct {
+	Claim       string `json:"claim"`
+	LegacyCells int    `json:"legacy_cells"`
+	Runs        int    `json:"runs"`
+	// Found counts the legacy runs that were corrupted, silent or gap.
+	Found int `json:"found"`
+}
+
+// Breach is one broken rule in one cell (Cell "" for the storm as a whole).
+type Breach struct {
+	Rule   string `json:"rule"`
+	Cell   string `json:"cell,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (b Breach) String() string {
+	if b.Cell == "" {
+		return b.Rule + ": " + b.Reason
+	}
+	return b.Rule + ": " + b.Cell + ": " + b.Reason
+}
+
+// GateResult is a gate's verdict.
+type GateResult struct {
+	Passed bool `json:"passed"`
+	// Cells is how many cells the rules looked at; Rules how many rules.
+	Cells       int         `json:"cells"`
+	Rules       int         `json:"rules"`
+	Config      GateConfig  `json:"config"`
+	Calibration Calibration `json:"calibration"`
+	Broken      []Breach    `json:"broken"`
+}
+
+// Lines are the gate's output: one line per broken rule, or one line
+// saying it passed.
+func (r *GateResult) Lines() []string {
+	if r.Passed {
+		return []string{fmt.Sprintf("gate passed: %d cells, %d rules; %s", r.Cells, r.Rules, r.Calibration.text())}
+	}
+	var out []string
+	for _, b := range r.Broken {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func (c Calibration) text() string {
+	switch c.Claim {
+	case Calibrated:
+		return fmt.Sprintf("calibrated: the %d legacy (%s*) cells found %d corrupted/silent/gap runs of %d", c.LegacyCells, LegacyPrefix, c.Found, c.Runs)
+	case Uncalibrated:
+		return fmt.Sprintf("uncalibrated: the %d legacy (%s*) cells found nothing in %d runs (0 corrupted, 0 silent, 0 gap): this storm could not see the race, so it proves nothing", c.LegacyCells, LegacyPrefix, c.Runs)
+	}
+	return fmt.Sprintf("no legacy (%s*) cells: no calibration claim", LegacyPrefix)
+}
+
+// Gate checks storm s against the rules of c (which the caller has
+// defaulted and validated). base is the baseline storm for --no-worse (nil
+// without one). Infra runs never count as failures of a rule other than
+// --max infra=N and --max-infra-rate; a cell whose runs were all infra is
+// not held to --require-rejections or --require-true-positives. A storm with
+// legacy cells that all found nothing is uncalibrated and never passes.
+func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
+	res := &GateResult{Rules: c.Rules(), Config: c}
+	res.Calibration = calibrate(s)
+	if res.Calibration.Claim == Uncalibrated {
+		res.Broken = append(res.Broken, Breach{Rule: Uncalibrated, Reason: strings.TrimPrefix(res.Calibration.text(), Uncalibrated+": ")})
+	}
+	var narrowed []*Cell
+	looked := map[CellKey]bool{}
+	for _, cell := range s.Cells {
+		if c.narrows(cell.Condition) {
+			narrowed = append(narrowed, cell)
+			looked[cell.Key()] = true
+		}
+	}
+	add := func(rule string, cell *Cell, format string, a ...any) {
+		res.Broken = append(res.Broken, Breach{Rule: rule, Cell: cell.Key().String(), Reason: fmt.Sprintf(format, a...)})
+	}
+	if len(c.Conditions) > 0 && len(narrowed) == 0 {
+		var conds []string
+		for _, cell := range s.Cells {
+			if !slices.Contains(conds, cell.Condition) {
+				conds = append(conds, cell.Condition)
+			}
+		}
+		res.Broken = append(res.Broken, Breach{Rule: "--conditions " + strings.Join(c.Conditions, ","),
+			Reason: fmt.Sprintf("matches no cell of this storm (its conditions: %s)", strings.Join(conds, ", "))})
+	}
+	for _, cell := range narrowed {
+		if cell.Runs == 0 {
+			add("runs", cell, "no runs recorded (an interrupted storm, or a shard not merged)")
+		}
+	}
+	for _, r := range c.Max {
+		for _, cell := range narrowed {
+			if n := r.count(cell); n > r.Max {
+				add("--max "+r.String(), cell, "%d %s of %d runs (max %d)", n, r.Key, cell.Runs, r.Max)
+			}
+		}
+	}
+	if c.ControlClean {
+		for _, cell := range s.Cells {
+			if cell.Scenario != ControlScenario {
+				continue
+			}
+			looked[cell.Key()] = true
+			if cell.Corrupted+cell.Silent+cell.Gap > 0 {
+				add("--control-clean", cell, "the control is not clean: %d corrupted, %d silent, %d gap of %d runs (the harness, not the condition, is suspect)",
+					cell.Corrupted, cell.Silent, cell.Gap, cell.Runs)
+			}
+		}
+	}
+	held := func(cell *Cell) bool { return cell.Scenario != ControlScenario && measured(cell) > 0 }
+	if c.RequireRejections {
+		for _, cell := range narrowed {
+			if held(cell) && cell.Rejections == 0 {
+				add("--require-rejections", cell, "no rejections in %d runs: the fence or guard was never exercised", cell.Runs)
+			}
+		}
+	}
+	if c.RequireTruePositives {
+		for _, cell := range narrowed {
+			switch {
+			case !held(cell):
+			case cell.TruePositives == nil:
+				add("--require-true-positives", cell, "verdicts not computed (true_positives is null): %d rejections without a verdict", cell.Rejections)
+			case *cell.TruePositives == 0:
+				add("--require-true-positives", cell, "no true positive among %d rejections", cell.Rejections)
+			}
+		}
+	}
+	if r := c.MaxInfraRate; r != nil {
+		for _, cell := range narrowed {
+			if cell.Runs > 0 && float64(cell.Infra)/float64(cell.Runs) > *r {
+				add(fmt.Sprintf("--max-infra-rate %g", *r), cell, "%d infra of %d runs (%.1f%%, max %g%%)",
+					cell.Infra, cell.Runs, 100*float64(cell.Infra)/float64(cell.Runs), 100**r)
+			}
+		}
+	}
+	if c.NoWorse && base != nil {
+		for _, cc := range Compare(base, s).Cells {
+			if cc.Verdict != Worse || !c.narrows(cc.Condition) {
+				continue
+			}
+			add("--no-worse", cc.Head, "worse than the baseline: corrupted %s → %s (p=%s), corrupted+silent %s → %s (p=%s)",
+				cc.Corrupted.Base.text(), cc.Corrupted.Head.text(), pValue(*cc.Corrupted.P),
+				cc.Bad.Base.text(), cc.Bad.Head.text(), pValue(*cc.Bad.P))
+		}
+	}
+	res.Cells = len(looked)
+	res.Passed = len(res.Broken) == 0
+	return res
+}
+
+// calibrate sums the legacy cells' findings.
+func calibrate(s *Summary) Calibration {
+	cal := Calibration{Claim: NoClaim}
+	for _, c := range s.Cells {
+		if !strings.HasPrefix(c.Condition, LegacyPrefix) {
+			continue
+		}
+		cal.LegacyCells++
+		cal.Runs += c.Runs
+		cal.Found += c.Corrupted + c.Silent + c.Gap
+	}
+	switch {
+	case cal.LegacyCells == 0:
+	case cal.Found == 0:
+		cal.Claim = Uncalibrated
+	default:
+		cal.Claim = Calibrated
+	}
+	return cal
+}

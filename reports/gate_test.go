@@ -1,0 +1,188 @@
+package reports_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/reports"
+)
+
+// gateCase is one testdata/gate/*.json fixture.
+type gateCase struct {
+	About    string             `json:"about"`
+	Config   reports.GateConfig `json:"config"`
+	Cells    []*reports.Cell    `json:"cells"`
+	Baseline []*reports.Cell    `json:"baseline"`
+	Want     struct {
+		Passed bool   `json:"passed"`
+		Claim  string `json:"claim"`
+		Cells  *int   `json:"cells"`
+		Rules  *int   `json:"rules"`
+		// Broken are the lines expected, in order; each must be contained
+		// in the line at its position.
+		Broken []string `json:"broken"`
+	} `json:"want"`
+}
+
+func TestGate(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "gate", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no gate fixtures: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc gateCase
+			if err := json.Unmarshal(raw, &tc); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			cfg := tc.Config.Defaults()
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			var base *reports.Summary
+			if tc.Baseline != nil {
+				base = &reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Baseline}
+			}
+			res := reports.Gate(&reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Cells}, base, cfg)
+			lines := res.Lines()
+			t.Logf("%s\n%s", tc.About, strings.Join(lines, "\n"))
+			if res.Passed != tc.Want.Passed {
+				t.Errorf("passed = %v, want %v", res.Passed, tc.Want.Passed)
+			}
+			if res.Calibration.Claim != tc.Want.Claim {
+				t.Errorf("calibration = %q, want %q", res.Calibration.Claim, tc.Want.Claim)
+			}
+			if w := tc.Want.Cells; w != nil && res.Cells != *w {
+				t.Errorf("cells = %d, want %d", res.Cells, *w)
+			}
+			if w := tc.Want.Rules; w != nil && res.Rules != *w {
+				t.Errorf("rules = %d, want %d", res.Rules, *w)
+			}
+			if res.Passed {
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "gate passed: ") {
+					t.Errorf("a pass prints one line starting \"gate passed: \", got %q", lines)
+				}
+				return
+			}
+			if len(lines) != len(tc.Want.Broken) {
+				t.Fatalf("%d lines, want %d:\n%s", len(lines), len(tc.Want.Broken), strings.Join(lines, "\n"))
+			}
+			for i, w := range tc.Want.Broken {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("line %d = %q, want it to contain %q", i+1, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestGateConfig(t *testing.T) {
+	rate := func(r float64) *float64 { return &r }
+	tests := []struct {
+		name    string
+		cfg     reports.GateConfig
+		want    reports.GateConfig // after Defaults
+		wantErr []string           // Validate's message contains each
+	}{
+		{name: "no rules: the defaults", cfg: reports.GateConfig{}, want: reports.DefaultGate()},
+		{
+			name: "--conditions alone keeps its globs with the default rules",
+			cfg:  reports.GateConfig{Conditions: []string{"seq+callsite*"}},
+			want: func() reports.GateConfig {
+				d := reports.DefaultGate()
+				d.Conditions = []string{"seq+callsite*"}
+				return d
+			}(),
+		},
+		{
+			name: "a rule replaces the defaults, all cells",
+			cfg:  reports.GateConfig{RequireRejections: true},
+			want: reports.GateConfig{RequireRejections: true},
+		},
+		{
+			name:    "key twice",
+			cfg:     reports.GateConfig{Max: []reports.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
+			want:    reports.GateConfig{Max: []reports.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
+			wantErr: []string{"--max", "corrupted", "twice"},
+		},
+		{
+			name:    "infra rate above 1",
+			cfg:     reports.GateConfig{MaxInfraRate: rate(5)},
+			want:    reports.GateConfig{MaxInfraRate: rate(5)},
+			wantErr: []string{"--max-infra-rate", "5", "[0, 1]"},
+		},
+		{
+			name:    "empty glob",
+			cfg:     reports.GateConfig{Conditions: []string{""}, ControlClean: true},
+			want:    reports.GateConfig{Conditions: []string{""}, ControlClean: true},
+			wantErr: []string{"--conditions"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.cfg.Defaults()
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(tc.want)
+			if string(a) != string(b) {
+				t.Errorf("Defaults() = %s, want %s", a, b)
+			}
+			err := got.Validate()
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Errorf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate() = nil, want an error")
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseMaxRule(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    reports.MaxRule
+		wantErr []string
+	}{
+		{in: "corrupted=0", want: reports.MaxRule{Key: "corrupted", Max: 0}},
+		{in: "corrupted+silent=2", want: reports.MaxRule{Key: "corrupted+silent", Max: 2}},
+		{in: " infra = 3 ", want: reports.MaxRule{Key: "infra", Max: 3}},
+		{in: "bogus=1", wantErr: []string{"--max", "bogus", "corrupted", "corrupted+silent", "infra"}},
+		{in: "corrupted", wantErr: []string{"--max", "KEY=N"}},
+		{in: "corrupted=-1", wantErr: []string{"--max", "N >= 0"}},
+		{in: "corrupted=many", wantErr: []string{"--max", "KEY=N"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := reports.ParseMaxRule(tc.in)
+			if len(tc.wantErr) == 0 {
+				if err != nil || got != tc.want {
+					t.Errorf("ParseMaxRule(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ParseMaxRule(%q) = %+v, want an error", tc.in, got)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package reports_test
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/reports"
+)
+
+// fixtureRows reads a whitespace-separated fixture, skipping blank lines and
+// # comments, and returns each row's fields with its line number.
+func fixtureRows(t *testing.T, name string) (rows [][]string, lines []int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		rows = append(rows, strings.Fields(l))
+		lines = append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s has no rows", name)
+	}
+	return rows, lines
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// near compares with a relative tolerance (absolute near 0).
+func near(got, want, rel float64) bool {
+	return math.Abs(got-want) <= rel*math.Max(math.Abs(want), 1e-12)
+}
+
+func TestFisherExact(t *testing.T) {
+	rows, lines := fixtureRows(t, "stats/fisher.txt")
+	for i, r := range rows {
+		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
+			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
+			want := atof(t, r[4])
+			if got := reports.FisherExact(a, b, c, d); !near(got, want, 1e-6) {
+				t.Errorf("fisher.txt:%d: FisherExact(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
+			}
+			// The test is symmetric in rows and in columns.
+			if got := reports.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
+				t.Errorf("fisher.txt:%d: rows swapped: %.10g, want %.10g", lines[i], got, want)
+			}
+			if got := reports.FisherExact(b, a, d, c); !near(got, want, 1e-6) {
+				t.Errorf("fisher.txt:%d: columns swapped: %.10g, want %.10g", lines[i], got, want)
+			}
+		})
+	}
+}
+
+func TestWilson(t *testing.T) {
+	rows, lines := fixtureRows(t, "stats/wilson.txt")
+	for i, r := range rows {
+		t.Run(r[0]+"/"+r[1], func(t *testing.T) {
+			k, n := atoi(t, r[0]), atoi(t, r[1])
+			lo, hi := reports.Wilson(k, n, reports.Alpha)
+			if wlo, whi := atof(t, r[2]), atof(t, r[3]); math.Abs(lo-wlo) > 1e-7 || math.Abs(hi-whi) > 1e-7 {
+				t.Errorf("wilson.txt:%d: Wilson(%d, %d) = [%.10f, %.10f], want [%.10f, %.10f]", lines[i], k, n, lo, hi, wlo, whi)
+			}
+			if n > 0 {
+				if p := float64(k) / float64(n); lo > p || hi < p {
+					t.Errorf("interval [%g, %g] does not hold the rate %g", lo, hi, p)
+				}
+			}
+		})
+	}
+}
+
+func TestRunsNeeded(t *testing.T) {
+	rows, lines := fixtureRows(t, "stats/runs-needed.txt")
+	for i, r := range rows {
+		t.Run(r[0]+"-"+r[1], func(t *testing.T) {
+			p1, p2 := atof(t, r[0]), atof(t, r[1])
+			n, ok := reports.RunsNeeded(p1, p2, reports.Alpha, reports.Power)
+			if r[2] == "-" {
+				if ok {
+					t.Errorf("runs-needed.txt:%d: RunsNeeded(%g, %g) = %d, want none", lines[i], p1, p2, n)
+				}
+				return
+			}
+			if want := atoi(t, r[2]); !ok || n != want {
+				t.Errorf("runs-needed.txt:%d: RunsNeeded(%g, %g) = %d, %v; want %d", lines[i], p1, p2, n, ok, want)
+			}
+			if m, _ := reports.RunsNeeded(p2, p1, reports.Alpha, reports.Power); m != n {
+				t.Errorf("not symmetric: %d one way, %d the other", n, m)
+			}
+		})
+	}
+}
