@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,9 @@ type runner struct {
 	minter  *eventlog.Minter
 	mu      sync.Mutex
 	summary *reports.Summary
+	// windows collects each cell's mint-to-commit windows for the plots.
+	windows map[reports.CellKey]map[eventlog.Type][]float64
+	plots   []string
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -95,6 +99,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
 		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
 		summary: reports.NewSummary(keys),
+		windows: map[reports.CellKey]map[eventlog.Type][]float64{},
 	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
 	if err != nil {
@@ -127,6 +132,11 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r.summary.Ended = time.Now().UTC()
 	r.summary.Interrupted = ctx.Err() != nil
+	plots, err := reports.WritePlots(cfg.Out, r.summary, reports.PlotData{Windows: r.windows})
+	if err != nil {
+		deps.Logger.Warn("plots", "err", err)
+	}
+	r.plots = plots
 	if err := r.writeSummary(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -264,6 +274,16 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		return err
 	}
 	r.mu.Lock()
+	byType := r.windows[c.key]
+	if byType == nil {
+		byType = map[eventlog.Type][]float64{}
+		r.windows[c.key] = byType
+	}
+	for _, e := range forensics.CommitEvents(final, ops, source == "store") {
+		if !e.MintedAt.IsZero() && !e.CommitAt.IsZero() {
+			byType[e.Type] = append(byType[e.Type], float64(e.CommitAt.Sub(e.MintedAt))/1e6)
+		}
+	}
 	sc := r.summary.Cell(c.key)
 	sc.Add(rec)
 	snapshot := *sc
@@ -280,6 +300,9 @@ func (r *runner) writeSummary() error {
 	var md bytes.Buffer
 	if err := reports.Render(&md, r.summary, reports.FormatMarkdown); err != nil {
 		return err
+	}
+	for _, p := range r.plots {
+		fmt.Fprintf(&md, "\n![%s](%s)\n", strings.TrimSuffix(p, ".png"), p)
 	}
 	return r.out.WriteSummary(r.summary, md.Bytes())
 }

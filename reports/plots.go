@@ -1,0 +1,184 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"slices"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot file names inside a storm directory.
+const (
+	PlotOutcomes   = "outcomes.png"
+	PlotWindows    = "windows.png"
+	PlotInversions = "inversions.png"
+)
+
+var (
+	red  = color.RGBA{R: 200, G: 60, B: 60, A: 255}
+	blue = color.RGBA{R: 60, G: 90, B: 200, A: 255}
+)
+
+// PlotData is what the plots need beyond the summary: per cell, the
+// mint-to-commit windows (milliseconds) of each event type.
+type PlotData struct {
+	Windows map[CellKey]map[eventlog.Type][]float64
+}
+
+// WritePlots writes the storm's plots into dir and returns their file names:
+// corrupted+silent rate per cell with its 95% Wilson interval, mint-to-commit
+// windows per event type (box plots, all cells pooled), and inverted pairs
+// and non-prefix reads per cell.
+func WritePlots(dir string, s *Summary, d PlotData) ([]string, error) {
+	var written []string
+	for _, p := range []struct {
+		name string
+		make func(*Summary, PlotData) (*plot.Plot, vg.Length, error)
+	}{
+		{PlotOutcomes, outcomesPlot},
+		{PlotWindows, windowsPlot},
+		{PlotInversions, inversionsPlot},
+	} {
+		pl, width, err := p.make(s, d)
+		if err != nil {
+			return written, fmt.Errorf("plot %s: %w", p.name, err)
+		}
+		if pl == nil {
+			continue
+		}
+		if err := pl.Save(width, 12*vg.Centimeter, filepath.Join(dir, p.name)); err != nil {
+			return written, fmt.Errorf("write %s: %w", p.name, err)
+		}
+		written = append(written, p.name)
+	}
+	return written, nil
+}
+
+func cellLabels(s *Summary) []string {
+	out := make([]string, len(s.Cells))
+	for i, c := range s.Cells {
+		out[i] = c.Scenario + "\n" + c.Condition
+		if len(s.worlds()) > 1 {
+			out[i] = c.World + "\n" + out[i]
+		}
+	}
+	return out
+}
+
+func (s *Summary) worlds() []string {
+	var ws []string
+	for _, c := range s.Cells {
+		if !slices.Contains(ws, c.World) {
+			ws = append(ws, c.World)
+		}
+	}
+	return ws
+}
+
+func width(cells int) vg.Length {
+	return max(16*vg.Centimeter, vg.Length(cells)*3.2*vg.Centimeter)
+}
+
+func outcomesPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
+	p := plot.New()
+	p.Title.Text = "corrupted + silent runs per cell (95% Wilson interval)"
+	p.Y.Label.Text = "share of runs"
+	p.Y.Min, p.Y.Max = 0, 1
+	vals := make(plotter.Values, len(s.Cells))
+	errs := make(plotter.XYs, len(s.Cells))
+	yerr := make(plotter.YErrors, len(s.Cells))
+	for i, c := range s.Cells {
+		n := c.Runs - c.Infra
+		bad := c.Corrupted + c.Silent
+		rate := 0.0
+		if n > 0 {
+			rate = float64(bad) / float64(n)
+		}
+		lo, hi := Wilson(bad, n, Alpha)
+		vals[i] = rate
+		errs[i] = plotter.XY{X: float64(i), Y: rate}
+		yerr[i] = struct{ Low, High float64 }{rate - lo, hi - rate}
+	}
+	bars, err := plotter.NewBarChart(vals, vg.Centimeter)
+	if err != nil {
+		return nil, 0, err
+	}
+	bars.Color = red
+	p.Add(bars)
+	eb := &plotter.YErrorBars{XYs: errs, YErrors: yerr, LineStyle: plotter.DefaultLineStyle, CapWidth: 0.4 * vg.Centimeter}
+	p.Add(eb)
+	p.NominalX(cellLabels(s)...)
+	return p, width(len(s.Cells)), nil
+}
+
+func windowsPlot(_ *Summary, d PlotData) (*plot.Plot, vg.Length, error) {
+	pooled := map[eventlog.Type][]float64{}
+	for _, byType := range d.Windows {
+		for t, ws := range byType {
+			pooled[t] = append(pooled[t], ws...)
+		}
+	}
+	types := make([]eventlog.Type, 0, len(pooled))
+	for t := range pooled {
+		types = append(types, t)
+	}
+	if len(types) == 0 {
+		return nil, 0, nil
+	}
+	slices.Sort(types)
+	p := plot.New()
+	p.Title.Text = "mint-to-commit window per event type (all cells)"
+	p.Y.Label.Text = "milliseconds (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	names := make([]string, len(types))
+	for i, t := range types {
+		vals := make(plotter.Values, 0, len(pooled[t]))
+		for _, v := range pooled[t] {
+			vals = append(vals, max(v, 0.01)) // log scale: floor at 10 µs
+		}
+		box, err := plotter.NewBoxPlot(vg.Centimeter, float64(i), vals)
+		if err != nil {
+			return nil, 0, err
+		}
+		p.Add(box)
+		names[i] = fmt.Sprintf("%s\n(n=%d)", t, len(vals))
+	}
+	p.NominalX(names...)
+	return p, width(len(types)), nil
+}
+
+func inversionsPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
+	p := plot.New()
+	p.Title.Text = "commit-order inversions and non-prefix reads per cell"
+	p.Y.Label.Text = "count"
+	inv := make(plotter.Values, len(s.Cells))
+	np := make(plotter.Values, len(s.Cells))
+	for i, c := range s.Cells {
+		inv[i], np[i] = float64(c.Inversions), float64(c.NonPrefixReads)
+	}
+	w := 0.8 * vg.Centimeter
+	a, err := plotter.NewBarChart(inv, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	a.Offset = -w / 2
+	a.Color = red
+	b, err := plotter.NewBarChart(np, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	b.Offset = w / 2
+	b.Color = blue
+	p.Add(a, b)
+	p.Legend.Add("inverted pairs", a)
+	p.Legend.Add("non-prefix reads", b)
+	p.Legend.Top = true
+	p.NominalX(cellLabels(s)...)
+	return p, width(len(s.Cells)), nil
+}
