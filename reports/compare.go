@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
@@ -97,11 +98,14 @@ type CellComparison struct {
 // Comparison is compare's result: every cell of both storms, base's order
 // first, then the cells only head has.
 type Comparison struct {
-	Base  string            `json:"base"`
-	Head  string            `json:"head"`
-	Alpha float64           `json:"alpha"`
-	Power float64           `json:"power"`
-	Cells []*CellComparison `json:"cells"`
+	Base  string  `json:"base"`
+	Head  string  `json:"head"`
+	Alpha float64 `json:"alpha"`
+	Power float64 `json:"power"`
+	// Across is "base condition → head condition" when two single-condition
+	// storms were compared cell by cell across their conditions.
+	Across string            `json:"across,omitempty"`
+	Cells  []*CellComparison `json:"cells"`
 }
 
 // measured is a cell's runs less its infra runs.
@@ -114,8 +118,22 @@ func measured(c *Cell) int { return c.Runs - c.Infra }
 // difference.
 func Compare(base, head *Summary) *Comparison {
 	cmp := &Comparison{Alpha: Alpha, Power: Power}
+	match := head.Cell
+	if bc, hc := conditions(base), conditions(head); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
+		// Two storms of one condition each (say main against
+		// seq+callsite+ordered): compare them cell by cell across conditions.
+		cmp.Across = bc[0] + " → " + hc[0]
+		match = func(k CellKey) *Cell {
+			k.Condition = hc[0]
+			return head.Cell(k)
+		}
+	}
+	matched := map[CellKey]bool{}
 	for _, b := range base.Cells {
-		cc := &CellComparison{CellKey: b.Key(), Base: b, Head: head.Cell(b.Key())}
+		cc := &CellComparison{CellKey: b.Key(), Base: b, Head: match(b.Key())}
+		if cc.Head != nil {
+			matched[cc.Head.Key()] = true
+		}
 		if cc.Head == nil {
 			cc.Verdict = OnlyBase
 		} else {
@@ -127,11 +145,22 @@ func Compare(base, head *Summary) *Comparison {
 		cmp.Cells = append(cmp.Cells, cc)
 	}
 	for _, h := range head.Cells {
-		if base.Cell(h.Key()) == nil {
+		if !matched[h.Key()] {
 			cmp.Cells = append(cmp.Cells, &CellComparison{CellKey: h.Key(), Head: h, Verdict: OnlyHead})
 		}
 	}
 	return cmp
+}
+
+// conditions lists the distinct conditions of a summary.
+func conditions(s *Summary) []string {
+	var out []string
+	for _, c := range s.Cells {
+		if !slices.Contains(out, c.Condition) {
+			out = append(out, c.Condition)
+		}
+	}
+	return out
 }
 
 func combine(vs ...string) string {
@@ -228,7 +257,11 @@ func RenderComparison(w io.Writer, c *Comparison, format string) error {
 }
 
 func compareLegend(c *Comparison) string {
-	return fmt.Sprintf("base %s, head %s. Rates are over runs less infra, with %g%% Wilson intervals; Δ is head − base; "+
+	across := ""
+	if c.Across != "" {
+		across = "Cells matched across conditions (" + c.Across + "), rows named by the base's. "
+	}
+	return across + fmt.Sprintf("base %s, head %s. Rates are over runs less infra, with %g%% Wilson intervals; Δ is head − base; "+
 		"p is Fisher's exact test (two-sided); a verdict needs p < %g; runs needed per cell detect Δ at p < %g with %g%% power.",
 		c.Base, c.Head, 100*(1-c.Alpha), c.Alpha, c.Alpha, 100*c.Power)
 }
