@@ -257,7 +257,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
-		Guard:        guardCounts(rctx2, c.world, runID),
+		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
 		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
 			StoreCommitTimes: source == "store"}),
 	}
@@ -341,7 +341,10 @@ func guardOf(k Knobs) string {
 }
 
 // guardCounts asks the world how its legacy guard fared on a run.
-func guardCounts(ctx context.Context, w worlds.World, runID string) *worlds.GuardCounts {
+func guardCounts(ctx context.Context, w worlds.World, runID, guard string) *worlds.GuardCounts {
+	if guard == "" {
+		return nil
+	}
 	if rec, ok := w.(*worlds.Recorder); ok {
 		w = rec.Unwrap()
 	}
