@@ -3,6 +3,7 @@ package forensics
 import (
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -114,52 +115,89 @@ func compareStr(a, b string) int {
 // AnalyzeCommitOrder compares key order (seq when byseq, else id) with
 // commit order in O(n log n): one sort and one merge-sort pass that counts
 // inverted pairs per type pair with their commit deltas, with no n^2 loop.
+// It sorts positions rather than events, keeps per-type tallies in small
+// arrays and reuses its working memory across calls.
 func AnalyzeCommitOrder(evs []CommitEvent, bySeq bool) CommitOrder {
 	out := CommitOrder{Events: len(evs), Pairs: map[TypePair]PairStat{}}
-	timed := make([]CommitEvent, 0, len(evs))
-	for _, e := range evs {
+	w := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(w)
+	// timed holds the positions in evs of the events with a commit time,
+	// first in input order, then in key order; kind their types' indexes.
+	timed := w.timed[:0]
+	kind := resize(&w.kind, len(evs))
+	types := w.types[:0]
+	var typeIdx map[eventlog.Type]int32 // past smallTypes types
+	for i := range evs {
+		e := &evs[i]
 		if e.CommitAt.IsZero() {
 			out.WithoutCommitTS++
 			continue
 		}
-		timed = append(timed, e)
+		k := int32(-1)
+		if typeIdx != nil {
+			if j, ok := typeIdx[e.Type]; ok {
+				k = j
+			}
+		} else {
+			for j, t := range types {
+				if t == e.Type {
+					k = int32(j)
+					break
+				}
+			}
+		}
+		if k < 0 {
+			k = int32(len(types))
+			types = append(types, e.Type)
+			if typeIdx != nil {
+				typeIdx[e.Type] = k
+			} else if len(types) > smallTypes {
+				typeIdx = make(map[eventlog.Type]int32, len(types))
+				for j, t := range types {
+					typeIdx[t] = int32(j)
+				}
+			}
+		}
+		kind[i] = k
+		timed = append(timed, int32(i))
 	}
-	slices.SortStableFunc(timed, func(a, b CommitEvent) int {
+	w.timed, w.types = timed, types
+	defer clear(w.types) // the pool keeps no strings alive
+	byKey := func(x, y int32) int {
+		a, b := &evs[x], &evs[y]
 		if bySeq && a.Seq != b.Seq {
 			return int(sign(a.Seq - b.Seq))
 		}
 		return compareStr(a.ID, b.ID)
-	})
-	commitLess := func(a, b CommitEvent) bool {
-		if !a.CommitAt.Equal(b.CommitAt) {
-			return a.CommitAt.Before(b.CommitAt)
-		}
-		if a.Tie != b.Tie {
-			return a.Tie < b.Tie
-		}
-		return a.ID < b.ID
 	}
-	byCommit := slices.Clone(timed)
-	slices.SortStableFunc(byCommit, func(a, b CommitEvent) int {
-		switch {
-		case commitLess(a, b):
-			return -1
-		case commitLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	if !slices.IsSortedFunc(timed, byKey) { // a log read in key order is common
+		slices.SortStableFunc(timed, byKey)
+	}
+	keyOrder := resize(&w.keyOrder, len(timed))
+	copy(keyOrder, timed)
+	m := merger{evs: evs, kind: kind, types: len(types)}
+	m.init(timed, w)
+	m.sort(timed, resize(&w.tmp, len(timed)))
+	// timed is now in commit order: the stable sort by commit of the key
+	// order. An event is displaced when the id at its key rank differs.
 	for i := range timed {
-		if timed[i].ID != byCommit[i].ID {
+		if evs[keyOrder[i]].ID != evs[timed[i]].ID {
 			out.Displaced++
 		}
 	}
-	m := merger{less: commitLess, pairs: out.Pairs}
-	m.sort(timed, make([]CommitEvent, len(timed)))
 	out.InvertedPairs = m.inversions
-	for k, v := range out.Pairs {
-		v.MeanDelta = v.sum / time.Duration(v.Count)
-		out.Pairs[k] = v
+	add := func(i int, p PairStat) {
+		if p.Count == 0 {
+			return
+		}
+		p.MeanDelta = p.sum / time.Duration(p.Count)
+		out.Pairs[TypePair{Overtaking: types[i/len(types)], Overtaken: types[i%len(types)]}] = p
+	}
+	for i, p := range m.pairs {
+		add(i, p)
+	}
+	for i, p := range m.sparse {
+		add(i, *p)
 	}
 	return out
 }
@@ -174,73 +212,221 @@ func sign(x int64) int64 {
 	return 0
 }
 
-// merger counts inversions of a key-ordered slice against commit order.
+// smallTypes is how many distinct types AnalyzeCommitOrder looks up by a
+// linear scan before it builds a map.
+const smallTypes = 16
+
+// scratch is AnalyzeCommitOrder's working memory, reused across calls.
+type scratch struct {
+	timed, kind, keyOrder, tmp, max []int32
+	keys                            []int64
+	n                               []int
+	sum                             []time.Duration
+	pairs                           []PairStat
+	types                           []eventlog.Type
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// resize makes *s n long and zeroed, reusing its array when large enough.
+func resize[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	} else {
+		*s = (*s)[:n]
+		clear(*s)
+	}
+	return *s
+}
+
+// commitLess orders events by commit time, ties broken by Tie, then id.
+func commitLess(a, b *CommitEvent) bool {
+	if !a.CommitAt.Equal(b.CommitAt) {
+		return a.CommitAt.Before(b.CommitAt)
+	}
+	if a.Tie != b.Tie {
+		return a.Tie < b.Tie
+	}
+	return a.ID < b.ID
+}
+
+// merger counts inversions of a key-ordered slice of positions in evs
+// against commit order.
 type merger struct {
-	less       func(a, b CommitEvent) bool
-	pairs      map[TypePair]PairStat
+	evs        []CommitEvent
+	kind       []int32 // type index per position in evs
+	types      int
 	inversions int
+	// keys, when keyed, hold each timed event's CommitAt as a duration since
+	// one of them: comparing and subtracting keys is then exactly comparing
+	// and subtracting the times (see keyTimes), only faster.
+	keys  []int64
+	keyed bool
+	// pairs is a types x types matrix indexed overtaking*types+overtaken;
+	// past denseTypes types, a map with the same indexes.
+	pairs  []PairStat
+	sparse map[int]*PairStat
+	// Per type, during one merge: how many left-half events remain, the sum
+	// of their commit times after the half's first, and the position of the
+	// latest commit in the half (-1: none yet); the remaining events are the
+	// latest of the half.
+	n   []int
+	sum []time.Duration
+	max []int32
+}
+
+// denseTypes bounds the type count whose pair matrix is kept dense.
+const denseTypes = 64
+
+func (m *merger) init(timed []int32, w *scratch) {
+	if m.types <= denseTypes {
+		m.pairs = resize(&w.pairs, m.types*m.types)
+	} else {
+		m.sparse = map[int]*PairStat{}
+	}
+	m.n = resize(&w.n, m.types)
+	m.sum = resize(&w.sum, m.types)
+	m.max = resize(&w.max, m.types)
+	m.keyTimes(timed, w)
+}
+
+// keyLimit bounds the keys: any two differ by less than the largest
+// Duration, so no subtraction of keys or times saturates.
+const keyLimit = 1 << 62
+
+// keyTimes computes the keys when that is exact: when either all timed
+// events carry a monotonic clock reading or none does (time.Time compares
+// and subtracts two times by their monotonic readings only when both have
+// one), and the times span less than keyLimit.
+func (m *merger) keyTimes(timed []int32, w *scratch) {
+	if len(timed) == 0 {
+		return
+	}
+	ref := m.evs[timed[0]].CommitAt
+	mono := ref != ref.Round(0)
+	keys := resize(&w.keys, len(m.evs))
+	for _, x := range timed {
+		t := m.evs[x].CommitAt
+		d := t.Sub(ref)
+		if (t != t.Round(0)) != mono || d >= keyLimit || d <= -keyLimit {
+			return
+		}
+		keys[x] = int64(d)
+	}
+	m.keys, m.keyed = keys, true
+}
+
+// less is commitLess of the events at positions x and y.
+func (m *merger) less(x, y int32) bool {
+	if !m.keyed {
+		return commitLess(&m.evs[x], &m.evs[y])
+	}
+	if a, b := m.keys[x], m.keys[y]; a != b {
+		return a < b
+	}
+	a, b := &m.evs[x], &m.evs[y]
+	if a.Tie != b.Tie {
+		return a.Tie < b.Tie
+	}
+	return a.ID < b.ID
+}
+
+// sub is the commit time at position x minus the one at y (y < 0: the zero
+// time).
+func (m *merger) sub(x, y int32) time.Duration {
+	switch {
+	case y < 0:
+		return m.evs[x].CommitAt.Sub(time.Time{})
+	case m.keyed:
+		return time.Duration(m.keys[x] - m.keys[y])
+	}
+	return m.evs[x].CommitAt.Sub(m.evs[y].CommitAt)
+}
+
+// later reports whether the commit at x is after the one at y (y < 0: the
+// zero time).
+func (m *merger) later(x, y int32) bool {
+	switch {
+	case y < 0:
+		return m.evs[x].CommitAt.After(time.Time{})
+	case m.keyed:
+		return m.keys[x] > m.keys[y]
+	}
+	return m.evs[x].CommitAt.After(m.evs[y].CommitAt)
+}
+
+// maxSub is the latest commit of type typ in the left half minus the commit
+// at r.
+func (m *merger) maxSub(typ int, r int32) time.Duration {
+	if y := m.max[typ]; y >= 0 {
+		return m.sub(y, r)
+	}
+	return time.Time{}.Sub(m.evs[r].CommitAt)
+}
+
+// pair returns the tally of type over overtaking type under.
+func (m *merger) pair(over, under int) *PairStat {
+	i := over*m.types + under
+	if m.sparse == nil {
+		return &m.pairs[i]
+	}
+	p := m.sparse[i]
+	if p == nil {
+		p = &PairStat{}
+		m.sparse[i] = p
+	}
+	return p
 }
 
 // sort merge-sorts a (key order) into commit order. When an element of the
 // right half (later key) commits before elements still left in the left half
 // (earlier key, later commit), it overtook each of them.
-func (m *merger) sort(a, tmp []CommitEvent) {
+func (m *merger) sort(a, tmp []int32) {
 	if len(a) < 2 {
 		return
 	}
 	mid := len(a) / 2
 	m.sort(a[:mid], tmp[:mid])
 	m.sort(a[mid:], tmp[mid:])
-	// Per type, how many left-half elements remain and the sum and maximum
-	// of their commit times: the remaining ones are the latest of the half.
-	type agg struct {
-		n   int
-		sum time.Duration
-		max time.Time
+	clear(m.n)
+	clear(m.sum)
+	for k := range m.max {
+		m.max[k] = -1
 	}
-	left := map[eventlog.Type]*agg{}
-	var epoch time.Time
-	for _, e := range a[:mid] {
-		g := left[e.Type]
-		if g == nil {
-			g = &agg{}
-			left[e.Type] = g
-		}
-		g.n++
-		if epoch.IsZero() {
-			epoch = e.CommitAt
-		}
-		g.sum += e.CommitAt.Sub(epoch)
-		if e.CommitAt.After(g.max) {
-			g.max = e.CommitAt
+	epoch := a[0]
+	for _, x := range a[:mid] {
+		k := m.kind[x]
+		m.n[k]++
+		m.sum[k] += m.sub(x, epoch)
+		if m.later(x, m.max[k]) {
+			m.max[k] = x
 		}
 	}
 	i, j, k := 0, mid, 0
 	remaining := mid
 	for i < mid && j < len(a) {
-		if m.less(a[j], a[i]) {
-			r := a[j]
+		if r := a[j]; m.less(r, a[i]) {
 			m.inversions += remaining
-			for typ, g := range left {
-				if g.n == 0 {
+			over := int(m.kind[r])
+			since := m.sub(r, epoch)
+			for typ, n := range m.n {
+				if n == 0 {
 					continue
 				}
-				p := TypePair{Overtaking: r.Type, Overtaken: typ}
-				s := m.pairs[p]
-				s.Count += g.n
-				s.sum += g.sum - time.Duration(g.n)*r.CommitAt.Sub(epoch)
-				s.MaxDelta = max(s.MaxDelta, g.max.Sub(r.CommitAt))
-				m.pairs[p] = s
+				s := m.pair(over, typ)
+				s.Count += n
+				s.sum += m.sum[typ] - time.Duration(n)*since
+				s.MaxDelta = max(s.MaxDelta, m.maxSub(typ, r))
 			}
 			tmp[k] = r
 			j++
 		} else {
-			e := a[i]
-			g := left[e.Type]
-			g.n--
-			g.sum -= e.CommitAt.Sub(epoch)
+			x := a[i]
+			t := m.kind[x]
+			m.n[t]--
+			m.sum[t] -= m.sub(x, epoch)
 			remaining--
-			tmp[k] = e
+			tmp[k] = x
 			i++
 		}
 		k++
@@ -262,15 +448,64 @@ type Window struct {
 // Windows computes per-type mint-to-commit quantiles (gonum/stat empirical
 // quantiles) over events that know both times.
 func Windows(evs []CommitEvent) map[eventlog.Type]Window {
-	byType := map[eventlog.Type][]float64{}
-	for _, e := range evs {
+	var s WindowSet
+	s.Add(evs)
+	return s.Windows()
+}
+
+// WindowSet gathers mint-to-commit windows run after run, keeping one number
+// per event instead of the events: Windows over the union of everything
+// added equals Windows of all those events at once.
+type WindowSet struct {
+	types []eventlog.Type
+	xs    [][]float64           // per type, as in types
+	index map[eventlog.Type]int // past smallTypes types
+}
+
+// Add adds the windows of the events that know both times.
+func (s *WindowSet) Add(evs []CommitEvent) {
+	for i := range evs {
+		e := &evs[i]
 		if e.MintedAt.IsZero() || e.CommitAt.IsZero() {
 			continue
 		}
-		byType[e.Type] = append(byType[e.Type], float64(e.CommitAt.Sub(e.MintedAt)))
+		k := s.slot(e.Type)
+		s.xs[k] = append(s.xs[k], float64(e.CommitAt.Sub(e.MintedAt)))
 	}
+}
+
+// slot returns the index of typ in s.types, adding it if new.
+func (s *WindowSet) slot(typ eventlog.Type) int {
+	if s.index != nil {
+		if k, ok := s.index[typ]; ok {
+			return k
+		}
+	} else {
+		for k, t := range s.types {
+			if t == typ {
+				return k
+			}
+		}
+	}
+	k := len(s.types)
+	s.types, s.xs = append(s.types, typ), append(s.xs, nil)
+	switch {
+	case s.index != nil:
+		s.index[typ] = k
+	case len(s.types) > smallTypes:
+		s.index = make(map[eventlog.Type]int, len(s.types))
+		for j, t := range s.types {
+			s.index[t] = j
+		}
+	}
+	return k
+}
+
+// Windows returns the quantiles of everything added so far.
+func (s *WindowSet) Windows() map[eventlog.Type]Window {
 	out := map[eventlog.Type]Window{}
-	for typ, xs := range byType {
+	for k, typ := range s.types {
+		xs := s.xs[k]
 		sort.Float64s(xs)
 		q := func(p float64) time.Duration { return time.Duration(stat.Quantile(p, stat.Empirical, xs, nil)) }
 		out[typ] = Window{N: len(xs), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: time.Duration(xs[len(xs)-1])}

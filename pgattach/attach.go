@@ -9,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/oklog/ulid/v2"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
@@ -95,7 +95,7 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	if info.HasSeq {
 		seq = "seq"
 	}
-	q := fmt.Sprintf(`SELECT run_id, id, type, %s, %s, xmin::text FROM %s WHERE ($1 = '' OR run_id = $1)`, seq, commit, info.Table)
+	q := fmt.Sprintf(`SELECT run_id, id, type, %s, %s, xmin FROM %s WHERE ($1 = '' OR run_id = $1)`, seq, commit, info.Table)
 	args := []any{o.RunID}
 	if !o.Since.IsZero() {
 		if !slices.Contains(cols, "created_at") {
@@ -104,41 +104,219 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 		q += " AND created_at >= $2"
 		args = append(args, o.Since)
 	}
+	var t collected
+	if o.RunID == "" && o.Since.IsZero() {
+		t.reserve(ctx, tx, o.Schema)
+	}
 	rows, err = tx.Query(ctx, q, args...)
 	if err != nil {
 		return info, eventlog.Unavailable("read "+info.Table, err)
 	}
-	byRun := map[string][]forensics.CommitEvent{}
-	var order []string
-	var runID, id, typ, xmin string
-	var seqv *int64
-	var at *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&runID, &id, &typ, &seqv, &at, &xmin}, func() error {
-		e := forensics.CommitEvent{ID: id, Type: eventlog.Type(typ), MintedAt: mintTime(id)}
-		if seqv != nil {
-			e.Seq = *seqv
-		}
-		if at != nil {
-			e.CommitAt = *at
-		}
-		e.Tie, _ = strconv.ParseUint(xmin, 10, 64)
-		if _, ok := byRun[runID]; !ok {
-			order = append(order, runID)
-		}
-		byRun[runID] = append(byRun[runID], e)
-		return nil
-	})
-	if err != nil {
+	if err := t.collect(rows); err != nil {
 		return info, eventlog.Unavailable("read "+info.Table, err)
 	}
-	slices.Sort(order)
-	for _, r := range order {
-		if err := fn(Run{ID: r, Events: byRun[r]}); err != nil {
-			return info, err
-		}
-		delete(byRun, r)
+	return info, t.each(fn)
+}
+
+// collected holds every row read, in arrival order, with the run each
+// belongs to. Run ids and event types are interned and event ids copied into
+// large shared blocks, so that a million events are a few thousand objects
+// for the garbage collector rather than millions.
+type collected struct {
+	events []forensics.CommitEvent
+	runOf  []int32 // index into runs, per event
+	runs   []string
+	runIdx map[string]int32
+	types  map[string]eventlog.Type
+	ids    stringBlocks
+	runIDs stringBlocks
+}
+
+// textOIDs are the column types whose value, in either format, is the
+// string's bytes; any other type is decoded by pgx as before.
+var textOIDs = map[uint32]bool{pgtype.TextOID: true, pgtype.VarcharOID: true, pgtype.BPCharOID: true, pgtype.NameOID: true}
+
+// collect reads rows (run_id, id, type, seq, commit time, xmin): the three
+// strings from the raw row, the other columns through pgx's own scan plans
+// for their types and formats, so each value decodes to exactly what
+// scanning into *int64, *time.Time and *uint32 gives. (xmin is read as an
+// xid, not cast to text in the server: the cast doubled the server's time.)
+func (t *collected) collect(rows pgx.Rows) error {
+	defer rows.Close()
+	t.runIdx, t.types = map[string]int32{}, map[string]eventlog.Type{}
+	fds := rows.FieldDescriptions()
+	if len(fds) != 6 {
+		return fmt.Errorf("want 6 columns, got %d", len(fds))
 	}
-	return info, nil
+	m := rows.Conn().TypeMap()
+	var seq pgtype.Int8
+	var at pgtype.Timestamptz
+	var xmin pgtype.Uint32
+	seqPlan := m.PlanScan(fds[3].DataTypeOID, fds[3].Format, &seq)
+	atPlan := m.PlanScan(fds[4].DataTypeOID, fds[4].Format, &at)
+	xminPlan := m.PlanScan(fds[5].DataTypeOID, fds[5].Format, &xmin)
+	// A string column of a non-text type goes through pgx's plan for it.
+	var plans [3]pgtype.ScanPlan
+	for i := range plans {
+		if !textOIDs[fds[i].DataTypeOID] {
+			plans[i] = m.PlanScan(fds[i].DataTypeOID, fds[i].Format, new(string))
+		}
+	}
+	field := func(v [][]byte, col int) ([]byte, error) {
+		if plans[col] != nil {
+			var s string
+			if err := plans[col].Scan(v[col], &s); err != nil {
+				return nil, fmt.Errorf("column %s: %w", fds[col].Name, err)
+			}
+			return []byte(s), nil
+		}
+		if v[col] == nil {
+			return nil, fmt.Errorf("column %s: NULL where a string is needed", fds[col].Name)
+		}
+		return v[col], nil
+	}
+	for rows.Next() {
+		v := rows.RawValues()
+		var f [3][]byte
+		for col := range f {
+			var err error
+			if f[col], err = field(v, col); err != nil {
+				return err
+			}
+		}
+		run, id, typ := t.run(f[0]), t.ids.copy(f[1]), t.typeOf(f[2])
+		if err := seqPlan.Scan(v[3], &seq); err != nil {
+			return fmt.Errorf("column %s: %w", fds[3].Name, err)
+		}
+		if err := atPlan.Scan(v[4], &at); err != nil {
+			return fmt.Errorf("column %s: %w", fds[4].Name, err)
+		}
+		e := forensics.CommitEvent{ID: id, Type: typ, MintedAt: mintTime(id)}
+		if seq.Valid {
+			e.Seq = seq.Int64
+		}
+		if at.Valid {
+			if at.InfinityModifier != pgtype.Finite {
+				return fmt.Errorf("column %s: an infinite commit time", fds[4].Name)
+			}
+			e.CommitAt = at.Time
+		}
+		if err := xminPlan.Scan(v[5], &xmin); err != nil {
+			return fmt.Errorf("column xmin: %w", err)
+		}
+		e.Tie = uint64(xmin.Uint32)
+		t.events = append(t.events, e)
+		t.runOf = append(t.runOf, run)
+	}
+	return rows.Err()
+}
+
+// maxReserve bounds the events reserved from the table's row estimate.
+const maxReserve = 50_000_000
+
+// reserve sizes the event arrays from the planner's row estimate of a whole
+// table read (pg_class.reltuples; unknown before the table's first VACUUM or
+// ANALYZE), so that reading a large table does not copy its events over and
+// over as the arrays grow. Reserved memory that is never filled is never
+// touched. The estimate is read under a savepoint: should it fail, the
+// transaction goes on as if it had not been asked.
+func (t *collected) reserve(ctx context.Context, tx pgx.Tx, schema string) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return
+	}
+	defer sp.Rollback(context.WithoutCancel(ctx))
+	var n float64
+	err = sp.QueryRow(ctx, `SELECT c.reltuples FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+		WHERE s.nspname = $1 AND c.relname = 'workflow_events'`, schema).Scan(&n)
+	if err != nil || n <= 0 {
+		return
+	}
+	n = min(n*1.05+1024, maxReserve)
+	t.events = make([]forensics.CommitEvent, 0, int(n))
+	t.runOf = make([]int32, 0, int(n))
+}
+
+// run returns the index of the run whose id is b, adding it if new.
+func (t *collected) run(b []byte) int32 {
+	if i, ok := t.runIdx[string(b)]; ok {
+		return i
+	}
+	i := int32(len(t.runs))
+	id := t.runIDs.copy(b) // side by side in memory: lookups stay in cache
+	t.runs = append(t.runs, id)
+	t.runIdx[id] = i
+	return i
+}
+
+// typeOf interns an event type.
+func (t *collected) typeOf(b []byte) eventlog.Type {
+	if typ, ok := t.types[string(b)]; ok {
+		return typ
+	}
+	typ := eventlog.Type(b)
+	t.types[string(typ)] = typ
+	return typ
+}
+
+// each hands fn every run in run id order, its events in arrival order.
+// The events are grouped by run in place (a stable counting sort applied as
+// a permutation, no second array); each run is a slice whose capacity ends
+// with the run, so appending to it copies.
+func (t *collected) each(fn func(Run) error) error {
+	start := make([]int, len(t.runs)+1)
+	for _, r := range t.runOf {
+		start[r+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	// dest[i] is where event i goes; runOf is reused for it.
+	dest, next := t.runOf, slices.Clone(start[:len(t.runs)])
+	for i, r := range dest {
+		dest[i] = int32(next[r])
+		next[r]++
+	}
+	evs := t.events
+	for i := range evs {
+		for int(dest[i]) != i {
+			j := dest[i]
+			evs[i], evs[j] = evs[j], evs[i]
+			dest[i], dest[j] = dest[j], dest[i]
+		}
+	}
+	t.events, t.runOf, t.runIdx = nil, nil, nil
+	order := make([]int32, len(t.runs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(t.runs[a], t.runs[b]) })
+	for _, r := range order {
+		lo, hi := start[r], start[r+1]
+		if err := fn(Run{ID: t.runs[r], Events: evs[lo:hi:hi]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stringBlocks copies short strings into shared 64 KiB blocks: one
+// allocation per block instead of one per string. A block's bytes never
+// change once written, so the strings stay valid.
+type stringBlocks struct {
+	b strings.Builder
+}
+
+const blockSize = 64 << 10
+
+func (s *stringBlocks) copy(p []byte) string {
+	if s.b.Cap()-s.b.Len() < len(p) {
+		s.b = strings.Builder{}
+		s.b.Grow(max(blockSize, len(p)))
+	}
+	off := s.b.Len()
+	s.b.Write(p)
+	return s.b.String()[off:]
 }
 
 // mintTime is the time encoded in a ULID-based event id ("wevt_…"), or zero.

@@ -55,7 +55,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	}
 	rep := attachReport{}
 	var total forensics.CommitOrder
-	var all []forensics.CommitEvent
+	var windows forensics.WindowSet
 	info, err := pgattach.Read(ctx, o, func(r pgattach.Run) error {
 		bySeq := info0(r.Events)
 		co := forensics.AnalyzeCommitOrder(r.Events, bySeq)
@@ -69,7 +69,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 		rep.Totals.Gaps += line.Gaps
 		rep.Totals.Duplicates += line.Duplicates
 		rep.Totals.Unpositioned += line.Unpositioned
-		all = append(all, r.Events...)
+		windows.Add(r.Events)
 		return ctx.Err()
 	})
 	rep.Info = info
@@ -86,7 +86,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	for _, p := range total.SortedPairs() {
 		rep.Pairs = append(rep.Pairs, pairRow{p.TypePair, p.PairStat})
 	}
-	rep.Windows = forensics.Windows(all)
+	rep.Windows = windows.Windows()
 	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
 }
 

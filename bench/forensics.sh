@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Forensics speed: loads 1,000,000 events over 10,000 runs into a
+# workflow_events table shaped like world-postgres's (a schema of its own,
+# dropped at the end), then times, alternating over rounds, (a) the bare
+# SELECT id, pg_xact_commit_timestamp(xmin) of every row, (b) the attach-mode
+# forensics of the same rows and (c) `stormctl forensics --pg-url` as shipped,
+# and prints the ratios to (a) and the peak Go heap and resident set.
+#
+# Without --pg-url it starts a throw-away embedded PostgreSQL and removes it
+# at the end. Every flag is passed to `stormctl bench forensics`, e.g.:
+#
+#   bench/forensics.sh --format markdown                       # ~3 minutes
+#   bench/forensics.sh --events 20000 --runs 200 --rounds 1    # a smoke run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/stormctl" ./cmd/stormctl
+if ! "$tmp/stormctl" bench forensics --help >/dev/null 2>&1; then
+  echo "bench/forensics.sh: this stormctl has no 'bench' command (NewCmdBench is not in NewCmdRoot)" >&2
+  exit 2
+fi
+"$tmp/stormctl" bench forensics "$@"
