@@ -57,6 +57,8 @@ side in one invocation (this machine's noise between identical runs is
 10-60%, so only the ratios of two sides measured in the same rounds mean
 anything). Without --pg-url each starts a throw-away embedded cluster and
 removes it at the end.`,
+		Example: `  stormctl bench append --format markdown
+  stormctl bench forensics --events 20000 --runs 200`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newCmdBenchAppend(f, runF), newCmdBenchForensics(f, runF))
