@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -183,17 +181,11 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if opts.CPUProfile != "" {
-		f, err := os.Create(opts.CPUProfile)
-		if err != nil {
-			return usage("--cpu-profile: %v", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return usage("--cpu-profile: %v", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(opts.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	url := opts.PGURL
 	if url == "" {
 		c, err := postgres.StartEmbedded(ctx, opts.Factory.Logger())

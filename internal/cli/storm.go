@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -108,17 +106,11 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if opts.CPUProfile != "" {
-		f, err := os.Create(opts.CPUProfile)
-		if err != nil {
-			return usage("--cpu-profile: %v", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return usage("--cpu-profile: %v", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(opts.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	progress := newProgress(opts.IO)
 	if cfg.Shard.IsZero() {
 		fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)
