@@ -25,6 +25,7 @@ import (
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/vercel"
 )
 
 // Exit codes. **contract**
@@ -100,11 +101,19 @@ type WorldEndpoints struct {
 	Keep bool
 	// PoolSize is the connection pool of each postgres world (0: default).
 	PoolSize int32
+	// IngestURL, DynamoEndpoint and RedisURL point the vercel world at a
+	// running ingest server, DynamoDB (Local or AWS) and Redis.
+	IngestURL      string
+	DynamoEndpoint string
+	RedisURL       string
 }
 
 // AddFlags registers the endpoint flags on fl.
 func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&ep.PGURL, "pg-url", "", "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)")
+	fl.StringVar(&ep.IngestURL, "ingest-url", "", "running ingest server for the vercel world (default: stormctl starts one on 127.0.0.1)")
+	fl.StringVar(&ep.DynamoEndpoint, "dynamo-endpoint", "", "DynamoDB endpoint (DynamoDB Local or AWS) for the vercel world (default: an embedded DynamoDB-API server)")
+	fl.StringVar(&ep.RedisURL, "redis-url", "", "Redis for the vercel world's count index (default: an embedded Redis-API server)")
 }
 
 // DefaultWorlds registers every built-in world. Nothing is started until a
@@ -129,6 +138,8 @@ func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, fu
 		}
 		return cfg, err
 	})
+	vc := vercel.Config{IngestURL: ep.IngestURL, DynamoEndpoint: ep.DynamoEndpoint, RedisURL: ep.RedisURL, Keep: ep.Keep}
+	vercel.Register(r, func(context.Context) (vercel.Config, error) { return vc, nil })
 	return r, stop
 }
 

@@ -190,7 +190,7 @@ func TestListings(t *testing.T) {
 	}{
 		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "about"}, presetNames()},
 		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "control"}},
-		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres"}},
+		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres", "vercel"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd+"/table", func(t *testing.T) {

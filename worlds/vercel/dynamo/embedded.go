@@ -1,0 +1,78 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	miniserver "github.com/truora/minidyn/server"
+)
+
+// Embedded is minidyn's DynamoDB-API server (github.com/truora/minidyn)
+// serving on a loopback port of this process: an in-memory DynamoDB that
+// leaves nothing on disk. Open a Store on Embedded.URL with
+// Config.StaticCredentials.
+type Embedded struct {
+	srv  *http.Server
+	mini *miniserver.Server
+	url  string
+	done chan error
+	once sync.Once
+	err  error
+}
+
+// StartEmbedded starts an embedded DynamoDB-API server on 127.0.0.1 and a
+// free port.
+func StartEmbedded() (*Embedded, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: embedded server: listen: %w", err)
+	}
+	e := &Embedded{
+		mini: miniserver.NewServer(),
+		url:  "http://" + l.Addr().String(),
+		done: make(chan error, 1),
+	}
+	e.srv = &http.Server{
+		Handler:           e.mini,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(discard{}, "", 0),
+	}
+	go func() { e.done <- e.srv.Serve(l) }()
+	return e, nil
+}
+
+// URL returns the server's endpoint, http://127.0.0.1:port.
+func (e *Embedded) URL() string { return e.url }
+
+// Server returns the minidyn server, for failure emulation in tests.
+func (e *Embedded) Server() *miniserver.Server { return e.mini }
+
+// Close stops the server (closing its connections) and drops every table.
+// Calling it again returns the first result.
+func (e *Embedded) Close() error {
+	e.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := e.srv.Shutdown(ctx)
+		if err != nil {
+			err = errors.Join(err, e.srv.Close())
+		}
+		if serr := <-e.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		_ = e.mini.Reset()
+		e.err = err
+	})
+	return e.err
+}
+
+// discard swallows the http.Server's own log lines (closed connections).
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,153 @@
+package dynamo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// eventsCondition selects a run's event items: the run item and key markers
+// sort under '#', events under eventlog.ServerPrefix.
+const eventsCondition = "#pk = :run AND begins_with(#sk, :prefix)"
+
+var eventsNames = map[string]string{"#pk": AttrRun, "#sk": AttrSort}
+
+func eventsValues(runID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{":run": s(runID), ":prefix": s(eventlog.ServerPrefix)}
+}
+
+// List returns up to limit events after the cursor in the run's scheme order
+// (limit <= 0: all of them). Every read is a Query with ConsistentRead over
+// the run's partition, sort key ascending.
+//
+//   - ulid: ExclusiveStartKey is the cursor's event id, Limit is limit+1
+//     (one more tells whether there is more), pages followed through
+//     LastEvaluatedKey until enough items came back.
+//   - seq: the whole run is read and sorted by the seq attribute (the sort
+//     key stays the event id: seed gotcha 7, option (a)); the page is the
+//     events past the cursor's seq and must be dense from it
+//     (eventlog.CheckDensity), else the read fails with eventlog.ErrGap or
+//     eventlog.ErrDuplicate. Concurrent whole-run reads of a run share one
+//     Query that started after each of them arrived (readRun).
+func (st *Store) List(ctx context.Context, run eventlog.Run, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return eventlog.Page{}, err
+	}
+	defer done()
+	if run.Scheme == eventlog.SchemeSeq {
+		return st.listSeq(ctx, run, after, limit)
+	}
+	want := 0
+	if limit > 0 {
+		want = limit + 1
+	}
+	var start map[string]types.AttributeValue
+	if after.ID != "" {
+		start = key(run.ID, after.ID)
+	}
+	evs, err := st.query(ctx, run.ID, start, want)
+	if err != nil {
+		return eventlog.Page{}, err
+	}
+	p := eventlog.Page{Events: evs, Next: after}
+	if limit > 0 && len(evs) > limit {
+		p.Events, p.More = evs[:limit], true
+	}
+	if k := len(p.Events); k > 0 {
+		p.Next = eventlog.After(p.Events[k-1])
+	}
+	return p, nil
+}
+
+func (st *Store) listSeq(ctx context.Context, run eventlog.Run, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	if after.Seq < 0 {
+		return eventlog.Page{}, fmt.Errorf("dynamo: list run %s: negative cursor seq %d", run.ID, after.Seq)
+	}
+	all, err := st.readRun(ctx, run.ID)
+	if err != nil {
+		return eventlog.Page{}, err
+	}
+	sortBySeq(all)
+	i, _ := slices.BinarySearchFunc(all, after.Seq+1, func(e eventlog.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	p := eventlog.Page{Events: all[i:], Next: after}
+	if limit > 0 && len(p.Events) > limit {
+		p.Events, p.More = p.Events[:limit], true
+	}
+	if err := eventlog.CheckDensity(run.ID, after.Seq, p.Events); err != nil {
+		return eventlog.Page{}, fmt.Errorf("dynamo: list run %s after seq %d: %w", run.ID, after.Seq, err)
+	}
+	if k := len(p.Events); k > 0 {
+		p.Next = eventlog.After(p.Events[k-1])
+	}
+	return p, nil
+}
+
+// sortBySeq orders events by seq, then id (so duplicates sit together).
+func sortBySeq(evs []eventlog.Event) {
+	slices.SortStableFunc(evs, func(a, b eventlog.Event) int {
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// Dump returns every event item of the run in scheme order (seq, else id)
+// without the density assertion, so forensics can count what a reader
+// would refuse.
+func (st *Store) Dump(ctx context.Context, run eventlog.Run) ([]eventlog.Event, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	evs, err := st.readRun(ctx, run.ID)
+	if err == nil && run.Scheme == eventlog.SchemeSeq {
+		sortBySeq(evs)
+	}
+	return evs, err
+}
+
+// query reads a run's event items in sort-key order from start (exclusive;
+// nil: the beginning), want of them (0: all), following LastEvaluatedKey.
+// Items that are not events are skipped.
+func (st *Store) query(ctx context.Context, runID string, start map[string]types.AttributeValue, want int) ([]eventlog.Event, error) {
+	var out []eventlog.Event
+	for {
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(st.tableFor(runID)),
+			KeyConditionExpression:    aws.String(eventsCondition),
+			ExpressionAttributeNames:  eventsNames,
+			ExpressionAttributeValues: eventsValues(runID),
+			ConsistentRead:            aws.Bool(true),
+			ScanIndexForward:          aws.Bool(true),
+			ExclusiveStartKey:         start,
+		}
+		if want > 0 {
+			in.Limit = aws.Int32(int32(want - len(out)))
+		}
+		res, err := st.db.Query(ctx, in)
+		if err != nil {
+			return nil, storeErr(ctx, "query run "+runID, err)
+		}
+		for _, it := range res.Items {
+			if !isEventSort(str(it, AttrSort)) {
+				continue
+			}
+			e, err := decodeEvent(it)
+			if err != nil {
+				return nil, fmt.Errorf("dynamo: run %s: %w", runID, err)
+			}
+			out = append(out, e)
+		}
+		if len(res.LastEvaluatedKey) == 0 || (want > 0 && len(out) >= want) {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}

@@ -1,0 +1,357 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stormctl/stormctl/eventlog"
+)
+
+// MaxTransactItems is the most actions one TransactWriteItems may hold
+// (DynamoDB's limit). A batch needs one per event, one per idempotency key
+// and, under seq, one for the run item.
+const MaxTransactItems = 100
+
+// MaxAttempts bounds how often a seq write retries after losing the race
+// for the run's counter item to another writer.
+const MaxAttempts = 50
+
+// Fence is the precondition of a fenced seq append.
+type Fence struct {
+	// On: the batch is fenced; otherwise it is a fact append.
+	On bool
+	// Expected is the number of events the writer loaded.
+	Expected int64
+}
+
+// Written is what a write committed.
+type Written struct {
+	// Events are the events as committed: positioned under seq.
+	Events []eventlog.Event
+	// Acked is the server's clock when DynamoDB acknowledged the write:
+	// observed by the server, not a store commit timestamp.
+	Acked time.Time
+	// Attempts is how many transactions the write sent (1 unless it lost
+	// races for the counter).
+	Attempts int
+}
+
+// Actions returns how many transaction actions a batch of drafts needs
+// under the scheme.
+func Actions(scheme eventlog.Scheme, d []eventlog.Draft) int {
+	k := 0
+	for _, x := range d {
+		k += 1 + len(x.Keys())
+	}
+	if scheme == eventlog.SchemeSeq {
+		k++
+	}
+	return k
+}
+
+// checkBatch validates minted events: known types, no key claimed twice in
+// the batch, within one transaction.
+func checkBatch(run eventlog.Run, evs []eventlog.Event) error {
+	seen := make(map[string]bool, len(evs))
+	drafts := make([]eventlog.Draft, len(evs))
+	for i, e := range evs {
+		if !e.Type.Valid() {
+			return fmt.Errorf("dynamo: run %s: event %d: unknown event type %q", run.ID, i, e.Type)
+		}
+		drafts[i] = e.Draft()
+		for _, k := range drafts[i].Keys() {
+			if seen[k] {
+				return &eventlog.ConflictError{RunID: run.ID, Key: k}
+			}
+			seen[k] = true
+		}
+	}
+	if a := Actions(run.Scheme, drafts); a > MaxTransactItems {
+		return fmt.Errorf("dynamo: run %s: %d events need %d transaction actions, at most %d: %w", run.ID, len(evs), a, MaxTransactItems, ErrBatchTooLarge)
+	}
+	return nil
+}
+
+// puts are the transaction actions that write a batch's event items and key
+// markers, each conditioned on its key being free, and the idempotency key
+// each action claims ("" for events).
+func (st *Store) puts(runID string, evs []eventlog.Event, written time.Time) ([]types.TransactWriteItem, []string, error) {
+	var items []types.TransactWriteItem
+	var claims []string
+	table, keys := aws.String(st.tableFor(runID)), aws.String(st.keysTableFor(runID))
+	free := aws.String("attribute_not_exists(#sk)")
+	names := map[string]string{"#sk": AttrSort}
+	for _, e := range evs {
+		it, err := eventItem(e, written)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dynamo: run %s: %w", runID, err)
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: table, Item: it, ConditionExpression: free, ExpressionAttributeNames: names,
+		}})
+		claims = append(claims, "")
+	}
+	for _, e := range evs {
+		for _, k := range e.Draft().Keys() {
+			items = append(items, types.TransactWriteItem{Put: &types.Put{
+				TableName: keys, Item: markerItem(runID, k, e.ID),
+				ConditionExpression: free, ExpressionAttributeNames: names,
+			}})
+			claims = append(claims, k)
+		}
+	}
+	return items, claims, nil
+}
+
+// conflict turns a failed attribute_not_exists at action i into the error
+// it stands for.
+func conflict(runID string, claims []string, i int) error {
+	if i >= 0 && i < len(claims) && claims[i] != "" {
+		return &eventlog.ConflictError{RunID: runID, Key: claims[i]}
+	}
+	return fmt.Errorf("dynamo: run %s: event id already taken (action %d of the transaction)", runID, i)
+}
+
+// WriteULID writes a ulid run's events (ids minted, not positioned) in one
+// TransactWriteItems: one conditioned Put per event and per idempotency key
+// marker, so a taken key fails the whole batch with an
+// *eventlog.ConflictError and writes nothing.
+func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog.Event) (Written, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return Written{}, err
+	}
+	defer done()
+	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
+		return Written{Events: evs}, err
+	}
+	for attempt := 1; ; attempt++ {
+		written := time.Now()
+		for i := range evs {
+			evs[i].CommittedAt = written
+		}
+		items, claims, err := st.puts(run.ID, evs, written)
+		if err != nil {
+			return Written{}, err
+		}
+		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return Written{Events: evs, Acked: time.Now(), Attempts: attempt}, nil
+		}
+		c, ok := cancelled(err, -1)
+		switch {
+		case !ok:
+			return Written{}, storeErr(ctx, "write to run "+run.ID, err)
+		case c.taken >= 0:
+			return Written{}, conflict(run.ID, claims, c.taken)
+		case c.other != "":
+			return Written{}, fmt.Errorf("dynamo: write to run %s: transaction cancelled: %s", run.ID, c.other)
+		case attempt >= MaxAttempts:
+			return Written{}, fmt.Errorf("dynamo: write to run %s: %d attempts: %w", run.ID, attempt, ErrContention)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return Written{}, err
+		}
+	}
+}
+
+// WriteSeq writes a seq run's events (ids minted) at the next positions, in
+// one TransactWriteItems that also moves the run item's counter:
+//
+//	Update run item  SET next_seq = :new [, last_fenced_seq = :new]
+//	                 IF  next_seq = :base [AND last_fenced_seq <= :expected]
+//	Put event items  (seq = base+1 … base+n), IF attribute_not_exists(eventId)
+//	Put key markers  IF attribute_not_exists(eventId)
+//
+// Facts (f.On false) take base from the counter just read and retry with
+// the counter the failed transaction returned (ALL_OLD) when another writer
+// got there first, up to MaxAttempts. A fenced batch under eventlog.FenceOnLog
+// takes base = f.Expected and is rejected with an *eventlog.FencedError when
+// the condition fails (Actual: the run's next_seq); under
+// eventlog.FenceOnDecisions it is rejected only when a fenced append landed
+// past f.Expected (Actual: last_fenced_seq) or the writer is ahead of the
+// log, and retried like a fact when only facts moved the counter. A taken
+// idempotency key fails with an *eventlog.ConflictError. Nothing is written
+// unless everything is.
+func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.Event, f Fence) (Written, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return Written{}, err
+	}
+	defer done()
+	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
+		return Written{Events: evs}, err
+	}
+	byLog := f.On && run.FenceBasis == eventlog.FenceOnLog
+	var base, lastFenced int64
+	if byLog {
+		base = f.Expected
+	} else if base, lastFenced, err = st.counters(ctx, run.ID); err != nil {
+		return Written{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		if f.On && !byLog {
+			if lastFenced > f.Expected {
+				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: lastFenced}
+			}
+			if base < f.Expected {
+				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: base}
+			}
+		}
+		written := time.Now()
+		for i := range evs {
+			evs[i].Seq = base + int64(i) + 1
+			evs[i].CommittedAt = written
+		}
+		items := []types.TransactWriteItem{{Update: st.counterUpdate(run.ID, base, base+int64(len(evs)), f, run.FenceBasis)}}
+		puts, claims, err := st.puts(run.ID, evs, written)
+		if err != nil {
+			return Written{}, err
+		}
+		items = append(items, puts...)
+		claims = append([]string{""}, claims...)
+		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return Written{Events: evs, Acked: time.Now(), Attempts: attempt}, nil
+		}
+		c, ok := cancelled(err, 0)
+		switch {
+		case !ok:
+			return Written{}, storeErr(ctx, "write to run "+run.ID, err)
+		case c.counter:
+			// The counter moved (or, fenced, the fence failed). A real
+			// DynamoDB reports every failed condition, minidyn only the
+			// first: the fence decides before any key conflict.
+			next, fenced, err := st.countersFrom(ctx, run.ID, c.old)
+			if err != nil {
+				return Written{}, err
+			}
+			if byLog {
+				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: next}
+			}
+			base, lastFenced = next, fenced
+		case c.taken >= 0:
+			return Written{}, conflict(run.ID, claims, c.taken)
+		case c.other != "":
+			return Written{}, fmt.Errorf("dynamo: write to run %s: transaction cancelled: %s", run.ID, c.other)
+		}
+		if attempt >= MaxAttempts {
+			return Written{}, fmt.Errorf("dynamo: write to run %s: lost the counter %d times: %w", run.ID, attempt, ErrContention)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return Written{}, err
+		}
+	}
+}
+
+// counterUpdate is the run item's action of a seq write from base to next:
+// facts move next_seq if it is still base; a fenced batch also sets
+// last_fenced_seq, and under FenceOnDecisions requires that no fenced
+// append landed past the writer's view.
+func (st *Store) counterUpdate(runID string, base, next int64, f Fence, basis eventlog.FenceBasis) *types.Update {
+	set := "SET #next = :next"
+	cond := "#next = :base"
+	names := map[string]string{"#next": attrNextSeq}
+	values := map[string]types.AttributeValue{":next": n(next), ":base": n(base)}
+	if f.On {
+		set += ", #fenced = :next"
+		names["#fenced"] = attrLastFenced
+		if basis == eventlog.FenceOnDecisions {
+			cond += " AND #fenced <= :expected"
+			values[":expected"] = n(f.Expected)
+		}
+	}
+	return &types.Update{
+		TableName:                           aws.String(st.keysTableFor(runID)),
+		Key:                                 key(runID, RunSortKey),
+		UpdateExpression:                    aws.String(set),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// counters reads a seq run's counters from its item, consistently.
+func (st *Store) counters(ctx context.Context, runID string) (next, lastFenced int64, err error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(st.keysTableFor(runID)),
+		Key:            key(runID, RunSortKey),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, 0, storeErr(ctx, "read the counter of run "+runID, err)
+	}
+	if len(out.Item) == 0 {
+		return 0, 0, fmt.Errorf("dynamo: run %s: %w", runID, eventlog.ErrNoRun)
+	}
+	next, lastFenced, err = counters(out.Item)
+	if err != nil {
+		return 0, 0, fmt.Errorf("dynamo: run %s: the run item: %w", runID, err)
+	}
+	return next, lastFenced, nil
+}
+
+// countersFrom reads the counters from the item a failed condition
+// returned, or from the table when the store returned none.
+func (st *Store) countersFrom(ctx context.Context, runID string, old map[string]types.AttributeValue) (next, lastFenced int64, err error) {
+	if len(old) > 0 {
+		if next, lastFenced, err = counters(old); err == nil {
+			return next, lastFenced, nil
+		}
+	}
+	return st.counters(ctx, runID)
+}
+
+// pause sleeps a little before retrying a contended write: a random time
+// up to attempt x 200 µs, at most 10 ms, so that losers do not retry in
+// lockstep.
+func pause(ctx context.Context, attempt int) error {
+	limit := min(time.Duration(attempt)*200*time.Microsecond, 10*time.Millisecond)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Count returns the number of events a run holds, by one consistent Query
+// with Select COUNT over the run's event items: the legacy count guard's
+// check, taken before (and apart from) the write it guards.
+func (st *Store) Count(ctx context.Context, runID string) (int64, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	var total int64
+	var start map[string]types.AttributeValue
+	for {
+		out, err := st.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(st.tableFor(runID)),
+			KeyConditionExpression:    aws.String(eventsCondition),
+			ExpressionAttributeNames:  eventsNames,
+			ExpressionAttributeValues: eventsValues(runID),
+			ConsistentRead:            aws.Bool(true),
+			Select:                    types.SelectCount,
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return 0, storeErr(ctx, "count the events of run "+runID, err)
+		}
+		total += int64(out.Count)
+		if len(out.LastEvaluatedKey) == 0 {
+			return total, nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}

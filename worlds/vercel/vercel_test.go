@@ -1,0 +1,366 @@
+package vercel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/vercel"
+	"github.com/stormctl/stormctl/worlds/worldtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "worlds/vercel: leaked goroutines:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// openWorld opens a World with its own stack and closes it when t ends.
+func openWorld(t *testing.T, cfg vercel.Config) *vercel.World {
+	t.Helper()
+	w, err := vercel.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return w
+}
+
+func TestConformance(t *testing.T) {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+		t.Run(string(s), func(t *testing.T) {
+			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return openWorld(t, vercel.Config{Seed: 1}) })
+		})
+	}
+}
+
+func newRun(t *testing.T, w worlds.World, s eventlog.Scheme, guard string) string {
+	t.Helper()
+	id := "wrun_" + ulid.Make().String()
+	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s, Guard: guard}); err != nil {
+		t.Fatalf("CreateRun(%s): %v", s, err)
+	}
+	return id
+}
+
+func step(typ eventlog.Type, corr string) eventlog.Draft {
+	return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: []byte(`{"n":1}`)}
+}
+
+func profile(t *testing.T, spec string) worlds.Profile {
+	t.Helper()
+	p, err := worlds.ParseProfile(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// listening reports whether something accepts connections at a URL's host.
+func listening(t *testing.T, rawURL string) bool {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// TestRegister: the registry's vercel entry opens Worlds with their own
+// stacks (ingest server, embedded minidyn and miniredis on loopback ports)
+// and Close stops every listener.
+func TestRegister(t *testing.T) {
+	var r worlds.Registry
+	calls := 0
+	vercel.Register(&r, func(context.Context) (vercel.Config, error) { calls++; return vercel.Config{}, nil })
+	e, err := r.Lookup(vercel.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ulid", "seq"}; !slices.Equal(e.Schemes, want) {
+		t.Fatalf("Schemes = %v, want %v", e.Schemes, want)
+	}
+	ww, err := e.Open(t.Context(), worlds.Options{Latency: profile(t, "fixed:1ms"), Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ww.(*vercel.World)
+	run := newRun(t, w, eventlog.SchemeSeq, "")
+	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")})
+	if err != nil || len(evs) != 1 || evs[0].Seq != 1 || evs[0].CommittedAt.Sub(evs[0].MintedAt) < time.Millisecond {
+		t.Fatalf("Append = %+v, %v; want seq 1 committed at least 1 ms (the window) after its mint", evs, err)
+	}
+	urls := []string{w.URL(), w.Stack().Embedded().URL()}
+	for _, u := range urls {
+		if !listening(t, u) {
+			t.Fatalf("%s is not listening while the world is open", u)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range urls {
+		if listening(t, u) {
+			t.Fatalf("%s still listens after Close", u)
+		}
+	}
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")}); err == nil {
+		t.Fatal("Append on a closed world succeeded")
+	}
+	if calls != 1 {
+		t.Fatalf("the source was called %d times for one Open", calls)
+	}
+}
+
+// TestIngestURL: a World given an ingest URL is only a client of that
+// server: it sees the same runs, and its Close leaves the server running.
+func TestIngestURL(t *testing.T) {
+	owner := openWorld(t, vercel.Config{})
+	run := newRun(t, owner, eventlog.SchemeSeq, "")
+	client, err := vercel.Open(t.Context(), vercel.Config{IngestURL: owner.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if client.Stack() != nil {
+		t.Fatal("a World with an ingest URL started its own stack")
+	}
+	if _, err := client.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "via_client")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := owner.List(t.Context(), run, eventlog.Cursor{}, 0)
+	if err != nil || len(p.Events) != 1 || p.Events[0].CorrelationID != "via_client" {
+		t.Fatalf("the owner reads %+v, %v", p.Events, err)
+	}
+	start := time.Now()
+	_, err = vercel.Open(t.Context(), vercel.Config{IngestURL: "http://127.0.0.1:1"})
+	if !errors.Is(err, eventlog.ErrUnavailable) || time.Since(start) > 5*time.Second {
+		t.Fatalf("Open(dead ingest URL) = %v after %s, want ErrUnavailable at once", err, time.Since(start))
+	}
+	if _, err := vercel.Open(t.Context(), vercel.Config{IngestURL: "ftp://x"}); err == nil || errors.Is(err, eventlog.ErrUnavailable) {
+		t.Fatalf("Open(ftp URL) = %v, want a configuration error", err)
+	}
+}
+
+// TestDeadEndpoints: a DynamoDB endpoint or Redis URL with nothing behind
+// it fails Open within a few seconds with ErrUnavailable, in one line that
+// names it, and leaves nothing running.
+func TestDeadEndpoints(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  vercel.Config
+		want string
+	}{
+		{"dynamo endpoint", vercel.Config{DynamoEndpoint: "http://127.0.0.1:1"}, "127.0.0.1:1"},
+		{"redis URL", vercel.Config{RedisURL: "redis://127.0.0.1:1/0"}, "127.0.0.1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			w, err := vercel.Open(t.Context(), tt.cfg)
+			if err == nil {
+				_ = w.Close()
+				t.Fatal("Open succeeded")
+			}
+			d := time.Since(start)
+			if !errors.Is(err, eventlog.ErrUnavailable) || d > 6*time.Second {
+				t.Fatalf("Open = %v after %s, want ErrUnavailable within a few seconds", err, d)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, tt.want) {
+				t.Fatalf("message %q: want one line naming %s", msg, tt.want)
+			}
+			t.Logf("failed in %s: %v", d.Round(time.Millisecond), err)
+		})
+	}
+}
+
+// TestMachineRedis runs the count-index guard against the machine's own
+// Redis (127.0.0.1:6379): the World's keys live under its namespace and
+// Close removes them. Skipped, saying why, when no Redis answers there.
+func TestMachineRedis(t *testing.T) {
+	const addr = "127.0.0.1:6379"
+	probe := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+	defer probe.Close()
+	if err := probe.Ping(t.Context()).Err(); err != nil {
+		fmt.Println("TestMachineRedis: skipped: no Redis at", addr+":", err)
+		t.Skipf("no Redis at %s: %v", addr, err)
+	}
+	w := openWorld(t, vercel.Config{RedisURL: "redis://" + addr + "/0"})
+	run := newRun(t, w, eventlog.SchemeULID, eventlog.GuardCountIndex)
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, "a")}); err != nil {
+		t.Fatalf("a current writer: %v", err)
+	}
+	_, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, "b")})
+	var fe *eventlog.FencedError
+	if !errors.As(err, &fe) || fe.Expected != 1 || fe.Actual != 2 {
+		t.Fatalf("a stale writer: %v, want FencedError{1, 2}", err)
+	}
+	pattern := "stormctl:" + w.Stack().Table() + ":*"
+	if keys, err := probe.Keys(t.Context(), pattern).Result(); err != nil || len(keys) != 2 {
+		t.Fatalf("keys %v (%v), want the run's count and window", keys, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := probe.Keys(t.Context(), pattern).Result(); err != nil || len(keys) != 0 {
+		t.Fatalf("keys %v (%v) left in Redis after Close", keys, err)
+	}
+}
+
+// TestForensics: commit times are the server's observations of DynamoDB's
+// acknowledgements (Source "server"), one per event in scheme order, each
+// after its mint and at the time its append reported; guard counts come
+// back through the World; Dump keeps what List would refuse to hide.
+func TestForensics(t *testing.T) {
+	w := openWorld(t, vercel.Config{Latency: profile(t, "fixed:2ms")})
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+		run := newRun(t, w, s, eventlog.GuardCountIndex)
+		var written []eventlog.Event
+		for i := range 4 {
+			evs, err := w.AppendFenced(t.Context(), run, int64(i), []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprint("s", i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			written = append(written, evs...)
+		}
+		if _, err := w.AppendFenced(t.Context(), run, 2, []eventlog.Draft{step(eventlog.StepCreated, "stale")}); !errors.Is(err, eventlog.ErrFenced) {
+			t.Fatalf("%s: stale guarded write = %v, want ErrFenced", s, err)
+		}
+		cts, err := w.CommitTimes(t.Context(), run)
+		if err != nil || len(cts) != len(written) {
+			t.Fatalf("%s: CommitTimes = %d, %v", s, len(cts), err)
+		}
+		for i, ct := range cts {
+			e := written[i]
+			switch {
+			case ct.Source != "server" || ct.EventID != e.ID || ct.Seq != e.Seq:
+				t.Fatalf("%s: commit time %d = %+v, want event %s seq %d from the server", s, i, ct, e.ID, e.Seq)
+			case !ct.At.Equal(e.CommittedAt) || ct.At.Sub(e.MintedAt) < 2*time.Millisecond:
+				t.Fatalf("%s: event %d acked at %v, append said %v, minted %v", s, i, ct.At, e.CommittedAt, e.MintedAt)
+			case i > 0 && !ct.At.After(cts[i-1].At):
+				t.Fatalf("%s: commit time %d is not after %d", s, i, i-1)
+			}
+		}
+		g, err := w.GuardCounts(t.Context(), run)
+		if want := (worlds.GuardCounts{Evaluated: 5, Passed: 4, Rejected: 1}); err != nil || g != want {
+			t.Fatalf("%s: GuardCounts = %+v, %v; want %+v", s, g, err, want)
+		}
+		dump, err := w.Dump(t.Context(), run)
+		if err != nil || len(dump) != 4 {
+			t.Fatalf("%s: Dump = %d events, %v", s, len(dump), err)
+		}
+	}
+	if _, err := w.CommitTimes(t.Context(), "wrun_missing"); !errors.Is(err, eventlog.ErrNoRun) {
+		t.Fatalf("CommitTimes of an unknown run = %v, want ErrNoRun", err)
+	}
+	if _, err := w.GuardCounts(t.Context(), "wrun_missing"); !errors.Is(err, eventlog.ErrNoRun) {
+		t.Fatalf("GuardCounts of an unknown run = %v, want ErrNoRun", err)
+	}
+}
+
+// TestErrorMapping: the client turns the server's answers back into the
+// contract's errors, and a server (or store) that went away into
+// ErrUnavailable.
+func TestErrorMapping(t *testing.T) {
+	w := openWorld(t, vercel.Config{})
+	ctx := t.Context()
+	run := newRun(t, w, eventlog.SchemeSeq, "")
+	if err := w.CreateRun(ctx, eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq}); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("CreateRun twice = %v, want ErrConflict", err)
+	}
+	if err := w.CreateRun(ctx, eventlog.Run{ID: "wrun_bad", Scheme: eventlog.SchemeSequence}); err == nil || eventlog.Classify(err) != "other" {
+		t.Fatalf("CreateRun(sequence) = %v, want a plain error", err)
+	}
+	if _, err := w.Append(ctx, run, []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "x", Payload: []byte("{nope")}}); err == nil {
+		t.Fatal("a draft with an invalid payload was accepted")
+	}
+	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	var ce *eventlog.ConflictError
+	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); !errors.As(err, &ce) || ce.Key != "step_completed/a" || ce.RunID != run {
+		t.Fatalf("duplicate fact = %v, want ConflictError on step_completed/a of %s", err, run)
+	}
+	var fe *eventlog.FencedError
+	if _, err := w.AppendFenced(ctx, run, 0, []eventlog.Draft{step(eventlog.StepCreated, "b")}); !errors.As(err, &fe) || fe.RunID != run || fe.Expected != 0 || fe.Actual != 1 {
+		t.Fatalf("stale fenced batch = %v, want FencedError{%s, 0, 1}", err, run)
+	}
+	if _, err := w.List(ctx, "wrun_missing", eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
+		t.Fatalf("List(unknown run) = %v, want ErrNoRun", err)
+	}
+	if err := w.Stack().Embedded().Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "c")}); !errors.Is(err, eventlog.ErrUnavailable) {
+		t.Fatalf("Append with DynamoDB gone = %v, want ErrUnavailable", err)
+	}
+	if err := w.Close(); err == nil {
+		t.Log("Close after the store went away reported no error")
+	}
+	other := openWorld(t, vercel.Config{})
+	client, err := vercel.Open(ctx, vercel.Config{IngestURL: other.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.List(ctx, run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrUnavailable) {
+		t.Fatalf("List with the ingest server gone = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestReset: Reset drops every run; the World stays usable.
+func TestReset(t *testing.T) {
+	w := openWorld(t, vercel.Config{})
+	run := newRun(t, w, eventlog.SchemeSeq, eventlog.GuardCountIndex)
+	if _, err := w.AppendFenced(t.Context(), run, 0, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reset(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
+		t.Fatalf("List after Reset = %v, want ErrNoRun", err)
+	}
+	run = newRun(t, w, eventlog.SchemeSeq, "")
+	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")})
+	if err != nil || evs[0].Seq != 1 {
+		t.Fatalf("Append after Reset = %+v, %v", evs, err)
+	}
+}
