@@ -34,14 +34,20 @@
 //	        ReturnValuesOnConditionCheckFailure ALL_OLD
 //	      + the same Puts, events carrying seq = base+1 … base+n
 //
+// A Store's seq writers of one run take turns for the transaction (never
+// for the window, which the ingest server spends before), and facts start
+// from the counter the Store last saw: a throughput optimization, like
+// Temporal's per-run lock. The condition on the counter stays the
+// correctness mechanism and is what fences writers in other processes.
+//
 // A cancelled transaction is read per item from its CancellationReasons: a
 // failed condition on the run item is the counter (a fence rejection, or a
 // lost race that facts retry with the counter ALL_OLD returned, up to
-// MaxAttempts with a tiny jittered pause); one on a marker is an
-// *eventlog.ConflictError naming the key; TransactionConflict is retried.
-// When both fail the counter decides (DynamoDB reports every failed
-// condition; minidyn only the first). The legacy count guard of ulid runs
-// uses Count, a separate Query with Select COUNT.
+// MaxAttempts); one on a marker is an *eventlog.ConflictError naming the
+// key; TransactionConflict is retried after a tiny jittered pause. When
+// both fail the counter decides (DynamoDB reports every failed condition;
+// minidyn only the first). The legacy count guard of ulid runs uses Count,
+// a separate Query with Select COUNT.
 //
 // # Reads
 //

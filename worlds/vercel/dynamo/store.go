@@ -67,13 +67,14 @@ type Config struct {
 
 // Store is one DynamoDB table of event-log items, safe for concurrent use.
 type Store struct {
-	cfg       Config
-	db        *dynamodb.Client
-	transport *http.Transport
-	runs      sync.Map // run id → eventlog.Run; a run's record never changes
-	tables    sync.Map // TablePerRun: name → struct{}, the tables created
-	reads     sync.Map // run id → *runReads, the coalesced whole-run reads
-	closed    atomic.Bool
+	cfg         Config
+	db          *dynamodb.Client
+	transport   *http.Transport
+	runs        sync.Map // run id → eventlog.Run; a run's record never changes
+	tables      sync.Map // TablePerRun: name → struct{}, the tables created
+	reads       sync.Map // run id → *runReads, the coalesced whole-run reads
+	seqCounters sync.Map // run id → *runCounter, seq runs' counters as last seen
+	closed      atomic.Bool
 	// resetMu excludes Reset and Close (writers) from other operations.
 	resetMu sync.RWMutex
 }
@@ -361,6 +362,7 @@ func (st *Store) Reset(ctx context.Context) error {
 		return err
 	}
 	st.runs.Clear()
+	st.seqCounters.Clear()
 	if st.cfg.TablePerRun {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -169,9 +170,10 @@ func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog
 //	Put event items  (seq = base+1 … base+n), IF attribute_not_exists(eventId)
 //	Put key markers  IF attribute_not_exists(eventId)
 //
-// Facts (f.On false) take base from the counter just read and retry with
-// the counter the failed transaction returned (ALL_OLD) when another writer
-// got there first, up to MaxAttempts. A fenced batch under eventlog.FenceOnLog
+// Facts (f.On false) take base from the counter as last seen (read
+// consistently when unknown) and retry with the counter the failed
+// transaction returned (ALL_OLD) when another writer got there first, up to
+// MaxAttempts. A fenced batch under eventlog.FenceOnLog
 // takes base = f.Expected and is rejected with an *eventlog.FencedError when
 // the condition fails (Actual: the run's next_seq); under
 // eventlog.FenceOnDecisions it is rejected only when a fenced append landed
@@ -188,12 +190,24 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
 		return Written{Events: evs}, err
 	}
+	// The Store's writers of one run take turns for the transaction (never
+	// for the window, spent before): a throughput optimization, as
+	// Temporal's per-run lock is; the condition on the counter stays the
+	// correctness mechanism, and fences writers of other processes.
+	rc := st.counterOf(run.ID)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	byLog := f.On && run.FenceBasis == eventlog.FenceOnLog
 	var base, lastFenced int64
-	if byLog {
+	switch {
+	case byLog:
 		base = f.Expected
-	} else if base, lastFenced, err = st.counters(ctx, run.ID); err != nil {
-		return Written{}, err
+	case rc.known:
+		base, lastFenced = rc.next, rc.lastFenced
+	default:
+		if base, lastFenced, err = st.counters(ctx, run.ID); err != nil {
+			return Written{}, err
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		if f.On && !byLog {
@@ -209,7 +223,8 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 			evs[i].Seq = base + int64(i) + 1
 			evs[i].CommittedAt = written
 		}
-		items := []types.TransactWriteItem{{Update: st.counterUpdate(run.ID, base, base+int64(len(evs)), f, run.FenceBasis)}}
+		next := base + int64(len(evs))
+		items := []types.TransactWriteItem{{Update: st.counterUpdate(run.ID, base, next, f, run.FenceBasis)}}
 		puts, claims, err := st.puts(run.ID, evs, written)
 		if err != nil {
 			return Written{}, err
@@ -218,24 +233,31 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 		claims = append([]string{""}, claims...)
 		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
+			rc.known, rc.next = true, next
+			if f.On {
+				rc.lastFenced = next
+			}
 			return Written{Events: evs, Acked: time.Now(), Attempts: attempt}, nil
 		}
 		c, ok := cancelled(err, 0)
 		switch {
 		case !ok:
+			rc.known = false
 			return Written{}, storeErr(ctx, "write to run "+run.ID, err)
 		case c.counter:
 			// The counter moved (or, fenced, the fence failed). A real
 			// DynamoDB reports every failed condition, minidyn only the
 			// first: the fence decides before any key conflict.
-			next, fenced, err := st.countersFrom(ctx, run.ID, c.old)
+			n, fenced, err := st.countersFrom(ctx, run.ID, c.old)
 			if err != nil {
+				rc.known = false
 				return Written{}, err
 			}
+			rc.known, rc.next, rc.lastFenced = true, n, fenced
 			if byLog {
-				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: next}
+				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: n}
 			}
-			base, lastFenced = next, fenced
+			base, lastFenced = n, fenced
 		case c.taken >= 0:
 			return Written{}, conflict(run.ID, claims, c.taken)
 		case c.other != "":
@@ -244,10 +266,28 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 		if attempt >= MaxAttempts {
 			return Written{}, fmt.Errorf("dynamo: write to run %s: lost the counter %d times: %w", run.ID, attempt, ErrContention)
 		}
-		if err := pause(ctx, attempt); err != nil {
-			return Written{}, err
+		if c.retry {
+			if err := pause(ctx, attempt); err != nil {
+				return Written{}, err
+			}
 		}
 	}
+}
+
+// runCounter is what the Store last saw of a seq run's counter, and the
+// turn its writers take for the transaction.
+type runCounter struct {
+	mu               sync.Mutex
+	known            bool
+	next, lastFenced int64
+}
+
+func (st *Store) counterOf(runID string) *runCounter {
+	if v, ok := st.seqCounters.Load(runID); ok {
+		return v.(*runCounter)
+	}
+	v, _ := st.seqCounters.LoadOrStore(runID, &runCounter{})
+	return v.(*runCounter)
 }
 
 // counterUpdate is the run item's action of a seq write from base to next:
@@ -309,9 +349,9 @@ func (st *Store) countersFrom(ctx context.Context, runID string, old map[string]
 	return st.counters(ctx, runID)
 }
 
-// pause sleeps a little before retrying a contended write: a random time
-// up to attempt x 200 µs, at most 10 ms, so that losers do not retry in
-// lockstep.
+// pause sleeps a little before retrying a transaction that collided with
+// another (TransactionConflict): a random time up to attempt x 200 µs, at
+// most 10 ms, so that they do not retry in lockstep.
 func pause(ctx context.Context, attempt int) error {
 	limit := min(time.Duration(attempt)*200*time.Microsecond, 10*time.Millisecond)
 	t := time.NewTimer(time.Duration(rand.Int64N(int64(limit))) + time.Microsecond)
