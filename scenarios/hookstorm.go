@@ -39,19 +39,7 @@ func hookPayload(r, b int) string { return fmt.Sprintf("hook(r=%d,b=%d)", r, b) 
 func raceHook(c *engine.Ctx, in stormInput, r, b int) (string, string, error) {
 	h := c.Hook(hookToken(r, b))
 	defer h.Dispose()
-	race := c.Race(h.Next(), c.Sleep(in.dur(watchdog)))
-	val, err := c.Await(race)
-	if err != nil {
-		return "", "", err
-	}
-	if race.Winner() == 1 {
-		return pathTimer, "", nil
-	}
-	var won string
-	if err := json.Unmarshal(val, &won); err != nil {
-		return "", "", err
-	}
-	return pathHook, won, nil
+	return raceWatchdog(c, h.Next(), c.Sleep(in.dur(watchdog)), pathHook)
 }
 
 // driveHooks watches the log for each round's hooks and resumes hook b of

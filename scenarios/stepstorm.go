@@ -38,19 +38,7 @@ func raceSettle(c *engine.Ctx, in stormInput, r, b int) (string, string, error) 
 	c.Attr(fmt.Sprintf("r%d.b%d", r, b), "racing")
 	settle := in.dur(settleBase + jitter(settleSpread, in.Seed, r, b))
 	step := c.Step("settle", stepArgs{R: r, B: b, Ms: ms(settle)})
-	race := c.Race(step, c.Sleep(in.dur(watchdog)))
-	val, err := c.Await(race)
-	if err != nil {
-		return "", "", err
-	}
-	if race.Winner() == 1 {
-		return pathTimer, "", nil
-	}
-	var won string
-	if err := json.Unmarshal(val, &won); err != nil {
-		return "", "", err
-	}
-	return pathStep, won, nil
+	return raceWatchdog(c, step, c.Sleep(in.dur(watchdog)), pathStep)
 }
 
 // drivePoke resumes the side hook every 0.75–1 s until ctx ends.

@@ -193,3 +193,22 @@ func checkStorm(rawIn, rawOut json.RawMessage, win string, won func(r, b int) st
 	}
 	return nil
 }
+
+// raceWatchdog races first against the watchdog sleep: the timer path if
+// the watchdog's completion comes first in the log, else path with the
+// value first returned.
+func raceWatchdog(c *engine.Ctx, first, watchdog *engine.Future, path string) (string, string, error) {
+	race := c.Race(first, watchdog)
+	val, err := c.Await(race)
+	if err != nil {
+		return "", "", err
+	}
+	if race.Winner() == 1 {
+		return pathTimer, "", nil
+	}
+	var won string
+	if err := json.Unmarshal(val, &won); err != nil {
+		return "", "", err
+	}
+	return path, won, nil
+}
