@@ -1,9 +1,11 @@
 package storm
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -22,15 +24,19 @@ type Config struct {
 	Runs int `json:"runs"`
 	// Concurrency bounds overlapping invocations of one run.
 	Concurrency int `json:"concurrency"`
-	// RunsInFlight bounds runs started and not yet ended, across cells.
+	// RunsInFlight bounds runs started and not yet ended, across cells;
+	// 0: DefaultRunsInFlight, or less where a world asks for less
+	// (worlds.Entry.RunsPerCore).
 	RunsInFlight int     `json:"runsInFlight"`
 	Seed         uint64  `json:"seed"`
 	TimeScale    float64 `json:"timeScale"`
 	Latency      string  `json:"latency"`
 	// Timeout bounds one run; a run without a terminal event by then is stuck.
-	Timeout  time.Duration `json:"timeout"`
-	PageSize int           `json:"pageSize"`
-	Out      string        `json:"out"`
+	Timeout time.Duration `json:"timeout"`
+	// PageSize is the page size of invocations' log loads; 0: each world's
+	// own (worlds.Entry.PageSize, else DefaultPageSize).
+	PageSize int    `json:"pageSize"`
+	Out      string `json:"out"`
 	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
 	Keep bool `json:"keep"`
 	// Shard, when set (--shard i/n), runs only the run indexes r with
@@ -55,9 +61,6 @@ func (c Config) Defaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = 20
 	}
-	if c.RunsInFlight == 0 {
-		c.RunsInFlight = 40
-	}
 	if c.TimeScale == 0 {
 		c.TimeScale = 1
 	}
@@ -66,9 +69,6 @@ func (c Config) Defaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 240 * time.Second
-	}
-	if c.PageSize == 0 {
-		c.PageSize = 100
 	}
 	if c.Out == "" {
 		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
@@ -82,24 +82,36 @@ type Plan struct {
 	Cells      []reports.CellKey
 	Conditions map[string]Condition
 	Latency    worlds.Profile
+	// PageSizes is each world's invocation page size in this storm.
+	PageSizes map[string]int
+	// RunsInFlight is the storm's bound on runs in flight: --runs-in-flight,
+	// else DefaultRunsInFlight or the least a world's RunsPerCore allows.
+	RunsInFlight int
 }
+
+// DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask
+// for no lower bound.
+const DefaultRunsInFlight = 40
+
+// DefaultPageSize is the invocation page size on a world that names none.
+const DefaultPageSize = 100
 
 // Validate checks every field and resolves names; each message names the
 // flag at fault and the valid values.
 func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
-	p := &Plan{Config: c, Conditions: map[string]Condition{}}
+	p := &Plan{Config: c, Conditions: map[string]Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
 	case c.Runs < 1:
 		return nil, fmt.Errorf("--runs must be at least 1, got %d", c.Runs)
 	case c.Concurrency < 1:
 		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
-	case c.RunsInFlight < 1:
+	case c.RunsInFlight < 0:
 		return nil, fmt.Errorf("--runs-in-flight must be at least 1, got %d", c.RunsInFlight)
 	case c.TimeScale <= 0 || c.TimeScale > 100:
 		return nil, fmt.Errorf("--time-scale must be in (0, 100], got %g", c.TimeScale)
 	case c.Timeout <= 0:
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
-	case c.PageSize < 1:
+	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
 	}
 	if err := c.Shard.validate(c.Runs); err != nil {
@@ -111,8 +123,18 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 	}
 	p.Latency = lat
 	for _, w := range c.Worlds {
-		if _, err := reg.Lookup(w); err != nil {
+		e, err := reg.Lookup(w)
+		if err != nil {
 			return nil, fmt.Errorf("--world: %w", err)
+		}
+		p.PageSizes[w] = cmp.Or(c.PageSize, e.PageSize, DefaultPageSize)
+	}
+	if p.RunsInFlight == 0 {
+		p.RunsInFlight = DefaultRunsInFlight
+		for _, w := range c.Worlds {
+			if e, _ := reg.Lookup(w); e.RunsPerCore > 0 {
+				p.RunsInFlight = min(p.RunsInFlight, e.RunsPerCore*runtime.GOMAXPROCS(0))
+			}
 		}
 	}
 	for _, s := range c.Scenarios {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +23,11 @@ var defaults = storm.Config{
 	Conditions:   []string{"main", "seq+callsite+ordered"},
 	Runs:         24,
 	Concurrency:  20,
-	RunsInFlight: 40,
+	RunsInFlight: 0, // DefaultRunsInFlight, or the worlds' own
 	TimeScale:    1,
 	Latency:      "seed",
 	Timeout:      240 * time.Second,
-	PageSize:     100,
+	PageSize:     0, // each world's own
 }
 
 func TestConfigDefaults(t *testing.T) {
@@ -72,7 +73,7 @@ func TestConfigDefaults(t *testing.T) {
 func testRegistry() *worlds.Registry {
 	r := &worlds.Registry{}
 	local.Register(r)
-	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}})
+	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSize: 1000, RunsPerCore: 3})
 	return r
 }
 
@@ -99,7 +100,7 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"time scale negative", func(_ *testing.T, c *storm.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
 		{"time scale too big", func(_ *testing.T, c *storm.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
 		{"timeout", func(_ *testing.T, c *storm.Config) { c.Timeout = 0 }, []string{"--timeout"}},
-		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = 0 }, []string{"--page-size"}},
+		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = -1 }, []string{"--page-size"}},
 		{"latency", func(_ *testing.T, c *storm.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},
 		{"latency negative", func(_ *testing.T, c *storm.Config) { c.Latency = "fixed:-5ms" }, []string{"--latency", "fixed:"}},
 		{"world", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"nope"} }, []string{"--world", `"nope"`, "local", "ulid-only"}},
@@ -167,12 +168,32 @@ func TestConfigValidatePlan(t *testing.T) {
 		edit      func(c *storm.Config)
 		wantCells []reports.CellKey
 		latency   string
+		pageSizes map[string]int
+		inFlight  int
 	}{
 		{
 			name:      "one cell",
 			edit:      func(*storm.Config) {},
 			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
+			pageSizes: map[string]int{"local": storm.DefaultPageSize},
+			inFlight:  storm.DefaultRunsInFlight,
+		},
+		{
+			name:      "--page-size beats every world's own",
+			edit:      func(c *storm.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
+			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			latency:   "seed",
+			pageSizes: map[string]int{"local": 7, "ulid-only": 7},
+			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
+		},
+		{
+			name:      "--runs-in-flight beats every world's own",
+			edit:      func(c *storm.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
+			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			latency:   "seed",
+			pageSizes: map[string]int{"local": storm.DefaultPageSize, "ulid-only": 1000},
+			inFlight:  99,
 		},
 		{
 			name: "world x condition x scenario, conditions under their trimmed text",
@@ -192,7 +213,9 @@ func TestConfigValidatePlan(t *testing.T) {
 				{World: "ulid-only", Scenario: "control", Condition: "main/ids=callsite"},
 				{World: "ulid-only", Scenario: "step-storm", Condition: "main/ids=callsite"},
 			},
-			latency: "fixed:5ms",
+			latency:   "fixed:5ms",
+			pageSizes: map[string]int{"local": storm.DefaultPageSize, "ulid-only": 1000},
+			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
 		},
 		{
 			name: "seq on local",
@@ -204,7 +227,9 @@ func TestConfigValidatePlan(t *testing.T) {
 				{World: "local", Scenario: "control", Condition: "seq+callsite+ordered"},
 				{World: "local", Scenario: "control", Condition: "seq/fence=decisions-only"},
 			},
-			latency: "none",
+			latency:   "none",
+			pageSizes: map[string]int{"local": storm.DefaultPageSize},
+			inFlight:  storm.DefaultRunsInFlight,
 		},
 	}
 	for _, tc := range tests {
@@ -226,6 +251,12 @@ func TestConfigValidatePlan(t *testing.T) {
 				if !ok || cond.Name != k.Condition {
 					t.Errorf("cell %s: plan.Conditions has %+v", k, cond)
 				}
+			}
+			if plan.RunsInFlight != tc.inFlight {
+				t.Errorf("plan.RunsInFlight = %d, want %d", plan.RunsInFlight, tc.inFlight)
+			}
+			if !reflect.DeepEqual(plan.PageSizes, tc.pageSizes) {
+				t.Errorf("plan.PageSizes = %v, want %v", plan.PageSizes, tc.pageSizes)
 			}
 			if got := plan.Latency.String(); got != tc.latency {
 				t.Errorf("plan.Latency = %s, want %s", got, tc.latency)

@@ -51,8 +51,14 @@ type StormMeta struct {
 	Config     Config               `json:"config"`
 	Conditions map[string]Condition `json:"conditions"`
 	Cells      []reports.CellKey    `json:"cells"`
-	GoMaxProcs int                  `json:"gomaxprocs"`
-	Started    time.Time            `json:"started"`
+	// PageSizes is each world's invocation page size (--page-size, else
+	// the world's own).
+	PageSizes map[string]int `json:"pageSizes"`
+	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
+	// its worlds' own): it depends on the machine, like gomaxprocs.
+	RunsInFlight int       `json:"runsInFlightUsed"`
+	GoMaxProcs   int       `json:"gomaxprocs"`
+	Started      time.Time `json:"started"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -89,7 +95,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	cfg := plan.Config
 	keys := plan.Cells
 	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
-		Cells: keys, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC()}
+		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC()}
 	out, err := reports.OpenWriter(cfg.Out, meta)
 	if err != nil {
 		return nil, err
@@ -175,7 +181,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: cfg.PageSize,
+			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[k.World],
 			Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
@@ -188,7 +194,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 func (r *runner) runAll(ctx context.Context, cells []*cell) error {
 	cfg := r.plan.Config
 	var g errgroup.Group
-	g.SetLimit(cfg.RunsInFlight)
+	g.SetLimit(r.plan.RunsInFlight)
 	for idx := range cfg.Runs {
 		if !cfg.Shard.Owns(idx) {
 			continue // another shard's run index (--shard)

@@ -19,7 +19,20 @@ type Entry struct {
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
 	Guards []string
-	Open   Factory
+	// PageSize is how many events an invocation asks for per List while
+	// loading its log on this world, unless the storm sets one (0: 100). A
+	// world whose every page costs a read of the whole run (the vercel
+	// world's seq scheme) asks for pages as large as its store's own.
+	PageSize int
+	// RunsPerCore bounds the runs a storm keeps in flight on this world,
+	// per core (GOMAXPROCS), unless the storm sets --runs-in-flight (0: no
+	// bound of its own). A world whose every run costs much of a core in
+	// this process (the vercel world's ingest server and embedded DynamoDB)
+	// needs it: past that load, runs slow down, watchdogs fire and drivers
+	// poke more, each run does more work, and the storm measures the
+	// machine's overload instead of the store.
+	RunsPerCore int
+	Open        Factory
 }
 
 // Registry maps world names to factories. The zero value is empty and ready.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -59,6 +61,15 @@ infra (the store was unreachable; never counted as corruption).`,
   stormctl storm --format json | jq '.cells[] | {condition, corrupted}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// 0 stands for "each world's own" only when the flag is not given.
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"page-size", opts.Config.PageSize}, {"runs-in-flight", opts.Config.RunsInFlight}} {
+				if cmd.Flags().Changed(f.name) && f.v < 1 {
+					return &UsageError{Err: fmt.Errorf("--%s must be at least 1, got %d", f.name, f.v)}
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -72,12 +83,12 @@ infra (the store was unreachable; never counted as corruption).`,
 	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets with optional /key=value overrides (see `stormctl conditions`)")
 	fl.IntVar(&c.Runs, "runs", 24, "runs per cell")
 	fl.IntVar(&c.Concurrency, "concurrency", 20, "overlapping invocations per run")
-	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 40, "runs in flight at once, across cells")
+	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 40, or 6 per core with the vercel world)")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
 	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: seed, none or fixed:DURATION")
 	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
-	fl.IntVar(&c.PageSize, "page-size", 100, "events per page when an invocation loads its log")
+	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own, 100; vercel 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
 	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
@@ -106,6 +117,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	defer lessGC()()
 	stopProfile, err := startCPUProfile(opts.CPUProfile)
 	if err != nil {
 		return err
@@ -113,9 +125,9 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	defer stopProfile()
 	progress := newProgress(opts.IO)
 	if cfg.Shard.IsZero() {
-		fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, artifacts in %s\n", len(plan.Cells), cfg.Runs, cfg.Out)
+		fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, %d in flight, artifacts in %s\n", len(plan.Cells), cfg.Runs, plan.RunsInFlight, cfg.Out)
 	} else {
-		fmt.Fprintf(opts.IO.ErrOut, "storm: shard %s: %d cells x %d of %d runs, artifacts in %s\n", cfg.Shard, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, cfg.Out)
+		fmt.Fprintf(opts.IO.ErrOut, "storm: shard %s: %d cells x %d of %d runs, %d in flight, artifacts in %s\n", cfg.Shard, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, plan.RunsInFlight, cfg.Out)
 	}
 	sum, runErr := storm.Run(ctx, plan, storm.Deps{
 		Worlds: reg, Logger: logger, Progress: progress, Version: opts.Factory.Version,
@@ -172,4 +184,18 @@ func trimLists(c storm.Config) storm.Config {
 	}
 	c.Worlds, c.Scenarios, c.Conditions = clean(c.Worlds), clean(c.Scenarios), clean(c.Conditions)
 	return c
+}
+
+// lessGC lets the heap grow to five times the live data between collections
+// (GOGC=400) unless the user set GOGC, and returns the undo. A storm's live
+// heap is small (tens of MiB) and its garbage large (every read of every
+// run decodes the log afresh): with the default GOGC=100 the collector took
+// about a quarter of a vercel storm's CPU; at 400, 15% less CPU in all for
+// about twice the peak memory (measured side by side, README "Speed").
+func lessGC() (undo func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(old) }
 }

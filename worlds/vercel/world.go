@@ -74,6 +74,15 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 			"seq through TransactWriteItems on the run item's counter; legacy count-index guard in Redis",
 		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq)},
 		Guards:  []string{eventlog.GuardCountIndex},
+		// A seq page reads the whole run (Query, sorted by seq after the
+		// read): pages of 100 made loading an n-event log cost n²/100 item
+		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n.
+		PageSize: 1000,
+		// The ingest server, the embedded DynamoDB-API server (one lock,
+		// JSON both ways) and the engine share this process: 216 runs at 40
+		// in flight on 2 cores took over 10 minutes with runs growing to
+		// twice their size; at 12 (6 per core) 7 minutes.
+		RunsPerCore: 6,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			cfg, err := src(ctx)
 			if err != nil {
