@@ -10,7 +10,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,21 +36,16 @@ type Totals struct {
 }
 
 // AttachForensics is the attach-mode forensics of `stormctl forensics
-// --pg-url` as a library call: pgattach.Read and, per run,
-// forensics.AnalyzeCommitOrder (by seq when every event has one) added to the
-// totals, forensics.DensityOf for positioned runs, and the run's windows
-// added to a forensics.WindowSet; the windows over all runs at the end. It
-// keeps no run's events after its turn.
+// --pg-url` as a library call: pgattach.Analyze with pgattach.Examine per
+// run on every core, each run's commit order added to the totals and its
+// windows to a forensics.WindowSet, in run id order; the windows over all
+// runs at the end.
 func AttachForensics(ctx context.Context, url, schema string, out io.Writer) error {
 	var total forensics.CommitOrder
 	var windows forensics.WindowSet
 	var tt Totals
-	_, err := pgattach.Read(ctx, pgattach.Options{URL: url, Schema: schema}, func(r pgattach.Run) error {
-		bySeq := len(r.Events) > 0 && !slices.ContainsFunc(r.Events, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
-		forensics.AnalyzeCommitOrder(r.Events, bySeq).AddTo(&total)
-		if bySeq {
-			forensics.DensityOf(r.Events)
-		}
+	_, err := pgattach.Analyze(ctx, pgattach.Options{URL: url, Schema: schema}, runtime.GOMAXPROCS(0), pgattach.Examine, func(r pgattach.Run, f pgattach.Findings) error {
+		f.Order.AddTo(&total)
 		windows.Add(r.Events)
 		tt.Runs++
 		return ctx.Err()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"golang.org/x/sync/errgroup"
 )
 
 // Options select what to read.
@@ -43,22 +45,66 @@ type Run struct {
 	Events []forensics.CommitEvent
 }
 
-// Read connects, checks the table and streams every selected run to fn.
-// Connection and authentication failures wrap eventlog.ErrUnavailable; a
-// missing table is ErrNoTable.
+// Read connects, checks the table and streams every selected run to fn, in
+// run id order. Connection and authentication failures wrap
+// eventlog.ErrUnavailable; a missing table is ErrNoTable.
 func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
+	info, t, err := read(ctx, o)
+	if err != nil {
+		return info, err
+	}
+	return info, t.each(fn)
+}
+
+// Analyze reads like Read, runs analyze on every run from up to workers
+// goroutines at once (analyze must be safe for that), and hands each run with
+// its result to collect from one goroutine, in run id order, while later runs
+// are still being analyzed. The table is read in one pass either way; once it
+// is, the per-run work (sorts and merges of O(n log n)) is what is left, and
+// it spreads over the machine's cores.
+func Analyze[R any](ctx context.Context, o Options, workers int, analyze func(Run) R, collect func(Run, R) error) (Info, error) {
+	info, t, err := read(ctx, o)
+	if err != nil {
+		return info, err
+	}
+	return info, eachParallel(ctx, t, max(workers, 1), analyze, collect)
+}
+
+// Findings are what the forensics find in one run.
+type Findings struct {
+	// Order compares commit order with seq order when every event has a
+	// seq, else with id order.
+	Order forensics.CommitOrder
+	// Gaps, Duplicates and Unpositioned are the density of a positioned
+	// run's seq (zero for a run read by id).
+	Gaps, Duplicates, Unpositioned int
+}
+
+// Examine runs the forensics of one run; it is safe to call from several
+// goroutines at once (Analyze's analyze).
+func Examine(r Run) Findings {
+	bySeq := len(r.Events) > 0 && !slices.ContainsFunc(r.Events, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
+	f := Findings{Order: forensics.AnalyzeCommitOrder(r.Events, bySeq)}
+	if bySeq {
+		f.Gaps, f.Duplicates, f.Unpositioned = forensics.DensityOf(r.Events)
+	}
+	return f
+}
+
+// read connects, checks the table and collects every selected row.
+func read(ctx context.Context, o Options) (Info, *collected, error) {
 	if o.Schema == "" {
 		o.Schema = "workflow"
 	}
 	info := Info{Table: pgx.Identifier{o.Schema, "workflow_events"}.Sanitize()}
 	conn, err := pgx.Connect(ctx, o.URL)
 	if err != nil {
-		return info, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
+		return info, nil, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return info, eventlog.Unavailable("begin a read-only transaction", err)
+		return info, nil, eventlog.Unavailable("begin a read-only transaction", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 
@@ -66,24 +112,24 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	rows, err := tx.Query(ctx, `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = 'workflow_events'`, o.Schema)
 	if err != nil {
-		return info, eventlog.Unavailable("read the table's columns", err)
+		return info, nil, eventlog.Unavailable("read the table's columns", err)
 	}
 	cols, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return info, eventlog.Unavailable("read the table's columns", err)
+		return info, nil, eventlog.Unavailable("read the table's columns", err)
 	}
 	if len(cols) == 0 {
-		return info, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", info.Table, ErrNoTable)
+		return info, nil, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", info.Table, ErrNoTable)
 	}
 	for _, need := range []string{"id", "run_id", "type"} {
 		if !slices.Contains(cols, need) {
-			return info, fmt.Errorf("%s has no %q column: not a Workflow DevKit events table", info.Table, need)
+			return info, nil, fmt.Errorf("%s has no %q column: not a Workflow DevKit events table", info.Table, need)
 		}
 	}
 	info.HasSeq = slices.Contains(cols, "seq")
 	var track string
 	if err := tx.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&track); err != nil {
-		return info, eventlog.Unavailable("read track_commit_timestamp", err)
+		return info, nil, eventlog.Unavailable("read track_commit_timestamp", err)
 	}
 	info.CommitTimestamp = track == "on"
 
@@ -99,23 +145,23 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	args := []any{o.RunID}
 	if !o.Since.IsZero() {
 		if !slices.Contains(cols, "created_at") {
-			return info, fmt.Errorf("%s has no created_at column for --since", info.Table)
+			return info, nil, fmt.Errorf("%s has no created_at column for --since", info.Table)
 		}
 		q += " AND created_at >= $2"
 		args = append(args, o.Since)
 	}
-	var t collected
+	t := &collected{}
 	if o.RunID == "" && o.Since.IsZero() {
 		t.reserve(ctx, tx, o.Schema)
 	}
 	rows, err = tx.Query(ctx, q, args...)
 	if err != nil {
-		return info, eventlog.Unavailable("read "+info.Table, err)
+		return info, nil, eventlog.Unavailable("read "+info.Table, err)
 	}
 	if err := t.collect(rows); err != nil {
-		return info, eventlog.Unavailable("read "+info.Table, err)
+		return info, nil, eventlog.Unavailable("read "+info.Table, err)
 	}
-	return info, t.each(fn)
+	return info, t, nil
 }
 
 // collected holds every row read, in arrival order, with the run each
@@ -259,11 +305,26 @@ func (t *collected) typeOf(b []byte) eventlog.Type {
 	return typ
 }
 
-// each hands fn every run in run id order, its events in arrival order.
-// The events are grouped by run in place (a stable counting sort applied as
-// a permutation, no second array); each run is a slice whose capacity ends
-// with the run, so appending to it copies.
-func (t *collected) each(fn func(Run) error) error {
+// grouped is the rows of every run side by side: run r's events are
+// evs[start[r]:start[r+1]], and order lists the runs in run id order.
+type grouped struct {
+	runs  []string
+	evs   []forensics.CommitEvent
+	start []int
+	order []int32
+}
+
+// run returns the i-th run in run id order. Its slice's capacity ends with
+// the run, so appending to it copies.
+func (g *grouped) run(i int) Run {
+	r := g.order[i]
+	lo, hi := g.start[r], g.start[r+1]
+	return Run{ID: g.runs[r], Events: g.evs[lo:hi:hi]}
+}
+
+// group groups the events by run in place (a stable counting sort applied
+// as a permutation, no second array), each run's events in arrival order.
+func (t *collected) group() *grouped {
 	start := make([]int, len(t.runs)+1)
 	for _, r := range t.runOf {
 		start[r+1]++
@@ -291,13 +352,73 @@ func (t *collected) each(fn func(Run) error) error {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(t.runs[a], t.runs[b]) })
-	for _, r := range order {
-		lo, hi := start[r], start[r+1]
-		if err := fn(Run{ID: t.runs[r], Events: evs[lo:hi:hi]}); err != nil {
+	return &grouped{runs: t.runs, evs: evs, start: start, order: order}
+}
+
+// each hands fn every run in run id order.
+func (t *collected) each(fn func(Run) error) error {
+	g := t.group()
+	for i := range g.order {
+		if err := fn(g.run(i)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// chunkRuns is how many runs a worker of eachParallel takes at a time: few
+// enough for the work to spread evenly, enough to keep the hand-offs rare.
+const chunkRuns = 64
+
+// eachParallel analyzes the runs from workers goroutines, a chunk of
+// consecutive runs at a time, and collects them in run id order from the
+// calling goroutine as their chunks finish.
+func eachParallel[R any](ctx context.Context, t *collected, workers int, analyze func(Run) R, collect func(Run, R) error) error {
+	gr := t.group()
+	n := len(gr.order)
+	results := make([]R, n)
+	chunks := (n + chunkRuns - 1) / chunkRuns
+	ready := make([]chan struct{}, chunks)
+	for c := range ready {
+		ready[c] = make(chan struct{})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var g errgroup.Group
+	for range min(workers, chunks) {
+		g.Go(func() error {
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks || ctx.Err() != nil {
+					return nil
+				}
+				for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
+					results[i] = analyze(gr.run(i))
+				}
+				close(ready[c])
+			}
+		})
+	}
+	err := func() error {
+		for c := range chunks {
+			select {
+			case <-ready[c]:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
+				if err := collect(gr.run(i), results[i]); err != nil {
+					return err
+				}
+				var zero R
+				results[i] = zero // collected: let it go
+			}
+		}
+		return nil
+	}()
+	cancel() // a failed collect stops the workers at their next chunk
+	return errors.Join(err, g.Wait())
 }
 
 // stringBlocks copies short strings into shared 64 KiB blocks: one

@@ -1,6 +1,7 @@
 package pgattach
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -14,17 +15,7 @@ import (
 // run id order, with its events in arrival order, each run's slice ending
 // its capacity (an append must not write into the next run).
 func TestEachGroupsRunsStably(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var c collected
-	c.runIdx = map[string]int32{}
-	want := map[string][]string{}
-	for i := range 5000 {
-		run := fmt.Sprintf("wrun_%03d", rng.IntN(300))
-		id := fmt.Sprintf("wevt_%05d", i)
-		c.events = append(c.events, forensics.CommitEvent{ID: c.ids.copy([]byte(id))})
-		c.runOf = append(c.runOf, c.run([]byte(run)))
-		want[run] = append(want[run], id)
-	}
+	c, want := randomCollected(1)
 	var order []string
 	err := c.each(func(r Run) error {
 		order = append(order, r.ID)
@@ -46,6 +37,68 @@ func TestEachGroupsRunsStably(t *testing.T) {
 	if len(order) != len(want) || !slices.IsSorted(order) {
 		t.Fatalf("runs %v: want each of the %d runs once, in id order", order, len(want))
 	}
+}
+
+// randomCollected is rows of 300 runs in random arrival order, with what
+// each run should hold.
+func randomCollected(seed uint64) (*collected, map[string][]string) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	c := &collected{runIdx: map[string]int32{}}
+	want := map[string][]string{}
+	for i := range 5000 {
+		run := fmt.Sprintf("wrun_%03d", rng.IntN(300))
+		id := fmt.Sprintf("wevt_%05d", i)
+		c.events = append(c.events, forensics.CommitEvent{ID: c.ids.copy([]byte(id))})
+		c.runOf = append(c.runOf, c.run([]byte(run)))
+		want[run] = append(want[run], id)
+	}
+	return c, want
+}
+
+// TestEachParallel: analyzed from several goroutines, every run is still
+// collected once, in run id order, with its own analysis; a failing collect
+// stops the rest and its error comes back.
+func TestEachParallel(t *testing.T) {
+	ids := func(r Run) []string {
+		var out []string
+		for _, e := range r.Events {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	for _, workers := range []int{1, 2, 7} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			c, want := randomCollected(uint64(workers))
+			var order []string
+			err := eachParallel(t.Context(), c, workers, ids, func(r Run, got []string) error {
+				order = append(order, r.ID)
+				if !slices.Equal(got, want[r.ID]) || !slices.Equal(ids(r), want[r.ID]) {
+					t.Fatalf("run %s: analyzed %v, holds %v, want %v", r.ID, got, ids(r), want[r.ID])
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(order) != len(want) || !slices.IsSorted(order) {
+				t.Fatalf("collected %d runs (sorted: %v), want each of the %d once, in id order", len(order), slices.IsSorted(order), len(want))
+			}
+		})
+	}
+	t.Run("collect fails", func(t *testing.T) {
+		c, _ := randomCollected(9)
+		boom := errors.New("boom")
+		n := 0
+		err := eachParallel(t.Context(), c, 2, func(r Run) int { return len(r.Events) }, func(Run, int) error {
+			if n++; n == 100 {
+				return boom
+			}
+			return nil
+		})
+		if !errors.Is(err, boom) || n != 100 {
+			t.Fatalf("err = %v after %d collects, want boom after 100", err, n)
+		}
+	})
 }
 
 // TestStringBlocks checks that strings copied into shared blocks keep their

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"runtime"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -56,14 +56,11 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	rep := attachReport{}
 	var total forensics.CommitOrder
 	var windows forensics.WindowSet
-	info, err := pgattach.Read(ctx, o, func(r pgattach.Run) error {
-		bySeq := info0(r.Events)
-		co := forensics.AnalyzeCommitOrder(r.Events, bySeq)
+	info, err := pgattach.Analyze(ctx, o, runtime.GOMAXPROCS(0), pgattach.Examine, func(r pgattach.Run, f pgattach.Findings) error {
+		co := f.Order
 		co.AddTo(&total)
-		line := attachRun{RunID: r.ID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs, WithoutCommitTS: co.WithoutCommitTS}
-		if bySeq {
-			line.Gaps, line.Duplicates, line.Unpositioned = forensics.DensityOf(r.Events)
-		}
+		line := attachRun{RunID: r.ID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs, WithoutCommitTS: co.WithoutCommitTS,
+			Gaps: f.Gaps, Duplicates: f.Duplicates, Unpositioned: f.Unpositioned}
 		rep.Runs = append(rep.Runs, line)
 		rep.Totals.Runs++
 		rep.Totals.Gaps += line.Gaps
@@ -90,10 +87,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
 }
 
-// info0 reports whether every event of a run carries a seq.
-func info0(evs []forensics.CommitEvent) bool {
-	return len(evs) > 0 && !slices.ContainsFunc(evs, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
-}
+
 
 func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs int) error {
 	if !rep.Info.CommitTimestamp {

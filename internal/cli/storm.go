@@ -83,7 +83,7 @@ infra (the store was unreachable; never counted as corruption).`,
 	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets with optional /key=value overrides (see `stormctl conditions`)")
 	fl.IntVar(&c.Runs, "runs", 24, "runs per cell")
 	fl.IntVar(&c.Concurrency, "concurrency", 20, "overlapping invocations per run")
-	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 40, or 6 per core with the vercel world)")
+	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 40, or 4 per core with the vercel world)")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
 	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: seed, none or fixed:DURATION")

@@ -79,10 +79,12 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n.
 		PageSize: 1000,
 		// The ingest server, the embedded DynamoDB-API server (one lock,
-		// JSON both ways) and the engine share this process: 216 runs at 40
-		// in flight on 2 cores took over 10 minutes with runs growing to
-		// twice their size; at 12 (6 per core) 7 minutes.
-		RunsPerCore: 6,
+		// JSON both ways) and the engine share this process. The 216-run
+		// acceptance storm on 2 cores: at 40 in flight, runs grew to twice
+		// their size and it did not finish in 10 minutes; at 12, 7m02s once
+		// and over 15 minutes once (a little outside load tipped it the same
+		// way); at 8, 7m53s using two thirds of the CPU, leaving headroom.
+		RunsPerCore: 4,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			cfg, err := src(ctx)
 			if err != nil {
