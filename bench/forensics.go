@@ -36,28 +36,18 @@ type Totals struct {
 }
 
 // AttachForensics is the attach-mode forensics of `stormctl forensics
-// --pg-url` as a library call: pgattach.Analyze with pgattach.Examine per
-// run on every core, each run's commit order added to the totals and its
-// windows to a forensics.WindowSet, in run id order; the windows over all
-// runs at the end.
+// --pg-url` as a library call (pgattach.Forensics on every core), reporting
+// the totals and windows.
 func AttachForensics(ctx context.Context, url, schema string, out io.Writer) error {
-	var total forensics.CommitOrder
-	var windows forensics.WindowSet
-	var tt Totals
-	_, err := pgattach.Analyze(ctx, pgattach.Options{URL: url, Schema: schema}, runtime.GOMAXPROCS(0), pgattach.Examine, func(r pgattach.Run, f pgattach.Findings) error {
-		f.Order.AddTo(&total)
-		windows.Add(r.Events)
-		tt.Runs++
-		return ctx.Err()
-	})
+	rep, err := pgattach.Forensics(ctx, pgattach.Options{URL: url, Schema: schema}, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
-	tt.Events, tt.Displaced, tt.InvertedPairs, tt.WithoutCommitTS = total.Events, total.Displaced, total.InvertedPairs, total.WithoutCommitTS
+	t := rep.Total
 	return json.NewEncoder(out).Encode(struct {
 		Totals  Totals                             `json:"totals"`
 		Windows map[eventlog.Type]forensics.Window `json:"windows"`
-	}{tt, windows.Windows()})
+	}{Totals{Runs: len(rep.Runs), Events: t.Events, Displaced: t.Displaced, InvertedPairs: t.InvertedPairs, WithoutCommitTS: t.WithoutCommitTS}, rep.Windows})
 }
 
 // ForensicsResult is the outcome of the forensics benchmark.
@@ -106,7 +96,7 @@ type ForensicsDeps struct {
 // Side names of the forensics benchmark.
 const (
 	SideBare    = "(a) bare SELECT id, pg_xact_commit_timestamp(xmin), read through pgx"
-	SideLibrary = "(b) attach-mode forensics: pgattach.Read + AnalyzeCommitOrder + windows"
+	SideLibrary = "(b) attach-mode forensics: pgattach.Forensics (one read, runs examined on every core)"
 	SideCommand = "(c) stormctl forensics --pg-url --format json, output discarded"
 )
 

@@ -501,6 +501,14 @@ func (s *WindowSet) slot(typ eventlog.Type) int {
 	return k
 }
 
+// Merge adds everything o holds to s (o is left as it was).
+func (s *WindowSet) Merge(o *WindowSet) {
+	for k, typ := range o.types {
+		j := s.slot(typ)
+		s.xs[j] = append(s.xs[j], o.xs[k]...)
+	}
+}
+
 // Windows returns the quantiles of everything added so far.
 func (s *WindowSet) Windows() map[eventlog.Type]Window {
 	out := map[eventlog.Type]Window{}

@@ -3,6 +3,7 @@ package forensics
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -115,5 +116,32 @@ func TestWindows(t *testing.T) {
 	}
 	if _, ok := w[eventlog.HookReceived]; ok {
 		t.Fatal("an event without a mint time made a window")
+	}
+}
+
+// TestWindowSetMerge: windows gathered in several sets and merged equal the
+// windows of all the events at once, whatever types each set saw first.
+func TestWindowSetMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := eventlog.Types()
+	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	var all []CommitEvent
+	parts := make([]WindowSet, 3)
+	for i := range 3000 {
+		minted := base.Add(time.Duration(i) * time.Millisecond)
+		e := CommitEvent{ID: fmt.Sprint(i), Type: types[rng.IntN(len(types))], MintedAt: minted,
+			CommitAt: minted.Add(time.Duration(rng.IntN(5000)) * time.Microsecond)}
+		if i%97 == 0 {
+			e.CommitAt = time.Time{} // no commit time: in no window
+		}
+		all = append(all, e)
+		parts[rng.IntN(len(parts))].Add([]CommitEvent{e})
+	}
+	var merged WindowSet
+	for i := range parts {
+		merged.Merge(&parts[i])
+	}
+	if got, want := merged.Windows(), Windows(all); !reflect.DeepEqual(got, want) {
+		t.Fatalf("merged windows\n%v\nwant\n%v", got, want)
 	}
 }

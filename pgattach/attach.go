@@ -57,17 +57,19 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 }
 
 // Analyze reads like Read, runs analyze on every run from up to workers
-// goroutines at once (analyze must be safe for that), and hands each run with
-// its result to collect from one goroutine, in run id order, while later runs
-// are still being analyzed. The table is read in one pass either way; once it
-// is, the per-run work (sorts and merges of O(n log n)) is what is left, and
-// it spreads over the machine's cores.
-func Analyze[R any](ctx context.Context, o Options, workers int, analyze func(Run) R, collect func(Run, R) error) (Info, error) {
+// goroutines at once, and hands each run's result to collect from one
+// goroutine, in run id order, while later runs are still being analyzed.
+// analyze is told which worker (0 … workers-1) calls it, so that it can keep
+// state of its own per worker without locks; the run's events it is given
+// live in that worker's buffer and are valid only during the call. The table
+// is read in one pass either way; once it is, the per-run work (gathering a
+// run's events, sorts and merges of O(n log n)) spreads over the cores.
+func Analyze[R any](ctx context.Context, o Options, workers int, analyze func(worker int, r Run) R, collect func(runID string, r R) error) (Info, error) {
 	info, t, err := read(ctx, o)
 	if err != nil {
 		return info, err
 	}
-	return info, eachParallel(ctx, t, max(workers, 1), analyze, collect)
+	return info, eachParallel(ctx, t.group(), max(workers, 1), analyze, collect)
 }
 
 // Findings are what the forensics find in one run.
@@ -81,7 +83,7 @@ type Findings struct {
 }
 
 // Examine runs the forensics of one run; it is safe to call from several
-// goroutines at once (Analyze's analyze).
+// goroutines at once.
 func Examine(r Run) Findings {
 	bySeq := len(r.Events) > 0 && !slices.ContainsFunc(r.Events, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
 	f := Findings{Order: forensics.AnalyzeCommitOrder(r.Events, bySeq)}
@@ -89,6 +91,48 @@ func Examine(r Run) Findings {
 		f.Gaps, f.Duplicates, f.Unpositioned = forensics.DensityOf(r.Events)
 	}
 	return f
+}
+
+// Report is the attach-mode forensics of a whole table: every run's
+// findings in run id order, their totals and the windows of all events.
+type Report struct {
+	Info  Info
+	Runs  []RunFindings
+	Total forensics.CommitOrder
+	// Windows are the mint-to-commit windows per event type over all runs.
+	Windows map[eventlog.Type]forensics.Window
+}
+
+// RunFindings is one run's line of a Report.
+type RunFindings struct {
+	RunID string
+	Findings
+}
+
+// Forensics reads the table and examines every run on workers goroutines
+// (Examine, plus each run's windows, gathered per worker and merged at the
+// end): what `stormctl forensics --pg-url` reports. It stops when ctx ends.
+func Forensics(ctx context.Context, o Options, workers int) (Report, error) {
+	workers = max(workers, 1)
+	windows := make([]forensics.WindowSet, workers)
+	var rep Report
+	info, err := Analyze(ctx, o, workers, func(w int, r Run) Findings {
+		windows[w].Add(r.Events)
+		return Examine(r)
+	}, func(id string, f Findings) error {
+		f.Order.AddTo(&rep.Total)
+		rep.Runs = append(rep.Runs, RunFindings{RunID: id, Findings: f})
+		return ctx.Err()
+	})
+	rep.Info = info
+	if err != nil {
+		return rep, err
+	}
+	for i := 1; i < workers; i++ {
+		windows[0].Merge(&windows[i])
+	}
+	rep.Windows = windows[0].Windows()
+	return rep, nil
 }
 
 // read connects, checks the table and collects every selected row.
@@ -305,25 +349,31 @@ func (t *collected) typeOf(b []byte) eventlog.Type {
 	return typ
 }
 
-// grouped is the rows of every run side by side: run r's events are
-// evs[start[r]:start[r+1]], and order lists the runs in run id order.
+// grouped indexes the rows by run without moving them: run r's events are
+// evs[perm[start[r]]], …, evs[perm[start[r+1]-1]], in arrival order, and
+// order lists the runs in run id order.
 type grouped struct {
 	runs  []string
 	evs   []forensics.CommitEvent
+	perm  []int32
 	start []int
 	order []int32
 }
 
-// run returns the i-th run in run id order. Its slice's capacity ends with
-// the run, so appending to it copies.
-func (g *grouped) run(i int) Run {
+// gather copies the i-th run in run id order into buf (reused) and returns
+// its id and events.
+func (g *grouped) gather(i int, buf []forensics.CommitEvent) (string, []forensics.CommitEvent) {
 	r := g.order[i]
-	lo, hi := g.start[r], g.start[r+1]
-	return Run{ID: g.runs[r], Events: g.evs[lo:hi:hi]}
+	buf = buf[:0]
+	for _, j := range g.perm[g.start[r]:g.start[r+1]] {
+		buf = append(buf, g.evs[j])
+	}
+	return g.runs[r], buf
 }
 
-// group groups the events by run in place (a stable counting sort applied
-// as a permutation, no second array), each run's events in arrival order.
+// group indexes the events by run (a stable counting sort of their
+// positions: 4 bytes per event, where moving the events themselves cost a
+// random access of ~100 bytes each on one core) and orders the runs by id.
 func (t *collected) group() *grouped {
 	start := make([]int, len(t.runs)+1)
 	for _, r := range t.runOf {
@@ -332,34 +382,28 @@ func (t *collected) group() *grouped {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	// dest[i] is where event i goes; runOf is reused for it.
-	dest, next := t.runOf, slices.Clone(start[:len(t.runs)])
-	for i, r := range dest {
-		dest[i] = int32(next[r])
+	perm, next := make([]int32, len(t.runOf)), slices.Clone(start[:len(t.runs)])
+	for i, r := range t.runOf {
+		perm[next[r]] = int32(i)
 		next[r]++
 	}
-	evs := t.events
-	for i := range evs {
-		for int(dest[i]) != i {
-			j := dest[i]
-			evs[i], evs[j] = evs[j], evs[i]
-			dest[i], dest[j] = dest[j], dest[i]
-		}
-	}
-	t.events, t.runOf, t.runIdx = nil, nil, nil
 	order := make([]int32, len(t.runs))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(t.runs[a], t.runs[b]) })
-	return &grouped{runs: t.runs, evs: evs, start: start, order: order}
+	g := &grouped{runs: t.runs, evs: t.events, perm: perm, start: start, order: order}
+	*t = collected{}
+	return g
 }
 
-// each hands fn every run in run id order.
+// each hands fn every run in run id order, each in a slice of its own whose
+// capacity ends with the run (appending to it copies).
 func (t *collected) each(fn func(Run) error) error {
 	g := t.group()
 	for i := range g.order {
-		if err := fn(g.run(i)); err != nil {
+		id, evs := g.gather(i, nil)
+		if err := fn(Run{ID: id, Events: evs[:len(evs):len(evs)]}); err != nil {
 			return err
 		}
 	}
@@ -373,8 +417,7 @@ const chunkRuns = 64
 // eachParallel analyzes the runs from workers goroutines, a chunk of
 // consecutive runs at a time, and collects them in run id order from the
 // calling goroutine as their chunks finish.
-func eachParallel[R any](ctx context.Context, t *collected, workers int, analyze func(Run) R, collect func(Run, R) error) error {
-	gr := t.group()
+func eachParallel[R any](ctx context.Context, gr *grouped, workers int, analyze func(int, Run) R, collect func(string, R) error) error {
 	n := len(gr.order)
 	results := make([]R, n)
 	chunks := (n + chunkRuns - 1) / chunkRuns
@@ -386,15 +429,19 @@ func eachParallel[R any](ctx context.Context, t *collected, workers int, analyze
 	defer cancel()
 	var next atomic.Int64
 	var g errgroup.Group
-	for range min(workers, chunks) {
+	for w := range min(workers, chunks) {
 		g.Go(func() error {
+			var buf []forensics.CommitEvent
 			for {
 				c := int(next.Add(1) - 1)
 				if c >= chunks || ctx.Err() != nil {
 					return nil
 				}
 				for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
-					results[i] = analyze(gr.run(i))
+					var r Run
+					r.ID, buf = gr.gather(i, buf)
+					r.Events = buf
+					results[i] = analyze(w, r)
 				}
 				close(ready[c])
 			}
@@ -408,7 +455,7 @@ func eachParallel[R any](ctx context.Context, t *collected, workers int, analyze
 				return ctx.Err()
 			}
 			for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
-				if err := collect(gr.run(i), results[i]); err != nil {
+				if err := collect(gr.runs[gr.order[i]], results[i]); err != nil {
 					return err
 				}
 				var zero R

@@ -70,10 +70,16 @@ func TestEachParallel(t *testing.T) {
 		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
 			c, want := randomCollected(uint64(workers))
 			var order []string
-			err := eachParallel(t.Context(), c, workers, ids, func(r Run, got []string) error {
-				order = append(order, r.ID)
-				if !slices.Equal(got, want[r.ID]) || !slices.Equal(ids(r), want[r.ID]) {
-					t.Fatalf("run %s: analyzed %v, holds %v, want %v", r.ID, got, ids(r), want[r.ID])
+			analyze := func(w int, r Run) []string {
+				if w < 0 || w >= workers {
+					t.Errorf("worker %d of %d", w, workers)
+				}
+				return ids(r)
+			}
+			err := eachParallel(t.Context(), c.group(), workers, analyze, func(id string, got []string) error {
+				order = append(order, id)
+				if !slices.Equal(got, want[id]) {
+					t.Fatalf("run %s: analyzed %v, want %v", id, got, want[id])
 				}
 				return nil
 			})
@@ -89,7 +95,7 @@ func TestEachParallel(t *testing.T) {
 		c, _ := randomCollected(9)
 		boom := errors.New("boom")
 		n := 0
-		err := eachParallel(t.Context(), c, 2, func(r Run) int { return len(r.Events) }, func(Run, int) error {
+		err := eachParallel(t.Context(), c.group(), 2, func(_ int, r Run) int { return len(r.Events) }, func(string, int) error {
 			if n++; n == 100 {
 				return boom
 			}

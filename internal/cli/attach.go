@@ -53,23 +53,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 			return usage("--since %q: want an RFC 3339 time such as 2026-07-29T00:00:00Z", opts.Since)
 		}
 	}
-	rep := attachReport{}
-	var total forensics.CommitOrder
-	var windows forensics.WindowSet
-	info, err := pgattach.Analyze(ctx, o, runtime.GOMAXPROCS(0), pgattach.Examine, func(r pgattach.Run, f pgattach.Findings) error {
-		co := f.Order
-		co.AddTo(&total)
-		line := attachRun{RunID: r.ID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs, WithoutCommitTS: co.WithoutCommitTS,
-			Gaps: f.Gaps, Duplicates: f.Duplicates, Unpositioned: f.Unpositioned}
-		rep.Runs = append(rep.Runs, line)
-		rep.Totals.Runs++
-		rep.Totals.Gaps += line.Gaps
-		rep.Totals.Duplicates += line.Duplicates
-		rep.Totals.Unpositioned += line.Unpositioned
-		windows.Add(r.Events)
-		return ctx.Err()
-	})
-	rep.Info = info
+	found, err := pgattach.Forensics(ctx, o, runtime.GOMAXPROCS(0))
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ErrInterrupted
@@ -78,12 +62,23 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	case err != nil:
 		return &UsageError{Err: err}
 	}
+	rep := attachReport{Info: found.Info, Windows: found.Windows, Runs: make([]attachRun, 0, len(found.Runs))}
+	for _, r := range found.Runs {
+		co := r.Order
+		line := attachRun{RunID: r.RunID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs,
+			WithoutCommitTS: co.WithoutCommitTS, Gaps: r.Gaps, Duplicates: r.Duplicates, Unpositioned: r.Unpositioned}
+		rep.Runs = append(rep.Runs, line)
+		rep.Totals.Runs++
+		rep.Totals.Gaps += line.Gaps
+		rep.Totals.Duplicates += line.Duplicates
+		rep.Totals.Unpositioned += line.Unpositioned
+	}
+	total := found.Total
 	rep.Totals.Events, rep.Totals.Displaced = total.Events, total.Displaced
 	rep.Totals.InvertedPairs, rep.Totals.WithoutCommitTS = total.InvertedPairs, total.WithoutCommitTS
 	for _, p := range total.SortedPairs() {
 		rep.Pairs = append(rep.Pairs, pairRow{p.TypePair, p.PairStat})
 	}
-	rep.Windows = windows.Windows()
 	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
 }
 
