@@ -82,8 +82,6 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
 }
 
-
-
 func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs int) error {
 	if !rep.Info.CommitTimestamp {
 		fmt.Fprintln(errw, "note: track_commit_timestamp is off on this server: no commit times, so no commit-order forensics "+
