@@ -72,25 +72,19 @@ func (o CommitOrder) AddTo(total *CommitOrder) {
 	}
 }
 
-// SortedPairs returns the type pairs by descending count.
-func (o CommitOrder) SortedPairs() []struct {
+// PairCount is one type pair's inversions.
+type PairCount struct {
 	TypePair
 	PairStat
-} {
-	out := make([]struct {
-		TypePair
-		PairStat
-	}, 0, len(o.Pairs))
+}
+
+// SortedPairs returns the type pairs by descending count (then by name).
+func (o CommitOrder) SortedPairs() []PairCount {
+	out := make([]PairCount, 0, len(o.Pairs))
 	for k, v := range o.Pairs {
-		out = append(out, struct {
-			TypePair
-			PairStat
-		}{k, v})
+		out = append(out, PairCount{k, v})
 	}
-	slices.SortFunc(out, func(a, b struct {
-		TypePair
-		PairStat
-	}) int {
+	slices.SortFunc(out, func(a, b PairCount) int {
 		if a.Count != b.Count {
 			return b.Count - a.Count
 		}

@@ -65,8 +65,9 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 
 // LoadStorm reads a storm directory back. The summary is rebuilt from
 // runs.jsonl (Cell.Add over every record) in the cell order of storm.json,
-// never taken from summary.json; when summary.json exists and counts other
-// runs, Notes say so. It returns what it could read together with an error
+// never taken from summary.json, except for each cell's windows and type
+// pairs (computed from events/ and history.jsonl, which runs.jsonl does not
+// hold); when summary.json exists and counts other runs, Notes say so. It returns what it could read together with an error
 // joining an *ArtifactError per malformed artifact (a cut-off or non-JSON
 // line of runs.jsonl with its line number, an unknown schema version in
 // storm.json or summary.json); it returns a nil *Stored only when dir holds
@@ -150,6 +151,13 @@ func LoadStorm(dir string) (*Stored, error) {
 	if stored != nil {
 		sum.Started, sum.Ended, sum.Interrupted = stored.Started, stored.Ended, stored.Interrupted
 		st.Notes = append(st.Notes, countNotes(stored, sum)...)
+		// Windows and type pairs come from the events and the history, not
+		// from runs.jsonl: they are taken as summary.json has them.
+		for _, c := range stored.Cells {
+			if rc := sum.Cell(c.Key()); rc != nil {
+				rc.Windows, rc.Pairs = c.Windows, c.Pairs
+			}
+		}
 	}
 	st.Summary = sum
 	return st, errors.Join(problems...)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
@@ -100,7 +101,17 @@ type Cell struct {
 	// Guard sums the legacy guard's counts over the cell's runs (only when
 	// the cell's condition has a guard).
 	Guard *worlds.GuardCounts `json:"guard,omitempty"`
+	// Windows are the cell's mint-to-commit windows per event type and
+	// Pairs its commit-order inversions per (overtaking, overtaken) type
+	// pair, most first, at most MaxCellPairs: filled in when the storm ends
+	// (stormctl forensics DIR prints them for any storm directory, merged
+	// ones included).
+	Windows map[eventlog.Type]forensics.Window `json:"windows,omitempty"`
+	Pairs   []forensics.PairCount              `json:"pairs,omitempty"`
 }
+
+// MaxCellPairs bounds the type pairs a summary cell lists.
+const MaxCellPairs = 10
 
 // Key returns the cell's key.
 func (c *Cell) Key() CellKey { return CellKey{c.World, c.Scenario, c.Condition} }

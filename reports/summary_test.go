@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stormctl/stormctl/engine"
@@ -55,7 +56,7 @@ func TestCellAdd(t *testing.T) {
 			for _, r := range tc.runs {
 				c.Add(r)
 			}
-			if c != tc.want {
+			if !reflect.DeepEqual(c, tc.want) {
 				t.Errorf("after Add:\n%+v\nwant\n%+v", c, tc.want)
 			}
 			total := 0

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,11 @@ type runner struct {
 	summary *reports.Summary
 	// windows collects each cell's mint-to-commit windows for the plots.
 	windows map[reports.CellKey]map[eventlog.Type][]float64
-	plots   []string
+	// orders and windowSets gather each cell's commit order and windows for
+	// the summary's cells (cellForensics).
+	orders     map[reports.CellKey]*forensics.CommitOrder
+	windowSets map[reports.CellKey]*forensics.WindowSet
+	plots      []string
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -102,10 +107,12 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out,
-		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
-		summary: reports.NewSummary(keys),
-		windows: map[reports.CellKey]map[eventlog.Type][]float64{},
+		sink:       &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		minter:     eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
+		summary:    reports.NewSummary(keys),
+		windows:    map[reports.CellKey]map[eventlog.Type][]float64{},
+		orders:     map[reports.CellKey]*forensics.CommitOrder{},
+		windowSets: map[reports.CellKey]*forensics.WindowSet{},
 	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
 	if err != nil {
@@ -137,6 +144,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		deps.Progress.Finish()
 	}
 	r.summary.Ended = time.Now().UTC()
+	r.cellForensics()
 	r.summary.Interrupted = ctx.Err() != nil
 	plots, err := reports.WritePlots(cfg.Out, r.summary, reports.PlotData{Windows: r.windows})
 	if err != nil {
@@ -285,11 +293,19 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		byType = map[eventlog.Type][]float64{}
 		r.windows[c.key] = byType
 	}
-	for _, e := range forensics.CommitEvents(final, ops, source == "store") {
+	evs := forensics.CommitEvents(final, ops, source == "store")
+	for _, e := range evs {
 		if !e.MintedAt.IsZero() && !e.CommitAt.IsZero() {
 			byType[e.Type] = append(byType[e.Type], float64(e.CommitAt.Sub(e.MintedAt))/1e6)
 		}
 	}
+	if r.orders[c.key] == nil {
+		r.orders[c.key], r.windowSets[c.key] = &forensics.CommitOrder{}, &forensics.WindowSet{}
+	}
+	// By seq when the log is positioned, as stormctl forensics DIR does.
+	bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
+	forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(r.orders[c.key])
+	r.windowSets[c.key].Add(evs)
 	sc := r.summary.Cell(c.key)
 	sc.Add(rec)
 	snapshot := *sc
@@ -298,6 +314,20 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		r.deps.Progress.Update(snapshot)
 	}
 	return r.writeSummary()
+}
+
+// cellForensics fills in each summary cell's windows and top type pairs.
+func (r *runner) cellForensics() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sc := range r.summary.Cells {
+		k := sc.Key()
+		if o := r.orders[k]; o != nil {
+			pairs := o.SortedPairs()
+			sc.Pairs = pairs[:min(len(pairs), reports.MaxCellPairs)]
+			sc.Windows = r.windowSets[k].Windows()
+		}
+	}
 }
 
 func (r *runner) writeSummary() error {

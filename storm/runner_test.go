@@ -122,6 +122,14 @@ func TestRunControlStorm(t *testing.T) {
 			if c.Gaps != 0 || c.Duplicates != 0 {
 				t.Errorf("%s summary: cell %s has %d gaps, %d duplicates", name, c.Key(), c.Gaps, c.Duplicates)
 			}
+			// Every event of these runs was minted and committed: each cell
+			// carries the windows of its run_created events at least.
+			if w := c.Windows[eventlog.RunCreated]; w.N != 2 || w.Max < w.P50 {
+				t.Errorf("%s summary: cell %s windows %+v, want run_created over its 2 runs", name, c.Key(), c.Windows)
+			}
+			if len(c.Pairs) > reports.MaxCellPairs {
+				t.Errorf("%s summary: cell %s lists %d type pairs, at most %d", name, c.Key(), len(c.Pairs), reports.MaxCellPairs)
+			}
 		}
 	}
 	for _, cond := range []string{"main", "seq"} {
