@@ -495,6 +495,16 @@ func (s *WindowSet) slot(typ eventlog.Type) int {
 	return k
 }
 
+// Samples returns a copy of every window added so far, in nanoseconds, per
+// type.
+func (s *WindowSet) Samples() map[eventlog.Type][]float64 {
+	out := make(map[eventlog.Type][]float64, len(s.types))
+	for k, typ := range s.types {
+		out[typ] = slices.Clone(s.xs[k])
+	}
+	return out
+}
+
 // Merge adds everything o holds to s (o is left as it was).
 func (s *WindowSet) Merge(o *WindowSet) {
 	for k, typ := range o.types {

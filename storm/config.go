@@ -168,7 +168,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 					cond.Name, cond.Knobs.Scheme, w, strings.Join(e.Schemes, ", "))
 			}
 			if g := cond.Knobs.Guard; g != "" && g != "none" && !contains(e.Guards, g) {
-				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: vercel)", cond.Name, g, w)
+				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
 			}
 			for _, s := range c.Scenarios {
 				p.Cells = append(p.Cells, reports.CellKey{World: w, Scenario: s, Condition: cond.Name})

@@ -81,13 +81,10 @@ type runner struct {
 	minter  *eventlog.Minter
 	mu      sync.Mutex
 	summary *reports.Summary
-	// windows collects each cell's mint-to-commit windows for the plots.
-	windows map[reports.CellKey]map[eventlog.Type][]float64
-	// orders and windowSets gather each cell's commit order and windows for
-	// the summary's cells (cellForensics).
-	orders     map[reports.CellKey]*forensics.CommitOrder
-	windowSets map[reports.CellKey]*forensics.WindowSet
-	plots      []string
+	// cells gathers each cell's commit order and mint-to-commit windows,
+	// for the summary's cells and the plots.
+	cells map[reports.CellKey]*cellForensics
+	plots []string
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -107,12 +104,10 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out,
-		sink:       &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:     eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
-		summary:    reports.NewSummary(keys),
-		windows:    map[reports.CellKey]map[eventlog.Type][]float64{},
-		orders:     map[reports.CellKey]*forensics.CommitOrder{},
-		windowSets: map[reports.CellKey]*forensics.WindowSet{},
+		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
+		summary: reports.NewSummary(keys),
+		cells:   map[reports.CellKey]*cellForensics{},
 	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
 	if err != nil {
@@ -146,7 +141,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	r.summary.Ended = time.Now().UTC()
 	r.cellForensics()
 	r.summary.Interrupted = ctx.Err() != nil
-	plots, err := reports.WritePlots(cfg.Out, r.summary, reports.PlotData{Windows: r.windows})
+	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
 	if err != nil {
 		deps.Logger.Warn("plots", "err", err)
 	}
@@ -287,25 +282,18 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteEvents(c.key, runID, final); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	byType := r.windows[c.key]
-	if byType == nil {
-		byType = map[eventlog.Type][]float64{}
-		r.windows[c.key] = byType
-	}
 	evs := forensics.CommitEvents(final, ops, source == "store")
-	for _, e := range evs {
-		if !e.MintedAt.IsZero() && !e.CommitAt.IsZero() {
-			byType[e.Type] = append(byType[e.Type], float64(e.CommitAt.Sub(e.MintedAt))/1e6)
-		}
-	}
-	if r.orders[c.key] == nil {
-		r.orders[c.key], r.windowSets[c.key] = &forensics.CommitOrder{}, &forensics.WindowSet{}
-	}
 	// By seq when the log is positioned, as stormctl forensics DIR does.
 	bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
-	forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(r.orders[c.key])
-	r.windowSets[c.key].Add(evs)
+	order := forensics.AnalyzeCommitOrder(evs, bySeq) // outside the lock: a sort per run
+	r.mu.Lock()
+	cf := r.cells[c.key]
+	if cf == nil {
+		cf = &cellForensics{}
+		r.cells[c.key] = cf
+	}
+	order.AddTo(&cf.order)
+	cf.windows.Add(evs)
 	sc := r.summary.Cell(c.key)
 	sc.Add(rec)
 	snapshot := *sc
@@ -316,18 +304,40 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	return r.writeSummary()
 }
 
+// cellForensics is one cell's commit order and windows, over its runs.
+type cellForensics struct {
+	order   forensics.CommitOrder
+	windows forensics.WindowSet
+}
+
 // cellForensics fills in each summary cell's windows and top type pairs.
 func (r *runner) cellForensics() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, sc := range r.summary.Cells {
-		k := sc.Key()
-		if o := r.orders[k]; o != nil {
-			pairs := o.SortedPairs()
+		if cf := r.cells[sc.Key()]; cf != nil {
+			pairs := cf.order.SortedPairs()
 			sc.Pairs = pairs[:min(len(pairs), reports.MaxCellPairs)]
-			sc.Windows = r.windowSets[k].Windows()
+			sc.Windows = cf.windows.Windows()
 		}
 	}
+}
+
+// plotData is the cells' windows in milliseconds, for the plots.
+func (r *runner) plotData() reports.PlotData {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := reports.PlotData{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
+	for k, cf := range r.cells {
+		byType := cf.windows.Samples()
+		for _, xs := range byType {
+			for i := range xs {
+				xs[i] /= 1e6
+			}
+		}
+		d.Windows[k] = byType
+	}
+	return d
 }
 
 func (r *runner) writeSummary() error {
@@ -346,11 +356,7 @@ func (r *runner) writeSummary() error {
 // readFinal reads a run's stored log without the density assertion when the
 // world can, so the forensics see what a reader would refuse.
 func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
-	inner := w
-	if rec, ok := w.(*worlds.Recorder); ok {
-		inner = rec.Unwrap()
-	}
-	if d, ok := inner.(worlds.Dumper); ok {
+	if d, ok := worlds.Inner(w).(worlds.Dumper); ok {
 		return d.Dump(ctx, runID)
 	}
 	var out []eventlog.Event
@@ -381,10 +387,7 @@ func guardCounts(ctx context.Context, w worlds.World, runID, guard string) *worl
 	if guard == "" {
 		return nil
 	}
-	if rec, ok := w.(*worlds.Recorder); ok {
-		w = rec.Unwrap()
-	}
-	gc, ok := w.(worlds.GuardCounter)
+	gc, ok := worlds.Inner(w).(worlds.GuardCounter)
 	if !ok {
 		return nil
 	}
@@ -399,10 +402,7 @@ func guardCounts(ctx context.Context, w worlds.World, runID, guard string) *worl
 // has them (worlds.CommitTimes with Source "store") and says whose times the
 // run's forensics use: "store" or "world".
 func storeCommitTimes(ctx context.Context, w worlds.World, runID string, final []eventlog.Event, log *slog.Logger) string {
-	if rec, ok := w.(*worlds.Recorder); ok {
-		w = rec.Unwrap()
-	}
-	ct, ok := w.(worlds.CommitTimes)
+	ct, ok := worlds.Inner(w).(worlds.CommitTimes)
 	if !ok {
 		return "world"
 	}

@@ -124,6 +124,16 @@ func Record(w World, sink Sink) *Recorder {
 // Unwrap returns the recorded world.
 func (r *Recorder) Unwrap() World { return r.inner }
 
+// Inner returns the world a Recorder records, or w itself: where to ask for
+// the optional interfaces (Dumper, GuardCounter, CommitTimes), which reads
+// through a Recorder would record as if a reader of the run had made them.
+func Inner(w World) World {
+	if r, ok := w.(*Recorder); ok {
+		return r.inner
+	}
+	return w
+}
+
 func (r *Recorder) finish(ctx context.Context, op *Op, err error) {
 	op.End = r.now()
 	op.Actor = ActorFrom(ctx)

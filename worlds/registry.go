@@ -68,3 +68,14 @@ func (r *Registry) Names() []string {
 
 // Entries returns the registered worlds in name order.
 func (r *Registry) Entries() []Entry { return slices.Clone(r.entries) }
+
+// WithGuard returns the names of the worlds that can apply guard g.
+func (r *Registry) WithGuard(g string) []string {
+	var out []string
+	for _, e := range r.entries {
+		if slices.Contains(e.Guards, g) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}

@@ -92,7 +92,7 @@ type cellForensics struct {
 	Pairs    []pairRow                          `json:"pairs"`
 	Windows  map[eventlog.Type]forensics.Window `json:"windows"`
 	Findings forensics.RunFindings              `json:"findings"`
-	events   []forensics.CommitEvent
+	windows  forensics.WindowSet
 }
 
 type pairRow struct {
@@ -148,11 +148,11 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		evs := forensics.CommitEvents(final, ops, storeTimes)
 		forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(&c.Order)
 		c.Findings.Add(forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes}))
-		c.events = append(c.events, evs...)
+		c.windows.Add(evs)
 		c.Runs++
 	}
 	for _, c := range rep.Cells {
-		c.Windows = forensics.Windows(c.events)
+		c.Windows = c.windows.Windows()
 		for _, p := range c.Order.SortedPairs() {
 			c.Pairs = append(c.Pairs, pairRow{p.TypePair, p.PairStat})
 		}

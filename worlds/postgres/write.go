@@ -134,7 +134,7 @@ func (w *World) writeSeq(ctx context.Context, run runInfo, b *batch, f fence, de
 		args = b.args(f.expected)
 	}
 	res := result{seqs: make(map[string]int64, len(b.ids))}
-	scan := func(rows pgx.Rows) error {
+	err := w.exec(ctx, windowBeforeWrite, delay, sql, args, func(rows pgx.Rows) error {
 		var id string
 		var seq int64
 		if err := rows.Scan(&id, &seq); err != nil {
@@ -142,27 +142,17 @@ func (w *World) writeSeq(ctx context.Context, run runInfo, b *batch, f fence, de
 		}
 		res.seqs[id] = seq
 		return nil
-	}
-	var next, fenced int64
-	var err error
-	counted := f.on && delay <= 0
-	if counted {
-		err = w.execCounted(ctx, sql, args, scan, b.runID, &next, &fenced)
-	} else {
-		err = w.exec(ctx, windowBeforeWrite, delay, sql, args, scan)
-	}
+	})
 	if err != nil || len(res.seqs) == len(b.ids) {
 		return res, err
 	}
 	if len(res.seqs) != 0 || !f.on {
 		return res, fmt.Errorf("the insert wrote %d of %d events", len(res.seqs), len(b.ids))
 	}
-	// The fence held the UPDATE back: the counter tells the rejection's
-	// actual position (read right after the statement, or now).
-	if !counted {
-		if err := w.pool.QueryRow(ctx, w.q.counters, b.runID).Scan(&next, &fenced); err != nil {
-			return res, err
-		}
+	// The fence held the UPDATE back. Read the counter for the rejection.
+	var next, fenced int64
+	if err := w.pool.QueryRow(ctx, w.q.counters, b.runID).Scan(&next, &fenced); err != nil {
+		return res, err
 	}
 	actual := next
 	if run.basis == eventlog.FenceOnDecisions && fenced > f.expected {
@@ -299,30 +289,6 @@ func (w *World) execTx(ctx context.Context, conn *pgxpool.Conn, where window, de
 		return err
 	}
 	_, err := conn.Exec(ctx, "COMMIT")
-	return err
-}
-
-// execCounted runs a fenced statement and, in the same round trip, reads
-// the run's counters as they stand after it (a fresh snapshot: the
-// statement's own change or, for a rejection, the writer that got there
-// first). A rejected writer needs them for the error; reading them apart
-// cost a second round trip per rejection, which on a hot run is most
-// attempts (bench append: 0.74 of pgbench's rate at 16 clients).
-func (w *World) execCounted(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error, runID string, next, fenced *int64) error {
-	bt := &pgx.Batch{}
-	bt.Queue(sql, args...)
-	bt.Queue(w.q.counters, runID)
-	br := w.pool.SendBatch(ctx, bt)
-	rows, err := br.Query()
-	if err == nil {
-		err = drain(rows, scan)
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(next, fenced)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
 	return err
 }
 

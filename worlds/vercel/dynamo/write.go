@@ -199,6 +199,7 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 	defer rc.mu.Unlock()
 	byLog := f.On && run.FenceBasis == eventlog.FenceOnLog
 	var base, lastFenced int64
+	fresh := false // base and lastFenced came from the store, not the cache
 	switch {
 	case byLog:
 		base = f.Expected
@@ -208,9 +209,19 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 		if base, lastFenced, err = st.counters(ctx, run.ID); err != nil {
 			return Written{}, err
 		}
+		fresh = true
 	}
 	for attempt := 1; ; attempt++ {
-		if f.On && !byLog {
+		if f.On && !byLog && (lastFenced > f.Expected || base < f.Expected) {
+			// Only the store rejects: a cached view can lag another Store's
+			// writes, so read the counters before deciding.
+			if !fresh {
+				if base, lastFenced, err = st.counters(ctx, run.ID); err != nil {
+					rc.known = false
+					return Written{}, err
+				}
+				rc.known, rc.next, rc.lastFenced, fresh = true, base, lastFenced, true
+			}
 			if lastFenced > f.Expected {
 				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: lastFenced}
 			}
@@ -254,6 +265,7 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 				return Written{}, err
 			}
 			rc.known, rc.next, rc.lastFenced = true, n, fenced
+			fresh = true
 			if byLog {
 				return Written{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: n}
 			}

@@ -60,13 +60,13 @@ func (s *Server) judge(ctx context.Context, runID string, expected int64, waterm
 	return nil
 }
 
-// guardCounts are one run's guard tallies.
+// guardCounts are one run's guard tallies; every evaluation ends in exactly
+// one of them, so the evaluations are their sum.
 type guardCounts struct {
-	evaluated, passed, indeterminate, rejected atomic.Int64
+	passed, indeterminate, rejected atomic.Int64
 }
 
 func (g *guardCounts) add(verdict string) {
-	g.evaluated.Add(1)
 	switch verdict {
 	case verdictPass:
 		g.passed.Add(1)
@@ -78,12 +78,9 @@ func (g *guardCounts) add(verdict string) {
 }
 
 func (g *guardCounts) snapshot() worlds.GuardCounts {
-	return worlds.GuardCounts{
-		Evaluated:     g.evaluated.Load(),
-		Passed:        g.passed.Load(),
-		Indeterminate: g.indeterminate.Load(),
-		Rejected:      g.rejected.Load(),
-	}
+	c := worlds.GuardCounts{Passed: g.passed.Load(), Indeterminate: g.indeterminate.Load(), Rejected: g.rejected.Load()}
+	c.Evaluated = c.Passed + c.Indeterminate + c.Rejected
+	return c
 }
 
 // counts returns a run's tallies, creating them on first use.
