@@ -249,8 +249,7 @@ func bareRead(ctx context.Context, url, table string) (int64, error) {
 // settle collects garbage and returns freed memory to the OS, so that each
 // measured side starts from the same heap.
 func settle() {
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // a forced collection, then the freed memory returned
 }
 
 func medianDuration(ds []time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package pgattach
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 
 // BenchmarkAttachAnalysis measures what attach-mode forensics does with the
 // rows once they are read, without a server: group 1,000,000 events by run
-// (10,000 runs), then per run AnalyzeCommitOrder and the windows, the way
-// `stormctl forensics --pg-url` does. The events are shaped like the
+// (10,000 runs), then examine the runs on every core and gather the windows,
+// as pgattach.Forensics does for `stormctl forensics --pg-url`. The events are shaped like the
 // forensics benchmark's table (bench/): ids minted in batches of 50 whose
 // commits interleave.
 func BenchmarkAttachAnalysis(b *testing.B) {
@@ -53,17 +54,25 @@ func BenchmarkAttachAnalysis(b *testing.B) {
 			c.runOf = append(c.runOf, c.run([]byte(runIDs[r.run])))
 		}
 		b.StartTimer()
+		// What Forensics does once the rows are read: every core examines
+		// runs, one goroutine collects them in run id order.
 		var total forensics.CommitOrder
-		var w forensics.WindowSet
-		err := c.each(func(r Run) error {
-			forensics.AnalyzeCommitOrder(r.Events, false).AddTo(&total)
-			w.Add(r.Events)
+		workers := runtime.GOMAXPROCS(0)
+		ws := make([]forensics.WindowSet, workers)
+		err := eachParallel(b.Context(), c.group(), workers, func(w int, r Run) Findings {
+			ws[w].Add(r.Events)
+			return Examine(r)
+		}, func(_ string, f Findings) error {
+			f.Order.AddTo(&total)
 			return nil
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		w.Windows()
+		for i := 1; i < workers; i++ {
+			ws[0].Merge(&ws[i])
+		}
+		ws[0].Windows()
 		if total.Events != events || total.InvertedPairs == 0 {
 			b.Fatalf("totals %+v", total)
 		}

@@ -60,18 +60,11 @@ func controlProgram(c *engine.Ctx) (any, error) {
 			return nil, err
 		}
 		h := c.Hook(fmt.Sprintf("ctl-%d", i))
-		race := c.Race(h.Next(), c.Sleep(time.Duration(float64(controlSleep)*in.Scale)))
-		val, err := c.Await(race)
+		it.Path, it.Payload, err = raceWatchdog(c, h.Next(), c.Sleep(time.Duration(float64(controlSleep)*in.Scale)), pathHook)
 		if err != nil {
 			return nil, err
 		}
-		if race.Winner() == 0 {
-			it.Path = pathHook
-			if err := json.Unmarshal(val, &it.Payload); err != nil {
-				return nil, err
-			}
-		} else {
-			it.Path = pathTimer
+		if it.Path == pathTimer {
 			if it.Late, err = await[string](c, c.Step("late", stepArgs{R: i, Ms: short})); err != nil {
 				return nil, err
 			}

@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
@@ -126,12 +128,16 @@ func logAt(s eventlog.Scheme, ordered []eventlog.Event, commits map[string]time.
 	return log, true
 }
 
+// rejectedPrefix starts the ids given to a rejected batch's events when it
+// is replayed on top of the log.
+const rejectedPrefix = "rejected-"
+
 // judgeBatch replays log plus the rejected batch.
 func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (string, string) {
 	hyp := log
 	for i, w := range op.Wrote {
 		hyp = append(hyp, eventlog.Event{
-			RunID: in.RunID, ID: fmt.Sprintf("rejected-%d", i), Seq: int64(len(log) + i + 1),
+			RunID: in.RunID, ID: rejectedPrefix + strconv.Itoa(i), Seq: int64(len(log) + i + 1),
 			Type: w.Type, CorrelationID: w.CorrelationID, Token: w.Token, Dedup: w.Dedup, Payload: w.Payload,
 		})
 	}
@@ -141,6 +147,10 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 		return Unknown, "the log diverges without the batch: " + out.Divergence.Msg
 	case out.Divergence != nil:
 		return TruePositive, "accepted, the batch would make the log diverge: " + out.Divergence.Msg
+	case out.Terminal != nil && !strings.HasPrefix(out.Terminal.ID, rejectedPrefix):
+		// The replay stopped at the log's own end: the batch was never
+		// replayed, so whatever the result, it is not the batch's doing.
+		return Unknown, "the log ended before the batch"
 	case out.Terminal != nil && out.Terminal.Type == eventlog.RunCompleted && in.Check != nil:
 		got, err := engine.Output(*out.Terminal)
 		if err == nil {

@@ -12,9 +12,9 @@ import (
 // correlation ids, payloads (JSON text, "" for none), hook tokens, dedup
 // values, idempotency keys (all text[]) and mint times (timestamptz[]).
 type WriteSQL struct {
-	// Events and Runs are the schema-qualified, quoted names of the World's
-	// workflow_events and workflow_runs tables.
-	Events, Runs string
+	// Events is the schema-qualified, quoted name of the World's
+	// workflow_events table.
+	Events string
 	// LegacyInsert is the ulid scheme's insert (World.Append on a ulid run):
 	// one INSERT … SELECT FROM unnest, client-minted ids, no counter.
 	LegacyInsert string
@@ -35,7 +35,6 @@ func WriteStatements(schema string) WriteSQL {
 	q := newQueries(schema, false)
 	return WriteSQL{
 		Events:       q.events,
-		Runs:         q.runs,
 		LegacyInsert: q.insertULID,
 		SeqInsert:    q.insertSeq,
 		SeqFenced:    q.insertSeqFenced,

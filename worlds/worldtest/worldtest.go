@@ -10,7 +10,7 @@ import (
 // contract is what the suite expects of a scheme.
 type contract struct {
 	// positioned: events carry a seq, dense from 1, that orders and cursors
-	// them; otherwise the id does and seq is zero.
+	// them; otherwise the id does and seq is zero (Scheme.Positioned).
 	positioned bool
 	// fenceBasis: the fence honours eventlog.FenceOnDecisions.
 	fenceBasis bool
@@ -24,8 +24,8 @@ type contract struct {
 
 var contracts = map[eventlog.Scheme]contract{
 	eventlog.SchemeULID:     {},
-	eventlog.SchemeSeq:      {positioned: true, fenceBasis: true},
-	eventlog.SchemeSequence: {positioned: true, gapsInFlight: true},
+	eventlog.SchemeSeq:      {fenceBasis: true},
+	eventlog.SchemeSequence: {gapsInFlight: true},
 }
 
 // suite is one scheme's run of the conformance suite.
@@ -44,6 +44,7 @@ func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worl
 	if !ok {
 		t.Fatalf("worldtest: scheme %q has no conformance contract (valid: ulid, seq, sequence)", scheme)
 	}
+	c.positioned = scheme.Positioned()
 	s := &suite{scheme: scheme, contract: c, open: open}
 	tests := []struct {
 		name string

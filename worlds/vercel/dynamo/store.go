@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // TablePrefix starts the name of every table a Store creates.
@@ -300,12 +301,8 @@ func (st *Store) createTable(ctx context.Context, name string) error {
 		if out.Table != nil && (out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == "") {
 			return nil
 		}
-		t := time.NewTimer(200 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return storeErr(ctx, "wait for table "+name, ctx.Err())
-		case <-t.C:
+		if err := worlds.Sleep(ctx, 200*time.Millisecond); err != nil {
+			return storeErr(ctx, "wait for table "+name, err)
 		}
 	}
 }
