@@ -2,7 +2,6 @@ package forensics
 
 import (
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -517,12 +516,20 @@ func (s *WindowSet) Merge(o *WindowSet) {
 func (s *WindowSet) Windows() map[eventlog.Type]Window {
 	out := map[eventlog.Type]Window{}
 	for k, typ := range s.types {
-		xs := s.xs[k]
-		sort.Float64s(xs)
-		q := func(p float64) time.Duration { return time.Duration(stat.Quantile(p, stat.Empirical, xs, nil)) }
-		out[typ] = Window{N: len(xs), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: time.Duration(xs[len(xs)-1])}
+		out[typ] = WindowOf(s.xs[k])
 	}
 	return out
+}
+
+// WindowOf summarizes windows (nanoseconds) with gonum/stat's empirical
+// quantiles, sorting xs in place; no windows summarize to the zero Window.
+func WindowOf(xs []float64) Window {
+	if len(xs) == 0 {
+		return Window{}
+	}
+	slices.Sort(xs)
+	q := func(p float64) time.Duration { return time.Duration(stat.Quantile(p, stat.Empirical, xs, nil)) }
+	return Window{N: len(xs), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: time.Duration(xs[len(xs)-1])}
 }
 
 // DensityOf counts holes, repeats and unpositioned events of a positioned

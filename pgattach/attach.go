@@ -5,20 +5,23 @@
 package pgattach
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/oklog/ulid/v2"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"golang.org/x/sync/errgroup"
 )
 
 // Options select what to read.
@@ -110,30 +113,42 @@ type RunFindings struct {
 }
 
 // Forensics reads the table and examines every run on workers goroutines
-// (Examine, plus each run's windows, gathered per worker and merged at the
-// end): what `stormctl forensics --pg-url` reports. It stops when ctx ends.
+// (Examine, plus each run's mint-to-commit windows): what `stormctl
+// forensics --pg-url` reports. It stops when ctx ends.
 func Forensics(ctx context.Context, o Options, workers int) (Report, error) {
-	workers = max(workers, 1)
-	windows := make([]forensics.WindowSet, workers)
+	info, t, err := read(ctx, o)
+	if err != nil {
+		return Report{Info: info}, err
+	}
+	rep, err := t.examine(ctx, max(workers, 1))
+	rep.Info = info
+	return rep, err
+}
+
+// examine is Forensics once the rows are read.
+func (t *collected) examine(ctx context.Context, workers int) (Report, error) {
 	var rep Report
-	info, err := Analyze(ctx, o, workers, func(w int, r Run) Findings {
-		windows[w].Add(r.Events)
+	ws := newWindowSlots(t)
+	scratch := make([][][]float64, workers)
+	err := eachParallel(ctx, t.group(), workers, func(w int, r Run) Findings {
+		scratch[w] = ws.add(scratch[w], r.Events)
 		return Examine(r)
 	}, func(id string, f Findings) error {
 		f.Order.AddTo(&rep.Total)
 		rep.Runs = append(rep.Runs, RunFindings{RunID: id, Findings: f})
 		return ctx.Err()
 	})
-	rep.Info = info
 	if err != nil {
 		return rep, err
 	}
-	for i := 1; i < workers; i++ {
-		windows[0].Merge(&windows[i])
-	}
-	rep.Windows = windows[0].Windows()
+	rep.Windows = ws.windows(workers)
 	return rep, nil
 }
+
+// readBuffer is how much of what the server sent one read from the socket
+// may take: the server sends 8 KiB at a time, and while the forensics decode
+// a row the socket fills with many more.
+const readBuffer = 256 << 10
 
 // read connects, checks the table and collects every selected row.
 func read(ctx context.Context, o Options) (Info, *collected, error) {
@@ -141,7 +156,14 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		o.Schema = "workflow"
 	}
 	info := Info{Table: pgx.Identifier{o.Schema, "workflow_events"}.Sanitize()}
-	conn, err := pgx.Connect(ctx, o.URL)
+	cfg, err := pgx.ParseConfig(o.URL)
+	if err != nil {
+		return info, nil, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
+	}
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return info, nil, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
 	}
@@ -194,10 +216,7 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		q += " AND created_at >= $2"
 		args = append(args, o.Since)
 	}
-	t := &collected{}
-	if o.RunID == "" && o.Since.IsZero() {
-		t.reserve(ctx, tx, o.Schema)
-	}
+	t := newCollected()
 	rows, err = tx.Query(ctx, q, args...)
 	if err != nil {
 		return info, nil, eventlog.Unavailable("read "+info.Table, err)
@@ -208,37 +227,28 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 	return info, t, nil
 }
 
-// collected holds every row read, in arrival order, with the run each
-// belongs to. Run ids and event types are interned and event ids copied into
-// large shared blocks, so that a million events are a few thousand objects
-// for the garbage collector rather than millions.
-type collected struct {
-	events []forensics.CommitEvent
-	runOf  []int32 // index into runs, per event
-	runs   []string
-	runIdx map[string]int32
-	types  map[string]eventlog.Type
-	ids    stringBlocks
-	runIDs stringBlocks
-}
-
 // textOIDs are the column types whose value, in either format, is the
 // string's bytes; any other type is decoded by pgx as before.
 var textOIDs = map[uint32]bool{pgtype.TextOID: true, pgtype.VarcharOID: true, pgtype.BPCharOID: true, pgtype.NameOID: true}
 
 // collect reads rows (run_id, id, type, seq, commit time, xmin): the three
-// strings from the raw row, the other columns through pgx's own scan plans
-// for their types and formats, so each value decodes to exactly what
-// scanning into *int64, *time.Time and *uint32 gives. (xmin is read as an
-// xid, not cast to text in the server: the cast doubled the server's time.)
+// strings from the raw row; seq, the commit time and xmin straight from
+// their binary encodings when the server sent int8, timestamptz and xid in
+// binary (what pgx asks for), else through pgx's own scan plans for their
+// types and formats, so each value is exactly what scanning into *int64,
+// *time.Time and *uint32 gives. (xmin is read as an xid, not cast to text in
+// the server: the cast doubled the server's time.)
 func (t *collected) collect(rows pgx.Rows) error {
 	defer rows.Close()
-	t.runIdx, t.types = map[string]int32{}, map[string]eventlog.Type{}
 	fds := rows.FieldDescriptions()
 	if len(fds) != 6 {
 		return fmt.Errorf("want 6 columns, got %d", len(fds))
 	}
 	m := rows.Conn().TypeMap()
+	binary := func(col int, oid uint32) bool {
+		return fds[col].Format == pgx.BinaryFormatCode && fds[col].DataTypeOID == oid
+	}
+	seqBin, atBin, xminBin := binary(3, pgtype.Int8OID), binary(4, pgtype.TimestamptzOID), binary(5, pgtype.XIDOID)
 	var seq pgtype.Int8
 	var at pgtype.Timestamptz
 	var xmin pgtype.Uint32
@@ -265,6 +275,7 @@ func (t *collected) collect(rows pgx.Rows) error {
 		}
 		return v[col], nil
 	}
+	colErr := func(col int, err error) error { return fmt.Errorf("column %s: %w", fds[col].Name, err) }
 	for rows.Next() {
 		v := rows.RawValues()
 		var f [3][]byte
@@ -274,218 +285,57 @@ func (t *collected) collect(rows pgx.Rows) error {
 				return err
 			}
 		}
-		run, id, typ := t.run(f[0]), t.ids.copy(f[1]), t.typeOf(f[2])
-		if err := seqPlan.Scan(v[3], &seq); err != nil {
-			return fmt.Errorf("column %s: %w", fds[3].Name, err)
+		var row struct {
+			seq, commit int64
+			tie         uint32
 		}
-		if err := atPlan.Scan(v[4], &at); err != nil {
-			return fmt.Errorf("column %s: %w", fds[4].Name, err)
-		}
-		e := forensics.CommitEvent{ID: id, Type: typ, MintedAt: mintTime(id)}
-		if seq.Valid {
-			e.Seq = seq.Int64
-		}
-		if at.Valid {
-			if at.InfinityModifier != pgtype.Finite {
-				return fmt.Errorf("column %s: an infinite commit time", fds[4].Name)
+		switch {
+		case v[3] == nil:
+		case seqBin && len(v[3]) == 8:
+			row.seq = int64(be.Uint64(v[3]))
+		default:
+			if err := seqPlan.Scan(v[3], &seq); err != nil {
+				return colErr(3, err)
 			}
-			e.CommitAt = at.Time
+			row.seq = seq.Int64
 		}
-		if err := xminPlan.Scan(v[5], &xmin); err != nil {
-			return fmt.Errorf("column xmin: %w", err)
+		switch {
+		case v[4] == nil:
+			row.commit = noCommit
+		case atBin && len(v[4]) == 8:
+			row.commit = int64(be.Uint64(v[4]))
+			if row.commit == math.MaxInt64 || row.commit == math.MinInt64 {
+				return colErr(4, errInfinite)
+			}
+		default:
+			if err := atPlan.Scan(v[4], &at); err != nil {
+				return colErr(4, err)
+			}
+			if at.InfinityModifier != pgtype.Finite {
+				return colErr(4, errInfinite)
+			}
+			row.commit = commitMicros(at.Time)
 		}
-		e.Tie = uint64(xmin.Uint32)
-		t.events = append(t.events, e)
-		t.runOf = append(t.runOf, run)
+		switch {
+		case xminBin && len(v[5]) == 4:
+			row.tie = be.Uint32(v[5])
+		default:
+			if err := xminPlan.Scan(v[5], &xmin); err != nil {
+				return colErr(5, err)
+			}
+			row.tie = xmin.Uint32
+		}
+		if err := t.add(f[0], f[1], f[2], row.seq, row.commit, row.tie); err != nil {
+			return err
+		}
 	}
 	return rows.Err()
 }
 
-// maxReserve bounds the events reserved from the table's row estimate.
-const maxReserve = 50_000_000
+var errInfinite = errors.New("an infinite commit time")
 
-// reserve sizes the event arrays from the planner's row estimate of a whole
-// table read (pg_class.reltuples; unknown before the table's first VACUUM or
-// ANALYZE), so that reading a large table does not copy its events over and
-// over as the arrays grow. Reserved memory that is never filled is never
-// touched. The estimate is read under a savepoint: should it fail, the
-// transaction goes on as if it had not been asked.
-func (t *collected) reserve(ctx context.Context, tx pgx.Tx, schema string) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return
-	}
-	defer sp.Rollback(context.WithoutCancel(ctx))
-	var n float64
-	err = sp.QueryRow(ctx, `SELECT c.reltuples FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-		WHERE s.nspname = $1 AND c.relname = 'workflow_events'`, schema).Scan(&n)
-	if err != nil || n <= 0 {
-		return
-	}
-	n = min(n*1.05+1024, maxReserve)
-	t.events = make([]forensics.CommitEvent, 0, int(n))
-	t.runOf = make([]int32, 0, int(n))
-}
-
-// run returns the index of the run whose id is b, adding it if new.
-func (t *collected) run(b []byte) int32 {
-	if i, ok := t.runIdx[string(b)]; ok {
-		return i
-	}
-	i := int32(len(t.runs))
-	id := t.runIDs.copy(b) // side by side in memory: lookups stay in cache
-	t.runs = append(t.runs, id)
-	t.runIdx[id] = i
-	return i
-}
-
-// typeOf interns an event type.
-func (t *collected) typeOf(b []byte) eventlog.Type {
-	if typ, ok := t.types[string(b)]; ok {
-		return typ
-	}
-	typ := eventlog.Type(b)
-	t.types[string(typ)] = typ
-	return typ
-}
-
-// grouped indexes the rows by run without moving them: run r's events are
-// evs[perm[start[r]]], …, evs[perm[start[r+1]-1]], in arrival order, and
-// order lists the runs in run id order.
-type grouped struct {
-	runs  []string
-	evs   []forensics.CommitEvent
-	perm  []int32
-	start []int
-	order []int32
-}
-
-// gather copies the i-th run in run id order into buf (reused) and returns
-// its id and events.
-func (g *grouped) gather(i int, buf []forensics.CommitEvent) (string, []forensics.CommitEvent) {
-	r := g.order[i]
-	buf = buf[:0]
-	for _, j := range g.perm[g.start[r]:g.start[r+1]] {
-		buf = append(buf, g.evs[j])
-	}
-	return g.runs[r], buf
-}
-
-// group indexes the events by run (a stable counting sort of their
-// positions: 4 bytes per event, where moving the events themselves cost a
-// random access of ~100 bytes each on one core) and orders the runs by id.
-func (t *collected) group() *grouped {
-	start := make([]int, len(t.runs)+1)
-	for _, r := range t.runOf {
-		start[r+1]++
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	perm, next := make([]int32, len(t.runOf)), slices.Clone(start[:len(t.runs)])
-	for i, r := range t.runOf {
-		perm[next[r]] = int32(i)
-		next[r]++
-	}
-	order := make([]int32, len(t.runs))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(t.runs[a], t.runs[b]) })
-	g := &grouped{runs: t.runs, evs: t.events, perm: perm, start: start, order: order}
-	*t = collected{}
-	return g
-}
-
-// each hands fn every run in run id order, each in a slice of its own whose
-// capacity ends with the run (appending to it copies).
-func (t *collected) each(fn func(Run) error) error {
-	g := t.group()
-	for i := range g.order {
-		id, evs := g.gather(i, nil)
-		if err := fn(Run{ID: id, Events: evs[:len(evs):len(evs)]}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// chunkRuns is how many runs a worker of eachParallel takes at a time: few
-// enough for the work to spread evenly, enough to keep the hand-offs rare.
-const chunkRuns = 64
-
-// eachParallel analyzes the runs from workers goroutines, a chunk of
-// consecutive runs at a time, and collects them in run id order from the
-// calling goroutine as their chunks finish.
-func eachParallel[R any](ctx context.Context, gr *grouped, workers int, analyze func(int, Run) R, collect func(string, R) error) error {
-	n := len(gr.order)
-	results := make([]R, n)
-	chunks := (n + chunkRuns - 1) / chunkRuns
-	ready := make([]chan struct{}, chunks)
-	for c := range ready {
-		ready[c] = make(chan struct{})
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var g errgroup.Group
-	for w := range min(workers, chunks) {
-		g.Go(func() error {
-			var buf []forensics.CommitEvent
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks || ctx.Err() != nil {
-					return nil
-				}
-				for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
-					var r Run
-					r.ID, buf = gr.gather(i, buf)
-					r.Events = buf
-					results[i] = analyze(w, r)
-				}
-				close(ready[c])
-			}
-		})
-	}
-	err := func() error {
-		for c := range chunks {
-			select {
-			case <-ready[c]:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
-				if err := collect(gr.runs[gr.order[i]], results[i]); err != nil {
-					return err
-				}
-				var zero R
-				results[i] = zero // collected: let it go
-			}
-		}
-		return nil
-	}()
-	cancel() // a failed collect stops the workers at their next chunk
-	return errors.Join(err, g.Wait())
-}
-
-// stringBlocks copies short strings into shared 64 KiB blocks: one
-// allocation per block instead of one per string. A block's bytes never
-// change once written, so the strings stay valid.
-type stringBlocks struct {
-	b strings.Builder
-}
-
-const blockSize = 64 << 10
-
-func (s *stringBlocks) copy(p []byte) string {
-	if s.b.Cap()-s.b.Len() < len(p) {
-		s.b = strings.Builder{}
-		s.b.Grow(max(blockSize, len(p)))
-	}
-	off := s.b.Len()
-	s.b.Write(p)
-	return s.b.String()[off:]
-}
+// be decodes PostgreSQL's binary encodings (network byte order).
+var be = binary.BigEndian
 
 // mintTime is the time encoded in a ULID-based event id ("wevt_…"), or zero.
 func mintTime(id string) time.Time {

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 )
 
@@ -43,13 +45,14 @@ func TestEachGroupsRunsStably(t *testing.T) {
 // each run should hold.
 func randomCollected(seed uint64) (*collected, map[string][]string) {
 	rng := rand.New(rand.NewPCG(seed, 2))
-	c := &collected{runIdx: map[string]int32{}}
+	c := newCollected()
 	want := map[string][]string{}
 	for i := range 5000 {
 		run := fmt.Sprintf("wrun_%03d", rng.IntN(300))
 		id := fmt.Sprintf("wevt_%05d", i)
-		c.events = append(c.events, forensics.CommitEvent{ID: c.ids.copy([]byte(id))})
-		c.runOf = append(c.runOf, c.run([]byte(run)))
+		if err := c.add([]byte(run), []byte(id), []byte("step_created"), 0, noCommit, 0); err != nil {
+			panic(err)
+		}
 		want[run] = append(want[run], id)
 	}
 	return c, want
@@ -107,23 +110,56 @@ func TestEachParallel(t *testing.T) {
 	})
 }
 
-// TestStringBlocks checks that strings copied into shared blocks keep their
-// bytes as more are written, across block boundaries, and that the caller's
-// buffer can be reused.
-func TestStringBlocks(t *testing.T) {
-	var s stringBlocks
-	buf := make([]byte, 0, 4096)
-	var got, want []string
+// TestCollectedKeepsRows: every row added comes back whole from its run,
+// in arrival order, across blocks of every size (ids from empty to longer
+// than the largest block), while the caller reuses its buffers; the commit
+// times survive the round trip to the microsecond, and a row without one
+// comes back without one.
+func TestCollectedKeepsRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := newCollected()
+	base := time.Date(2026, 12, 2, 20, 0, 0, 123456000, time.UTC)
+	want := map[string][]forensics.CommitEvent{}
+	buf := make([]byte, 0, 2*maxBlock)
 	for i := range 20000 {
-		w := strings.Repeat(string(rune('a'+i%26)), 1+i%40)
-		if i%5000 == 0 {
-			w = strings.Repeat("x", blockSize+3) // larger than a block
+		run := fmt.Sprintf("wrun_%02d", rng.IntN(40))
+		n := rng.IntN(40)
+		if i%997 == 0 {
+			n = maxBlock + rng.IntN(maxBlock) // a record larger than any block
 		}
-		buf = append(buf[:0], w...)
-		got, want = append(got, s.copy(buf)), append(want, w)
-		buf[0] = '!' // the caller reuses its buffer
+		id := fmt.Sprintf("%d:%s", i, strings.Repeat("x", n))
+		if i%500 == 0 {
+			id = ""
+		}
+		e := forensics.CommitEvent{ID: id, Seq: int64(i), Type: eventlog.Types()[i%len(eventlog.Types())], Tie: uint64(i)}
+		commit := int64(noCommit)
+		if i%7 != 0 {
+			e.CommitAt = base.Add(time.Duration(i-10000) * time.Millisecond)
+			commit = commitMicros(e.CommitAt)
+		}
+		buf = append(buf[:0], id...)
+		if err := c.add([]byte(run), buf, []byte(e.Type), e.Seq, commit, uint32(e.Tie)); err != nil {
+			t.Fatal(err)
+		}
+		clear(buf) // the caller reuses its buffer
+		want[run] = append(want[run], e)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatal("a copied string changed")
+	err := c.each(func(r Run) error {
+		if len(r.Events) != len(want[r.ID]) {
+			t.Fatalf("run %s: %d events, want %d", r.ID, len(r.Events), len(want[r.ID]))
+		}
+		for i, got := range r.Events {
+			w := want[r.ID][i]
+			if got.ID != w.ID || got.Seq != w.Seq || got.Type != w.Type || got.Tie != w.Tie || !got.CommitAt.Equal(w.CommitAt) || got.CommitAt.IsZero() != w.CommitAt.IsZero() {
+				t.Fatalf("run %s event %d: got %+v, want %+v", r.ID, i, got, w)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.add([]byte("r"), make([]byte, maxID), []byte("t"), 0, 0, 0); err == nil {
+		t.Fatal("an id of maxID bytes was taken")
 	}
 }

@@ -1,0 +1,22 @@
+package pgattach
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// adviseHuge asks the kernel to back b's whole 2 MiB pages with huge pages
+// (when transparent huge pages are in madvise mode) before b is first
+// written: one page fault per 2 MiB instead of 512. Advice only: failure
+// changes nothing.
+func adviseHuge(b []byte) {
+	const huge = 2 << 20
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := (p + huge - 1) &^ (huge - 1)
+	end := (p + uintptr(len(b))) &^ (huge - 1)
+	if end <= start {
+		return
+	}
+	_ = unix.Madvise(b[start-p:end-p], unix.MADV_HUGEPAGE)
+}
