@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/oklog/ulid/v2"
@@ -355,16 +356,22 @@ func redact(url string) string {
 	return url
 }
 
-// rootCause is the innermost error of a chain: a one-line reason such as
-// "dial tcp 127.0.0.1:1: connect: connection refused" instead of pgx's
-// multi-line account of every address it tried.
+// rootCause is a one-line reason for a failed connection instead of pgx's
+// multi-line account of every attempt: the server's own error when it sent
+// one (such as database "x" does not exist), else the innermost error of the
+// last attempt (such as "dial tcp 127.0.0.1:1: connect: connection
+// refused"; with sslmode=prefer the first attempt's "server refused TLS
+// connection" says nothing).
 func rootCause(err error) error {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return pe
+	}
 	for {
 		var next error
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:
 			if errs := u.Unwrap(); len(errs) > 0 {
-				next = errs[0]
+				next = errs[len(errs)-1]
 			}
 		case interface{ Unwrap() error }:
 			next = u.Unwrap()

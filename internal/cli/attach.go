@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,21 +18,26 @@ import (
 	"github.com/stormctl/stormctl/reports"
 )
 
+// attachCounts are what the attach report counts, per run and in total.
+type attachCounts struct {
+	Events          int `json:"events"`
+	Displaced       int `json:"displaced"`
+	InvertedPairs   int `json:"inverted_pairs"`
+	WithoutCommitTS int `json:"without_commit_ts"`
+	Gaps            int `json:"gaps"`
+	Duplicates      int `json:"duplicates"`
+	Unpositioned    int `json:"unpositioned"`
+}
+
 // attachRun is one run's line of the attach report.
 type attachRun struct {
-	RunID           string `json:"run_id"`
-	Events          int    `json:"events"`
-	Displaced       int    `json:"displaced"`
-	InvertedPairs   int    `json:"inverted_pairs"`
-	WithoutCommitTS int    `json:"without_commit_ts"`
-	Gaps            int    `json:"gaps"`
-	Duplicates      int    `json:"duplicates"`
-	Unpositioned    int    `json:"unpositioned"`
+	RunID string `json:"run_id"`
+	attachCounts
 }
 
 type attachTotals struct {
 	Runs int `json:"runs"`
-	attachRun
+	attachCounts
 }
 
 type attachReport struct {
@@ -65,8 +71,8 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	rep := attachReport{Info: found.Info, Windows: found.Windows, Runs: make([]attachRun, 0, len(found.Runs))}
 	for _, r := range found.Runs {
 		co := r.Order
-		line := attachRun{RunID: r.RunID, Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs,
-			WithoutCommitTS: co.WithoutCommitTS, Gaps: r.Gaps, Duplicates: r.Duplicates, Unpositioned: r.Unpositioned}
+		line := attachRun{RunID: r.RunID, attachCounts: attachCounts{Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs,
+			WithoutCommitTS: co.WithoutCommitTS, Gaps: r.Gaps, Duplicates: r.Duplicates, Unpositioned: r.Unpositioned}}
 		rep.Runs = append(rep.Runs, line)
 		rep.Totals.Runs++
 		rep.Totals.Gaps += line.Gaps
@@ -88,9 +94,7 @@ func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs i
 			"(enable it with ALTER SYSTEM SET track_commit_timestamp = on and a restart; rows written before that stay without)")
 	}
 	if format == reports.FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeAttachJSON(w, rep)
 	}
 	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 	if format == reports.FormatMarkdown {
@@ -110,4 +114,40 @@ func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs i
 	}
 	c := &cellForensics{Pairs: rep.Pairs, Windows: rep.Windows}
 	return printPairsAndWindows(w, c, opts, maxPairs)
+}
+
+// writeAttachJSON writes the report as one JSON object: the source, totals,
+// pairs and windows first, indented, then the runs, one per line, so that a
+// report of many thousands of runs stays quick to write and to grep.
+func writeAttachJSON(w io.Writer, rep *attachReport) error {
+	bw := bufio.NewWriter(w)
+	head := []struct {
+		key string
+		v   any
+	}{{"source", rep.Info}, {"totals", rep.Totals}, {"pairs", rep.Pairs}, {"windows", rep.Windows}}
+	bw.WriteString("{\n")
+	for _, h := range head {
+		b, err := json.MarshalIndent(h.v, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "  %q: %s,\n", h.key, b)
+	}
+	bw.WriteString(`  "runs": [`)
+	for i, r := range rep.Runs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+	}
+	if len(rep.Runs) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
