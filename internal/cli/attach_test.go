@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,17 @@ func attachCluster(t *testing.T) (string, *pgx.Conn) {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return c.URL(), conn
+}
+
+// withURL is url changed by edit.
+func withURL(t *testing.T, url string, edit func(*neturl.URL)) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(u)
+	return u.String()
 }
 
 func sqlExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
@@ -141,7 +153,8 @@ func TestForensicsAttach(t *testing.T) {
 		want string
 	}{
 		{"unreachable", []string{"--pg-url", "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"}, cli.ExitInfra, "connect"},
-		{"no such database", []string{"--pg-url", strings.Replace(url, "/postgres", "/nowhere", 1)}, cli.ExitInfra, `database "nowhere" does not exist`},
+		{"no such database", []string{"--pg-url", withURL(t, url, func(u *neturl.URL) { u.Path = "/nowhere" })}, cli.ExitInfra, `database "nowhere" does not exist`},
+		{"wrong password", []string{"--pg-url", withURL(t, url, func(u *neturl.URL) { u.User = neturl.UserPassword(u.User.Username(), "wrong") })}, cli.ExitInfra, "password authentication failed"},
 		{"missing table", []string{"--pg-url", url, "--schema", "nowhere"}, cli.ExitUsage, "--schema"},
 		{"someone else's table", []string{"--pg-url", url, "--schema", "theirs"}, cli.ExitUsage, "not a Workflow DevKit events table"},
 		{"bad --since", []string{"--pg-url", url, "--since", "yesterday"}, cli.ExitUsage, "--since"},
