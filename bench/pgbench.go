@@ -131,7 +131,8 @@ func pgbenchStatement(sql string, s Script) (string, error) {
 // variables. Each attempt draws its run, then numbers its events from the
 // client's own counter n: ids :pfx || i, correlation ids 'p' || i,
 // idempotency keys '<type>/p' || i, as the world spells them. A fenced
-// attempt reads the run's counter first, with the world's own statement.
+// attempt reads the run's counter first, with the world's own statement, and
+// once more when its batch is rejected, as the world does.
 func pgbenchScript(s Script, p Placement, sql postgres.WriteSQL, runs int) (string, map[string]string, error) {
 	var b strings.Builder
 	if p == PlaceHot {
@@ -164,7 +165,19 @@ func pgbenchScript(s Script, p Placement, sql postgres.WriteSQL, runs int) (stri
 	if err != nil {
 		return "", nil, err
 	}
-	b.WriteString(w + ";\n")
+	if s == ScriptFenced {
+		// The world reads the counter again after a rejection, for the
+		// error's position: so does the script. The fenced statement
+		// returns (id, seq) per event written and no row when rejected, which
+		// \aset leaves seq at -1 for.
+		read, err := pgbenchStatement(oneLine(sql.Counters), s)
+		if err != nil {
+			return "", nil, err
+		}
+		b.WriteString("\\set seq -1\n" + oneLine(w) + " \\aset\n\\if :seq < 0\n" + read + ";\n\\endif\n")
+	} else {
+		b.WriteString(w + ";\n")
+	}
 
 	n := s.Events()
 	repeat := func(v string) string {

@@ -11,7 +11,8 @@ import (
 
 // TestPgbenchScripts checks the rendering of the world's SQL for pgbench:
 // no positional parameter survives, the statement is the world's own text
-// apart from its parameters, and a fenced attempt reads the counter first.
+// apart from its parameters, and a fenced attempt reads the counter first
+// and again after a rejection.
 func TestPgbenchScripts(t *testing.T) {
 	sql := postgres.WriteStatements("stormctl_render")
 	world := map[Script]string{ScriptLegacy: sql.LegacyInsert, ScriptSeq: sql.SeqInsert, ScriptFenced: sql.SeqFenced}
@@ -34,14 +35,23 @@ func TestPgbenchScripts(t *testing.T) {
 				start = "INSERT INTO"
 			}
 			stmt := script[strings.Index(script, start):]
-			got := array.ReplaceAllString(strings.TrimSuffix(strings.TrimSpace(stmt), ";"), "?")
+			if s == ScriptFenced {
+				stmt = stmt[:strings.Index(stmt, `\aset`)]
+			}
+			got := array.ReplaceAllString(oneLine(strings.TrimSuffix(strings.TrimSpace(stmt), ";")), "?")
 			got = variable.ReplaceAllString(got, "$1?")
-			want := param.ReplaceAllString(strings.TrimSpace(world[s]), "?")
+			want := param.ReplaceAllString(oneLine(world[s]), "?")
 			if got != want {
 				t.Errorf("%s/%s: statement differs from the world's:\n got %q\nwant %q", s, p, got, want)
 			}
 			if hasRead := strings.Contains(script, `\gset`); hasRead != (s == ScriptFenced) {
 				t.Errorf("%s/%s: counter read present = %v", s, p, hasRead)
+			}
+			// A rejected fenced attempt reads the counter again, as the world
+			// does for its error; an unfenced one never does.
+			reread := regexp.MustCompile(`(?s)\\set seq -1\n[^\n]*\\aset\n\\if :seq < 0\nSELECT next_seq, last_fenced_seq [^\n]*;\n\\endif\n$`)
+			if got := reread.MatchString(script); got != (s == ScriptFenced) {
+				t.Errorf("%s/%s: counter read after a rejection present = %v\n%s", s, p, got, script)
 			}
 			if strings.Contains(script, "random(") != (p == PlaceSpread) {
 				t.Errorf("%s/%s: run draw does not match the placement:\n%s", s, p, script)
