@@ -1,6 +1,7 @@
 package forensics
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -105,11 +106,21 @@ func compareStr(a, b string) int {
 	return 0
 }
 
-// AnalyzeCommitOrder compares key order (seq when byseq, else id) with
-// commit order in O(n log n): one sort and one merge-sort pass that counts
-// inverted pairs per type pair with their commit deltas, with no n^2 loop.
-// It sorts positions rather than events, keeps per-type tallies in small
-// arrays and reuses its working memory across calls.
+// AnalyzeCommitOrder compares key order with commit order in O(n log n):
+// one sort and one merge-sort pass that counts inverted pairs per type pair
+// with their commit deltas, with no n^2 loop. It sorts positions rather than
+// events, keeps per-type tallies in small arrays and reuses its working
+// memory across calls.
+//
+// Both orders are total, and agree wherever they can:
+//   - key order is seq when bySeq, else id; events with equal keys (a
+//     duplicate) follow commit order, so a duplicate makes no pair;
+//   - commit order is the commit time, ties broken by Tie (the transaction
+//     id), then by key order, so events committed together make no pair.
+//
+// An inverted pair is two events in one order and the other way round in
+// the other; an event is displaced when its rank differs between them.
+// Events without a commit time are counted and left out of both.
 func AnalyzeCommitOrder(evs []CommitEvent, bySeq bool) CommitOrder {
 	out := CommitOrder{Events: len(evs), Pairs: map[TypePair]PairStat{}}
 	w := scratchPool.Get().(*scratch)
@@ -158,23 +169,23 @@ func AnalyzeCommitOrder(evs []CommitEvent, bySeq bool) CommitOrder {
 	defer clear(w.types) // the pool keeps no strings alive
 	byKey := func(x, y int32) int {
 		a, b := &evs[x], &evs[y]
-		if bySeq && a.Seq != b.Seq {
-			return int(sign(a.Seq - b.Seq))
+		if c := keyCompare(a, b, bySeq); c != 0 {
+			return c
 		}
-		return compareStr(a.ID, b.ID)
+		return commitCompare(a, b, bySeq)
 	}
 	if !slices.IsSortedFunc(timed, byKey) { // a log read in key order is common
 		slices.SortStableFunc(timed, byKey)
 	}
 	keyOrder := resize(&w.keyOrder, len(timed))
 	copy(keyOrder, timed)
-	m := merger{evs: evs, kind: kind, types: len(types)}
+	m := merger{evs: evs, kind: kind, types: len(types), bySeq: bySeq}
 	m.init(timed, w)
 	m.sort(timed, resize(&w.tmp, len(timed)))
-	// timed is now in commit order: the stable sort by commit of the key
-	// order. An event is displaced when the id at its key rank differs.
+	// timed is now in commit order. An event is displaced when another holds
+	// its key rank there.
 	for i := range timed {
-		if evs[keyOrder[i]].ID != evs[timed[i]].ID {
+		if keyOrder[i] != timed[i] {
 			out.Displaced++
 		}
 	}
@@ -232,15 +243,32 @@ func resize[T any](s *[]T, n int) []T {
 	return *s
 }
 
-// commitLess orders events by commit time, ties broken by Tie, then id.
-func commitLess(a, b *CommitEvent) bool {
-	if !a.CommitAt.Equal(b.CommitAt) {
-		return a.CommitAt.Before(b.CommitAt)
+// keyCompare orders events by key: seq when bySeq, else id.
+func keyCompare(a, b *CommitEvent, bySeq bool) int {
+	if bySeq {
+		return int(sign(a.Seq - b.Seq))
 	}
+	return compareStr(a.ID, b.ID)
+}
+
+// commitCompare orders events by commit time, ties broken by Tie, then by
+// key, then by id.
+func commitCompare(a, b *CommitEvent, bySeq bool) int {
+	if c := a.CommitAt.Compare(b.CommitAt); c != 0 {
+		return c
+	}
+	return tieCompare(a, b, bySeq)
+}
+
+// tieCompare orders events of equal commit times.
+func tieCompare(a, b *CommitEvent, bySeq bool) int {
 	if a.Tie != b.Tie {
-		return a.Tie < b.Tie
+		return cmp.Compare(a.Tie, b.Tie)
 	}
-	return a.ID < b.ID
+	if c := keyCompare(a, b, bySeq); c != 0 {
+		return c
+	}
+	return compareStr(a.ID, b.ID)
 }
 
 // merger counts inversions of a key-ordered slice of positions in evs
@@ -249,6 +277,7 @@ type merger struct {
 	evs        []CommitEvent
 	kind       []int32 // type index per position in evs
 	types      int
+	bySeq      bool
 	inversions int
 	// keys, when keyed, hold each timed event's CommitAt as a duration since
 	// one of them: comparing and subtracting keys is then exactly comparing
@@ -309,19 +338,17 @@ func (m *merger) keyTimes(timed []int32, w *scratch) {
 	m.keys, m.keyed = keys, true
 }
 
-// less is commitLess of the events at positions x and y.
+// less reports whether the event at position x comes before the one at y
+// in commit order (commitCompare).
 func (m *merger) less(x, y int32) bool {
-	if !m.keyed {
-		return commitLess(&m.evs[x], &m.evs[y])
-	}
-	if a, b := m.keys[x], m.keys[y]; a != b {
-		return a < b
-	}
 	a, b := &m.evs[x], &m.evs[y]
-	if a.Tie != b.Tie {
-		return a.Tie < b.Tie
+	if !m.keyed {
+		return commitCompare(a, b, m.bySeq) < 0
 	}
-	return a.ID < b.ID
+	if ka, kb := m.keys[x], m.keys[y]; ka != kb {
+		return ka < kb
+	}
+	return tieCompare(a, b, m.bySeq) < 0
 }
 
 // sub is the commit time at position x minus the one at y (y < 0: the zero

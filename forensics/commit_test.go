@@ -1,9 +1,11 @@
 package forensics
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +64,92 @@ func TestCommitOrderMatchesTheDefinition(t *testing.T) {
 			g := got.Pairs[k]
 			if g.Count != w.Count || g.MaxDelta != w.MaxDelta || g.MeanDelta != w.MeanDelta {
 				t.Fatalf("seed %d: pair %v = %+v, want %+v", seed, k, g, w)
+			}
+		}
+	}
+}
+
+// referenceOrder is the definition of AnalyzeCommitOrder spelled out the
+// slow, obvious way: both total orders as comparisons, every pair, and every
+// event's rank in each order.
+func referenceOrder(evs []CommitEvent, bySeq bool) (pairs, displaced int) {
+	var timed []CommitEvent
+	for _, e := range evs {
+		if !e.CommitAt.IsZero() {
+			timed = append(timed, e)
+		}
+	}
+	key := func(a, b CommitEvent) int { // key, then commit order
+		if bySeq && a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		if !bySeq && a.ID != b.ID {
+			return strings.Compare(a.ID, b.ID)
+		}
+		return cmp.Or(a.CommitAt.Compare(b.CommitAt), cmp.Compare(a.Tie, b.Tie), strings.Compare(a.ID, b.ID))
+	}
+	commit := func(a, b CommitEvent) int { // commit, Tie, then key order
+		if c := cmp.Or(a.CommitAt.Compare(b.CommitAt), cmp.Compare(a.Tie, b.Tie)); c != 0 {
+			return c
+		}
+		if bySeq && a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+	rank := func(i int, order func(a, b CommitEvent) int) int {
+		r := 0
+		for j := range timed {
+			if j != i && (order(timed[j], timed[i]) < 0 || order(timed[j], timed[i]) == 0 && j < i) {
+				r++
+			}
+		}
+		return r
+	}
+	for i := range timed {
+		for j := range timed {
+			if key(timed[i], timed[j]) < 0 && commit(timed[i], timed[j]) > 0 {
+				pairs++
+			}
+		}
+		if rank(i, key) != rank(i, commit) {
+			displaced++
+		}
+	}
+	return pairs, displaced
+}
+
+// TestCommitOrderMatchesTheReference draws logs with every kind of tie:
+// commit times from a small range, transactions that commit several events
+// at one time, duplicate seqs and ids, events without a commit time, keyed
+// by id and by seq, in any input order.
+func TestCommitOrderMatchesTheReference(t *testing.T) {
+	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
+	for _, bySeq := range []bool{false, true} {
+		for seed := range uint64(300) {
+			rng := rand.New(rand.NewPCG(seed, 9))
+			n := 1 + rng.IntN(40)
+			evs := make([]CommitEvent, n)
+			for i := range evs {
+				tx := rng.IntN(n/3 + 1)
+				evs[i] = CommitEvent{
+					ID:       fmt.Sprintf("e%03d", rng.IntN(n+n/4)), // some duplicates
+					Seq:      int64(1 + rng.IntN(n)),                // some duplicates
+					CommitAt: base.Add(time.Duration(tx%7) * time.Millisecond),
+					Tie:      uint64(tx),
+				}
+				if rng.IntN(6) == 0 {
+					evs[i].CommitAt = time.Time{}
+				}
+			}
+			got := AnalyzeCommitOrder(evs, bySeq)
+			wantP, wantD := referenceOrder(evs, bySeq)
+			if got.InvertedPairs != wantP || got.Displaced != wantD {
+				t.Fatalf("bySeq %v seed %d: %d pairs, %d displaced; reference %d, %d\n%+v", bySeq, seed, got.InvertedPairs, got.Displaced, wantP, wantD, evs)
+			}
+			rng.Shuffle(n, func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+			if again := AnalyzeCommitOrder(evs, bySeq); again.InvertedPairs != got.InvertedPairs || again.Displaced != got.Displaced {
+				t.Fatalf("bySeq %v seed %d: the input order changed the count: %+v then %+v", bySeq, seed, got, again)
 			}
 		}
 	}

@@ -53,10 +53,15 @@ type keyed struct {
 	commit time.Time
 }
 
-// AnalyzeRun applies every per-run checker.
-func AnalyzeRun(in RunInput) RunFindings {
-	evs := make([]keyed, len(in.Final))
-	for i, e := range CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
+// AnalyzeRun applies every per-run checker. Its inverted pairs and
+// displaced events are those of the commit order it returns
+// (AnalyzeCommitOrder by the scheme's key; in a positioned scheme an
+// unpositioned event has no key to be out of order with and is counted
+// once, as unpositioned).
+func AnalyzeRun(in RunInput) (RunFindings, CommitOrder) {
+	ces := CommitEvents(in.Final, in.Ops, in.StoreCommitTimes)
+	evs := make([]keyed, len(ces))
+	for i, e := range ces {
 		evs[i] = keyed{id: e.ID, seq: e.Seq, commit: e.CommitAt}
 	}
 	less := keyLess(in.Scheme)
@@ -67,21 +72,18 @@ func AnalyzeRun(in RunInput) RunFindings {
 		if less(b, a) {
 			return 1
 		}
-		// Equal keys (a duplicate) make no inverted pair: order them by
-		// commit time so the count does not depend on the order of Final.
 		return a.commit.Compare(b.commit)
 	})
 	var f RunFindings
-	ordered := evs
+	ordered := ces
 	if in.Scheme.Positioned() {
 		f.Gaps, f.Duplicates, f.Unpositioned = Density(evs)
-		// An unpositioned event has no key to be out of order with; it is
-		// counted once, as unpositioned.
-		ordered = slices.DeleteFunc(slices.Clone(evs), func(e keyed) bool { return e.seq == 0 })
+		ordered = slices.DeleteFunc(ces, func(e CommitEvent) bool { return e.Seq == 0 })
 	}
-	f.InvertedPairs, f.Displaced = Inversions(ordered)
+	order := AnalyzeCommitOrder(ordered, in.Scheme.Positioned())
+	f.InvertedPairs, f.Displaced = order.InvertedPairs, order.Displaced
 	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(in.Ops, evs, less)
-	return f
+	return f, order
 }
 
 func keyLess(s eventlog.Scheme) func(a, b keyed) bool {
@@ -122,58 +124,6 @@ func Density(evs []keyed) (gaps, dups, unpositioned int) {
 		}
 	}
 	return gaps, dups, unpositioned
-}
-
-// Inversions counts inverted pairs and displaced events of a log sorted by
-// key; events without a commit time are left out. It runs in O(n log n).
-func Inversions(evs []keyed) (pairs, displaced int) {
-	times := make([]time.Time, 0, len(evs))
-	for _, e := range evs {
-		if !e.commit.IsZero() {
-			times = append(times, e.commit)
-		}
-	}
-	byCommit := slices.Clone(times)
-	slices.SortStableFunc(byCommit, func(a, b time.Time) int { return a.Compare(b) })
-	for i := range times {
-		if !times[i].Equal(byCommit[i]) {
-			displaced++
-		}
-	}
-	return countInversions(times), displaced
-}
-
-// countInversions counts pairs i<j with t[i] after t[j] by merge sort.
-func countInversions(t []time.Time) int {
-	if len(t) < 2 {
-		return 0
-	}
-	buf := make([]time.Time, len(t))
-	var msort func(a []time.Time, tmp []time.Time) int
-	msort = func(a, tmp []time.Time) int {
-		if len(a) < 2 {
-			return 0
-		}
-		m := len(a) / 2
-		n := msort(a[:m], tmp[:m]) + msort(a[m:], tmp[m:])
-		i, j, k := 0, m, 0
-		for i < m && j < len(a) {
-			if a[j].Before(a[i]) {
-				n += m - i
-				tmp[k] = a[j]
-				j++
-			} else {
-				tmp[k] = a[i]
-				i++
-			}
-			k++
-		}
-		k += copy(tmp[k:], a[i:m])
-		copy(tmp[k:], a[j:])
-		copy(a, tmp[:len(a)])
-		return n
-	}
-	return msort(slices.Clone(t), buf)
 }
 
 // load is one invocation's read of the log until a page said no more.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,7 +256,7 @@ func TestAnalyzeRunFixtures(t *testing.T) {
 			for name, final := range orders {
 				in := fx.in
 				in.Final = final
-				if got := AnalyzeRun(in); got != fx.want {
+				if got, _ := AnalyzeRun(in); got != fx.want {
 					t.Errorf("final log %s: AnalyzeRun = %+v, want %+v", name, got, fx.want)
 				}
 			}
@@ -314,89 +313,6 @@ func TestDensity(t *testing.T) {
 				t.Errorf("Density(%v) = %d gaps, %d dups, %d unpositioned; want %d, %d, %d", tt.seqs, g, d, u, tt.gaps, tt.dups, tt.unposed)
 			}
 		})
-	}
-}
-
-// referenceInversions counts inverted pairs and displaced events the slow,
-// obvious way: every pair, and every event's rank by commit time.
-func referenceInversions(evs []keyed) (pairs, displaced int) {
-	var times []time.Time
-	for _, e := range evs {
-		if !e.commit.IsZero() {
-			times = append(times, e.commit)
-		}
-	}
-	for i := range times {
-		before := 0 // events that committed strictly earlier
-		for j := range times {
-			if j > i && times[i].After(times[j]) {
-				pairs++
-			}
-			if times[j].Before(times[i]) {
-				before++
-			}
-		}
-		// With ties, any rank in [before, before+ties) is consistent: an
-		// event is displaced when its rank by key falls outside it.
-		ties := 0
-		for j := range times {
-			if times[j].Equal(times[i]) {
-				ties++
-			}
-		}
-		if i < before || i >= before+ties {
-			displaced++
-		}
-	}
-	return pairs, displaced
-}
-
-func TestInversionsMatchReference(t *testing.T) {
-	tests := []struct {
-		name    string
-		n       int
-		ties    bool // draw commit times from a small range
-		unknown bool // leave some commit times out
-	}{
-		{"permutation", 50, false, false},
-		{"ties", 50, true, false},
-		{"unknown commit times", 50, false, true},
-		{"small", 3, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for seed := range uint64(200) {
-				rng := rand.New(rand.NewPCG(seed, 7))
-				evs := make([]keyed, tt.n)
-				perm := rng.Perm(tt.n)
-				for i := range evs {
-					ms := perm[i] + 1
-					if tt.ties {
-						ms = rng.IntN(5) + 1
-					}
-					evs[i] = keyed{id: fmt.Sprintf("e%03d", i), commit: at(ms)}
-					if tt.unknown && rng.IntN(4) == 0 {
-						evs[i].commit = time.Time{}
-					}
-				}
-				gotP, gotD := Inversions(evs)
-				wantP, wantD := referenceInversions(evs)
-				if gotP != wantP || gotD != wantD {
-					t.Fatalf("seed %d: Inversions = %d pairs, %d displaced; reference %d, %d", seed, gotP, gotD, wantP, wantD)
-				}
-			}
-		})
-	}
-}
-
-func TestInversionsLeavesInputAlone(t *testing.T) {
-	evs := []keyed{{id: "a", commit: at(3)}, {id: "b", commit: at(1)}, {id: "c", commit: at(2)}}
-	want := slices.Clone(evs)
-	if p, d := Inversions(evs); p != 2 || d != 3 {
-		t.Errorf("Inversions = %d pairs, %d displaced; want 2, 3", p, d)
-	}
-	if !slices.Equal(evs, want) {
-		t.Errorf("Inversions reordered its input: %v", evs)
 	}
 }
 
@@ -483,7 +399,10 @@ func FuzzAnalyzeRun(f *testing.F) {
 	f.Add(byte(2), []byte{5, 9, 0, 0, 8, 3, 5, 7, 1, 9, 6, 5, 2, 1, 1, 0, 1, 200, 2, 3, 0, 1, 2, 1})
 	f.Fuzz(func(t *testing.T, scheme byte, data []byte) {
 		in := fuzzInput(scheme, data)
-		got := AnalyzeRun(in)
+		got, order := AnalyzeRun(in)
+		if order.InvertedPairs != got.InvertedPairs || order.Displaced != got.Displaced {
+			t.Fatalf("findings %+v disagree with their commit order %+v", got, order)
+		}
 		n := len(in.Final)
 		lists := 0
 		for _, op := range in.Ops {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -261,14 +260,15 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		detail += "; driver: " + driveErr.Error()
 	}
 	ops := r.sink.end(runID)
+	findings, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
+		StoreCommitTimes: source == "store"})
 	rec := reports.RunRecord{
 		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
 		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
-		Findings: forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
-			StoreCommitTimes: source == "store"}),
+		Findings:     findings,
 	}
 	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs,
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store"})
@@ -283,9 +283,6 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		return err
 	}
 	evs := forensics.CommitEvents(final, ops, source == "store")
-	// By seq when the log is positioned, as stormctl forensics DIR does.
-	bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
-	order := forensics.AnalyzeCommitOrder(evs, bySeq) // outside the lock: a sort per run
 	r.mu.Lock()
 	cf := r.cells[c.key]
 	if cf == nil {

@@ -145,10 +145,10 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			scheme = eventlog.SchemeSeq
 		}
 		storeTimes := r.CommitSource == "store"
-		evs := forensics.CommitEvents(final, ops, storeTimes)
-		forensics.AnalyzeCommitOrder(evs, bySeq).AddTo(&c.Order)
-		c.Findings.Add(forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes}))
-		c.windows.Add(evs)
+		findings, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
+		c.Findings.Add(findings)
+		order.AddTo(&c.Order)
+		c.windows.Add(forensics.CommitEvents(final, ops, storeTimes))
 		c.Runs++
 	}
 	for _, c := range rep.Cells {
