@@ -271,7 +271,8 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Findings:     findings,
 	}
 	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs,
-		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store"})
+		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
+		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true
 	if err := r.out.WriteRun(rec); err != nil {
 		return err

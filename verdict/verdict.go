@@ -54,6 +54,20 @@ type Input struct {
 	Check func(input, output json.RawMessage) error
 	// StoreCommitTimes says Final carries the store's commit times.
 	StoreCommitTimes bool
+	// Fence and Guard are the run's fence policy and world guard ("" or
+	// "none": no guard). They say what a rejection's Actual is: the length
+	// of the log the store held only when a positioned scheme fences on the
+	// whole log and no guard stands in front of it; otherwise (decisions-only
+	// fences report the last fenced position, a guard its own count) the log
+	// at a rejection is what had committed before it.
+	Fence engine.FencePolicy
+	Guard string
+}
+
+// actualIsLength says a rejection's Actual is the length of the log the
+// store held when it rejected.
+func (in Input) actualIsLength() bool {
+	return in.Scheme.Positioned() && in.Fence != engine.FenceDecisionsOnly && (in.Guard == "" || in.Guard == "none")
 }
 
 // refTime stamps waits the reference replay derives; it never matters for
@@ -86,9 +100,9 @@ func Judge(in Input) []Verdict {
 			continue
 		}
 		v := Verdict{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
-		log, ok := logAt(in.Scheme, ordered, commits, op)
-		if !ok {
-			v.Verdict, v.Reason = Unknown, fmt.Sprintf("the final log holds fewer than the %d events the store had", op.Actual)
+		log, why := logAt(in, ordered, commits, op)
+		if why != "" {
+			v.Verdict, v.Reason = Unknown, why
 			out = append(out, v)
 			continue
 		}
@@ -110,22 +124,31 @@ func memoKey(n int, op worlds.Op) string {
 	return fmt.Sprintf("%d/%s", n, b)
 }
 
-// logAt is the log as it stood when op was rejected: the first Actual events
-// by position, or (ulid) every event committed before the rejection, by id.
-func logAt(s eventlog.Scheme, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, bool) {
-	if s.Positioned() {
+// logAt is the log as it stood when op was rejected: the first Actual
+// events by position when Actual is the log's length, else every event
+// committed before the rejection, in the scheme's order. It says why when
+// it cannot tell.
+func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, string) {
+	if in.actualIsLength() {
 		if op.Actual > int64(len(ordered)) {
-			return nil, false
+			return nil, fmt.Sprintf("the final log holds fewer than the %d events the store had", op.Actual)
 		}
-		return slices.Clone(ordered[:op.Actual]), true
+		return slices.Clone(ordered[:op.Actual]), ""
 	}
 	var log []eventlog.Event
+	unplaced := 0
 	for _, e := range ordered {
-		if t, ok := commits[e.ID]; ok && t.Before(op.End) {
+		switch t := commits[e.ID]; {
+		case t.IsZero():
+			unplaced++
+		case t.Before(op.End):
 			log = append(log, e)
 		}
 	}
-	return log, true
+	if unplaced > 0 {
+		return nil, fmt.Sprintf("%d events have no commit time: the log at the rejection cannot be told", unplaced)
+	}
+	return log, ""
 }
 
 // rejectedPrefix starts the ids given to a rejected batch's events when it

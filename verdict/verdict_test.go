@@ -115,6 +115,51 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgePlacesTheLogByCommitTime: when a rejection's Actual is not the
+// log's length (a decisions-only fence reports the last fenced position, a
+// guard its own count), the log at the rejection is what had committed
+// before it; an event without a commit time makes the verdict unknown
+// rather than a guess.
+func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
+	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	log, next := fixture(t, engine.IDsCallsite)
+	final := append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: log[1].CorrelationID}))
+	for i := range final {
+		final[i].CommittedAt = base.Add(time.Duration(i) * time.Millisecond)
+	}
+	n := int64(len(log))
+	at := func(op worlds.Op, end time.Duration) worlds.Op { op.End = base.Add(end); return op }
+	unstamped := append([]eventlog.Event{}, final...)
+	unstamped[2].CommittedAt = time.Time{}
+	tests := []struct {
+		name   string
+		scheme eventlog.Scheme
+		fence  engine.FencePolicy
+		guard  string
+		final  []eventlog.Event
+		op     worlds.Op
+		want   string
+	}{
+		// Actual 2 is the last fenced position: read as a length, the log
+		// would be two events long and the batch judged against it.
+		{"decisions-only, after the fact", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, next), time.Hour), verdict.Benign},
+		{"decisions-only, wrong decisions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, swapNames(next)), time.Hour), verdict.TruePositive},
+		{"a guard's count", eventlog.SchemeSeq, engine.FenceDecisions, "count-index", final, at(rejected(n, 99, next), time.Hour), verdict.Benign},
+		{"an event without a commit time", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", unstamped, at(rejected(n, 2, next), time.Hour), verdict.Unknown},
+		{"ulid: an event without a commit time", eventlog.SchemeULID, engine.FenceDecisions, "none", unstamped, at(rejected(n, n, next), time.Hour), verdict.Unknown},
+		{"ulid: before the log's end", eventlog.SchemeULID, engine.FenceDecisions, "none", final, at(rejected(n, n, swapNames(next)), time.Hour), verdict.TruePositive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: engine.IDsCallsite, Scheme: tt.scheme,
+				Final: tt.final, Ops: []worlds.Op{tt.op}, StoreCommitTimes: true, Fence: tt.fence, Guard: tt.guard})
+			if len(vs) != 1 || vs[0].Verdict != tt.want {
+				t.Fatalf("verdicts %+v, want one %s", vs, tt.want)
+			}
+		})
+	}
+}
+
 func TestSplit(t *testing.T) {
 	tp, benign, unknown := verdict.Split([]verdict.Verdict{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
 		{Verdict: verdict.Benign}, {Verdict: verdict.Unknown}})
