@@ -85,9 +85,7 @@ func LoadStorm(dir string) (*Stored, error) {
 
 	var hdr stormHeader
 	hdrOK := false
-	if b, err := readDoc(filepath.Join(dir, FileStorm), &hdr); err != nil {
-		problems = append(problems, err)
-	} else if err := checkSchema(filepath.Join(dir, FileStorm), b, hdr.Schema); err != nil {
+	if err := ReadDocument(filepath.Join(dir, FileStorm), &hdr, func() int { return hdr.Schema }); err != nil {
 		problems = append(problems, err)
 	} else {
 		hdrOK = true
@@ -106,9 +104,7 @@ func LoadStorm(dir string) (*Stored, error) {
 	sumPath := filepath.Join(dir, FileSummary)
 	if _, err := os.Stat(sumPath); err == nil {
 		var s Summary
-		if b, err := readDoc(sumPath, &s); err != nil {
-			problems = append(problems, err)
-		} else if err := checkSchema(sumPath, b, s.Schema); err != nil {
+		if err := ReadDocument(sumPath, &s, func() int { return s.Schema }); err != nil {
 			problems = append(problems, err)
 		} else {
 			stored = &s
@@ -198,6 +194,17 @@ func sameCounts(a, b *Cell) bool {
 		}
 	}
 	return true
+}
+
+// ReadDocument decodes the JSON artifact at path into v and checks its
+// schema version, which schema reads from v once it is decoded. Errors are
+// *ArtifactErrors naming the file and, where it can be told, the line.
+func ReadDocument(path string, v any, schema func() int) error {
+	b, err := readDoc(path, v)
+	if err != nil {
+		return err
+	}
+	return checkSchema(path, b, schema())
 }
 
 // readDoc decodes a JSON document, naming the line of a syntax error.

@@ -104,20 +104,3 @@ func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
 	})
 	return out, err
 }
-
-// ReadSummary reads summary.json, checking its schema version.
-func ReadSummary(dir string) (*Summary, error) {
-	path := filepath.Join(dir, FileSummary)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &ArtifactError{File: path, Err: err}
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, &ArtifactError{File: path, Err: fmt.Errorf("malformed: %v", err)}
-	}
-	if s.Schema != SchemaVersion {
-		return nil, &ArtifactError{File: path, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", s.Schema, SchemaVersion)}
-	}
-	return &s, nil
-}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -113,17 +112,9 @@ func (s *Shard) Type() string { return "i/n" }
 // ReadMeta reads a storm directory's storm.json, checking its schema version.
 // Errors are *reports.ArtifactError naming the file.
 func ReadMeta(dir string) (*StormMeta, error) {
-	path := filepath.Join(dir, reports.FileStorm)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &reports.ArtifactError{File: path, Err: err}
-	}
 	var m StormMeta
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, &reports.ArtifactError{File: path, Err: fmt.Errorf("malformed: %v", err)}
-	}
-	if m.Schema != reports.SchemaVersion {
-		return nil, &reports.ArtifactError{File: path, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", m.Schema, reports.SchemaVersion)}
+	if err := reports.ReadDocument(filepath.Join(dir, reports.FileStorm), &m, func() int { return m.Schema }); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }
