@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // table is the forensics benchmark's workflow_events, in a schema of its
@@ -62,18 +62,8 @@ func (t *table) create(ctx context.Context, pool *pgxpool.Pool) error {
 
 // drop drops the schema if it still carries the marker.
 func (t *table) drop(ctx context.Context, pool *pgxpool.Pool) error {
-	var comment *string
-	err := pool.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, t.schema).Scan(&comment)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
-		return fmt.Errorf("bench: drop schema %s: %w", t.schema, err)
-	case comment == nil || *comment != t.marker:
-		return fmt.Errorf("bench: schema %s no longer carries the benchmark's marker; left untouched", t.schema)
-	}
-	if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); err != nil {
-		return fmt.Errorf("bench: drop schema %s: %w", t.schema, err)
+	if err := postgres.DropMarkedSchema(ctx, pool, t.schema, t.marker); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
 }

@@ -90,9 +90,11 @@ func createSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) 
 	return storeErr(ctx, "create schema "+name, err)
 }
 
-// dropSchema drops the schema if it still carries marker; a schema without
-// it is not the World's and is left alone.
-func dropSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) error {
+// DropMarkedSchema drops schema name, with everything in it, if its comment
+// still is marker; a schema without it is not the caller's and is left
+// alone (an error says so). A schema already gone is no error. The World
+// and the benchmarks (bench/) mark what they create this way.
+func DropMarkedSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) error {
 	var comment *string
 	err := pool.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, name).Scan(&comment)
 	switch {
@@ -101,7 +103,7 @@ func dropSchema(ctx context.Context, pool *pgxpool.Pool, name, marker string) er
 	case err != nil:
 		return storeErr(ctx, "drop schema "+name, err)
 	case comment == nil || *comment != marker:
-		return fmt.Errorf("postgres: drop schema %s: it no longer carries this world's marker; left untouched", name)
+		return fmt.Errorf("postgres: drop schema %s: it no longer carries the marker %q it was created with; left untouched", name, marker)
 	}
 	_, err = pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE")
 	return storeErr(ctx, "drop schema "+name, err)

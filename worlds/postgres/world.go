@@ -266,7 +266,7 @@ func (w *World) Reset(ctx context.Context) error {
 	}
 	w.resetMu.Lock()
 	defer w.resetMu.Unlock()
-	if err := dropSchema(ctx, w.pool, w.cfg.Schema, w.marker); err != nil {
+	if err := DropMarkedSchema(ctx, w.pool, w.cfg.Schema, w.marker); err != nil {
 		return err
 	}
 	w.runs.Clear()
@@ -284,7 +284,7 @@ func (w *World) Close() error {
 	var err error
 	if !w.cfg.Keep {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err = dropSchema(ctx, w.pool, w.cfg.Schema, w.marker)
+		err = DropMarkedSchema(ctx, w.pool, w.cfg.Schema, w.marker)
 		cancel()
 	}
 	w.pool.Close()
