@@ -60,22 +60,6 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	return info, t.each(fn)
 }
 
-// Analyze reads like Read, runs analyze on every run from up to workers
-// goroutines at once, and hands each run's result to collect from one
-// goroutine, in run id order, while later runs are still being analyzed.
-// analyze is told which worker (0 … workers-1) calls it, so that it can keep
-// state of its own per worker without locks; the run's events it is given
-// live in that worker's buffer and are valid only during the call. The table
-// is read in one pass either way; once it is, the per-run work (gathering a
-// run's events, sorts and merges of O(n log n)) spreads over the cores.
-func Analyze[R any](ctx context.Context, o Options, workers int, analyze func(worker int, r Run) R, collect func(runID string, r R) error) (Info, error) {
-	info, t, err := read(ctx, o)
-	if err != nil {
-		return info, err
-	}
-	return info, eachParallel(ctx, t.group(), max(workers, 1), analyze, collect)
-}
-
 // Findings are what the forensics find in one run.
 type Findings struct {
 	// Order compares commit order with seq order when every event has a
