@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
@@ -34,7 +35,7 @@ type Config struct {
 	// Timeout bounds one run; a run without a terminal event by then is stuck.
 	Timeout time.Duration `json:"timeout"`
 	// PageSize is the page size of invocations' log loads; 0: each world's
-	// own (worlds.Entry.PageSize, else DefaultPageSize).
+	// own for the scheme (worlds.Entry.PageSizes, else DefaultPageSize).
 	PageSize int    `json:"pageSize"`
 	Out      string `json:"out"`
 	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
@@ -82,7 +83,8 @@ type Plan struct {
 	Cells      []reports.CellKey
 	Conditions map[string]Condition
 	Latency    worlds.Profile
-	// PageSizes is each world's invocation page size in this storm.
+	// PageSizes is the invocation page size of each world and scheme in
+	// this storm, keyed "world/scheme" (PageSizeKey).
 	PageSizes map[string]int
 	// RunsInFlight is the storm's bound on runs in flight: --runs-in-flight,
 	// else DefaultRunsInFlight or the least a world's RunsPerCore allows.
@@ -93,8 +95,13 @@ type Plan struct {
 // for no lower bound.
 const DefaultRunsInFlight = 40
 
-// DefaultPageSize is the invocation page size on a world that names none.
+// DefaultPageSize is the invocation page size of a world and scheme that
+// name none.
 const DefaultPageSize = 100
+
+// PageSizeKey is the key of Plan.PageSizes (and storm.json's pageSizes) for
+// a world and scheme.
+func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "/" + string(scheme) }
 
 // Validate checks every field and resolves names; each message names the
 // flag at fault and the valid values.
@@ -123,11 +130,9 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 	}
 	p.Latency = lat
 	for _, w := range c.Worlds {
-		e, err := reg.Lookup(w)
-		if err != nil {
+		if _, err := reg.Lookup(w); err != nil {
 			return nil, fmt.Errorf("--world: %w", err)
 		}
-		p.PageSizes[w] = cmp.Or(c.PageSize, e.PageSize, DefaultPageSize)
 	}
 	if p.RunsInFlight == 0 {
 		p.RunsInFlight = DefaultRunsInFlight
@@ -170,6 +175,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 			if g := cond.Knobs.Guard; g != "" && g != "none" && !contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
 			}
+			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)
 			for _, s := range c.Scenarios {
 				p.Cells = append(p.Cells, reports.CellKey{World: w, Scenario: s, Condition: cond.Name})
 			}

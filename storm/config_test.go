@@ -69,11 +69,13 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// testRegistry holds the local world and a world that supports ulid only.
+// testRegistry holds the local world, a world that supports ulid only and
+// one whose seq pages are its own size.
 func testRegistry() *worlds.Registry {
 	r := &worlds.Registry{}
 	local.Register(r)
-	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSize: 1000, RunsPerCore: 3})
+	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSizes: map[string]int{"ulid": 1000}, RunsPerCore: 3})
+	r.Register(worlds.Entry{Name: "paged", Description: "test world", Schemes: []string{"ulid", "seq"}, PageSizes: map[string]int{"seq": 500}})
 	return r
 }
 
@@ -176,7 +178,18 @@ func TestConfigValidatePlan(t *testing.T) {
 			edit:      func(*storm.Config) {},
 			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
-			pageSizes: map[string]int{"local": storm.DefaultPageSize},
+			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize},
+			inFlight:  storm.DefaultRunsInFlight,
+		},
+		{
+			name: "page sizes per scheme",
+			edit: func(c *storm.Config) { c.Worlds, c.Conditions = []string{"local", "paged"}, []string{"main", "seq"} },
+			wantCells: []reports.CellKey{
+				{World: "local", Scenario: "control", Condition: "main"}, {World: "local", Scenario: "control", Condition: "seq"},
+				{World: "paged", Scenario: "control", Condition: "main"}, {World: "paged", Scenario: "control", Condition: "seq"},
+			},
+			latency:   "seed",
+			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "local/seq": storm.DefaultPageSize, "paged/ulid": storm.DefaultPageSize, "paged/seq": 500},
 			inFlight:  storm.DefaultRunsInFlight,
 		},
 		{
@@ -184,7 +197,7 @@ func TestConfigValidatePlan(t *testing.T) {
 			edit:      func(c *storm.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
 			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
-			pageSizes: map[string]int{"local": 7, "ulid-only": 7},
+			pageSizes: map[string]int{"local/ulid": 7, "ulid-only/ulid": 7},
 			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
 		},
 		{
@@ -192,7 +205,7 @@ func TestConfigValidatePlan(t *testing.T) {
 			edit:      func(c *storm.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
 			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
-			pageSizes: map[string]int{"local": storm.DefaultPageSize, "ulid-only": 1000},
+			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "ulid-only/ulid": 1000},
 			inFlight:  99,
 		},
 		{
@@ -214,7 +227,7 @@ func TestConfigValidatePlan(t *testing.T) {
 				{World: "ulid-only", Scenario: "step-storm", Condition: "main/ids=callsite"},
 			},
 			latency:   "fixed:5ms",
-			pageSizes: map[string]int{"local": storm.DefaultPageSize, "ulid-only": 1000},
+			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "ulid-only/ulid": 1000},
 			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
 		},
 		{
@@ -228,7 +241,7 @@ func TestConfigValidatePlan(t *testing.T) {
 				{World: "local", Scenario: "control", Condition: "seq/fence=decisions-only"},
 			},
 			latency:   "none",
-			pageSizes: map[string]int{"local": storm.DefaultPageSize},
+			pageSizes: map[string]int{"local/seq": storm.DefaultPageSize},
 			inFlight:  storm.DefaultRunsInFlight,
 		},
 	}

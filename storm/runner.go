@@ -51,8 +51,9 @@ type StormMeta struct {
 	Config     Config               `json:"config"`
 	Conditions map[string]Condition `json:"conditions"`
 	Cells      []reports.CellKey    `json:"cells"`
-	// PageSizes is each world's invocation page size (--page-size, else
-	// the world's own).
+	// PageSizes is the invocation page size of each world and scheme,
+	// keyed "world/scheme" (--page-size, else the world's own for the
+	// scheme).
 	PageSizes map[string]int `json:"pageSizes"`
 	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
 	// its worlds' own): it depends on the machine, like gomaxprocs.
@@ -183,7 +184,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[k.World],
+			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
 			Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})

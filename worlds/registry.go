@@ -19,11 +19,13 @@ type Entry struct {
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
 	Guards []string
-	// PageSize is how many events an invocation asks for per List while
-	// loading its log on this world, unless the storm sets one (0: 100). A
-	// world whose every page costs a read of the whole run (the vercel
-	// world's seq scheme) asks for pages as large as its store's own.
-	PageSize int
+	// PageSizes is, per scheme, how many events an invocation asks for per
+	// List while loading its log on this world, unless the storm sets one
+	// (a scheme not listed: 100, what every world uses). A scheme whose
+	// every page costs a read of the whole run (the vercel world's seq) asks
+	// for pages as large as its store's own; the others keep the common size,
+	// so that cursors move alike across worlds.
+	PageSizes map[string]int
 	// RunsPerCore bounds the runs a storm keeps in flight on this world,
 	// per core (GOMAXPROCS), unless the storm sets --runs-in-flight (0: no
 	// bound of its own). A world whose every run costs much of a core in

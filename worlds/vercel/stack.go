@@ -63,7 +63,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			_ = st.Close()
 		}
 	}()
-	dcfg := dynamo.Config{Endpoint: cfg.DynamoEndpoint, Keep: cfg.Keep, OpenTimeout: cfg.OpenTimeout}
+	dcfg := dynamo.Config{Endpoint: cfg.DynamoEndpoint, Keep: cfg.Keep, OpenTimeout: cfg.OpenTimeout, Logger: cfg.Logger}
 	if cfg.DynamoEndpoint == "" {
 		if st.dyn, err = dynamo.StartEmbedded(); err != nil {
 			return nil, fmt.Errorf("vercel: %w", err)

@@ -76,8 +76,9 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 		Guards:  []string{eventlog.GuardCountIndex},
 		// A seq page reads the whole run (Query, sorted by seq after the
 		// read): pages of 100 made loading an n-event log cost n²/100 item
-		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n.
-		PageSize: 1000,
+		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n. A
+		// ulid page is a Query from the cursor with a Limit: the common size.
+		PageSizes: map[string]int{string(eventlog.SchemeSeq): 1000},
 		// The ingest server, the embedded DynamoDB-API server (one lock,
 		// JSON both ways) and the engine share this process. The 216-run
 		// acceptance storm on 2 cores: at 40 in flight, runs grew to twice

@@ -1,15 +1,19 @@
 package dynamo
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/stormctl/stormctl/eventlog"
 )
@@ -129,4 +133,21 @@ func TestTwoStores(t *testing.T) {
 		t.Log("the two stores never collided this time")
 	}
 	t.Logf("%d retries after losing the counter to the other store", retries)
+}
+
+// TestSDKLogsGoToTheLogger: what the SDK logs (such as its warning about a
+// response body it could not drain after a cancelled request) reaches the
+// Store's logger at debug level, never the process's stderr.
+func TestSDKLogsGoToTheLogger(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := newStore(t.Context(), Config{Endpoint: "http://127.0.0.1:1", StaticCredentials: true, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.db.Options().Logger.Logf(logging.Warn, "failed to discard remaining HTTP response body: %s", "closed")
+	if got := buf.String(); !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "source=aws-sdk") ||
+		!strings.Contains(got, "failed to discard remaining HTTP response body: closed") {
+		t.Fatalf("logged %q, want the SDK's line at debug level", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -64,6 +66,11 @@ type Config struct {
 	// one table a storm's cost grows with the square of its size. Leave it
 	// off against DynamoDB Local or AWS.
 	TablePerRun bool
+	// Logger receives the SDK's own log lines at debug level (nil:
+	// discarded). They are the SDK's warnings, such as a response body it
+	// could not drain after a request was cancelled: nothing a storm's
+	// reader can act on, and nothing to print between its progress lines.
+	Logger *slog.Logger
 }
 
 // Store is one DynamoDB table of event-log items, safe for concurrent use.
@@ -129,7 +136,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 }
 
 func newStore(ctx context.Context, cfg Config) (*Store, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	opts := []func(*config.LoadOptions) error{
+		config.WithLogger(logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+			logger.Debug(fmt.Sprintf(format, v...), "source", "aws-sdk", "class", string(c))
+		})),
 		config.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = cfg.MaxAttempts
