@@ -142,9 +142,11 @@ func appendRows(ctx context.Context, cfg AppendConfig, url string, pb *pgbench, 
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, w.Close()) }()
-	// The counter reads of fenced attempts and the event counts go through a
-	// pool of their own, as a real engine loads through its own reader.
-	pool, err := poolOf(ctx, url, maxClients+1)
+	// A fenced attempt reads its run's counter through the World's pool,
+	// so that stormctl holds as many connections as pgbench's clients
+	// (a second pool of 17 doubled the backends on two cores); the event
+	// counts before and after a side go through a small pool of their own.
+	pool, err := poolOf(ctx, url, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -328,9 +330,9 @@ func (a *appender) attempt(ctx context.Context, rng *rand.Rand) (int, error) {
 		evs, err := a.w.Append(ctx, run, d)
 		return len(evs), err
 	}
-	var next, fenced int64
-	if err := a.pool.QueryRow(ctx, a.sql.Counters, run).Scan(&next, &fenced); err != nil {
-		return 0, fmt.Errorf("read the counter of run %s: %w", run, err)
+	next, _, err := a.w.Counters(ctx, run)
+	if err != nil {
+		return 0, err
 	}
 	evs, err := a.w.AppendFenced(ctx, run, next, d)
 	var fe *eventlog.FencedError

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 )
@@ -63,4 +64,15 @@ func resolvedDir(bin string) string {
 		bin = p
 	}
 	return filepath.Dir(bin)
+}
+
+// Counters reads a seq run's next_seq and last_fenced_seq with
+// WriteSQL.Counters, through the World's own pool: the position a
+// benchmark's fenced writer expects, read the way the World reads (the
+// engine instead counts the events its load returned).
+func (w *World) Counters(ctx context.Context, runID string) (next, lastFenced int64, err error) {
+	if err := w.pool.QueryRow(ctx, w.q.counters, runID).Scan(&next, &lastFenced); err != nil {
+		return 0, 0, storeErr(ctx, "read the counters of run "+runID, err)
+	}
+	return next, lastFenced, nil
 }

@@ -401,3 +401,30 @@ func TestKeepAndReset(t *testing.T) {
 		t.Fatalf("kept schema holds %d events (%v), want 1", n, err)
 	}
 }
+
+// TestCounters: the counters a benchmark's fenced writer reads are the
+// run's committed events and its last fenced position.
+func TestCounters(t *testing.T) {
+	w := openWorld(t, postgres.Config{})
+	ctx := t.Context()
+	if err := w.CreateRun(ctx, eventlog.Run{ID: "r", Scheme: eventlog.SchemeSeq, FenceBasis: eventlog.FenceOnLog}); err != nil {
+		t.Fatal(err)
+	}
+	d := func(c string) []eventlog.Draft { return []eventlog.Draft{{Type: eventlog.StepCreated, CorrelationID: c}} }
+	if _, err := w.Append(ctx, "r", d("a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AppendFenced(ctx, "r", 1, d("b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, "r", d("c")); err != nil {
+		t.Fatal(err)
+	}
+	next, fenced, err := w.Counters(ctx, "r")
+	if err != nil || next != 3 || fenced != 2 {
+		t.Fatalf("Counters = %d, %d, %v; want 3 events and the last fenced at 2", next, fenced, err)
+	}
+	if _, _, err := w.Counters(ctx, "nobody"); err == nil {
+		t.Fatal("Counters of a run that does not exist succeeded")
+	}
+}
