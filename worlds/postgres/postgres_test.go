@@ -410,7 +410,9 @@ func TestCounters(t *testing.T) {
 	if err := w.CreateRun(ctx, eventlog.Run{ID: "r", Scheme: eventlog.SchemeSeq, FenceBasis: eventlog.FenceOnLog}); err != nil {
 		t.Fatal(err)
 	}
-	d := func(c string) []eventlog.Draft { return []eventlog.Draft{{Type: eventlog.StepCreated, CorrelationID: c}} }
+	d := func(c string) []eventlog.Draft {
+		return []eventlog.Draft{{Type: eventlog.StepCreated, CorrelationID: c}}
+	}
 	if _, err := w.Append(ctx, "r", d("a")); err != nil {
 		t.Fatal(err)
 	}
