@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
@@ -177,6 +178,9 @@ func appendRows(ctx context.Context, cfg AppendConfig, url string, pb *pgbench, 
 				slices.Reverse(sides)
 			}
 			for _, side := range sides {
+				if err := a.checkpoint(ctx, progress); err != nil {
+					return rows, fmt.Errorf("bench: %s, round %d: %w", row.Name(), round+1, err)
+				}
 				if err := side(); err != nil {
 					return rows, fmt.Errorf("bench: %s, round %d: %w", row.Name(), round+1, err)
 				}
@@ -232,7 +236,9 @@ type appender struct {
 	sql    postgres.WriteSQL
 	script Script
 	runs   []string
-	corr   atomic.Int64 // numbers the drafts' correlation ids
+	// noCheckpoint: the user may not CHECKPOINT.
+	noCheckpoint bool
+	corr         atomic.Int64 // numbers the drafts' correlation ids
 }
 
 // pgbench measures pgbench's side: its TPS, and the committed events it
@@ -259,6 +265,36 @@ func (a *appender) pgbench(ctx context.Context, pb *pgbench, script string, vars
 		s.EventsPerSec = float64(s.Events) / s.Seconds
 	}
 	return s, nil
+}
+
+// checkpoint starts a side from a fresh checkpoint (untimed), so that the
+// server's own checkpoints (every 5 minutes or 1 GB of WAL, and a 7-minute
+// benchmark writes both) do not land in one side's few seconds and slow its
+// commits while the other side's run clean. A user not allowed to
+// CHECKPOINT (neither superuser nor pg_checkpoint) is told once and the
+// rounds go on without.
+func (a *appender) checkpoint(ctx context.Context, progress io.Writer) error {
+	if a.noCheckpoint {
+		return nil
+	}
+	_, err := a.pool.Exec(ctx, "CHECKPOINT")
+	if pgCode(err) == "42501" { // insufficient_privilege
+		a.noCheckpoint = true
+		fmt.Fprintln(progress, "bench append: this user may not CHECKPOINT (grant pg_checkpoint): rounds may catch the server's own checkpoints")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// pgCode is the SQLSTATE of a server error ("" for any other error).
+func pgCode(err error) string {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return pe.Code
+	}
+	return ""
 }
 
 func (a *appender) count(ctx context.Context) (int64, error) {
