@@ -102,6 +102,15 @@ func RunAppend(ctx context.Context, cfg AppendConfig, deps AppendDeps) (*AppendR
 	if err != nil {
 		return nil, err
 	}
+	if slices.Contains(cfg.Scripts, ScriptFenced) {
+		major, err := pgbenchMajor(ctx, bin)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		if major < minAsetMajor {
+			return nil, fmt.Errorf("bench: %s is pgbench %d; the fenced script needs \\aset, pgbench %d or later (pass --pgbench PATH, or leave fenced out of --script)", bin, major, minAsetMajor)
+		}
+	}
 	progress := deps.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -178,7 +187,7 @@ func appendRows(ctx context.Context, cfg AppendConfig, url string, pb *pgbench, 
 				slices.Reverse(sides)
 			}
 			for _, side := range sides {
-				if err := a.checkpoint(ctx, progress); err != nil {
+				if err := pb.checkpoint(ctx, a.pool, progress); err != nil {
 					return rows, fmt.Errorf("bench: %s, round %d: %w", row.Name(), round+1, err)
 				}
 				if err := side(); err != nil {
@@ -236,9 +245,7 @@ type appender struct {
 	sql    postgres.WriteSQL
 	script Script
 	runs   []string
-	// noCheckpoint: the user may not CHECKPOINT.
-	noCheckpoint bool
-	corr         atomic.Int64 // numbers the drafts' correlation ids
+	corr   atomic.Int64 // numbers the drafts' correlation ids
 }
 
 // pgbench measures pgbench's side: its TPS, and the committed events it
@@ -271,16 +278,15 @@ func (a *appender) pgbench(ctx context.Context, pb *pgbench, script string, vars
 // server's own checkpoints (every 5 minutes or 1 GB of WAL, and a 7-minute
 // benchmark writes both) do not land in one side's few seconds and slow its
 // commits while the other side's run clean. A user not allowed to
-// CHECKPOINT (neither superuser nor pg_checkpoint) is told once and the
-// rounds go on without.
-func (a *appender) checkpoint(ctx context.Context, progress io.Writer) error {
-	if a.noCheckpoint {
+// CHECKPOINT is told once and the rounds go on without.
+func (pb *pgbench) checkpoint(ctx context.Context, pool *pgxpool.Pool, progress io.Writer) error {
+	if pb.noCheckpoint {
 		return nil
 	}
-	_, err := a.pool.Exec(ctx, "CHECKPOINT")
+	_, err := pool.Exec(ctx, "CHECKPOINT")
 	if pgCode(err) == "42501" { // insufficient_privilege
-		a.noCheckpoint = true
-		fmt.Fprintln(progress, "bench append: this user may not CHECKPOINT (grant pg_checkpoint): rounds may catch the server's own checkpoints")
+		pb.noCheckpoint = true
+		fmt.Fprintln(progress, "bench append: this user may not CHECKPOINT (a superuser may, or on PostgreSQL 15+ a member of pg_checkpoint): rounds may catch the server's own checkpoints")
 		return nil
 	}
 	if err != nil {

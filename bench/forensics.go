@@ -208,7 +208,7 @@ func RunForensics(ctx context.Context, cfg ForensicsConfig, deps ForensicsDeps) 
 			start := time.Now()
 			out, err := s.run()
 			times[i] = time.Since(start)
-			peak := heap.stop()
+			peak, rss := heap.stop(), peakRSS()
 			if err == nil {
 				err = s.check(out)
 			}
@@ -216,7 +216,7 @@ func RunForensics(ctx context.Context, cfg ForensicsConfig, deps ForensicsDeps) 
 				return res, err
 			}
 			s.Rounds = append(s.Rounds, times[i])
-			s.PeakHeap, s.PeakRSS = max(s.PeakHeap, peak), max(s.PeakRSS, peakRSS())
+			s.PeakHeap, s.PeakRSS = max(s.PeakHeap, peak), max(s.PeakRSS, rss)
 		}
 		line := fmt.Sprintf("bench forensics: round %d/%d:", round+1, cfg.Rounds)
 		for i, s := range sides {

@@ -28,6 +28,8 @@ type pgbench struct {
 	dir string // where script files go
 	// invocations numbers the runs, so that every run mints its own ids.
 	invocations int
+	// noCheckpoint: the user may not CHECKPOINT (checkpoint).
+	noCheckpoint bool
 }
 
 // findPgbench returns the pgbench to use: bin if set, else the one next to
@@ -50,6 +52,31 @@ func findPgbench(bin string) (string, error) {
 			"(Debian/Ubuntu: apt-get install postgresql; or pass --pgbench PATH)", postgres.ErrNoPostgres)
 	}
 	return p, nil
+}
+
+// minAsetMajor is the first pgbench with \aset, which the fenced script
+// uses.
+const minAsetMajor = 14
+
+// pgbenchMajor runs bin --version and returns its major version.
+func pgbenchMajor(ctx context.Context, bin string) (int, error) {
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s --version: %w", bin, err)
+	}
+	return parsePgbenchVersion(string(out))
+}
+
+var pgbenchVersionRE = regexp.MustCompile(`\(PostgreSQL\)\s+(\d+)`)
+
+// parsePgbenchVersion reads the major version out of pgbench --version
+// ("pgbench (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)").
+func parsePgbenchVersion(out string) (int, error) {
+	m := pgbenchVersionRE.FindStringSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("unrecognised pgbench --version output %q", strings.TrimSpace(out))
+	}
+	return strconv.Atoi(m[1])
 }
 
 func executableFile(p string) bool {

@@ -121,3 +121,23 @@ func TestConfigs(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePgbenchVersion(t *testing.T) {
+	tests := []struct {
+		out  string
+		want int
+		ok   bool
+	}{
+		{"pgbench (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)\n", 15, true},
+		{"pgbench (PostgreSQL) 13.4\n", 13, true},
+		{"pgbench (PostgreSQL) 17beta1\n", 17, true},
+		{"pgbench: command not found", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parsePgbenchVersion(tt.out)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parsePgbenchVersion(%q) = %d, %v; want %d (ok %v)", tt.out, got, err, tt.want, tt.ok)
+		}
+	}
+}

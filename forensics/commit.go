@@ -116,7 +116,8 @@ func compareStr(a, b string) int {
 //   - key order is seq when bySeq, else id; events with equal keys (a
 //     duplicate) follow commit order, so a duplicate makes no pair;
 //   - commit order is the commit time, ties broken by Tie (the transaction
-//     id), then by key order, so events committed together make no pair.
+//     id), then by key order, then by id, so events committed together make
+//     no pair.
 //
 // An inverted pair is two events in one order and the other way round in
 // the other; an event is displaced when its rank differs between them.
@@ -206,16 +207,6 @@ func AnalyzeCommitOrder(evs []CommitEvent, bySeq bool) CommitOrder {
 	return out
 }
 
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
-}
-
 // smallTypes is how many distinct types AnalyzeCommitOrder looks up by a
 // linear scan before it builds a map.
 const smallTypes = 16
@@ -246,7 +237,7 @@ func resize[T any](s *[]T, n int) []T {
 // keyCompare orders events by key: seq when bySeq, else id.
 func keyCompare(a, b *CommitEvent, bySeq bool) int {
 	if bySeq {
-		return int(sign(a.Seq - b.Seq))
+		return cmp.Compare(a.Seq, b.Seq)
 	}
 	return compareStr(a.ID, b.ID)
 }
@@ -566,6 +557,6 @@ func DensityOf(evs []CommitEvent) (gaps, dups, unpositioned int) {
 	for i, e := range evs {
 		ks[i] = keyed{id: e.ID, seq: e.Seq}
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return int(sign(a.seq - b.seq)) })
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.seq, b.seq) })
 	return Density(ks)
 }

@@ -138,6 +138,12 @@ func TestCommitOrderMatchesTheReference(t *testing.T) {
 					CommitAt: base.Add(time.Duration(tx%7) * time.Millisecond),
 					Tie:      uint64(tx),
 				}
+				if seed%2 == 1 { // ties drawn apart from the times
+					evs[i].Tie = uint64(rng.IntN(3))
+				}
+				if seed%50 == 7 && i == 0 { // times too far apart for the merger's keys
+					evs[i].CommitAt = base.AddDate(200, 0, 0)
+				}
 				if rng.IntN(6) == 0 {
 					evs[i].CommitAt = time.Time{}
 				}

@@ -76,11 +76,18 @@ func AnalyzeRun(in RunInput) (RunFindings, CommitOrder) {
 	})
 	var f RunFindings
 	ordered := ces
+	n, untimed := len(ces), 0 // the unpositioned still count as events
 	if in.Scheme.Positioned() {
 		f.Gaps, f.Duplicates, f.Unpositioned = Density(evs)
-		ordered = slices.DeleteFunc(ces, func(e CommitEvent) bool { return e.Seq == 0 })
+		ordered = slices.DeleteFunc(ces, func(e CommitEvent) bool {
+			if e.Seq == 0 && e.CommitAt.IsZero() {
+				untimed++
+			}
+			return e.Seq == 0
+		})
 	}
 	order := AnalyzeCommitOrder(ordered, in.Scheme.Positioned())
+	order.Events, order.WithoutCommitTS = n, order.WithoutCommitTS+untimed
 	f.InvertedPairs, f.Displaced = order.InvertedPairs, order.Displaced
 	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(in.Ops, evs, less)
 	return f, order

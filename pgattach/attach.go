@@ -50,7 +50,9 @@ type Run struct {
 }
 
 // Read connects, checks the table and streams every selected run to fn, in
-// run id order. Connection and authentication failures wrap
+// run id order. The events' ids are views into blocks shared by many runs:
+// an id kept after fn returns keeps its block (megabytes) alive, so clone
+// (strings.Clone) the few worth keeping. Connection and authentication failures wrap
 // eventlog.ErrUnavailable; a missing table is ErrNoTable.
 func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	info, t, err := read(ctx, o)
@@ -207,7 +209,10 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		return info, nil, eventlog.Unavailable("read "+info.Table, err)
 	}
 	if err := t.collect(rows); err != nil {
-		return info, nil, eventlog.Unavailable("read "+info.Table, err)
+		if errors.Is(err, errConnection) {
+			return info, nil, eventlog.Unavailable("read "+info.Table, err)
+		}
+		return info, nil, fmt.Errorf("read %s: %w", info.Table, err)
 	}
 	return info, t, nil
 }
@@ -314,8 +319,15 @@ func (t *collected) collect(rows pgx.Rows) error {
 			return err
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%w: %w", errConnection, err)
+	}
+	return nil
 }
+
+// errConnection marks a read that failed in the connection or the server,
+// not in the rows it returned.
+var errConnection = errors.New("the read failed")
 
 var errInfinite = errors.New("an infinite commit time")
 
@@ -347,7 +359,7 @@ func redact(url string) string {
 // refused"; with sslmode=prefer the first attempt's "server refused TLS
 // connection" says nothing).
 func rootCause(err error) error {
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+	if pe := lastPgError(err); pe != nil {
 		return pe
 	}
 	for {
@@ -365,4 +377,24 @@ func rootCause(err error) error {
 		}
 		err = next
 	}
+}
+
+// lastPgError is the server error of the last attempt that got one, walking
+// joined errors from the end (with sslmode=prefer the first attempt's may
+// be a refusal of TLS), or nil.
+func lastPgError(err error) *pgconn.PgError {
+	switch u := err.(type) {
+	case *pgconn.PgError:
+		return u
+	case interface{ Unwrap() []error }:
+		errs := u.Unwrap()
+		for i := len(errs) - 1; i >= 0; i-- {
+			if pe := lastPgError(errs[i]); pe != nil {
+				return pe
+			}
+		}
+	case interface{ Unwrap() error }:
+		return lastPgError(u.Unwrap())
+	}
+	return nil
 }

@@ -135,6 +135,9 @@ func TestCollectedKeepsRows(t *testing.T) {
 		commit := int64(noCommit)
 		if i%7 != 0 {
 			e.CommitAt = base.Add(time.Duration(i-10000) * time.Millisecond)
+			if i%1001 == 1 { // before PostgreSQL's epoch and before Unix's
+				e.CommitAt = time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC).Add(-time.Duration(i) * time.Microsecond)
+			}
 			commit = commitMicros(e.CommitAt)
 		}
 		buf = append(buf[:0], id...)

@@ -7,9 +7,12 @@ import (
 )
 
 // adviseHuge asks the kernel to back b's whole 2 MiB pages with huge pages
-// (when transparent huge pages are in madvise mode) before b is first
-// written: one page fault per 2 MiB instead of 512. Advice only: failure
-// changes nothing.
+// (when transparent huge pages are in madvise mode), so that filling b
+// takes one page fault per 2 MiB instead of 512; pages already touched (a
+// reused span the allocator zeroed) stay as they are. The advice outlives b:
+// the address range keeps it when the runtime reuses it, which costs a
+// long-running process that calls the forensics often some resident
+// memory, never correctness. Advice only: failure changes nothing.
 func adviseHuge(b []byte) {
 	const huge = 2 << 20
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))

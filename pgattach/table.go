@@ -82,7 +82,7 @@ func newCollected() *collected {
 // add appends one row to its run; run, id and typ are copied.
 func (t *collected) add(run, id, typ []byte, seq, commit int64, tie uint32) error {
 	if len(id) >= maxID {
-		return fmt.Errorf("an id of %d bytes: ids of %d bytes or more are not supported", len(id), maxID)
+		return fmt.Errorf("run %q: an id of %d bytes: ids of %d bytes or more are not supported", run, len(id), maxID)
 	}
 	k, err := t.typeOf(typ)
 	if err != nil {
@@ -91,7 +91,8 @@ func (t *collected) add(run, id, typ []byte, seq, commit int64, tie uint32) erro
 	if commit != noCommit {
 		t.timed[k]++
 	}
-	r := &t.runs[t.runOf(run)]
+	i := t.runOf(run) // may grow t.runs: index it after
+	r := &t.runs[i]
 	rec := t.slab.reserve(r, recHeader+len(id))
 	ne.PutUint64(rec[0:], uint64(commit))
 	ne.PutUint64(rec[8:], uint64(seq))

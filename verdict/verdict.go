@@ -59,15 +59,18 @@ type Input struct {
 	// of the log the store held only when a positioned scheme fences on the
 	// whole log and no guard stands in front of it; otherwise (decisions-only
 	// fences report the last fenced position, a guard its own count) the log
-	// at a rejection is what had committed before it.
+	// at a rejection is placed by commit time (see logAt).
 	Fence engine.FencePolicy
 	Guard string
 }
 
+// noGuard says the run has no world guard.
+func (in Input) noGuard() bool { return in.Guard == "" || in.Guard == "none" }
+
 // actualIsLength says a rejection's Actual is the length of the log the
 // store held when it rejected.
 func (in Input) actualIsLength() bool {
-	return in.Scheme.Positioned() && in.Fence != engine.FenceDecisionsOnly && (in.Guard == "" || in.Guard == "none")
+	return in.Scheme.Positioned() && in.Fence != engine.FenceDecisionsOnly && in.noGuard()
 }
 
 // refTime stamps waits the reference replay derives; it never matters for
@@ -124,10 +127,21 @@ func memoKey(n int, op worlds.Op) string {
 	return fmt.Sprintf("%d/%s", n, b)
 }
 
-// logAt is the log as it stood when op was rejected: the first Actual
-// events by position when Actual is the log's length, else every event
-// committed before the rejection, in the scheme's order. It says why when
-// it cannot tell.
+// logAt is the log as it stood when op was rejected, or why that cannot be
+// told:
+//   - when Actual is the log's length: the first Actual events by position;
+//   - else by commit time, the cutoff being op.End, when the rejection
+//     returned to its writer (an upper bound: it includes the writer's own
+//     follow-up read), with the commit times of Final (the store's, or those
+//     its writers observed) read against the writer's clock: one clock when
+//     the store runs on this machine, two with a remote server. A positioned
+//     log is a prefix by seq: its events up to the first committed after the
+//     cutoff, and under a decisions-only fence at least the first Actual
+//     (a fenced position the store had already passed). An unpositioned
+//     log is every event committed before the cutoff, by id.
+//
+// An event the cutoff must place but that has no commit time makes it
+// unknown.
 func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, string) {
 	if in.actualIsLength() {
 		if op.Actual > int64(len(ordered)) {
@@ -135,14 +149,26 @@ func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op 
 		}
 		return slices.Clone(ordered[:op.Actual]), ""
 	}
+	var floor int64 // positions the store had passed for certain
+	if in.Fence == engine.FenceDecisionsOnly && in.noGuard() {
+		floor = op.Actual
+	}
 	var log []eventlog.Event
 	unplaced := 0
 	for _, e := range ordered {
-		switch t := commits[e.ID]; {
+		t := commits[e.ID]
+		switch {
+		case in.Scheme.Positioned() && e.Seq <= floor:
+			log = append(log, e)
+			continue
 		case t.IsZero():
 			unplaced++
 		case t.Before(op.End):
 			log = append(log, e)
+			continue
+		}
+		if in.Scheme.Positioned() {
+			break // the prefix ends at the first event not placed before the cutoff
 		}
 	}
 	if unplaced > 0 {

@@ -82,8 +82,12 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	total := found.Total
 	rep.Totals.Events, rep.Totals.Displaced = total.Events, total.Displaced
 	rep.Totals.InvertedPairs, rep.Totals.WithoutCommitTS = total.InvertedPairs, total.WithoutCommitTS
+	rep.Pairs = []pairRow{} // [] rather than null in JSON, for jq
 	for _, p := range total.SortedPairs() {
 		rep.Pairs = append(rep.Pairs, pairRow{p.TypePair, p.PairStat})
+	}
+	if rep.Windows == nil {
+		rep.Windows = map[eventlog.Type]forensics.Window{}
 	}
 	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
 }
