@@ -52,8 +52,8 @@ type Run struct {
 // Read connects, checks the table and streams every selected run to fn, in
 // run id order. The events' ids are views into blocks shared by many runs:
 // an id kept after fn returns keeps its block (megabytes) alive, so clone
-// (strings.Clone) the few worth keeping. Connection and authentication failures wrap
-// eventlog.ErrUnavailable; a missing table is ErrNoTable.
+// (strings.Clone) the few worth keeping. Connection and authentication
+// failures wrap eventlog.ErrUnavailable; a missing table is ErrNoTable.
 func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	info, t, err := read(ctx, o)
 	if err != nil {
@@ -235,10 +235,10 @@ func (t *collected) collect(rows pgx.Rows) error {
 		return fmt.Errorf("want 6 columns, got %d", len(fds))
 	}
 	m := rows.Conn().TypeMap()
-	binary := func(col int, oid uint32) bool {
+	sentBinary := func(col int, oid uint32) bool {
 		return fds[col].Format == pgx.BinaryFormatCode && fds[col].DataTypeOID == oid
 	}
-	seqBin, atBin, xminBin := binary(3, pgtype.Int8OID), binary(4, pgtype.TimestamptzOID), binary(5, pgtype.XIDOID)
+	seqBin, atBin, xminBin := sentBinary(3, pgtype.Int8OID), sentBinary(4, pgtype.TimestamptzOID), sentBinary(5, pgtype.XIDOID)
 	var seq pgtype.Int8
 	var at pgtype.Timestamptz
 	var xmin pgtype.Uint32

@@ -35,7 +35,6 @@ type collected struct {
 	typeIdx map[string]uint16
 	// timed counts, per type, the rows with a commit time.
 	timed []int
-	rows  int
 }
 
 // runBlocks are the blocks of one run's records: first and last are block
@@ -101,7 +100,6 @@ func (t *collected) add(run, id, typ []byte, seq, commit int64, tie uint32) erro
 	ne.PutUint32(rec[22:], uint32(len(id)))
 	copy(rec[recHeader:], id)
 	r.events++
-	t.rows++
 	return nil
 }
 
@@ -123,13 +121,7 @@ func (t *collected) runOf(b []byte) int32 {
 
 // typeOf interns an event type.
 func (t *collected) typeOf(b []byte) (uint16, error) {
-	if len(t.types) <= smallTypes { // a scan beats hashing a few types
-		for k, typ := range t.types {
-			if string(typ) == string(b) {
-				return uint16(k), nil
-			}
-		}
-	} else if k, ok := t.typeIdx[string(b)]; ok {
+	if k, ok := t.typeIdx[string(b)]; ok {
 		return k, nil
 	}
 	if len(t.types) > math.MaxUint16 {
@@ -142,9 +134,6 @@ func (t *collected) typeOf(b []byte) (uint16, error) {
 	t.timed = append(t.timed, 0)
 	return k, nil
 }
-
-// smallTypes is how many distinct types typeOf finds by a scan.
-const smallTypes = 16
 
 // grouped lists the runs in run id order.
 type grouped struct {
