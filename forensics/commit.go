@@ -3,6 +3,7 @@ package forensics
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,21 +90,11 @@ func (o CommitOrder) SortedPairs() []PairCount {
 			return b.Count - a.Count
 		}
 		if a.Overtaking != b.Overtaking {
-			return compareStr(string(a.Overtaking), string(b.Overtaking))
+			return strings.Compare(string(a.Overtaking), string(b.Overtaking))
 		}
-		return compareStr(string(a.Overtaken), string(b.Overtaken))
+		return strings.Compare(string(a.Overtaken), string(b.Overtaken))
 	})
 	return out
-}
-
-func compareStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // AnalyzeCommitOrder compares key order with commit order in O(n log n):
@@ -239,7 +230,7 @@ func keyCompare(a, b *CommitEvent, bySeq bool) int {
 	if bySeq {
 		return cmp.Compare(a.Seq, b.Seq)
 	}
-	return compareStr(a.ID, b.ID)
+	return strings.Compare(a.ID, b.ID)
 }
 
 // commitCompare orders events by commit time, ties broken by Tie, then by
@@ -259,7 +250,7 @@ func tieCompare(a, b *CommitEvent, bySeq bool) int {
 	if c := keyCompare(a, b, bySeq); c != 0 {
 		return c
 	}
-	return compareStr(a.ID, b.ID)
+	return strings.Compare(a.ID, b.ID)
 }
 
 // merger counts inversions of a key-ordered slice of positions in evs

@@ -88,7 +88,7 @@ func Judge(in Input) []Verdict {
 	if in.Scheme.Positioned() {
 		slices.SortStableFunc(ordered, func(a, b eventlog.Event) int { return int(a.Seq - b.Seq) })
 	} else {
-		slices.SortStableFunc(ordered, func(a, b eventlog.Event) int { return cmpStr(a.ID, b.ID) })
+		slices.SortStableFunc(ordered, func(a, b eventlog.Event) int { return strings.Compare(a.ID, b.ID) })
 	}
 	var input json.RawMessage
 	for _, e := range ordered {
@@ -210,16 +210,6 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 		}
 	}
 	return Benign, ""
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Split counts verdicts by kind.
