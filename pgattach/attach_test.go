@@ -1,75 +1,34 @@
 package pgattach_test
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/pgtest"
 	"github.com/stormctl/stormctl/pgattach"
-	"github.com/stormctl/stormctl/worlds/postgres"
 )
-
-// cluster starts a throw-away PostgreSQL (track_commit_timestamp=on) or
-// skips with the reason.
-func cluster(t *testing.T) string {
-	t.Helper()
-	c, err := postgres.StartEmbedded(t.Context(), slog.New(slog.DiscardHandler))
-	if errors.Is(err, postgres.ErrNoPostgres) {
-		t.Skipf("skipping: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return c.URL()
-}
-
-func exec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := conn.Exec(t.Context(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
 
 // TestAttachSeesCommitOrder writes a world-postgres events table from two
 // connections whose transactions commit out of id order, then attaches.
 func TestAttachSeesCommitOrder(t *testing.T) {
-	url := cluster(t)
+	url := pgtest.Cluster(t)
 	ctx := t.Context()
-	a, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(context.Background())
-	b, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
-	exec(t, a, `CREATE SCHEMA workflow`)
-	exec(t, a, `CREATE TABLE workflow.workflow_events(id varchar PRIMARY KEY, type varchar NOT NULL,
-		correlation_id varchar, created_at timestamptz NOT NULL DEFAULT now(), run_id varchar NOT NULL, payload jsonb)`)
-	insert := `INSERT INTO workflow.workflow_events(id, type, correlation_id, run_id) VALUES ($1, $2, $3, $4)`
+	a, b := pgtest.Connect(t, url), pgtest.Connect(t, url)
+	insert := pgtest.CreateEventsTable(t, a)
 	// Run r1: step_created minted first (smaller id) but committed last, as
 	// a hook_received minted after it overtakes it.
-	exec(t, a, `BEGIN`)
-	exec(t, a, insert, "wevt_01J00000000000000000000001", "step_created", "s1", "wrun_r1")
-	exec(t, b, insert, "wevt_01J00000000000000000000002", "hook_received", "h1", "wrun_r1")
+	pgtest.Exec(t, a, `BEGIN`)
+	pgtest.Exec(t, a, insert, "wevt_01J00000000000000000000001", "step_created", "s1", "wrun_r1")
+	pgtest.Exec(t, b, insert, "wevt_01J00000000000000000000002", "hook_received", "h1", "wrun_r1")
 	time.Sleep(20 * time.Millisecond) // a visible delta between the two commits
-	exec(t, a, `COMMIT`)
-	exec(t, b, insert, "wevt_01J00000000000000000000003", "step_completed", "s1", "wrun_r1")
+	pgtest.Exec(t, a, `COMMIT`)
+	pgtest.Exec(t, b, insert, "wevt_01J00000000000000000000003", "step_completed", "s1", "wrun_r1")
 	// Run r2: in order.
 	for i, typ := range []string{"run_created", "step_created", "step_completed"} {
-		exec(t, b, insert, "wevt_01J0000000000000000000001"+string(rune('0'+i)), typ, "c", "wrun_r2")
+		pgtest.Exec(t, b, insert, "wevt_01J0000000000000000000001"+string(rune('0'+i)), typ, "c", "wrun_r2")
 	}
 	var before int
 	if err := a.QueryRow(ctx, `SELECT count(*) FROM workflow.workflow_events`).Scan(&before); err != nil {
@@ -117,7 +76,7 @@ func TestAttachSeesCommitOrder(t *testing.T) {
 }
 
 func TestAttachErrors(t *testing.T) {
-	url := cluster(t)
+	url := pgtest.Cluster(t)
 	tests := []struct {
 		name string
 		o    pgattach.Options

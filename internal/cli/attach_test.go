@@ -1,44 +1,15 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/internal/pgtest"
 )
-
-// attachCluster starts a throw-away PostgreSQL (track_commit_timestamp=on)
-// and returns its URL and a connection to it, or skips with the reason.
-func attachCluster(t *testing.T) (string, *pgx.Conn) {
-	t.Helper()
-	c, err := postgres.StartEmbedded(t.Context(), slog.New(slog.DiscardHandler))
-	if errors.Is(err, postgres.ErrNoPostgres) {
-		t.Skipf("skipping: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	conn, err := pgx.Connect(t.Context(), c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return c.URL(), conn
-}
 
 // withURL is url changed by edit.
 func withURL(t *testing.T, url string, edit func(*neturl.URL)) string {
@@ -51,38 +22,24 @@ func withURL(t *testing.T, url string, edit func(*neturl.URL)) string {
 	return u.String()
 }
 
-func sqlExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := conn.Exec(t.Context(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
 // TestForensicsAttach runs `stormctl forensics --pg-url` as a user would on
 // an events table another program wrote (a step_created committed after a
 // hook_received minted later overtook it), in JSON and as a table, and
 // checks that the database is as it was; then the bad inputs, each one line
 // and its exit code.
 func TestForensicsAttach(t *testing.T) {
-	url, conn := attachCluster(t)
-	sqlExec(t, conn, `CREATE SCHEMA workflow`)
-	sqlExec(t, conn, `CREATE TABLE workflow.workflow_events(id varchar PRIMARY KEY, type varchar NOT NULL,
-		correlation_id varchar, created_at timestamptz NOT NULL DEFAULT now(), run_id varchar NOT NULL, payload jsonb)`)
-	other, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(context.Background())
-	insert := `INSERT INTO workflow.workflow_events(id, type, correlation_id, run_id) VALUES ($1, $2, $3, $4)`
-	sqlExec(t, conn, `BEGIN`)
-	sqlExec(t, conn, insert, "wevt_01J00000000000000000000001", "step_created", "s1", "wrun_r1")
-	sqlExec(t, other, insert, "wevt_01J00000000000000000000002", "hook_received", "h1", "wrun_r1")
+	url := pgtest.Cluster(t)
+	conn, other := pgtest.Connect(t, url), pgtest.Connect(t, url)
+	insert := pgtest.CreateEventsTable(t, conn)
+	pgtest.Exec(t, conn, `BEGIN`)
+	pgtest.Exec(t, conn, insert, "wevt_01J00000000000000000000001", "step_created", "s1", "wrun_r1")
+	pgtest.Exec(t, other, insert, "wevt_01J00000000000000000000002", "hook_received", "h1", "wrun_r1")
 	time.Sleep(10 * time.Millisecond)
-	sqlExec(t, conn, `COMMIT`)
-	sqlExec(t, other, insert, "wevt_01J00000000000000000000003", "run_created", "", "wrun_r2")
+	pgtest.Exec(t, conn, `COMMIT`)
+	pgtest.Exec(t, other, insert, "wevt_01J00000000000000000000003", "run_created", "", "wrun_r2")
 	// Not a Workflow DevKit table: a schema of someone else's.
-	sqlExec(t, conn, `CREATE SCHEMA theirs`)
-	sqlExec(t, conn, `CREATE TABLE theirs.workflow_events(x int)`)
+	pgtest.Exec(t, conn, `CREATE SCHEMA theirs`)
+	pgtest.Exec(t, conn, `CREATE TABLE theirs.workflow_events(x int)`)
 
 	state := func() string {
 		var s string
