@@ -215,6 +215,10 @@ func printPairsAndWindows(w io.Writer, c *cellForensics, opts []tablewriter.Opti
 	} else {
 		fmt.Fprintln(w, "no commit-order inversions")
 	}
+	if len(c.Windows) == 0 {
+		_, err := fmt.Fprintln(w, "no mint-to-commit windows (no event knows both its mint and its commit time)")
+		return err
+	}
 	types := make([]eventlog.Type, 0, len(c.Windows))
 	for typ := range c.Windows {
 		types = append(types, typ)
