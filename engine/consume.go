@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -120,6 +121,9 @@ func (r *replay) consume(e *eventlog.Event) ([]*branch, json.RawMessage, *Diverg
 		return nil, nil, nil
 
 	case eventlog.AttrSet:
+		if strings.HasPrefix(e.Dedup, StepAttrDedup) {
+			return nil, nil, nil // set by a step worker, out of band: not replayed
+		}
 		if err := want(opAttr, false); err != nil {
 			return nil, nil, err
 		}

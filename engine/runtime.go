@@ -15,9 +15,22 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// StepFunc executes a step: a pure function of its arguments that takes d to
-// run.
-type StepFunc func(args json.RawMessage) (result any, d time.Duration, err error)
+// StepOutcome is what one execution of a step did.
+type StepOutcome struct {
+	// Result is the step's return value (recorded in step_completed).
+	Result any
+	// Took is how long the step's work lasts before it completes.
+	Took time.Duration
+	// Attrs are run attributes the step sets before its work, out of band:
+	// the step worker writes them as attr_set events carrying the step's own
+	// correlation id (no id is drawn), which replay does not consume, as a
+	// step calling setAttributes does in the real engine.
+	Attrs map[string]string
+}
+
+// StepFunc executes a step: a pure function of its arguments. An error fails
+// the step (step_failed).
+type StepFunc func(args json.RawMessage) (StepOutcome, error)
 
 // Config configures a Runtime.
 type Config struct {

@@ -60,9 +60,9 @@ func TestRecoveryReplays(t *testing.T) {
 				policy.Fence, scheme = engine.FenceDecisions, eventlog.SchemeSeq
 			}
 			steps := map[string]engine.StepFunc{
-				"a": func(json.RawMessage) (any, time.Duration, error) {
+				"a": func(json.RawMessage) (engine.StepOutcome, error) {
 					firstDone.Store(true) // from now on replays see step_created(a)
-					return "A", 0, nil
+					return engine.StepOutcome{Result: "A"}, nil
 				},
 			}
 			rt := engine.New(ctx, engine.Config{World: w, Program: flaky(&diverging, &firstDone), Steps: steps,

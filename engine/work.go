@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -18,6 +20,11 @@ var (
 	// ErrHookDisposed: the hook was disposed; the payload was dropped.
 	ErrHookDisposed = errors.New("engine: hook disposed")
 )
+
+// StepAttrDedup prefixes the dedup value of an attr_set a step worker writes
+// (then the attribute's key): such events carry the step's correlation id and
+// are not consumed by replay.
+const StepAttrDedup = "step-attr:"
 
 // outsidePage is the page size of readers outside the engine's replay
 // (drivers, hook senders, tail-fenced fact writers): one page holds a whole
@@ -40,15 +47,22 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 			done.Type = eventlog.StepFailed
 			done.Payload = mustJSON(map[string]string{"error": fmt.Sprintf("unknown step %q", p.Name)})
 		} else {
-			result, d, err := fn(p.Args)
-			if worlds.Sleep(ctx, d) != nil {
+			res, err := fn(p.Args)
+			for _, k := range slices.Sorted(maps.Keys(res.Attrs)) {
+				attr := eventlog.Draft{Type: eventlog.AttrSet, CorrelationID: corr, Dedup: StepAttrDedup + k,
+					Payload: mustJSON(attrSet{Key: k, Value: mustJSON(res.Attrs[k])})}
+				if werr := rt.appendFact(ctx, s, attr); werr != nil && !errors.Is(werr, eventlog.ErrConflict) {
+					return // the run ended, or the store is gone (counted by appendFact)
+				}
+			}
+			if worlds.Sleep(ctx, res.Took) != nil {
 				return
 			}
 			if err != nil {
 				done.Type = eventlog.StepFailed
 				done.Payload = mustJSON(map[string]string{"error": err.Error()})
 			} else {
-				done.Payload = mustJSON(stepCompleted{Result: mustJSON(result)})
+				done.Payload = mustJSON(stepCompleted{Result: mustJSON(res.Result)})
 			}
 		}
 		if rt.appendFact(ctx, s, done) == nil {

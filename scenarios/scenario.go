@@ -86,12 +86,12 @@ func expect(name string, a stepArgs) string {
 
 // pureStep is a step whose result names its arguments.
 func pureStep(name string) engine.StepFunc {
-	return func(raw json.RawMessage) (any, time.Duration, error) {
+	return func(raw json.RawMessage) (engine.StepOutcome, error) {
 		var a stepArgs
 		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, 0, fmt.Errorf("%s: bad args: %w", name, err)
+			return engine.StepOutcome{}, fmt.Errorf("%s: bad args: %w", name, err)
 		}
-		return expect(name, a), time.Duration(a.Ms) * time.Millisecond, nil
+		return engine.StepOutcome{Result: expect(name, a), Took: time.Duration(a.Ms) * time.Millisecond}, nil
 	}
 }
 

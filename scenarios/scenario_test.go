@@ -39,11 +39,11 @@ func TestPureSteps(t *testing.T) {
 	for _, sc := range Registry() {
 		for name, step := range sc.Steps {
 			args := stepArgs{R: 2, B: 5, Path: pathTimer, Ms: 123}
-			v, d, err := step(mustMarshal(args))
-			if err != nil || v != expect(name, args) || d != 123*time.Millisecond {
-				t.Errorf("%s/%s = %v, %v, %v; want %q, 123ms", sc.Name, name, v, d, err, expect(name, args))
+			res, err := step(mustMarshal(args))
+			if err != nil || res.Result != expect(name, args) || res.Took != 123*time.Millisecond {
+				t.Errorf("%s/%s = %+v, %v; want %q, 123ms", sc.Name, name, res, err, expect(name, args))
 			}
-			if _, _, err := step(json.RawMessage(`"not args"`)); err == nil {
+			if _, err := step(json.RawMessage(`"not args"`)); err == nil {
 				t.Errorf("%s/%s accepted arguments it cannot read", sc.Name, name)
 			}
 		}
