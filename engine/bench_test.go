@@ -34,7 +34,7 @@ func BenchmarkReplay1000(b *testing.B) {
 	if n := len(log); n < 990 || n > 1010 {
 		b.Fatalf("fixture has %d events, want about 1000", n)
 	}
-	for _, wake := range []WakePolicy{WakeOrdered, WakeRacy} {
+	for _, wake := range allWakes {
 		for _, ids := range []IDPolicy{IDsPositional, IDsCallsite} {
 			l := log
 			if ids == IDsPositional {

@@ -12,10 +12,28 @@ import (
 // errStepFailed is the error a failed step's future settles with.
 var errStepFailed = errors.New("step failed")
 
+// deliveryKind is what a delivery resolves, for the delivery barriers.
+type deliveryKind int
+
+const (
+	deliverStep deliveryKind = iota + 1
+	deliverWait
+	deliverHook
+)
+
+// delivery is an event's effect on the code: the futures it settles. It runs
+// under r.mu and returns the branches it woke.
+type delivery struct {
+	kind deliveryKind
+	val  json.RawMessage
+	run  func() []*branch
+}
+
 // consume matches one event to the operation it addresses. It returns the
-// branches the event woke and the value they resume with, or the divergence
-// the engine would raise. Callers hold r.mu.
-func (r *replay) consume(e *eventlog.Event) ([]*branch, json.RawMessage, *DivergenceError) {
+// delivery the event makes to the code (nil when it only confirms a
+// decision), or the divergence the engine would raise; a divergence leaves
+// the replay's state as it was. Callers hold r.mu.
+func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 	typ, corr := string(e.Type), e.CorrelationID
 	o := r.ops[corr]
 	unconsumed := func() *DivergenceError {
@@ -35,107 +53,122 @@ func (r *replay) consume(e *eventlog.Event) ([]*branch, json.RawMessage, *Diverg
 	}
 	switch e.Type {
 	case eventlog.RunCreated:
-		return nil, nil, nil
+		return nil, nil
 
 	case eventlog.StepCreated:
 		var p stepCreated
 		_ = json.Unmarshal(e.Payload, &p)
 		if o == nil {
-			return nil, nil, diverge("not_in_queue", typ, corr, "step %q (%s) created but not found in invocation queue", p.Name, corr)
+			return nil, diverge("not_in_queue", typ, corr, "step %q (%s) created but not found in invocation queue", p.Name, corr)
 		}
 		if err := want(opStep, false); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if p.Name != o.name {
-			return nil, nil, diverge("step_name", typ, corr, "step event %s for %s belongs to %q, but the current step consumer is %q", typ, corr, p.Name, o.name)
+			return nil, diverge("step_name", typ, corr, "step event %s for %s belongs to %q, but the current step consumer is %q", typ, corr, p.Name, o.name)
 		}
 		o.created = true
-		return nil, nil, nil
+		return nil, nil
 
 	case eventlog.StepStarted:
-		return nil, nil, want(opStep, true)
+		return nil, want(opStep, true)
 
 	case eventlog.StepCompleted, eventlog.StepFailed:
 		if err := want(opStep, true); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if e.Type == eventlog.StepFailed {
-			return r.settle(o.fut, nil, errStepFailed, 0), nil, nil
+			return &delivery{kind: deliverStep, run: func() []*branch { return r.settle(o.fut, nil, errStepFailed, 0) }}, nil
 		}
 		var p stepCompleted
 		_ = json.Unmarshal(e.Payload, &p)
-		return r.settle(o.fut, p.Result, nil, 0), p.Result, nil
+		return &delivery{kind: deliverStep, val: p.Result, run: func() []*branch { return r.settle(o.fut, p.Result, nil, 0) }}, nil
 
 	case eventlog.WaitCreated:
 		if err := want(opWait, false); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
+		// The log's resumeAt wins over the one the code would compute.
 		var p waitCreated
 		_ = json.Unmarshal(e.Payload, &p)
-		if time.Duration(p.DurationMs)*time.Millisecond != o.dur.Truncate(time.Millisecond) {
-			return nil, nil, diverge("wait_duration", typ, corr, "wait %s resumeAt differs: log slept %dms, the code sleeps %dms", corr, p.DurationMs, o.dur.Milliseconds())
-		}
-		o.created = true
-		return nil, nil, nil
+		o.resumeAt, o.created = p.ResumeAt, true
+		return nil, nil
 
 	case eventlog.WaitCompleted:
 		if err := want(opWait, true); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return r.settle(o.fut, nil, nil, 0), nil, nil
+		var p waitCompleted
+		_ = json.Unmarshal(e.Payload, &p)
+		if !p.ResumeAt.IsZero() && !p.ResumeAt.Equal(o.resumeAt) {
+			return nil, diverge("wait_resume_at", typ, corr, "wait %s completed for resumeAt %s, but it was created for %s", corr,
+				p.ResumeAt.Format(time.RFC3339Nano), o.resumeAt.Format(time.RFC3339Nano))
+		}
+		return &delivery{kind: deliverWait, run: func() []*branch { return r.settle(o.fut, nil, nil, 0) }}, nil
 
 	case eventlog.HookCreated:
 		if err := want(opHook, false); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if e.Token != o.token {
-			return nil, nil, diverge("hook_token", typ, corr, "hook event for %s has token %q, but the code expects %q", corr, e.Token, o.token)
+			return nil, diverge("hook_token", typ, corr, "hook event for %s has token %q, but the code expects %q", corr, e.Token, o.token)
 		}
 		o.created = true
-		return nil, nil, nil
+		return nil, nil
 
 	case eventlog.HookReceived:
 		if err := want(opHook, true); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if o.disposed {
-			return nil, nil, nil
-		}
-		o.payloads = append(o.payloads, e.Payload)
-		var woken []*branch
-		for o.next < len(o.payloads) && len(o.pending) > 0 {
-			woken = append(woken, r.settle(o.pending[0], o.payloads[o.next], nil, 0)...)
-			o.pending = o.pending[1:]
-			o.next++
-		}
-		return woken, e.Payload, nil
+		return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch { return r.receive(o, e.Payload) }}, nil
 
 	case eventlog.HookDisposed:
+		// Consumed whatever the code intends, as in core: the hook stops
+		// listening; the code's own Dispose then writes nothing.
 		if err := want(opHook, true); err != nil {
-			return nil, nil, err
-		}
-		if !o.disposing {
-			return nil, nil, unconsumed()
+			return nil, err
 		}
 		o.disposed = true
-		return nil, nil, nil
+		return nil, nil
 
 	case eventlog.AttrSet:
 		if strings.HasPrefix(e.Dedup, StepAttrDedup) {
-			return nil, nil, nil // set by a step worker, out of band: not replayed
+			return nil, nil // set by a step worker, out of band: not replayed
 		}
 		if err := want(opAttr, false); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		var p attrSet
 		_ = json.Unmarshal(e.Payload, &p)
 		if p.Key != o.name {
-			return nil, nil, diverge("attr_key", typ, corr, "attribute event for %s sets %q, but the code sets %q", corr, p.Key, o.name)
+			return nil, diverge("attr_key", typ, corr, "attribute event for %s sets %q, but the code sets %q", corr, p.Key, o.name)
 		}
 		o.created = true
-		return nil, nil, nil
+		return nil, nil
 	}
-	return nil, nil, unconsumed()
+	return nil, unconsumed()
+}
+
+// receive delivers a hook payload: to the Next waiting for it, or into the
+// hook's buffer, where a later Next claims it. Under wake=engine a buffered
+// payload leaves an unarmed delivery barrier until it is claimed or the
+// replay idles. Callers hold r.mu.
+func (r *replay) receive(o *op, payload json.RawMessage) []*branch {
+	if o.disposed {
+		return nil
+	}
+	o.payloads = append(o.payloads, payload)
+	var woken []*branch
+	for o.next < len(o.payloads) && len(o.pending) > 0 {
+		woken = append(woken, r.settle(o.pending[0], o.payloads[o.next], nil, 0)...)
+		o.pending = o.pending[1:]
+		o.next++
+	}
+	if o.next < len(o.payloads) && r.wake == WakeEngine {
+		o.unarmed++
+		r.unarmed++
+	}
+	return woken
 }
 
 // decisions lists the decisions the code made that the log does not hold.
@@ -159,7 +192,7 @@ func (r *replay) decisions() []eventlog.Draft {
 				Payload: mustJSON(stepCreated{Name: o.name, Args: o.args})})
 		case opWait:
 			out = append(out, eventlog.Draft{Type: eventlog.WaitCreated, CorrelationID: o.id,
-				Payload: mustJSON(waitCreated{DurationMs: o.dur.Milliseconds(), ResumeAt: r.now.Add(o.dur)})})
+				Payload: mustJSON(waitCreated{DurationMs: o.dur.Milliseconds(), ResumeAt: o.resumeAt})})
 		case opHook:
 			out = append(out, eventlog.Draft{Type: eventlog.HookCreated, CorrelationID: o.id, Token: o.token,
 				Payload: mustJSON(map[string]string{"token": o.token})})

@@ -54,17 +54,19 @@ const (
 
 // op is one operation the code called, addressed by its correlation id.
 type op struct {
-	kind    opKind
-	id      string
-	name    string          // step name, attr key
-	args    json.RawMessage // step args, attr value
-	token   string
-	dur     time.Duration
-	created bool
-	fut     *Future
+	kind     opKind
+	id       string
+	name     string          // step name, attr key
+	args     json.RawMessage // step args, attr value
+	token    string
+	dur      time.Duration
+	resumeAt time.Time // a wait's: from its wait_created once consumed
+	created  bool
+	fut      *Future
 
 	payloads  []json.RawMessage
 	next      int
+	unarmed   int // buffered payloads whose delivery barrier is not retired (wake=engine)
 	pending   []*Future
 	disposing bool
 	disposed  bool
@@ -76,11 +78,11 @@ type intent struct {
 	dispose bool
 }
 
-func (c *Ctx) newOp(kind opKind, site string, fill func(o *op)) *op {
+func (c *Ctx) newOp(kind opKind, scope string, fill func(o *op)) *op {
 	r := c.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o := &op{kind: kind, id: r.ids.draw(string(kind), site), fut: &Future{}}
+	o := &op{kind: kind, id: r.ids.draw(kind, scope), fut: &Future{}}
 	fill(o)
 	if prev, dup := r.ops[o.id]; dup {
 		// Two calls drew one id: the second is a fresh operation the log
@@ -103,18 +105,18 @@ func mustJSON(v any) json.RawMessage {
 // Step calls the named step with args and returns its future result.
 func (c *Ctx) Step(name string, args any) *Future {
 	raw := mustJSON(args)
-	return c.newOp(opStep, callSite(1), func(o *op) { o.name, o.args = name, raw }).fut
+	return c.newOp(opStep, stepScope(name, raw), func(o *op) { o.name, o.args = name, raw }).fut
 }
 
 // Sleep returns a future that settles when the run's timer for d fires.
 func (c *Ctx) Sleep(d time.Duration) *Future {
-	return c.newOp(opWait, callSite(1), func(o *op) { o.dur = d }).fut
+	return c.newOp(opWait, waitScope, func(o *op) { o.dur, o.resumeAt = d, c.r.now.Add(d) }).fut
 }
 
 // Attr records an attribute decision.
 func (c *Ctx) Attr(key, value string) {
 	raw := mustJSON(value)
-	c.newOp(opAttr, callSite(1), func(o *op) { o.name, o.args = key, raw })
+	c.newOp(opAttr, attrScope, func(o *op) { o.name, o.args = key, raw })
 }
 
 // Hook is a hook the workflow created; payloads sent to its token arrive in
@@ -126,7 +128,7 @@ type Hook struct {
 
 // Hook creates a hook with a token unique in the run.
 func (c *Ctx) Hook(token string) *Hook {
-	o := c.newOp(opHook, callSite(1), func(o *op) { o.token = token })
+	o := c.newOp(opHook, hookScope(token), func(o *op) { o.token = token })
 	return &Hook{c: c, op: o}
 }
 
@@ -141,6 +143,11 @@ func (h *Hook) Next() *Future {
 	f := &Future{}
 	o := h.op
 	if o.next < len(o.payloads) {
+		// Claiming a buffered payload retires its delivery barrier.
+		if o.unarmed > 0 {
+			o.unarmed--
+			r.unarmed--
+		}
 		r.settle(f, o.payloads[o.next], nil, 0)
 		o.next++
 		return f

@@ -12,10 +12,24 @@
 //
 //   - IDs: positional ids are the k-th draw of a per-run generator in wake
 //     order, so one ordinal of skew renames every later entity; callsite ids
-//     are the call site plus a per-site ordinal, so skew stays at its site.
-//   - Wake: racy wakes the branches a run of facts resolves together, each
-//     through its own hydration goroutine, so ids are drawn in whatever order
-//     the Go scheduler gives; ordered resumes one branch at a time in log order.
+//     are core's call-site ids (#3179): a scope ("step <name>
+//     <Fingerprint(args)>", "wait", "hook <token>", "attr") plus an ordinal
+//     within it, so skew stays in its scope and a step called with other
+//     arguments draws another id (a loud divergence, not a silent result).
+//   - Wake: ordered delivers results in log order, each woken branch running
+//     until it blocks before the next delivery (strict in-order delivery);
+//     engine is the shipped engine's log-order delivery through barriers with
+//     its one named gap (GapBufferedHook: a step result overtakes a wait
+//     completion parked behind an unclaimed hook payload of the same load);
+//     shuffle resumes the branches a run of facts woke through goroutines of
+//     their own, so they draw ids in whatever order the Go scheduler gives
+//     (far more nondeterminism than the real engine; for sensitivity studies).
+//
+// Who writes what: step workers write step_started and step_completed (and a
+// step's own attributes, out of band); hook senders write hook_received; a
+// wait's wait_completed is written by the first invocation that loads the
+// log after its resumeAt, the suspension having enqueued one wake-up for the
+// earliest pending wait, rounded up to whole timer ticks (core: seconds).
 //
 // The engine never decides an outcome: corruption appears only when real
 // concurrency against a real store makes a replay see or derive something

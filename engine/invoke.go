@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,6 +25,19 @@ func (m message) plain() bool { return m.recovery == 0 && m.restarts == 0 }
 // one already waiting for a slot is coalesced into it: the waiting one loads
 // the log when it starts, after this message's cause committed.
 func (rt *Runtime) enqueue(s *runState, m message, delay time.Duration) {
+	if delay > 0 {
+		rt.spawn(s, func() {
+			if worlds.Sleep(s.ctx, delay) == nil {
+				rt.deliver(s, m)
+			}
+		})
+		return
+	}
+	rt.deliver(s, m)
+}
+
+// deliver hands a due message to an invocation slot.
+func (rt *Runtime) deliver(s *runState, m message) {
 	if m.plain() {
 		if s.waiting.Add(1) > 1 {
 			s.waiting.Add(-1)
@@ -32,7 +46,7 @@ func (rt *Runtime) enqueue(s *runState, m message, delay time.Duration) {
 		}
 	}
 	rt.spawn(s, func() {
-		acquired := worlds.Sleep(s.ctx, delay) == nil && acquire(s)
+		acquired := acquire(s)
 		if m.plain() {
 			s.waiting.Add(-1)
 		}
@@ -71,7 +85,17 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			return
 		}
 		log, cursor = append(log, more...), next
+		if rt.completeDueWaits(ctx, s, log) {
+			// Read what was written, and whatever else committed since.
+			more, next, err := rt.load(ctx, s.id, cursor, rt.cfg.PageSize)
+			if err != nil {
+				rt.loadFailed(ctx, s, m, err)
+				return
+			}
+			log, cursor = append(log, more...), next
+		}
 
+		var waits []PendingWait
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
 			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
 			s.stats.replays.Add(1)
@@ -88,17 +112,21 @@ func (rt *Runtime) invoke(s *runState, m message) {
 				}
 				drafts = []eventlog.Draft{FailureDraft(CodeCorrupted, out.Divergence.Error())}
 			default:
-				drafts = out.Decisions
+				drafts, waits = out.Decisions, out.Waits
 			}
 		} else {
 			drafts = withoutLogged(drafts, log)
 		}
 		if len(drafts) == 0 {
+			rt.scheduleWake(s, waits)
 			return
 		}
 		err = rt.write(ctx, s, int64(len(log)), drafts)
 		switch {
-		case err == nil, ctx.Err() != nil:
+		case err == nil:
+			rt.scheduleWake(s, waits)
+			return
+		case ctx.Err() != nil:
 			return
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict):
 			if errors.Is(err, eventlog.ErrConflict) {
@@ -126,6 +154,74 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			return
 		}
 	}
+}
+
+// completeDueWaits writes wait_completed for every wait of the log whose
+// resumeAt has passed and that has no completion yet, as the invocation that
+// loads the log after a wait elapsed does in core (the timer only enqueued a
+// wake-up). Another writer's completion is a conflict, and fine. It reports
+// whether it wrote or found anything, so the caller reads the log again.
+func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []eventlog.Event) bool {
+	due := map[string]time.Time{}
+	var order []string
+	now := time.Now()
+	for _, e := range log {
+		switch e.Type {
+		case eventlog.WaitCreated:
+			var p waitCreated
+			if json.Unmarshal(e.Payload, &p) == nil && !p.ResumeAt.After(now) {
+				if _, seen := due[e.CorrelationID]; !seen {
+					order = append(order, e.CorrelationID)
+				}
+				due[e.CorrelationID] = p.ResumeAt
+			}
+		case eventlog.WaitCompleted:
+			delete(due, e.CorrelationID)
+		case eventlog.RunCompleted, eventlog.RunFailed:
+			return false
+		}
+	}
+	wrote := false
+	for _, corr := range order {
+		at, ok := due[corr]
+		if !ok {
+			continue
+		}
+		err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: corr,
+			Payload: mustJSON(waitCompleted{ResumeAt: at})})
+		if err == nil || errors.Is(err, eventlog.ErrConflict) {
+			wrote = true
+		}
+	}
+	return wrote
+}
+
+// scheduleWake enqueues one delayed invocation for the earliest of the
+// waits a suspension left pending, as core's suspension handler does: the
+// delay is rounded up to whole timer ticks (core: seconds), at least one,
+// and the wake-up is keyed by the wait so suspensions that see the same wait
+// do not multiply it.
+func (rt *Runtime) scheduleWake(s *runState, waits []PendingWait) {
+	if len(waits) == 0 {
+		return
+	}
+	first := waits[0]
+	for _, w := range waits[1:] {
+		if w.ResumeAt.Before(first.ResumeAt) {
+			first = w
+		}
+	}
+	key := first.CorrelationID + "@" + first.ResumeAt.Format(time.RFC3339Nano)
+	s.mu.Lock()
+	dup := s.wakes[key]
+	s.wakes[key] = true
+	s.mu.Unlock()
+	if dup {
+		return
+	}
+	tick := rt.cfg.TimerTick
+	ticks := (max(time.Until(first.ResumeAt), tick) + tick - 1) / tick
+	rt.enqueue(s, message{}, ticks*tick)
 }
 
 // withoutLogged drops drafts whose idempotency keys the log already holds.
@@ -222,8 +318,6 @@ func (rt *Runtime) dispatch(s *runState, evs []eventlog.Event) {
 		switch e.Type {
 		case eventlog.StepCreated:
 			rt.startStep(s, e)
-		case eventlog.WaitCreated:
-			rt.startTimer(s, e)
 		case eventlog.RunCompleted, eventlog.RunFailed:
 			s.markDone()
 		}

@@ -22,8 +22,20 @@ const (
 	IDsPositional IDPolicy = "positional"
 	IDsCallsite   IDPolicy = "callsite"
 
-	WakeRacy    WakePolicy = "racy"
+	// WakeOrdered delivers results in log order and lets each woken branch
+	// run until it blocks before the next delivery (strict in-order
+	// delivery: #3196's fixes and the seed's Phase D).
 	WakeOrdered WakePolicy = "ordered"
+	// WakeEngine is the shipped engine's delivery: log order through
+	// delivery barriers, with its one named gap (GapBufferedHook).
+	WakeEngine WakePolicy = "engine"
+	// WakeShuffle resumes the branches a run of consecutive facts woke
+	// through goroutines of their own, on every replay, so they draw ids in
+	// whatever order the Go scheduler gives: far more nondeterminism than
+	// the real engine has, kept for sensitivity studies.
+	WakeShuffle WakePolicy = "shuffle"
+	// WakeRacy is the old name of WakeShuffle, still accepted.
+	WakeRacy WakePolicy = "racy"
 
 	FenceNone          FencePolicy = "none"
 	FenceDecisions     FencePolicy = "decisions"
@@ -58,7 +70,7 @@ func (p Policy) Validate() error {
 	}
 	for _, err := range []error{
 		check("ids", string(p.IDs), string(IDsPositional), string(IDsCallsite)),
-		check("wake", string(p.Wake), string(WakeRacy), string(WakeOrdered)),
+		check("wake", string(p.Wake), string(WakeOrdered), string(WakeEngine), string(WakeShuffle), string(WakeRacy)),
 		check("fence", string(p.Fence), string(FenceNone), string(FenceDecisions), string(FenceDecisionsOnly), string(FenceAll)),
 		check("on-reject", string(p.OnReject), string(RejectRederive), string(RejectRepost)),
 		check("admission", string(p.Admission), string(AdmitAll), string(AdmitSingleRunner)),
@@ -69,6 +81,20 @@ func (p Policy) Validate() error {
 	}
 	return nil
 }
+
+// GapBufferedHook names the wake gap WakeEngine models, from the delivery
+// barriers of core before #3196: a hook payload that no Next is waiting for
+// is buffered behind an unarmed barrier; a wait_completed (and a hook
+// payload behind it) consumed after it in the same load defers behind that
+// barrier until the payload is claimed or the replay idles, while a step
+// result skips barriers that cannot resolve on their own and is delivered at
+// once. So a step result that the log puts after a wait's completion can
+// reach the code first: it wins a race against that wait and its branch
+// draws ids first.
+const GapBufferedHook = "buffered-hook"
+
+// Shuffled reports whether the policy is the shuffle wake (or its old name).
+func (w WakePolicy) Shuffled() bool { return w == WakeShuffle || w == WakeRacy }
 
 // Fenced reports whether decisions are appended as one fenced batch.
 func (p Policy) Fenced() bool { return p.Fence != FenceNone }

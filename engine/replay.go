@@ -19,8 +19,12 @@ type replay struct {
 	abort   chan struct{}
 	g       errgroup.Group
 
-	ids     idSource
-	wake    WakePolicy
+	ids  idSource
+	wake WakePolicy
+	// Delivery barriers of wake=engine: buffered payloads not yet claimed
+	// nor retired, and the deliveries parked behind them, in log order.
+	unarmed int
+	parked  []*delivery
 	input   json.RawMessage
 	now     time.Time
 	ops     map[string]*op
@@ -43,6 +47,9 @@ type (
 	waitCreated struct {
 		DurationMs int64     `json:"durationMs"`
 		ResumeAt   time.Time `json:"resumeAt"`
+	}
+	waitCompleted struct {
+		ResumeAt time.Time `json:"resumeAt"`
 	}
 	attrSet struct {
 		Key   string          `json:"key"`
@@ -67,6 +74,16 @@ type Outcome struct {
 	Terminal *eventlog.Event
 	// Divergence is set when the replay disagreed with the log.
 	Divergence *DivergenceError
+	// Waits are the waits the code is blocked on at suspension, logged or
+	// new, with their resumeAt: the suspension schedules a wake-up for the
+	// earliest.
+	Waits []PendingWait
+}
+
+// PendingWait is a wait not completed at suspension.
+type PendingWait struct {
+	CorrelationID string
+	ResumeAt      time.Time
 }
 
 // Replay runs prog over log (in the scheme's order) under the given id and
@@ -108,45 +125,150 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 		if e.Type.IsTerminal() {
 			return Outcome{Terminal: e}
 		}
-		if e.Type.IsDecision() || r.wake == WakeOrdered {
-			r.waitQuiet()
+		var err *DivergenceError
+		if r.wake.Shuffled() {
+			err = r.consumeShuffled(e)
+		} else {
+			err = r.consumeInOrder(e)
 		}
-		r.mu.Lock()
-		woken, val, err := r.consume(e)
 		if err != nil {
-			r.mu.Unlock()
 			err.Index = i
 			return Outcome{Divergence: err}
 		}
-		r.resume(woken, val)
+	}
+	r.waitQuiet()
+	r.idle()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Outcome{Decisions: r.decisions(), Waits: r.pendingWaits()}
+}
+
+// consumeInOrder consumes one event under log-order delivery (ordered,
+// engine): each delivery's woken branches run until they block before the
+// next event is consumed. An event the code cannot take yet waits for the
+// replay to idle (under engine, the idle net releases parked deliveries) and
+// is tried once more.
+func (r *replay) consumeInOrder(e *eventlog.Event) *DivergenceError {
+	r.waitQuiet()
+	r.mu.Lock()
+	claimed := r.unarmed == 0 && len(r.parked) > 0
+	r.mu.Unlock()
+	if claimed {
+		r.releaseParked() // a claim retired the barrier they waited on
+	}
+	r.mu.Lock()
+	d, err := r.consume(e)
+	r.mu.Unlock()
+	if err != nil && (err.Kind == "not_in_queue" || err.Kind == "unconsumed") && r.idle() {
+		r.mu.Lock()
+		d, err = r.consume(e)
 		r.mu.Unlock()
+	}
+	if err != nil || d == nil {
+		return err
+	}
+	if r.wake == WakeEngine && r.parks(d) {
+		r.mu.Lock()
+		r.parked = append(r.parked, d)
+		r.mu.Unlock()
+		return nil
+	}
+	r.deliver(d)
+	return nil
+}
+
+// parks reports whether wake=engine's barriers hold delivery d back: a wait
+// defers behind an unretired buffered payload and behind what is parked; a
+// hook payload behind a parked wait; a step result skips both.
+func (r *replay) parks(d *delivery) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch d.kind {
+	case deliverWait:
+		return r.unarmed > 0 || len(r.parked) > 0
+	case deliverHook:
+		return len(r.parked) > 0
+	}
+	return false
+}
+
+// deliver runs d and lets the branches it woke run, one at a time in the
+// order they were woken, each until it blocks.
+func (r *replay) deliver(d *delivery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range d.run() {
+		r.running++
+		b.wake <- struct{}{}
+		for r.running > 0 {
+			r.quiet.Wait()
+		}
+	}
+}
+
+// idle is the idle safety net of wake=engine: with every branch blocked it
+// retires the barriers of buffered payloads and delivers what was parked
+// behind them, in log order. It reports whether anything was delivered.
+func (r *replay) idle() bool {
+	if r.wake != WakeEngine {
+		return false
 	}
 	r.waitQuiet()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return Outcome{Decisions: r.decisions()}
+	r.unarmed = 0
+	for _, o := range r.ops {
+		o.unarmed = 0
+	}
+	r.mu.Unlock()
+	return r.releaseParked()
 }
 
-// resume wakes the branches an event settled, by the wake policy. Callers
-// hold r.mu. Ordered: one at a time, each run to quiescence before the next.
-// Racy: each through its own hydration goroutine, in whatever order the
-// scheduler finishes them.
-func (r *replay) resume(woken []*branch, val json.RawMessage) {
-	for _, b := range woken {
+// releaseParked delivers the parked deliveries in log order.
+func (r *replay) releaseParked() bool {
+	r.mu.Lock()
+	parked := r.parked
+	r.parked = nil
+	r.mu.Unlock()
+	for _, d := range parked {
+		r.deliver(d)
+	}
+	return len(parked) > 0
+}
+
+// consumeShuffled consumes one event under wake=shuffle: decisions wait for
+// the code to block, but the branches a run of facts wakes are resumed each
+// through its own hydration goroutine, in whatever order the scheduler
+// finishes them.
+func (r *replay) consumeShuffled(e *eventlog.Event) *DivergenceError {
+	if e.Type.IsDecision() {
+		r.waitQuiet()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, err := r.consume(e)
+	if err != nil || d == nil {
+		return err
+	}
+	for _, b := range d.run() {
 		r.running++
-		if r.wake == WakeOrdered {
-			b.wake <- struct{}{}
-			for r.running > 0 {
-				r.quiet.Wait()
-			}
-			continue
-		}
 		r.g.Go(func() error {
-			hydrate(val)
+			hydrate(d.val)
 			b.wake <- struct{}{}
 			return nil
 		})
 	}
+	return nil
+}
+
+// pendingWaits lists the waits called and not completed. Callers hold r.mu.
+func (r *replay) pendingWaits() []PendingWait {
+	var out []PendingWait
+	for _, in := range r.intents {
+		if o := in.op; o.kind == opWait && !in.dispose && !o.fut.settled {
+			out = append(out, PendingWait{CorrelationID: o.id, ResumeAt: o.resumeAt})
+		}
+	}
+	return out
 }
 
 // hydrate decodes a delivered value, as the engine does before it resumes

@@ -21,7 +21,7 @@ func TestSimulatedRunCompletes(t *testing.T) {
 			if err != nil || string(out) != `["a1","payload:tok"]` {
 				t.Fatalf("output %s (%v)", out, err)
 			}
-			for _, wake := range []WakePolicy{WakeOrdered, WakeRacy} {
+			for _, wake := range allWakes {
 				got := Replay(shaped(baseShape), "run-sim", log[:len(log)-1], ids, wake, simNow)
 				if got.Divergence != nil || len(got.Decisions) != 1 || got.Decisions[0].Type != eventlog.RunCompleted {
 					t.Fatalf("%s replay of the full log: %+v", wake, got)
@@ -63,19 +63,19 @@ func TestDivergences(t *testing.T) {
 			return slices.Insert(l, 2, eventlog.Event{Type: eventlog.StepCompleted, CorrelationID: "step_nobody"})
 		}), "unconsumed"},
 		{"hook token differs", variant(func(s *shape) { s.Token = "other" }), log, "hook_token"},
-		{"wait duration differs", variant(func(s *shape) { s.Sleep = 2 * time.Second }), log, "wait_duration"},
+		{"wait completed for another resumeAt", shaped(baseShape), mutate(func(l []eventlog.Event) []eventlog.Event {
+			w := find(l, eventlog.WaitCompleted)
+			l[w].Payload = mustJSON(waitCompleted{ResumeAt: simNow.Add(time.Hour)})
+			return l
+		}), "wait_resume_at"},
 		{"attribute key differs", variant(func(s *shape) { s.Attr = "other" }), log, "attr_key"},
 		{"event type unexpected for entity", shaped(baseShape), mutate(func(l []eventlog.Event) []eventlog.Event {
 			return slices.Insert(l, stepA+1, eventlog.Event{Type: eventlog.WaitCompleted, CorrelationID: l[stepA].CorrelationID})
 		}), "unexpected_type"},
-		{"disposal the code did not make", shaped(baseShape), mutate(func(l []eventlog.Event) []eventlog.Event {
-			h := find(l, eventlog.HookCreated)
-			return slices.Insert(l, h+1, eventlog.Event{Type: eventlog.HookDisposed, CorrelationID: l[h].CorrelationID})
-		}), "unconsumed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, wake := range []WakePolicy{WakeOrdered, WakeRacy} {
+			for _, wake := range allWakes {
 				out := Replay(tt.prog, "run-sim", tt.log, IDsPositional, wake, simNow)
 				var de *DivergenceError
 				if out.Divergence == nil || !errors.As(error(out.Divergence), &de) || de.Kind != tt.kind {
@@ -89,20 +89,58 @@ func TestDivergences(t *testing.T) {
 	}
 }
 
-// TestArgumentSwapIsInvisible documents the engine's blind spot: a step
-// called with other arguments under the same name replays without a
-// divergence, so only the ledger can catch the wrong result.
-func TestArgumentSwapIsInvisible(t *testing.T) {
-	log := simulate(t, shaped(baseShape), nil, IDsPositional)
-	s := baseShape
-	s.ArgA = 99
-	out := Replay(shaped(s), "run-sim", log[:len(log)-1], IDsPositional, WakeOrdered, simNow)
-	if out.Divergence != nil {
-		t.Fatalf("unexpected divergence: %v", out.Divergence)
+// TestArgumentSwap: a step called with other arguments under the same name
+// replays without a divergence under positional ids (only the ledger can
+// catch the wrong result), but not under call-site ids, whose scope holds
+// the arguments' fingerprint.
+func TestArgumentSwap(t *testing.T) {
+	tests := []struct {
+		ids  IDPolicy
+		kind string // "" when the swap goes unnoticed
+	}{
+		{IDsPositional, ""},
+		{IDsCallsite, "not_in_queue"},
 	}
-	o, _ := Output(eventlog.Event{Payload: out.Decisions[len(out.Decisions)-1].Payload})
-	if string(o) != `["a1","payload:tok"]` {
-		t.Fatalf("output %s: the recorded result of a(1) should be fed to a(99)", o)
+	for _, tt := range tests {
+		t.Run(string(tt.ids), func(t *testing.T) {
+			log := simulate(t, shaped(baseShape), nil, tt.ids)
+			s := baseShape
+			s.ArgA = 99
+			out := Replay(shaped(s), "run-sim", log[:len(log)-1], tt.ids, WakeOrdered, simNow)
+			if tt.kind != "" {
+				if out.Divergence == nil || out.Divergence.Kind != tt.kind {
+					t.Fatalf("divergence %v, want kind %s", out.Divergence, tt.kind)
+				}
+				return
+			}
+			if out.Divergence != nil {
+				t.Fatalf("unexpected divergence: %v", out.Divergence)
+			}
+			o, _ := Output(eventlog.Event{Payload: out.Decisions[len(out.Decisions)-1].Payload})
+			if string(o) != `["a1","payload:tok"]` {
+				t.Fatalf("output %s: the recorded result of a(1) should be fed to a(99)", o)
+			}
+		})
+	}
+}
+
+func TestDisposalIsConsumedWithoutIntent(t *testing.T) {
+	log := simulate(t, shaped(baseShape), nil, IDsCallsite)
+	log = log[:len(log)-1]
+	h := find(log, eventlog.HookCreated)
+	// A disposal the code has not decided yet (another writer's) is taken
+	// as it is, and the code's own Dispose later writes nothing.
+	log = append(slices.Clone(log[:h+1]), append([]eventlog.Event{{Type: eventlog.HookDisposed, CorrelationID: log[h].CorrelationID}}, log[h+1:]...)...)
+	for _, wake := range allWakes {
+		out := Replay(shaped(baseShape), "run-sim", log, IDsCallsite, wake, simNow)
+		if out.Divergence != nil {
+			t.Fatalf("%s: divergence %v", wake, out.Divergence)
+		}
+		for _, d := range out.Decisions {
+			if d.Type == eventlog.HookDisposed {
+				t.Fatalf("%s: wrote a second hook_disposed", wake)
+			}
+		}
 	}
 }
 
@@ -120,7 +158,7 @@ func TestRaceIsDecidedByLogOrder(t *testing.T) {
 		log  []eventlog.Event
 		want string
 	}{{"step first", log, "0"}, {"timer first", timerFirst, "1"}} {
-		for _, wake := range []WakePolicy{WakeOrdered, WakeRacy} {
+		for _, wake := range allWakes {
 			out := Replay(race, "run-sim", tt.log, IDsCallsite, wake, simNow)
 			if out.Divergence != nil || len(out.Decisions) != 1 {
 				t.Fatalf("%s/%s: %+v", tt.name, wake, out)

@@ -58,7 +58,10 @@ type Config struct {
 	RestartsTotal     int
 	// Backoff is the first delay of a re-enqueued message; it doubles.
 	Backoff time.Duration
-	Logger  *slog.Logger
+	// TimerTick is the unit wait wake-ups are rounded up to (core: one
+	// second); a storm scales it with its time scale.
+	TimerTick time.Duration
+	Logger    *slog.Logger
 }
 
 // Defaults fills unset fields with the engine's values.
@@ -77,6 +80,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.RestartsTotal <= 0 {
 		c.RestartsTotal = 6
+	}
+	if c.TimerTick <= 0 {
+		c.TimerTick = time.Second
 	}
 	if c.Backoff <= 0 {
 		c.Backoff = 25 * time.Millisecond
@@ -126,6 +132,8 @@ type runState struct {
 	done     chan struct{}
 	doneOnce sync.Once
 	stats    runStats
+	mu       sync.Mutex
+	wakes    map[string]bool // timer wake-ups enqueued, by wait and resumeAt
 	// wg counts the run's goroutines so Finish can wait for them.
 	wg sync.WaitGroup
 }
@@ -174,7 +182,7 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
 		conc = 1
 	}
 	rctx, cancel := context.WithCancel(rt.ctx)
-	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{})}
+	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{}), wakes: map[string]bool{}}
 	rt.mu.Lock()
 	rt.runs[runID] = s
 	rt.mu.Unlock()

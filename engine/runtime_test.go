@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,5 +90,93 @@ func TestRecoveryReplays(t *testing.T) {
 				t.Fatalf("recoveries %d, want %d (stats %+v)", stats.Recoveries, tt.wantRecover, stats)
 			}
 		})
+	}
+}
+
+// opSink keeps recorded operations.
+type opSink struct {
+	mu  sync.Mutex
+	ops []worlds.Op
+}
+
+func (s *opSink) Record(op worlds.Op) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, op)
+}
+
+// TestWaitCompletedByInvocation: no timer writes wait_completed; the timer
+// only enqueues a wake-up (rounded up to whole ticks), and the invocation
+// that loads the log after resumeAt writes the completion, carrying the
+// wait's resumeAt.
+func TestWaitCompletedByInvocation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sink := &opSink{}
+	sleepy := func(c *engine.Ctx) (any, error) {
+		_, err := c.Await(c.Sleep(250 * time.Millisecond))
+		return "woke", err
+	}
+	rt := engine.New(ctx, engine.Config{World: worlds.Record(w, sink), Program: sleepy,
+		Policy: engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeEngine, Fence: engine.FenceNone,
+			OnReject: engine.RejectRederive, Admission: engine.AdmitAll},
+		TimerTick: 100 * time.Millisecond})
+	start := time.Now()
+	if err := rt.Start(ctx, "run-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rt.Done("run-1"):
+	case <-ctx.Done():
+		t.Fatal("run did not end")
+	}
+	rt.Finish("run-1")
+	took := time.Since(start)
+	evs, err := rt.Log(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created, done *eventlog.Event
+	for i := range evs {
+		switch evs[i].Type {
+		case eventlog.WaitCreated:
+			created = &evs[i]
+		case eventlog.WaitCompleted:
+			done = &evs[i]
+		}
+	}
+	if created == nil || done == nil {
+		t.Fatalf("log %v lacks the wait", evs)
+	}
+	var c, d struct {
+		ResumeAt time.Time `json:"resumeAt"`
+	}
+	_ = json.Unmarshal(created.Payload, &c)
+	_ = json.Unmarshal(done.Payload, &d)
+	if !c.ResumeAt.Equal(d.ResumeAt) || d.ResumeAt.IsZero() {
+		t.Fatalf("wait_completed resumeAt %s, wait_created %s", d.ResumeAt, c.ResumeAt)
+	}
+	// 250ms rounds up to 3 ticks of 100ms.
+	if took < 300*time.Millisecond {
+		t.Fatalf("run ended after %s: before its wake-up (3 ticks)", took)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, op := range sink.ops {
+		for _, e := range op.Wrote {
+			if e.Type == eventlog.WaitCompleted && op.Err == "" {
+				if !strings.HasPrefix(op.Actor, "inv-") {
+					t.Fatalf("wait_completed written by %q, want an invocation", op.Actor)
+				}
+				if e.MintedAt.Before(c.ResumeAt) {
+					t.Fatalf("wait_completed minted at %s, before resumeAt %s", e.MintedAt, c.ResumeAt)
+				}
+			}
+		}
 	}
 }

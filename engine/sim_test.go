@@ -11,6 +11,9 @@ import (
 
 var simNow = time.Date(2026, 7, 29, 12, 0, 0, 0, time.UTC)
 
+// allWakes are the wake policies every replay test runs under.
+var allWakes = []WakePolicy{WakeOrdered, WakeEngine, WakeShuffle}
+
 // simulate runs prog to its end over an in-memory log: each replay's
 // decisions are appended, and every step, wait and hook they create is
 // completed right behind its creation. It returns the finished log.
@@ -42,7 +45,9 @@ func simulate(t testing.TB, prog Program, input any, ids IDPolicy) []eventlog.Ev
 				add(eventlog.Draft{Type: eventlog.StepCompleted, CorrelationID: d.CorrelationID,
 					Payload: mustJSON(stepCompleted{Result: mustJSON(p.Name + string(p.Args))})})
 			case eventlog.WaitCreated:
-				add(eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: d.CorrelationID})
+				var p waitCreated
+				_ = json.Unmarshal(d.Payload, &p)
+				add(eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: d.CorrelationID, Payload: mustJSON(waitCompleted{ResumeAt: p.ResumeAt})})
 			case eventlog.HookCreated:
 				add(eventlog.Draft{Type: eventlog.HookReceived, CorrelationID: d.CorrelationID, Dedup: "1",
 					Payload: mustJSON("payload:" + d.Token)})

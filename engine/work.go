@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -66,21 +65,6 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 			}
 		}
 		if rt.appendFact(ctx, s, done) == nil {
-			rt.enqueue(s, message{}, 0)
-		}
-	})
-}
-
-// startTimer writes wait_completed when a committed wait's resumeAt passes.
-func (rt *Runtime) startTimer(s *runState, created eventlog.Event) {
-	rt.spawn(s, func() {
-		ctx := worlds.WithActor(s.ctx, rt.actor("timer"))
-		var p waitCreated
-		_ = json.Unmarshal(created.Payload, &p)
-		if worlds.Sleep(ctx, time.Until(p.ResumeAt)) != nil {
-			return
-		}
-		if rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: created.CorrelationID}) == nil {
 			rt.enqueue(s, message{}, 0)
 		}
 	})

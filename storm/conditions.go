@@ -38,16 +38,16 @@ func knobs(scheme eventlog.Scheme, fence engine.FencePolicy, ids engine.IDPolicy
 
 // Presets returns the condition presets in display order.
 func Presets() []Preset {
-	repost := knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsPositional, engine.WakeRacy)
+	repost := knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsPositional, engine.WakeEngine)
 	repost.OnReject = engine.RejectRepost
 	return []Preset{
-		{"main", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsPositional, engine.WakeRacy), "the legacy contract: ids minted before commit order and cursor the log"},
-		{"tail-fence", knobs(eventlog.SchemeULID, engine.FenceAll, engine.IDsPositional, engine.WakeRacy), "every append fenced on the log's length (the #670 experiment)"},
-		{"callsite", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsCallsite, engine.WakeRacy), "call-site correlation ids on the legacy contract (#3179)"},
-		{"seq", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsPositional, engine.WakeRacy), "event_{seq}: dense per-run seq at commit, decisions fenced per suspension"},
-		{"seq+callsite", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsCallsite, engine.WakeRacy), "event_{seq} with call-site ids"},
-		{"seq+callsite+ordered", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsCallsite, engine.WakeOrdered), "the target: event_{seq}, call-site ids and in-order wake"},
-		{"sequence", knobs(eventlog.SchemeSequence, engine.FenceDecisions, engine.IDsPositional, engine.WakeRacy), "seq from a non-transactional bigserial (gotcha 1; postgres only)"},
+		{"main", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsPositional, engine.WakeEngine), "the legacy contract: ids minted before commit order and cursor the log"},
+		{"tail-fence", knobs(eventlog.SchemeULID, engine.FenceAll, engine.IDsPositional, engine.WakeEngine), "every append fenced on the log's length (the #670 experiment)"},
+		{"callsite", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsCallsite, engine.WakeEngine), "call-site correlation ids on the legacy contract (#3179)"},
+		{"seq", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsPositional, engine.WakeEngine), "event_{seq}: dense per-run seq at commit, decisions fenced per suspension"},
+		{"seq+callsite", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsCallsite, engine.WakeEngine), "event_{seq} with call-site ids"},
+		{"seq+callsite+ordered", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsCallsite, engine.WakeOrdered), "the target: event_{seq}, call-site ids and strict in-order delivery (#3196, Phase D)"},
+		{"sequence", knobs(eventlog.SchemeSequence, engine.FenceDecisions, engine.IDsPositional, engine.WakeEngine), "seq from a non-transactional bigserial (gotcha 1; postgres only)"},
 		{"repost", repost, "event_{seq} whose rejected writers re-post the stale closure (the landmine)"},
 	}
 }
@@ -62,7 +62,13 @@ var knobSetters = map[string]func(k *Knobs, v string) error{
 	"fence":     func(k *Knobs, v string) error { k.Fence = engine.FencePolicy(v); return nil },
 	"on-reject": func(k *Knobs, v string) error { k.OnReject = engine.RejectPolicy(v); return nil },
 	"ids":       func(k *Knobs, v string) error { k.IDs = engine.IDPolicy(v); return nil },
-	"wake":      func(k *Knobs, v string) error { k.Wake = engine.WakePolicy(v); return nil },
+	"wake": func(k *Knobs, v string) error {
+		k.Wake = engine.WakePolicy(v)
+		if k.Wake == engine.WakeRacy {
+			k.Wake = engine.WakeShuffle // the old name
+		}
+		return nil
+	},
 	"admission": func(k *Knobs, v string) error { k.Admission = engine.AdmissionPolicy(v); return nil },
 	"guard": func(k *Knobs, v string) error {
 		if v != "none" && v != "count-index" {

@@ -89,7 +89,9 @@ func TestParseConditionOverrides(t *testing.T) {
 		{item: "seq/wake=ordered/ids=callsite", preset: "seq", edit: func(k *storm.Knobs) {
 			k.Wake, k.IDs = engine.WakeOrdered, engine.IDsCallsite
 		}},
-		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeRacy }},
+		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeShuffle }},
+		{item: "main/wake=shuffle", preset: "main", edit: func(k *storm.Knobs) { k.Wake = engine.WakeShuffle }},
+		{item: "main/wake=ordered", preset: "main", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
 		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
 	}
 	for _, tc := range tests {

@@ -57,9 +57,12 @@ type StormMeta struct {
 	PageSizes map[string]int `json:"pageSizes"`
 	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
 	// its worlds' own): it depends on the machine, like gomaxprocs.
-	RunsInFlight int       `json:"runsInFlightUsed"`
-	GoMaxProcs   int       `json:"gomaxprocs"`
-	Started      time.Time `json:"started"`
+	RunsInFlight int `json:"runsInFlightUsed"`
+	GoMaxProcs   int `json:"gomaxprocs"`
+	// Latency is the mint-to-commit profile's windows, each labelled
+	// measured or assumption.
+	Latency []worlds.Window `json:"latencyWindows,omitempty"`
+	Started time.Time       `json:"started"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -97,7 +100,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	cfg := plan.Config
 	keys := plan.Cells
 	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
-		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC()}
+		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows()}
 	out, err := reports.OpenWriter(cfg.Out, meta)
 	if err != nil {
 		return nil, err
@@ -185,7 +188,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
 			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
-			Logger: r.deps.Logger,
+			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
 	}

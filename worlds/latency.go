@@ -3,8 +3,10 @@ package worlds
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,21 @@ type Profile interface {
 	MaxFactDelay() time.Duration
 	// String returns the profile's flag spelling.
 	String() string
+	// Windows describes the windows the profile draws, each labelled with
+	// where its numbers come from (storm.json records them).
+	Windows() []Window
+}
+
+// Window is one row of a profile: the mint-to-commit window of a type (or
+// of a class, "decision"/"fact", for the types without a row of their own).
+type Window struct {
+	Type   string        `json:"type"`
+	Median time.Duration `json:"median"`
+	Sigma  float64       `json:"sigma,omitempty"`
+	Max    time.Duration `json:"max"`
+	// Source is "measured: ..." for a number from the seed's measurements,
+	// "assumption: ..." for one nobody measured, "flag" for --latency fixed.
+	Source string `json:"source"`
 }
 
 // ParseProfile parses a --latency value: "seed", "none" or "fixed:DUR".
@@ -48,21 +65,32 @@ type fixedProfile struct {
 func (p fixedProfile) Delay(eventlog.Type) time.Duration { return p.d }
 func (p fixedProfile) MaxFactDelay() time.Duration       { return p.d }
 func (p fixedProfile) String() string                    { return p.name }
+func (p fixedProfile) Windows() []Window {
+	return []Window{{Type: "all", Median: p.d, Max: p.d, Source: "flag"}}
+}
 
-// logNormal is a clipped log-normal distribution given by its median.
+// logNormal is a clipped log-normal distribution given by its median, with
+// where its numbers come from.
 type logNormal struct {
 	median, max time.Duration
 	sigma       float64
+	source      string
 }
 
-// seedWindows are drawn from the seed's postgres measurements: step_created
-// p50 31 ms with a tail to 2 s, hook_received p50 0.4 ms; the other facts sit
-// between (an update of the step row plus the insert).
+// seedWindows: only two rows are measured (the seed's postgres forensics:
+// step_created p50 31 ms with a tail to 2 s; hook_received p50 0.4 ms); every
+// other row is an assumption, labelled as such in storm.json and --help.
 var seedWindows = map[string]logNormal{
-	"decision":                    {median: 31 * time.Millisecond, sigma: 1.1, max: 2 * time.Second},
-	string(eventlog.HookReceived): {median: 400 * time.Microsecond, sigma: 0.5, max: 5 * time.Millisecond},
-	string(eventlog.StepStarted):  {median: 2 * time.Millisecond, sigma: 0.8, max: 50 * time.Millisecond},
-	"fact":                        {median: 8 * time.Millisecond, sigma: 1.2, max: 250 * time.Millisecond},
+	string(eventlog.StepCreated): {median: 31 * time.Millisecond, sigma: 1.1, max: 2 * time.Second,
+		source: "measured: seed, postgres step_created p50 31 ms, max 2.0 s"},
+	string(eventlog.HookReceived): {median: 400 * time.Microsecond, sigma: 0.5, max: 5 * time.Millisecond,
+		source: "measured: seed, postgres hook_received p50 0.4 ms"},
+	string(eventlog.StepStarted): {median: 2 * time.Millisecond, sigma: 0.8, max: 50 * time.Millisecond,
+		source: "assumption: a step row update plus one insert"},
+	"decision": {median: 8 * time.Millisecond, sigma: 1.2, max: 250 * time.Millisecond,
+		source: "assumption: other decisions (hook_created, wait_created, attr_set, hook_disposed, run_*) cost an insert like a fact"},
+	"fact": {median: 8 * time.Millisecond, sigma: 1.2, max: 250 * time.Millisecond,
+		source: "assumption: other facts (step_completed, step_failed, wait_completed) are an insert plus an entity update"},
 }
 
 type seedProfile struct {
@@ -101,6 +129,15 @@ func (p *seedProfile) MaxFactDelay() time.Duration {
 }
 
 func (p *seedProfile) String() string { return "seed" }
+
+func (p *seedProfile) Windows() []Window {
+	out := make([]Window, 0, len(seedWindows))
+	for _, k := range slices.Sorted(maps.Keys(seedWindows)) {
+		w := seedWindows[k]
+		out = append(out, Window{Type: k, Median: w.median, Sigma: w.sigma, Max: w.max, Source: w.source})
+	}
+	return out
+}
 
 // Sleep waits for d or until ctx ends, returning ctx's error in that case.
 func Sleep(ctx context.Context, d time.Duration) error {
