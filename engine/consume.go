@@ -120,6 +120,24 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		if err := want(opHook, true); err != nil {
 			return nil, err
 		}
+		if o.disposed {
+			return nil, nil // nobody listens any more
+		}
+		if r.wake == WakeEngine {
+			if len(o.pending) <= o.held {
+				// No Next waits for it: buffered behind an unarmed
+				// barrier until a Next claims it or the replay idles.
+				o.payloads = append(o.payloads, e.Payload)
+				o.unarmed++
+				r.unarmed++
+				return nil, nil
+			}
+			o.held++
+			return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch {
+				o.held--
+				return r.receive(o, e.Payload)
+			}}, nil
+		}
 		return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch { return r.receive(o, e.Payload) }}, nil
 
 	case eventlog.HookDisposed:
@@ -150,23 +168,15 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 }
 
 // receive delivers a hook payload: to the Next waiting for it, or into the
-// hook's buffer, where a later Next claims it. Under wake=engine a buffered
-// payload leaves an unarmed delivery barrier until it is claimed or the
-// replay idles. Callers hold r.mu.
+// hook's buffer, where a later Next claims it. A payload consumed before
+// its hook's disposal is still delivered. Callers hold r.mu.
 func (r *replay) receive(o *op, payload json.RawMessage) []*branch {
-	if o.disposed {
-		return nil
-	}
 	o.payloads = append(o.payloads, payload)
 	var woken []*branch
 	for o.next < len(o.payloads) && len(o.pending) > 0 {
 		woken = append(woken, r.settle(o.pending[0], o.payloads[o.next], nil, 0)...)
 		o.pending = o.pending[1:]
 		o.next++
-	}
-	if o.next < len(o.payloads) && r.wake == WakeEngine {
-		o.unarmed++
-		r.unarmed++
 	}
 	return woken
 }

@@ -67,6 +67,7 @@ type op struct {
 	payloads  []json.RawMessage
 	next      int
 	unarmed   int // buffered payloads whose delivery barrier is not retired (wake=engine)
+	held      int // payloads consumed for a waiting Next, not delivered yet (wake=engine)
 	pending   []*Future
 	disposing bool
 	disposed  bool

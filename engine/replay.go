@@ -25,6 +25,9 @@ type replay struct {
 	// nor retired, and the deliveries parked behind them, in log order.
 	unarmed int
 	parked  []*delivery
+	// window holds wake=engine's deliveries consumed in the current drain
+	// window, delivered when it ends.
+	window  []*delivery
 	input   json.RawMessage
 	now     time.Time
 	ops     map[string]*op
@@ -126,9 +129,12 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 			return Outcome{Terminal: e}
 		}
 		var err *DivergenceError
-		if r.wake.Shuffled() {
+		switch {
+		case r.wake.Shuffled():
 			err = r.consumeShuffled(e)
-		} else {
+		case r.wake == WakeEngine:
+			err = r.consumeEngine(e)
+		default:
 			err = r.consumeInOrder(e)
 		}
 		if err != nil {
@@ -136,30 +142,42 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 			return Outcome{Divergence: err}
 		}
 	}
+	r.endWindow()
 	r.waitQuiet()
-	r.idle()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Outcome{Decisions: r.decisions(), Waits: r.pendingWaits()}
 }
 
-// consumeInOrder consumes one event under log-order delivery (ordered,
-// engine): each delivery's woken branches run until they block before the
-// next event is consumed. An event the code cannot take yet waits for the
-// replay to idle (under engine, the idle net releases parked deliveries) and
-// is tried once more.
+// consumeInOrder consumes one event under wake=ordered: each delivery's
+// woken branches run until they block before the next event is consumed.
 func (r *replay) consumeInOrder(e *eventlog.Event) *DivergenceError {
 	r.waitQuiet()
 	r.mu.Lock()
-	claimed := r.unarmed == 0 && len(r.parked) > 0
+	d, err := r.consume(e)
 	r.mu.Unlock()
-	if claimed {
-		r.releaseParked() // a claim retired the barrier they waited on
+	if err != nil || d == nil {
+		return err
 	}
+	r.deliver(d)
+	return nil
+}
+
+// consumeEngine consumes one event under wake=engine, the shipped engine's
+// delivery. Consecutive events the code can take are consumed in one drain
+// window, their deliveries held; an event it cannot take yet ends the
+// window: the held deliveries reach the code in log order, each woken branch
+// running until it blocks, then the replay idles (the idle safety net
+// retires the barriers of unclaimed payloads and delivers what was parked
+// behind them), and the event is tried again. Barriers park a wait
+// completion consumed behind an unclaimed payload of the same window (and a
+// hook payload behind a parked wait); a step result skips them, so it
+// reaches the code first (GapBufferedHook).
+func (r *replay) consumeEngine(e *eventlog.Event) *DivergenceError {
 	r.mu.Lock()
 	d, err := r.consume(e)
 	r.mu.Unlock()
-	if err != nil && (err.Kind == "not_in_queue" || err.Kind == "unconsumed") && r.idle() {
+	if err != nil && (err.Kind == "not_in_queue" || err.Kind == "unconsumed") && r.endWindow() {
 		r.mu.Lock()
 		d, err = r.consume(e)
 		r.mu.Unlock()
@@ -167,22 +185,21 @@ func (r *replay) consumeInOrder(e *eventlog.Event) *DivergenceError {
 	if err != nil || d == nil {
 		return err
 	}
-	if r.wake == WakeEngine && r.parks(d) {
-		r.mu.Lock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.parks(d) {
 		r.parked = append(r.parked, d)
-		r.mu.Unlock()
-		return nil
+	} else {
+		r.window = append(r.window, d)
 	}
-	r.deliver(d)
 	return nil
 }
 
 // parks reports whether wake=engine's barriers hold delivery d back: a wait
 // defers behind an unretired buffered payload and behind what is parked; a
-// hook payload behind a parked wait; a step result skips both.
+// hook payload behind a parked wait; a step result skips both. Callers hold
+// r.mu.
 func (r *replay) parks(d *delivery) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	switch d.kind {
 	case deliverWait:
 		return r.unarmed > 0 || len(r.parked) > 0
@@ -206,12 +223,20 @@ func (r *replay) deliver(d *delivery) {
 	}
 }
 
-// idle is the idle safety net of wake=engine: with every branch blocked it
-// retires the barriers of buffered payloads and delivers what was parked
-// behind them, in log order. It reports whether anything was delivered.
-func (r *replay) idle() bool {
+// endWindow ends wake=engine's drain window: the held deliveries reach the
+// code in log order, then the replay idles: the idle safety net retires the
+// barriers of buffered payloads and delivers what was parked behind them, in
+// log order. It reports whether anything was delivered.
+func (r *replay) endWindow() bool {
 	if r.wake != WakeEngine {
 		return false
+	}
+	r.mu.Lock()
+	window := r.window
+	r.window = nil
+	r.mu.Unlock()
+	for _, d := range window {
+		r.deliver(d)
 	}
 	r.waitQuiet()
 	r.mu.Lock()
@@ -219,20 +244,13 @@ func (r *replay) idle() bool {
 	for _, o := range r.ops {
 		o.unarmed = 0
 	}
-	r.mu.Unlock()
-	return r.releaseParked()
-}
-
-// releaseParked delivers the parked deliveries in log order.
-func (r *replay) releaseParked() bool {
-	r.mu.Lock()
 	parked := r.parked
 	r.parked = nil
 	r.mu.Unlock()
 	for _, d := range parked {
 		r.deliver(d)
 	}
-	return len(parked) > 0
+	return len(window)+len(parked) > 0
 }
 
 // consumeShuffled consumes one event under wake=shuffle: decisions wait for

@@ -186,3 +186,30 @@ func twoStepFanOut(width int) Program {
 		return nil, err
 	}
 }
+
+// TestPayloadBeforeDisposalIsDelivered: a hook payload consumed before the
+// hook's disposal reaches the Next waiting for it under every wake, even
+// when its delivery is held to the end of a drain window.
+func TestPayloadBeforeDisposalIsDelivered(t *testing.T) {
+	prog := func(c *Ctx) (any, error) {
+		h := c.Hook("x")
+		race := c.Race(h.Next(), c.Sleep(time.Second))
+		if _, err := c.Await(race); err != nil {
+			return nil, err
+		}
+		h.Dispose()
+		return race.Winner(), nil
+	}
+	ds := firstDecisions(t, prog, IDsCallsite) // hook_created, wait_created
+	log := logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}, ds[0], ds[1], received(ds[0], "p"),
+		eventlog.Draft{Type: eventlog.HookDisposed, CorrelationID: ds[0].CorrelationID})
+	for _, wake := range allWakes {
+		out := Replay(prog, "run-wake", log, IDsCallsite, wake, simNow)
+		if out.Divergence != nil || len(out.Decisions) != 1 {
+			t.Fatalf("%s: %+v", wake, out)
+		}
+		if got, _ := Output(eventlog.Event{Payload: out.Decisions[0].Payload}); string(got) != "0" {
+			t.Fatalf("%s: winner %s, want the hook (0)", wake, got)
+		}
+	}
+}
