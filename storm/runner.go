@@ -274,7 +274,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
 		Findings:     findings,
 	}
-	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs,
+	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
 		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true

@@ -46,7 +46,10 @@ type Input struct {
 	RunID   string
 	Program engine.Program
 	IDs     engine.IDPolicy
-	Scheme  eventlog.Scheme
+	// Wake is the condition's wake policy; the reference replay uses it
+	// when it is deterministic (ordered, engine) and ordered otherwise.
+	Wake   engine.WakePolicy
+	Scheme eventlog.Scheme
 	// Final is the run's final log; Ops its recorded history.
 	Final []eventlog.Event
 	Ops   []worlds.Op
@@ -190,7 +193,11 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 			Type: w.Type, CorrelationID: w.CorrelationID, Token: w.Token, Dedup: w.Dedup, Payload: w.Payload,
 		})
 	}
-	out := engine.Replay(in.Program, in.RunID, hyp, in.IDs, engine.WakeOrdered, refTime)
+	wake := in.Wake
+	if wake != engine.WakeEngine {
+		wake = engine.WakeOrdered
+	}
+	out := engine.Replay(in.Program, in.RunID, hyp, in.IDs, wake, refTime)
 	switch {
 	case out.Divergence != nil && out.Divergence.Index < len(log):
 		return Unknown, "the log diverges without the batch: " + out.Divergence.Msg
