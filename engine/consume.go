@@ -124,10 +124,12 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 			return nil, nil // nobody listens any more
 		}
 		if r.wake == WakeEngine {
+			// Payloads queue in log order at once; a Next waiting for
+			// this one gets it when the delivery runs.
+			o.payloads = append(o.payloads, e.Payload)
 			if len(o.pending) <= o.held {
 				// No Next waits for it: buffered behind an unarmed
 				// barrier until a Next claims it or the replay idles.
-				o.payloads = append(o.payloads, e.Payload)
 				o.unarmed++
 				r.unarmed++
 				return nil, nil
@@ -135,7 +137,7 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 			o.held++
 			return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch {
 				o.held--
-				return r.receive(o, e.Payload)
+				return r.hand(o)
 			}}, nil
 		}
 		return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch { return r.receive(o, e.Payload) }}, nil
@@ -172,6 +174,12 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 // its hook's disposal is still delivered. Callers hold r.mu.
 func (r *replay) receive(o *op, payload json.RawMessage) []*branch {
 	o.payloads = append(o.payloads, payload)
+	return r.hand(o)
+}
+
+// hand gives the hook's queued payloads, in order, to the Nexts waiting for
+// them. Callers hold r.mu.
+func (r *replay) hand(o *op) []*branch {
 	var woken []*branch
 	for o.next < len(o.payloads) && len(o.pending) > 0 {
 		woken = append(woken, r.settle(o.pending[0], o.payloads[o.next], nil, 0)...)

@@ -213,3 +213,32 @@ func TestPayloadBeforeDisposalIsDelivered(t *testing.T) {
 		}
 	}
 }
+
+// TestHookPayloadsStayInOrder: a hook hands its payloads to its Nexts in log
+// order under every wake, whichever of them found a Next waiting.
+func TestHookPayloadsStayInOrder(t *testing.T) {
+	prog := func(c *Ctx) (any, error) {
+		h := c.Hook("x")
+		var got []string
+		for range 3 {
+			var p string
+			if err := c.AwaitInto(h.Next(), &p); err != nil {
+				return nil, err
+			}
+			got = append(got, p)
+		}
+		return got, nil
+	}
+	ds := firstDecisions(t, prog, IDsCallsite) // hook_created
+	log := logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}, ds[0],
+		received(ds[0], "p1"), received(ds[0], "p2"), received(ds[0], "p3"))
+	for _, wake := range allWakes {
+		out := Replay(prog, "run-wake", log, IDsCallsite, wake, simNow)
+		if out.Divergence != nil || len(out.Decisions) != 1 {
+			t.Fatalf("%s: %+v", wake, out)
+		}
+		if got, _ := Output(eventlog.Event{Payload: out.Decisions[0].Payload}); string(got) != `["p1","p2","p3"]` {
+			t.Fatalf("%s: payloads %s, want p1, p2, p3", wake, got)
+		}
+	}
+}
