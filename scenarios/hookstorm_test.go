@@ -72,6 +72,7 @@ func TestDriveRoundHooks(t *testing.T) {
 		wantErr   bool
 	}{
 		{name: "hook-storm: every hook once, staggered", offset: hookStormOffset, want: all},
+		{name: "blocked-branch: every hook once, in a burst", offset: func(r, _ int) time.Duration { return blockedBurstOffset(1, "run-1", r) }, want: all},
 		{name: "retried until found", offset: hookStormOffset, want: all,
 			resumeErr: func(token string, n int) error {
 				if token == "r0-b1" && n < 3 {

@@ -55,7 +55,7 @@ type Scenario struct {
 
 // Registry returns every scenario, by name.
 func Registry() []Scenario {
-	return []Scenario{StepStorm(), HookStorm(), Control()}
+	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), Control()}
 }
 
 // Lookup returns the named scenario or an error listing the valid names.

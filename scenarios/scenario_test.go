@@ -27,7 +27,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v", sc.Name, got.Name, err)
 		}
 	}
-	for _, name := range []string{"step-storm", "hook-storm", "control"} {
+	for _, name := range []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"} {
 		if !seen[name] {
 			t.Errorf("scenario %s is not registered", name)
 		}
@@ -38,10 +38,12 @@ func TestRegistry(t *testing.T) {
 }
 
 // wantStep is the one correct outcome of a scenario's step: its result names
-// its arguments, settle also sets its attribute.
+// its arguments (wake-loop's drain pads it), settle also sets its attribute.
 func wantStep(scenario, name string, a stepArgs) engine.StepOutcome {
 	out := engine.StepOutcome{Result: expect(name, a), Took: time.Duration(a.Ms) * time.Millisecond}
 	switch {
+	case scenario == "wake-loop" && name == "drain":
+		out.Result = drainResult(a.R)
 	case name == "settle":
 		out.Attrs = map[string]string{"settle": settleAttr(a.R, a.B)}
 	}
@@ -74,6 +76,7 @@ func TestJitter(t *testing.T) {
 		spread time.Duration
 	}{
 		{"poke spread", pokeJitter / 2},
+		{"burst spread", burstJitter / 2},
 		{"control resume spread", controlResumeSpread / 2},
 		{"one millisecond", time.Millisecond},
 		{"no spread", 0},
