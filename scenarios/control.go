@@ -11,7 +11,21 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 )
 
-const controlSleep = 5 * time.Second
+const (
+	controlIterations = 8
+	// controlSleep is the sleep raced against the hook; the driver knows it
+	// in the log by its durationMs.
+	controlSleep = 5 * time.Second
+	// The timer path's two parallel sleeps.
+	controlWaitA = 1000 * time.Millisecond
+	controlWaitB = 1250 * time.Millisecond
+	// The driver resumes the hook once, 15 to 25 s after the run starts (or
+	// as soon after as it is clear of the race's timer).
+	controlResumeBase   = 15 * time.Second
+	controlResumeSpread = 10 * time.Second
+	controlToken        = "ctl"
+	controlPayload      = "wake"
+)
 
 // controlInput is the input of control runs.
 type controlInput struct {
@@ -23,23 +37,26 @@ type controlInput struct {
 type ControlIteration struct {
 	I       int    `json:"i"`
 	Path    string `json:"path"`
-	Tick    string `json:"tick"`
+	Sync    string `json:"sync"`
 	Payload string `json:"payload,omitempty"`
-	Late    string `json:"late,omitempty"`
+	Drain   string `json:"drain,omitempty"`
 }
 
-// Control is the hook-sleep loop: one step, then a hook raced against a 5 s
-// sleep, one more step on the timer path. One thing is in flight at a time
-// and the driver keeps the hook well clear of the timer, so it must never
-// corrupt: a corrupted control means the harness is broken.
+// Control is the harness's hook-sleep calibration: one hook, read through
+// one pending read reused across iterations; 8 iterations of a sync step
+// then that read raced against a 5 s sleep. The timer path sleeps 1 s and
+// 1.25 s in parallel and goes on; a wake drains and returns. The driver
+// resumes the hook once, 15-25 s in, clear of the race's timer, so no two
+// facts race: a corrupted control means the harness is broken.
 func Control() Scenario {
 	return Scenario{
-		Name:        "control",
-		Description: "4 iterations of a step then a hook raced against a 5s sleep, resumed well clear of the timer; must never corrupt",
-		Program:     controlProgram,
-		Steps:       steps("tick", "late"),
+		Name: "control",
+		Description: "hook-sleep: 8 iterations of a step then one reused hook read raced against a 5s sleep (timer: 1s and 1.25s sleeps in parallel; " +
+			"wake: drain and return); resumed once 15-25s in, clear of the timer; must never corrupt",
+		Program: controlProgram,
+		Steps:   steps("sync", "drain"),
 		Input: func(env Env, _ int) any {
-			return controlInput{Iterations: 4, Scale: env.Scale}
+			return controlInput{Iterations: controlIterations, Scale: env.Scale}
 		},
 		Drive: driveControl,
 		Check: checkControl,
@@ -51,102 +68,111 @@ func controlProgram(c *engine.Ctx) (any, error) {
 	if err := c.Decode(&in); err != nil {
 		return nil, err
 	}
-	short := ms(time.Duration(float64(shortStep) * in.Scale))
+	dur := func(d time.Duration) time.Duration { return time.Duration(float64(d) * in.Scale) }
+	short := ms(dur(shortStep))
+	h := c.Hook(controlToken)
+	var pending *engine.Future // the one pending read, reused until it wins
 	var out []ControlIteration
 	for i := range in.Iterations {
 		it := ControlIteration{I: i}
 		var err error
-		if it.Tick, err = await[string](c, c.Step("tick", stepArgs{R: i, Ms: short})); err != nil {
+		if it.Sync, err = await[string](c, c.Step("sync", stepArgs{R: i, Ms: short})); err != nil {
 			return nil, err
 		}
-		h := c.Hook(fmt.Sprintf("ctl-%d", i))
-		it.Path, it.Payload, err = raceWatchdog(c, h.Next(), c.Sleep(time.Duration(float64(controlSleep)*in.Scale)), pathHook)
-		if err != nil {
+		if pending == nil {
+			pending = h.Next()
+		}
+		if it.Path, it.Payload, err = raceWatchdog(c, pending, c.Sleep(dur(controlSleep)), pathHook); err != nil {
 			return nil, err
 		}
 		if it.Path == pathTimer {
-			if it.Late, err = await[string](c, c.Step("late", stepArgs{R: i, Ms: short})); err != nil {
+			if _, err := c.Await(c.All(c.Sleep(dur(controlWaitA)), c.Sleep(dur(controlWaitB)))); err != nil {
 				return nil, err
 			}
+			out = append(out, it)
+			continue
 		}
-		h.Dispose()
+		if it.Drain, err = await[string](c, c.Step("drain", stepArgs{R: i, Ms: short})); err != nil {
+			return nil, err
+		}
 		out = append(out, it)
+		break // returnOnWake
 	}
+	h.Dispose()
 	return out, nil
 }
 
-func controlPayload(i int) string { return fmt.Sprintf("ctl(i=%d)", i) }
+// controlResumeDelay is how long after the run starts the driver first
+// tries to resume the hook, at time scale 1: 15 s plus a reproducible draw
+// in [0, 10 s] per (storm seed, run).
+func controlResumeDelay(seed uint64, runID string) time.Duration {
+	return controlResumeBase + controlResumeSpread/2 + jitter(controlResumeSpread/2, seed, runKey(runID))
+}
 
-// driveControl resumes the hook of even iterations 40% into the sleep and
-// leaves odd ones to the timer. It never resumes within 20% of the sleep's
-// length of the timer (nor within the latency profile's longest fact window),
-// so no two facts race.
+// driveControl resumes the hook once, at controlResumeDelay or, when the
+// race's timer is too close then, at the first poll (every 250 ms) that
+// finds it clear (controlClear).
 func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
-	done := map[int]bool{}
+	if sleepCtx(ctx, env.Dur(controlResumeDelay(env.Seed, runID))) != nil {
+		return nil
+	}
 	for {
+		log, err := h.Log(ctx, runID)
+		if err == nil && controlClear(log, env, time.Now()) {
+			err := h.ResumeHook(ctx, runID, controlToken, controlPayload, controlToken)
+			switch {
+			case err == nil, errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
+				return nil // resumed, or the run is over (8 timer iterations)
+			case !errors.Is(err, engine.ErrHookNotFound):
+				return fmt.Errorf("resume %s: %w", controlToken, err)
+			}
+		}
 		if sleepCtx(ctx, env.Dur(250*time.Millisecond)) != nil {
 			return nil
 		}
-		log, err := h.Log(ctx, runID)
-		if err != nil {
-			continue
-		}
-		for i, e := range log {
-			var it int
-			if e.Type != eventlog.HookCreated {
-				continue
-			}
-			if _, err := fmt.Sscanf(e.Token, "ctl-%d", &it); err != nil || done[it] || it%2 == 1 {
-				continue
-			}
-			resume, ok := controlResumeTime(log[i+1:], env)
-			if !ok {
-				continue // the sleep is not in the log yet
-			}
-			done[it] = true
-			if resume.IsZero() {
-				continue // too late to stay clear of the timer: let it win
-			}
-			if sleepCtx(ctx, time.Until(resume)) != nil {
-				return nil
-			}
-			err := h.ResumeHook(ctx, runID, e.Token, controlPayload(it), e.Token)
-			if err != nil && !errors.Is(err, engine.ErrHookDisposed) && ctx.Err() == nil {
-				return fmt.Errorf("resume %s: %w", e.Token, err)
-			}
-		}
 	}
 }
 
-// controlResumeTime finds the sleep raced against the hook (the first
-// wait_created after it) and returns when to resume: 40% into the sleep, or
-// zero when that is no longer clear of the timer.
-func controlResumeTime(after []eventlog.Event, env Env) (time.Time, bool) {
-	for _, e := range after {
-		if e.Type != eventlog.WaitCreated {
-			continue
+// controlClear reports whether a payload sent now stays clear of the race's
+// timer: no race sleep (a wait_created of the scaled 5 s) is pending, or the
+// pending one fires more than the clearance away, the clearance being
+// max(20% of the sleep, 2 x the storm's longest fact window). A race sleep
+// is pending until its wait_completed is in the log, even past its
+// resumeAt: the engine writes that completion at the first invocation after
+// resumeAt (timer wake-ups are rounded up to whole seconds). An unreadable
+// wait is not clear.
+func controlClear(log []eventlog.Event, env Env, now time.Time) bool {
+	raceMs := env.Dur(controlSleep).Milliseconds()
+	pending := map[string]time.Time{}
+	for _, e := range log {
+		switch e.Type {
+		case eventlog.WaitCreated:
+			var p struct {
+				DurationMs int64     `json:"durationMs"`
+				ResumeAt   time.Time `json:"resumeAt"`
+			}
+			if json.Unmarshal(e.Payload, &p) != nil {
+				return false
+			}
+			if p.DurationMs == raceMs {
+				pending[e.CorrelationID] = p.ResumeAt
+			}
+		case eventlog.WaitCompleted:
+			delete(pending, e.CorrelationID)
 		}
-		var p struct {
-			DurationMs int64     `json:"durationMs"`
-			ResumeAt   time.Time `json:"resumeAt"`
-		}
-		if json.Unmarshal(e.Payload, &p) != nil {
-			return time.Time{}, false
-		}
-		d := time.Duration(p.DurationMs) * time.Millisecond
-		clear := max(d/5, 2*env.MaxFactDelay)
-		at := p.ResumeAt.Add(-d * 6 / 10)
-		if time.Until(at) < 0 {
-			at = time.Now()
-		}
-		if p.ResumeAt.Sub(at) < clear {
-			return time.Time{}, true
-		}
-		return at, true
 	}
-	return time.Time{}, false
+	d := time.Duration(raceMs) * time.Millisecond
+	margin := max(d/5, 2*env.MaxFactDelay)
+	for _, at := range pending {
+		if at.Sub(now) <= margin {
+			return false
+		}
+	}
+	return true
 }
 
+// checkControl accepts the two correct ledgers: timer iterations ending in
+// one wake, or every iteration on the timer path.
 func checkControl(rawIn, rawOut json.RawMessage) error {
 	var in controlInput
 	var out []ControlIteration
@@ -156,21 +182,33 @@ func checkControl(rawIn, rawOut json.RawMessage) error {
 	if err := json.Unmarshal(rawOut, &out); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
-	if len(out) != in.Iterations {
-		return fmt.Errorf("%d iterations, want %d", len(out), in.Iterations)
+	if len(out) == 0 || len(out) > in.Iterations {
+		return fmt.Errorf("%d iterations, want 1 to %d", len(out), in.Iterations)
 	}
 	for i, it := range out {
-		if it.I != i || it.Tick != expect("tick", stepArgs{R: i}) {
-			return fmt.Errorf("iteration %d: tick returned %q", i, it.Tick)
+		if it.I != i {
+			return fmt.Errorf("iteration %d: ledger names iteration %d", i, it.I)
 		}
-		switch it.Path {
-		case pathHook:
-			if it.Payload != controlPayload(i) || it.Late != "" {
-				return fmt.Errorf("iteration %d: hook path with payload %q late %q", i, it.Payload, it.Late)
+		if want := expect("sync", stepArgs{R: i}); it.Sync != want {
+			return fmt.Errorf("iteration %d: sync returned %q, want %q", i, it.Sync, want)
+		}
+		last := i == len(out)-1
+		switch {
+		case it.Path == pathTimer:
+			if it.Payload != "" || it.Drain != "" {
+				return fmt.Errorf("iteration %d: timer path with payload %q drain %q", i, it.Payload, it.Drain)
 			}
-		case pathTimer:
-			if it.Late != expect("late", stepArgs{R: i}) || it.Payload != "" {
-				return fmt.Errorf("iteration %d: timer path with late %q payload %q", i, it.Late, it.Payload)
+			if last && len(out) != in.Iterations {
+				return fmt.Errorf("the run ended after %d timer iterations, neither woken nor all %d", len(out), in.Iterations)
+			}
+		case it.Path == pathHook && !last:
+			return fmt.Errorf("iteration %d: woken, but the run went on (it returns on a wake)", i)
+		case it.Path == pathHook:
+			if it.Payload != controlPayload {
+				return fmt.Errorf("iteration %d: woken with %q, want %q", i, it.Payload, controlPayload)
+			}
+			if want := expect("drain", stepArgs{R: i}); it.Drain != want {
+				return fmt.Errorf("iteration %d: drain returned %q, want %q", i, it.Drain, want)
 			}
 		default:
 			return fmt.Errorf("iteration %d: unknown path %q", i, it.Path)

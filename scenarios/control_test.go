@@ -2,78 +2,90 @@ package scenarios
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
-// controlLedger is the one correct output of a control run whose
-// iteration i took paths[i].
-func controlLedger(paths ...string) []ControlIteration {
-	out := make([]ControlIteration, len(paths))
-	for i, p := range paths {
-		out[i] = ControlIteration{I: i, Path: p, Tick: expect("tick", stepArgs{R: i})}
-		if p == pathHook {
-			out[i].Payload = controlPayload(i)
-		} else {
-			out[i].Late = expect("late", stepArgs{R: i})
-		}
+// controlLedger is the one correct output of a control run of n iterations,
+// the last of them woken when woken is set.
+func controlLedger(n int, woken bool) []ControlIteration {
+	out := make([]ControlIteration, n)
+	for i := range out {
+		out[i] = ControlIteration{I: i, Path: pathTimer, Sync: expect("sync", stepArgs{R: i})}
+	}
+	if woken {
+		last := &out[n-1]
+		last.Path, last.Payload, last.Drain = pathHook, controlPayload, expect("drain", stepArgs{R: n - 1})
 	}
 	return out
 }
 
 func TestControlCheck(t *testing.T) {
-	in := mustMarshal(controlInput{Iterations: 4, Scale: 1})
-	// What the driver does: even iterations resumed, odd ones left to the timer.
-	driven := []string{pathHook, pathTimer, pathHook, pathTimer}
+	in := mustMarshal(controlInput{Iterations: 8, Scale: 1})
 	tests := []struct {
 		name   string
-		paths  []string
+		n      int  // iterations in the ledger (default 4)
+		timers bool // no wake: every iteration on the timer path
 		mutate func(its []ControlIteration) []ControlIteration
 		ok     bool
 	}{
-		{name: "correct ledger", ok: true},
-		{name: "every hook lost to the timer", paths: []string{pathTimer, pathTimer, pathTimer, pathTimer}, ok: true},
-		{name: "every iteration resumed", paths: []string{pathHook, pathHook, pathHook, pathHook}, ok: true},
+		{name: "woken in iteration 3", ok: true},
+		{name: "woken in the first iteration", n: 1, ok: true},
+		{name: "woken in the last iteration", n: 8, ok: true},
+		{name: "never woken: 8 timer iterations", n: 8, timers: true, ok: true},
 
-		{name: "wrong tick", mutate: func(its []ControlIteration) []ControlIteration {
-			its[1].Tick = "tick(r=1,b=1)"
+		{name: "wrong sync", mutate: func(its []ControlIteration) []ControlIteration {
+			its[1].Sync = "sync(r=1,b=1)"
 			return its
 		}},
-		{name: "ticks of two iterations swapped", mutate: func(its []ControlIteration) []ControlIteration {
-			its[0].Tick, its[1].Tick = its[1].Tick, its[0].Tick
+		{name: "syncs of two iterations swapped", mutate: func(its []ControlIteration) []ControlIteration {
+			its[0].Sync, its[1].Sync = its[1].Sync, its[0].Sync
 			return its
 		}},
-		{name: "late of another iteration", mutate: func(its []ControlIteration) []ControlIteration {
-			its[1].Late = expect("late", stepArgs{R: 3})
+		{name: "sync missing", mutate: func(its []ControlIteration) []ControlIteration {
+			its[2].Sync = ""
 			return its
 		}},
-		{name: "timer path without late", mutate: func(its []ControlIteration) []ControlIteration {
-			its[3].Late = ""
+		{name: "drain of another iteration", mutate: func(its []ControlIteration) []ControlIteration {
+			its[3].Drain = expect("drain", stepArgs{R: 2})
 			return its
 		}},
-		{name: "late on the hook path", mutate: func(its []ControlIteration) []ControlIteration {
-			its[0].Late = expect("late", stepArgs{R: 0})
+		{name: "wake without drain", mutate: func(its []ControlIteration) []ControlIteration {
+			its[3].Drain = ""
+			return its
+		}},
+		{name: "drain on the timer path", mutate: func(its []ControlIteration) []ControlIteration {
+			its[1].Drain = expect("drain", stepArgs{R: 1})
 			return its
 		}},
 		{name: "wrong payload", mutate: func(its []ControlIteration) []ControlIteration {
-			its[2].Payload = "ctl(i=?)"
+			its[3].Payload = "ctl(i=3)"
 			return its
 		}},
-		{name: "payload of another iteration", mutate: func(its []ControlIteration) []ControlIteration {
-			its[2].Payload = controlPayload(0)
-			return its
-		}},
-		{name: "hook path without payload", mutate: func(its []ControlIteration) []ControlIteration {
-			its[0].Payload = ""
+		{name: "wake without payload", mutate: func(its []ControlIteration) []ControlIteration {
+			its[3].Payload = ""
 			return its
 		}},
 		{name: "payload on the timer path", mutate: func(its []ControlIteration) []ControlIteration {
-			its[1].Payload = controlPayload(1)
+			its[1].Payload = controlPayload
 			return its
 		}},
+		{name: "the run went on after a wake", mutate: func(its []ControlIteration) []ControlIteration {
+			return append(its, ControlIteration{I: 4, Path: pathTimer, Sync: expect("sync", stepArgs{R: 4})})
+		}},
+		{name: "two wakes", mutate: func(its []ControlIteration) []ControlIteration {
+			return append(its, controlLedger(5, true)[4])
+		}},
+		{name: "ended on the timer path before 8 iterations", timers: true},
+		{name: "9 iterations", n: 8, timers: true, mutate: func(its []ControlIteration) []ControlIteration {
+			return append(its, ControlIteration{I: 8, Path: pathTimer, Sync: expect("sync", stepArgs{R: 8})})
+		}},
+		{name: "woken in a 9th iteration", n: 9, ok: false},
 		{name: "unknown path", mutate: func(its []ControlIteration) []ControlIteration {
 			its[1].Path = pathStep
 			return its
@@ -86,19 +98,15 @@ func TestControlCheck(t *testing.T) {
 			its[0], its[2] = its[2], its[0]
 			return its
 		}},
-		{name: "an iteration missing", mutate: func(its []ControlIteration) []ControlIteration { return its[:3] }},
-		{name: "an extra iteration", mutate: func(its []ControlIteration) []ControlIteration {
-			return append(its, controlLedger(pathHook, pathTimer, pathHook, pathTimer, pathHook)[4])
-		}},
 		{name: "no iterations", mutate: func([]ControlIteration) []ControlIteration { return nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			paths := driven
-			if tt.paths != nil {
-				paths = tt.paths
+			n := tt.n
+			if n == 0 {
+				n = 4
 			}
-			its := controlLedger(paths...)
+			its := controlLedger(n, !tt.timers)
 			if tt.mutate != nil {
 				its = tt.mutate(its)
 			}
@@ -115,8 +123,8 @@ func TestControlCheck(t *testing.T) {
 	for name, io := range map[string][2]json.RawMessage{
 		"output not JSON": {in, json.RawMessage(`[{"i":0`)},
 		"output object":   {in, json.RawMessage(`{"i":0}`)},
-		"input not JSON":  {json.RawMessage(`{`), mustMarshal(controlLedger(driven...))},
-		"input for more":  {mustMarshal(controlInput{Iterations: 5}), mustMarshal(controlLedger(driven...))},
+		"input not JSON":  {json.RawMessage(`{`), mustMarshal(controlLedger(4, true))},
+		"input for fewer": {mustMarshal(controlInput{Iterations: 3}), mustMarshal(controlLedger(4, true))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := Control().Check(io[0], io[1]); err == nil {
@@ -126,109 +134,212 @@ func TestControlCheck(t *testing.T) {
 	}
 }
 
-// waitCreated is the wait_created the control program writes for a sleep of
-// d that fires at resumeAt.
-func waitCreated(d time.Duration, resumeAt time.Time) eventlog.Event {
+// waitCreated is the wait_created the engine writes for a sleep of d that
+// fires at resumeAt.
+func waitCreated(corr string, d time.Duration, resumeAt time.Time) eventlog.Event {
 	p := mustMarshal(map[string]any{"durationMs": d.Milliseconds(), "resumeAt": resumeAt})
-	return eventlog.Event{Type: eventlog.WaitCreated, CorrelationID: "w", Payload: p}
+	return eventlog.Event{Type: eventlog.WaitCreated, CorrelationID: corr, Payload: p}
 }
 
-func TestControlResumeTime(t *testing.T) {
-	const d = 10 * time.Second
-	stepCreated := eventlog.Event{Type: eventlog.StepCreated, CorrelationID: "s"}
+func waitCompleted(corr string) eventlog.Event {
+	return eventlog.Event{Type: eventlog.WaitCompleted, CorrelationID: corr}
+}
+
+func TestControlClear(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	race := func(corr string, untilFire time.Duration) eventlog.Event {
+		return waitCreated(corr, controlSleep, now.Add(untilFire))
+	}
+	sync := eventlog.Event{Type: eventlog.StepCreated, CorrelationID: "s"}
 	tests := []struct {
-		name      string
-		untilFire time.Duration // resumeAt - now when the driver looks
-		factMax   time.Duration // the latency profile's longest fact window
-		noWait    bool          // the log holds no wait_created after the hook yet
-		badWait   bool          // the wait's payload is unreadable
-		want      string        // "40%": 40% into the sleep; "now"; "none": let the timer win; "later": look again
+		name    string
+		log     []eventlog.Event
+		factMax time.Duration // the latency profile's longest fact window
+		scale   float64
+		want    bool
 	}{
-		{name: "seen as the sleep starts", untilFire: d, want: "40%"},
-		{name: "seen before 40%", untilFire: 7 * time.Second, want: "40%"},
-		{name: "seen after 40%, still clear", untilFire: 3 * time.Second, want: "now"},
-		{name: "seen after the clear point", untilFire: 1 * time.Second, want: "none"},
-		{name: "seen after the timer fired", untilFire: -time.Second, want: "none"},
-		{name: "fact window widens the clearance", untilFire: d, factMax: 4 * time.Second, want: "none"},
-		{name: "fact window within the clearance", untilFire: d, factMax: 2500 * time.Millisecond, want: "40%"},
-		{name: "fact window pushes a late look out", untilFire: 5 * time.Second, factMax: 3 * time.Second, want: "none"},
-		{name: "sleep not in the log yet", noWait: true, want: "later"},
-		{name: "unreadable wait", badWait: true, want: "later"},
+		{name: "no sleep yet", log: []eventlog.Event{hookCreated("ctl"), sync}, want: true},
+		{name: "race sleep far from its timer", log: []eventlog.Event{race("w1", 3*time.Second)}, want: true},
+		{name: "race sleep just outside the clearance (1s)", log: []eventlog.Event{race("w1", 1001*time.Millisecond)}, want: true},
+		{name: "race sleep at the clearance", log: []eventlog.Event{race("w1", time.Second)}},
+		{name: "race sleep within the clearance", log: []eventlog.Event{race("w1", 400*time.Millisecond)}},
+		{name: "race sleep elapsed, not completed yet", log: []eventlog.Event{race("w1", -200*time.Millisecond)}},
+		{name: "race sleep elapsed long ago, not completed yet", log: []eventlog.Event{race("w1", -3*time.Second)}},
+		{name: "race sleep completed", log: []eventlog.Event{race("w1", -time.Second), waitCompleted("w1")}, want: true},
+		{name: "completed late, then the next race sleep far", want: true,
+			log: []eventlog.Event{race("w1", -3*time.Second), waitCompleted("w1"), sync, race("w2", 4*time.Second)}},
+		{name: "completed, then the next race sleep near its timer",
+			log: []eventlog.Event{race("w1", -6*time.Second), waitCompleted("w1"), sync, race("w2", 500*time.Millisecond)}},
+		{name: "timer path's sleeps near their timers are no race", want: true,
+			log: []eventlog.Event{race("w1", -time.Second), waitCompleted("w1"),
+				waitCreated("a", controlWaitA, now.Add(10*time.Millisecond)), waitCreated("b", controlWaitB, now.Add(-time.Millisecond))}},
+		{name: "fact window widens the clearance", factMax: 1500 * time.Millisecond,
+			log: []eventlog.Event{race("w1", 2500*time.Millisecond)}},
+		{name: "fact window within the clearance", factMax: 400 * time.Millisecond, want: true,
+			log: []eventlog.Event{race("w1", 1500*time.Millisecond)}},
+		{name: "unreadable wait", log: []eventlog.Event{{Type: eventlog.WaitCreated, CorrelationID: "w1", Payload: json.RawMessage(`{"durationMs":"five"}`)}}},
+		{name: "scaled race sleep clear", scale: 0.1, want: true,
+			log: []eventlog.Event{waitCreated("w1", 500*time.Millisecond, now.Add(150*time.Millisecond))}},
+		{name: "scaled race sleep near", scale: 0.1,
+			log: []eventlog.Event{waitCreated("w1", 500*time.Millisecond, now.Add(50*time.Millisecond))}},
+		{name: "scaled: an unscaled 5s sleep is no race", scale: 0.1, want: true,
+			log: []eventlog.Event{waitCreated("w1", controlSleep, now.Add(50*time.Millisecond))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := Env{Scale: 1, MaxFactDelay: tt.factMax}
-			clear := max(d/5, 2*tt.factMax)
-			before := time.Now()
-			resumeAt := before.Add(tt.untilFire).Round(0)
-			after := []eventlog.Event{stepCreated}
-			switch {
-			case tt.badWait:
-				after = append(after, eventlog.Event{Type: eventlog.WaitCreated, Payload: json.RawMessage(`{"durationMs":"ten"}`)})
-			case !tt.noWait:
-				after = append(after, waitCreated(d, resumeAt), waitCreated(d/2, resumeAt.Add(-d/2)))
+			scale := tt.scale
+			if scale == 0 {
+				scale = 1
 			}
-			got, ok := controlResumeTime(after, env)
-			now := time.Now()
-			if !got.IsZero() && resumeAt.Sub(got) < clear {
-				t.Fatalf("resume at %s before the timer, within the clearance %s", resumeAt.Sub(got), clear)
-			}
-			var fail string
-			switch tt.want {
-			case "40%":
-				if !ok || !got.Equal(resumeAt.Add(-d*6/10)) {
-					fail = "40% into the sleep"
-				}
-			case "now":
-				if !ok || got.Before(before) || got.After(now) {
-					fail = "now"
-				}
-			case "none":
-				if !ok || !got.IsZero() {
-					fail = "no resume (zero, true)"
-				}
-			case "later":
-				if ok || !got.IsZero() {
-					fail = "look again later (zero, false)"
-				}
-			}
-			if fail != "" {
-				t.Errorf("controlResumeTime = %v, %v (timer at +%s); want %s", got.Sub(before), ok, tt.untilFire, fail)
+			if got := controlClear(tt.log, Env{Scale: scale, MaxFactDelay: tt.factMax}, now); got != tt.want {
+				t.Errorf("controlClear = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
+func TestControlResumeDelay(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for seed := range uint64(5) {
+		for i := range 40 {
+			run := fmt.Sprintf("wrun_%02d", i)
+			d := controlResumeDelay(seed, run)
+			if d < 15*time.Second || d > 25*time.Second {
+				t.Fatalf("controlResumeDelay(%d, %s) = %s, want 15s to 25s", seed, run, d)
+			}
+			if again := controlResumeDelay(seed, run); again != d {
+				t.Fatalf("controlResumeDelay(%d, %s) = %s, then %s", seed, run, d, again)
+			}
+			seen[d] = true
+		}
+	}
+	if len(seen) < 150 {
+		t.Errorf("only %d distinct delays over 200 runs: runs do not sweep the window", len(seen))
+	}
+}
+
 func TestDriveControl(t *testing.T) {
-	now := time.Now()
-	// At scale 0.01 the driver polls every 2.5ms: it sees every sleep well
-	// before 40% of it (0.8s) has passed.
-	const d = 2 * time.Second
-	log := []eventlog.Event{
-		{Type: eventlog.RunCreated},
-		// Iteration 2's sleep is nearly over: too late to stay clear.
-		hookCreated("ctl-2"), waitCreated(d, now.Add(100*time.Millisecond)),
-		// Odd iterations are left to the timer.
-		hookCreated("ctl-1"), waitCreated(d, now.Add(d)),
-		// Iteration 0 is resumed 40% into its sleep.
-		hookCreated("ctl-0"), {Type: eventlog.StepCreated}, waitCreated(d, now.Add(d)),
-		// Iteration 4's sleep is not in the log yet (the program creates a
-		// hook's sleep before the next hook, so it can only be the last).
-		hookCreated("ctl-4"),
+	// At scale 0.001 the driver first looks 15-25 ms in, then every 0.25 ms.
+	env := Env{Scale: 0.001, Seed: 4, MaxFactDelay: time.Hour}
+	raceD := env.Dur(controlSleep)
+	pending := []eventlog.Event{{Type: eventlog.RunCreated}, hookCreated("ctl"),
+		waitCreated("w1", raceD, time.Now().Add(-time.Second))} // elapsed, not completed
+	tests := []struct {
+		name      string
+		resumeErr func(token string, attempt int) error
+		wantErr   bool
+		resumes   int
+	}{
+		{name: "resumed once when clear", resumes: 1},
+		{name: "hook not found: looks again", resumes: 1, resumeErr: func(_ string, n int) error {
+			if n < 2 {
+				return engine.ErrHookNotFound
+			}
+			return nil
+		}},
+		{name: "a disposed hook ends the driver", resumeErr: func(string, int) error { return engine.ErrHookDisposed }},
+		{name: "another error fails the driver", wantErr: true, resumeErr: func(string, int) error { return errors.New("boom") }},
 	}
-	h := newFakeHooks(log)
-	drv := startDriver(t, driveControl, h, Env{Scale: 0.01})
-	polls := 0
-	h.waitFor(t, "resume ctl-0", func(f *fakeHooks) bool {
-		polls = f.logCalls
-		return len(f.resumed) > 0
-	})
-	h.waitFor(t, "poll again", func(f *fakeHooks) bool { return f.logCalls >= polls+3 })
-	if err := drv.stop(t); err != nil {
-		t.Fatalf("driveControl = %v after cancel, want nil", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newFakeHooks(pending)
+			h.resumeErr = tt.resumeErr
+			d := startDriver(t, driveControl, h, env)
+			// While the race sleep is pending the driver only looks.
+			h.waitFor(t, "look at the log 20 times", func(f *fakeHooks) bool { return f.logCalls >= 20 })
+			h.mu.Lock()
+			if len(h.attempts) != 0 {
+				t.Errorf("resumed %v while the race sleep was pending", h.attempts)
+			}
+			h.mu.Unlock()
+			h.setLog(append(pending[:len(pending):len(pending)], waitCompleted("w1")))
+			err := d.wait(t) // the driver ends on its own once it resumed
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("driveControl = %v, want error: %v", err, tt.wantErr)
+			}
+			if len(h.resumed) != tt.resumes {
+				t.Fatalf("resumed %v, want %d resumes", h.resumed, tt.resumes)
+			}
+			want := resumeCall{token: controlToken, dedup: controlToken, payload: fmt.Sprintf("%q", controlPayload)}
+			if tt.resumes > 0 && h.resumed[0] != want {
+				t.Errorf("resumed %+v, want %+v", h.resumed[0], want)
+			}
+		})
 	}
-	want := resumeCall{token: "ctl-0", dedup: "ctl-0", payload: fmt.Sprintf("%q", controlPayload(0))}
-	if len(h.resumed) != 1 || h.resumed[0] != want {
-		t.Errorf("driver resumed %+v, want only %+v", h.resumed, want)
+}
+
+// simControl runs control in virtual time; resume says whether a driver
+// model (driveControl's timing and controlClear) resumes the hook.
+func simControl(t *testing.T, env Env, runID string, resume bool) (*simRun, []ControlIteration, time.Time) {
+	t.Helper()
+	sc := Control()
+	s := newSim(t, sc, env)
+	s.runID = runID
+	s.waitTick = time.Second // completions up to 1 s late, as the engine's timer wake-ups
+	var resumedAt time.Time
+	var poll func(s *simRun)
+	poll = func(s *simRun) {
+		if !controlClear(s.log, env, s.now) {
+			s.after(env.Dur(250*time.Millisecond), poll)
+			return
+		}
+		resumedAt = s.now
+		s.resume(0, controlToken, controlPayload, controlToken)
 	}
+	if resume {
+		s.after(env.Dur(controlResumeDelay(env.Seed, runID)), poll)
+	}
+	in := sc.Input(env, 0)
+	out := s.run(in)
+	if err := sc.Check(mustMarshal(in), out); err != nil {
+		t.Fatalf("Check rejected the simulated run: %v\n%s", err, out)
+	}
+	var its []ControlIteration
+	if err := json.Unmarshal(out, &its); err != nil {
+		t.Fatal(err)
+	}
+	return s, its, resumedAt
+}
+
+// TestControlShape runs control through a clean engine in virtual time, the
+// driver resuming it as driveControl does: the hook_received never lands
+// within the clearance of a pending race sleep, and the run ends in a wake.
+func TestControlShape(t *testing.T) {
+	env := Env{Scale: 1, Seed: 2, MaxFactDelay: 300 * time.Millisecond}
+	for i := range 12 {
+		runID := fmt.Sprintf("wrun_%02d", i)
+		s, its, resumedAt := simControl(t, env, runID, true)
+		if last := its[len(its)-1]; last.Path != pathHook {
+			t.Errorf("%s: resumed at +%s but never woken: %+v", runID, resumedAt.Sub(s.start), its)
+		}
+		// No race sleep pending within the clearance when the payload lands.
+		at := s.at[slicesIndexType(s.log, eventlog.HookReceived)]
+		if !controlClear(s.log[:slicesIndexType(s.log, eventlog.HookReceived)], env, at) {
+			t.Errorf("%s: the payload landed at +%s, within the clearance of a race sleep", runID, at.Sub(s.start))
+		}
+		if i == 0 {
+			t.Logf("control: resumed at +%s, woken in iteration %d, done at +%s (time scale 1)", resumedAt.Sub(s.start), len(its)-1, s.elapsed())
+		}
+		hist := s.history()
+		if countPrefix(hist, "hook_created") != 1 || countPrefix(hist, "hook_received") != 1 || hist[len(hist)-2] != "hook_disposed hook ctl" {
+			t.Errorf("%s: want one hook, created once, resumed once, disposed at the end: %v", runID, hist)
+		}
+	}
+	s, its, _ := simControl(t, env, "wrun_never", false)
+	if len(its) != controlIterations || its[len(its)-1].Path != pathTimer {
+		t.Errorf("unresumed control: %+v, want %d timer iterations", its, controlIterations)
+	}
+	if n := countPrefix(s.history(), "wait_created sleep("); n != 3*controlIterations {
+		t.Errorf("%d sleeps, want 3 per timer iteration (the race's and two in parallel)", n)
+	}
+	t.Logf("control without a wake: done at +%s (time scale 1)", s.elapsed())
+}
+
+func slicesIndexType(log []eventlog.Event, typ eventlog.Type) int {
+	for i, e := range log {
+		if e.Type == typ {
+			return i
+		}
+	}
+	return -1
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -53,7 +54,9 @@ type Scenario struct {
 }
 
 // Registry returns every scenario, by name.
-func Registry() []Scenario { return []Scenario{StepStorm(), HookStorm(), Control()} }
+func Registry() []Scenario {
+	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), Control()}
+}
 
 // Lookup returns the named scenario or an error listing the valid names.
 func Lookup(name string) (Scenario, error) {
@@ -112,6 +115,22 @@ func jitter(spread time.Duration, seed uint64, keys ...int) time.Duration {
 	}
 	n := int64(h.Sum64() % uint64(2*spread.Milliseconds()+1))
 	return time.Duration(n-spread.Milliseconds()) * time.Millisecond
+}
+
+// runKey folds a run id into a jitter key, so runs of one storm draw
+// different (and still reproducible) driver timings.
+func runKey(runID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(runID))
+	return int(h.Sum32())
+}
+
+// driverRand is a driver's own PRNG for a run: its draws are a function of
+// the storm seed, the run id and the stream's name only, never of timing.
+func driverRand(seed uint64, runID, stream string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(stream + "/" + runID))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

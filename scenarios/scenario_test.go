@@ -3,10 +3,12 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -25,7 +27,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v", sc.Name, got.Name, err)
 		}
 	}
-	for _, name := range []string{"step-storm", "hook-storm", "control"} {
+	for _, name := range []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"} {
 		if !seen[name] {
 			t.Errorf("scenario %s is not registered", name)
 		}
@@ -35,13 +37,31 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// wantStep is the one correct outcome of a scenario's step: its result names
+// its arguments (wake-loop's drain pads it), settle also sets its attribute.
+func wantStep(scenario, name string, a stepArgs) engine.StepOutcome {
+	out := engine.StepOutcome{Result: expect(name, a), Took: time.Duration(a.Ms) * time.Millisecond}
+	switch {
+	case scenario == "wake-loop" && name == "drain":
+		out.Result = drainResult(a.R)
+	case name == "settle":
+		out.Attrs = map[string]string{"settle": settleAttr(a.R, a.B)}
+	}
+	return out
+}
+
 func TestPureSteps(t *testing.T) {
 	for _, sc := range Registry() {
 		for name, step := range sc.Steps {
-			args := stepArgs{R: 2, B: 5, Path: pathTimer, Ms: 123}
-			res, err := step(mustMarshal(args))
-			if err != nil || res.Result != expect(name, args) || res.Took != 123*time.Millisecond {
-				t.Errorf("%s/%s = %+v, %v; want %q, 123ms", sc.Name, name, res, err, expect(name, args))
+			for _, args := range []stepArgs{{R: 2, B: 5, Path: pathTimer, Ms: 123}, {R: 4, Ms: 50}} {
+				want := wantStep(sc.Name, name, args)
+				res, err := step(mustMarshal(args))
+				if err != nil || res.Result != want.Result || res.Took != want.Took || !maps.Equal(res.Attrs, want.Attrs) {
+					t.Errorf("%s/%s(%+v) = %+v, %v; want %+v", sc.Name, name, args, res, err, want)
+				}
+				if again, _ := step(mustMarshal(args)); again.Result != res.Result {
+					t.Errorf("%s/%s is not a function of its arguments: %v, then %v", sc.Name, name, res.Result, again.Result)
+				}
 			}
 			if _, err := step(json.RawMessage(`"not args"`)); err == nil {
 				t.Errorf("%s/%s accepted arguments it cannot read", sc.Name, name)
@@ -55,8 +75,9 @@ func TestJitter(t *testing.T) {
 		name   string
 		spread time.Duration
 	}{
-		{"settle spread", settleSpread},
-		{"poke spread", 125 * time.Millisecond},
+		{"poke spread", pokeJitter / 2},
+		{"burst spread", burstJitter / 2},
+		{"control resume spread", controlResumeSpread / 2},
 		{"one millisecond", time.Millisecond},
 		{"no spread", 0},
 	}
@@ -87,7 +108,7 @@ func TestJitter(t *testing.T) {
 			}
 		})
 	}
-	if jitter(settleSpread, 1, 0, 1) == jitter(settleSpread, 1, 1, 0) && jitter(settleSpread, 2, 0, 1) == jitter(settleSpread, 2, 1, 0) {
+	if jitter(pokeJitter, 1, 0, 1) == jitter(pokeJitter, 1, 1, 0) && jitter(pokeJitter, 2, 0, 1) == jitter(pokeJitter, 2, 1, 0) {
 		t.Error("jitter ignores the order of its keys")
 	}
 }
@@ -118,8 +139,11 @@ type fakeHooks struct {
 	logCalls  int
 	resumed   []resumeCall
 	resumeErr func(token string, attempt int) error
-	attempts  map[string]int
-	changed   chan struct{}
+	// onResume, when set, runs (under the fake's lock) for every accepted
+	// resume.
+	onResume func()
+	attempts map[string]int
+	changed  chan struct{}
 }
 
 type resumeCall struct {
@@ -150,7 +174,17 @@ func (f *fakeHooks) ResumeHook(_ context.Context, _, token string, payload any, 
 	}
 	p, _ := json.Marshal(payload)
 	f.resumed = append(f.resumed, resumeCall{token: token, dedup: dedup, payload: string(p)})
+	if f.onResume != nil {
+		f.onResume()
+	}
 	return nil
+}
+
+// setLog replaces the log the driver reads.
+func (f *fakeHooks) setLog(log []eventlog.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = log
 }
 
 func (f *fakeHooks) Log(context.Context, string) ([]eventlog.Event, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 )
 
-// stormInput is the input of step-storm and hook-storm runs.
+// stormInput is the input of step-storm, hook-storm and blocked-branch runs.
 type stormInput struct {
 	Rounds int     `json:"rounds"`
 	Width  int     `json:"width"`
@@ -20,12 +20,20 @@ func (in stormInput) dur(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * in.Scale)
 }
 
+// stormInputFor is the harness's shape, 6 rounds of 8 branches.
+func stormInputFor(env Env, _ int) any {
+	return stormInput{Rounds: 6, Width: 8, Scale: env.Scale, Seed: env.Seed}
+}
+
 // Branch is one branch's ledger entry: which way its race went and what each
 // of its steps returned.
 type Branch struct {
-	R        int    `json:"r"`
-	B        int    `json:"b"`
-	Path     string `json:"path"`
+	R    int    `json:"r"`
+	B    int    `json:"b"`
+	Path string `json:"path"`
+	// Launch is what the step a branch runs before its race returned
+	// (blocked-branch only).
+	Launch   string `json:"launch,omitempty"`
 	Won      string `json:"won,omitempty"`
 	Recover  string `json:"recover,omitempty"`
 	Finalize string `json:"finalize"`
@@ -38,7 +46,8 @@ type Round struct {
 	Reconciles []string `json:"reconciles"`
 }
 
-// StormOutput is the output of step-storm and hook-storm runs.
+// StormOutput is the output of step-storm, hook-storm and blocked-branch
+// runs.
 type StormOutput struct {
 	Rounds []Round `json:"rounds"`
 }
@@ -56,71 +65,110 @@ const (
 	roundPause = time.Second
 )
 
-// raceFunc runs a branch's race and returns its path and the winner's value.
-type raceFunc func(c *engine.Ctx, in stormInput, r, b int) (path, won string, err error)
+// stormShape is what tells the storms built on stormProgram apart.
+type stormShape struct {
+	// poke: a side hook is created before the rounds, never read, and
+	// disposed at the end of the workflow (step-storm).
+	poke bool
+	// roundHooks: each round creates its width hooks (tokens r<r>-b<b>) in
+	// the main branch before the fan-out and disposes of all of them after
+	// the round's reconciles (hook-storm, blocked-branch).
+	roundHooks bool
+	// race runs branch br's race and fills its Path, Won and Launch; h is
+	// the branch's round hook (nil without roundHooks).
+	race func(c *engine.Ctx, in stormInput, br *Branch, h *engine.Hook) error
+}
 
-// stormProgram runs rounds x width branches: each races (raceFunc), then the
-// recover/finalize/release tail behind the race; then 2 + stragglers
+// pokeToken is the token of step-storm's side hook.
+const pokeToken = "poke"
+
+// stormProgram runs rounds x width branches: each races (shape.race), then
+// the recover/finalize/release tail behind the race; then 2 + stragglers
 // reconciles in parallel, then a pause.
-func stormProgram(race raceFunc, poke bool) engine.Program {
+func stormProgram(shape stormShape) engine.Program {
 	return func(c *engine.Ctx) (any, error) {
 		var in stormInput
 		if err := c.Decode(&in); err != nil {
 			return nil, err
 		}
-		if poke {
-			c.Hook("poke") // resumed by the driver, never read
+		var poke *engine.Hook
+		if shape.poke {
+			poke = c.Hook(pokeToken) // resumed by the driver, never read
 		}
 		var out StormOutput
 		for r := range in.Rounds {
-			fs := make([]*engine.Future, in.Width)
-			for b := range in.Width {
-				fs[b] = c.Go(func(c *engine.Ctx) (any, error) { return branchTail(c, in, r, b, race) })
-			}
-			if _, err := c.Await(c.All(fs...)); err != nil {
-				return nil, err
-			}
-			round := Round{}
-			stragglers := 0
-			for _, f := range fs {
-				br, err := await[Branch](c, f)
-				if err != nil {
-					return nil, err
-				}
-				if br.Path == pathTimer {
-					stragglers++
-				}
-				round.Branches = append(round.Branches, br)
-			}
-			recs := make([]*engine.Future, 2+stragglers)
-			for i := range recs {
-				recs[i] = c.Step("reconcile", stepArgs{R: r, B: i, Ms: ms(in.dur(shortStep))})
-			}
-			for _, f := range recs {
-				s, err := await[string](c, f)
-				if err != nil {
-					return nil, err
-				}
-				round.Reconciles = append(round.Reconciles, s)
-			}
-			if _, err := c.Await(c.Sleep(in.dur(roundPause))); err != nil {
+			round, err := stormRound(c, in, shape, r)
+			if err != nil {
 				return nil, err
 			}
 			out.Rounds = append(out.Rounds, round)
+			if _, err := c.Await(c.Sleep(in.dur(roundPause))); err != nil {
+				return nil, err
+			}
+		}
+		if poke != nil {
+			poke.Dispose()
 		}
 		return out, nil
 	}
 }
 
+// stormRound is round r: the round's hooks, the fan-out, the reconciles,
+// then the hooks' disposal.
+func stormRound(c *engine.Ctx, in stormInput, shape stormShape, r int) (Round, error) {
+	hooks := make([]*engine.Hook, in.Width)
+	if shape.roundHooks {
+		for b := range in.Width {
+			hooks[b] = c.Hook(hookToken(r, b))
+		}
+	}
+	fs := make([]*engine.Future, in.Width)
+	for b := range in.Width {
+		fs[b] = c.Go(func(c *engine.Ctx) (any, error) { return branchTail(c, in, r, b, hooks[b], shape.race) })
+	}
+	var round Round
+	if _, err := c.Await(c.All(fs...)); err != nil {
+		return round, err
+	}
+	stragglers := 0
+	for _, f := range fs {
+		br, err := await[Branch](c, f)
+		if err != nil {
+			return round, err
+		}
+		if br.Path == pathTimer {
+			stragglers++
+		}
+		round.Branches = append(round.Branches, br)
+	}
+	recs := make([]*engine.Future, 2+stragglers)
+	for i := range recs {
+		recs[i] = c.Step("reconcile", stepArgs{R: r, B: i, Ms: ms(in.dur(shortStep))})
+	}
+	for _, f := range recs {
+		s, err := await[string](c, f)
+		if err != nil {
+			return round, err
+		}
+		round.Reconciles = append(round.Reconciles, s)
+	}
+	for _, h := range hooks {
+		if h != nil {
+			h.Dispose()
+		}
+	}
+	return round, nil
+}
+
 // branchTail is one branch: the race, then recover (timer path only),
 // finalize and release.
-func branchTail(c *engine.Ctx, in stormInput, r, b int, race raceFunc) (Branch, error) {
+func branchTail(c *engine.Ctx, in stormInput, r, b int, h *engine.Hook, race func(*engine.Ctx, stormInput, *Branch, *engine.Hook) error) (Branch, error) {
 	br := Branch{R: r, B: b}
-	var err error
-	if br.Path, br.Won, err = race(c, in, r, b); err != nil {
+	if err := race(c, in, &br, h); err != nil {
 		return br, err
 	}
 	short := ms(in.dur(shortStep))
+	var err error
 	if br.Path == pathTimer {
 		if br.Recover, err = await[string](c, c.Step("recover", stepArgs{R: r, B: b, Ms: short})); err != nil {
 			return br, err
@@ -135,10 +183,19 @@ func branchTail(c *engine.Ctx, in stormInput, r, b int, race raceFunc) (Branch, 
 	return br, nil
 }
 
-// checkStorm verifies a storm run's output against its ledger; win is the
-// path a branch takes when its race is not won by the timer, and won says
-// what that winner must have returned.
-func checkStorm(rawIn, rawOut json.RawMessage, win string, won func(r, b int) string) error {
+// stormWant is what a storm's check expects of each branch beyond the
+// shared tail.
+type stormWant struct {
+	// win is the path of a race the timer did not win.
+	win string
+	// won is what that winner returned.
+	won func(r, b int) string
+	// launch: every branch ran settle before its race (blocked-branch).
+	launch bool
+}
+
+// checkStorm verifies a storm run's output against its ledger.
+func checkStorm(rawIn, rawOut json.RawMessage, want stormWant) error {
 	var in stormInput
 	var out StormOutput
 	if err := json.Unmarshal(rawIn, &in); err != nil {
@@ -159,27 +216,11 @@ func checkStorm(rawIn, rawOut json.RawMessage, win string, won func(r, b int) st
 			if br.R != r || br.B != b {
 				return fmt.Errorf("round %d branch %d: ledger names r=%d b=%d", r, b, br.R, br.B)
 			}
-			a := stepArgs{R: r, B: b}
-			checks := map[string][2]string{
-				"finalize": {br.Finalize, expect("finalize", stepArgs{R: r, B: b, Path: br.Path})},
-				"release":  {br.Release, expect("release", a)},
+			if err := checkBranch(br, want); err != nil {
+				return fmt.Errorf("round %d branch %d: %w", r, b, err)
 			}
-			switch br.Path {
-			case pathTimer:
+			if br.Path == pathTimer {
 				stragglers++
-				checks["recover"] = [2]string{br.Recover, expect("recover", a)}
-			case win:
-				checks[br.Path] = [2]string{br.Won, won(r, b)}
-				if br.Recover != "" {
-					return fmt.Errorf("round %d branch %d: recover ran on the %s path", r, b, br.Path)
-				}
-			default:
-				return fmt.Errorf("round %d branch %d: unknown path %q (want %s or %s)", r, b, br.Path, pathTimer, win)
-			}
-			for name, got := range checks {
-				if got[0] != got[1] {
-					return fmt.Errorf("round %d branch %d: %s returned %q, want %q", r, b, name, got[0], got[1])
-				}
 			}
 		}
 		if len(round.Reconciles) != 2+stragglers {
@@ -189,6 +230,43 @@ func checkStorm(rawIn, rawOut json.RawMessage, win string, won func(r, b int) st
 			if want := expect("reconcile", stepArgs{R: r, B: i}); s != want {
 				return fmt.Errorf("round %d: reconcile %d returned %q, want %q", r, i, s, want)
 			}
+		}
+	}
+	return nil
+}
+
+// checkBranch verifies one branch's ledger entry: every step it ran
+// returned its one correct value, and it ran the steps of its path only.
+func checkBranch(br Branch, want stormWant) error {
+	r, b := br.R, br.B
+	a := stepArgs{R: r, B: b}
+	type got struct{ name, got, want string }
+	checks := []got{
+		{"finalize", br.Finalize, expect("finalize", stepArgs{R: r, B: b, Path: br.Path})},
+		{"release", br.Release, expect("release", a)},
+	}
+	if want.launch {
+		checks = append(checks, got{"settle (launch)", br.Launch, expect("settle", a)})
+	} else if br.Launch != "" {
+		return fmt.Errorf("a launch %q in a scenario without one", br.Launch)
+	}
+	switch br.Path {
+	case pathTimer:
+		checks = append(checks, got{"recover", br.Recover, expect("recover", a)})
+		if br.Won != "" {
+			return fmt.Errorf("the timer path records a race winner's value %q", br.Won)
+		}
+	case want.win:
+		checks = append(checks, got{br.Path, br.Won, want.won(r, b)})
+		if br.Recover != "" {
+			return fmt.Errorf("recover ran on the %s path", br.Path)
+		}
+	default:
+		return fmt.Errorf("unknown path %q (want %s or %s)", br.Path, pathTimer, want.win)
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			return fmt.Errorf("%s returned %q, want %q", c.name, c.got, c.want)
 		}
 	}
 	return nil

@@ -7,8 +7,9 @@ import (
 )
 
 // stormLedger is the one correct output of a storm run whose branch b of
-// round r took paths[r][b]; won names what a non-timer race winner returns.
-func stormLedger(paths [][]string, won func(r, b int) string) StormOutput {
+// round r took paths[r][b]; want says what a non-timer race winner returns
+// and whether branches launch.
+func stormLedger(paths [][]string, want stormWant) StormOutput {
 	var out StormOutput
 	for r, round := range paths {
 		var rd Round
@@ -17,11 +18,14 @@ func stormLedger(paths [][]string, won func(r, b int) string) StormOutput {
 			br := Branch{R: r, B: b, Path: path,
 				Finalize: expect("finalize", stepArgs{R: r, B: b, Path: path}),
 				Release:  expect("release", stepArgs{R: r, B: b})}
+			if want.launch {
+				br.Launch = settleWon(r, b)
+			}
 			if path == pathTimer {
 				stragglers++
 				br.Recover = expect("recover", stepArgs{R: r, B: b})
 			} else {
-				br.Won = won(r, b)
+				br.Won = want.won(r, b)
 			}
 			rd.Branches = append(rd.Branches, br)
 		}
@@ -59,9 +63,10 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// commonStormCases are the ledgers both storm scenarios must judge alike;
-// win is the scenario's non-timer path, other a path it can never take.
-func commonStormCases(win, other string, won func(r, b int) string) []stormCheckCase {
+// commonStormCases are the ledgers every storm scenario must judge alike;
+// want.win is the scenario's non-timer path, other a path it can never take.
+func commonStormCases(want stormWant, other string) []stormCheckCase {
+	win, won := want.win, want.won
 	br := func(o *StormOutput, r, b int) *Branch { return &o.Rounds[r].Branches[b] }
 	return []stormCheckCase{
 		{name: "correct ledger", ok: true},
@@ -90,6 +95,7 @@ func commonStormCases(win, other string, won func(r, b int) string) []stormCheck
 			br(o, 1, 0).Won = won(1, 1)
 		}},
 		{name: "won value missing", mutate: func(o *StormOutput) { br(o, 1, 0).Won = "" }},
+		{name: "won value on the timer path", mutate: func(o *StormOutput) { br(o, 0, 0).Won = won(0, 0) }},
 		{name: "whole branches swapped", mutate: func(o *StormOutput) {
 			bs := o.Rounds[1].Branches
 			bs[0], bs[1] = bs[1], bs[0]
@@ -139,24 +145,48 @@ func commonStormCases(win, other string, won func(r, b int) string) []stormCheck
 		{name: "no rounds", mutate: func(o *StormOutput) { o.Rounds = nil }},
 		{name: "a branch missing", mutate: func(o *StormOutput) { o.Rounds[1].Branches = o.Rounds[1].Branches[:1] }},
 		{name: "an extra branch", mutate: func(o *StormOutput) {
-			o.Rounds[1].Branches = append(o.Rounds[1].Branches, Branch{R: 1, B: 2, Path: win,
-				Won: won(1, 2), Finalize: expect("finalize", stepArgs{R: 1, B: 2, Path: win}),
-				Release: expect("release", stepArgs{R: 1, B: 2})})
+			extra := stormLedger([][]string{{win, win, win}}, want).Rounds[0].Branches[2]
+			extra.R = 1
+			o.Rounds[1].Branches = append(o.Rounds[1].Branches, extra)
 		}},
+	}
+}
+
+// launchCases are the ledgers a storm's check judges by whether its
+// branches launch (blocked-branch) or not.
+func launchCases(want stormWant) []stormCheckCase {
+	if !want.launch {
+		return []stormCheckCase{
+			{name: "a launch in a scenario without one", mutate: func(o *StormOutput) {
+				o.Rounds[1].Branches[0].Launch = settleWon(1, 0)
+			}},
+		}
+	}
+	return []stormCheckCase{
+		{name: "launch missing", mutate: func(o *StormOutput) { o.Rounds[1].Branches[0].Launch = "" }},
+		{name: "launch of another branch", mutate: func(o *StormOutput) {
+			o.Rounds[1].Branches[0].Launch = settleWon(1, 1)
+		}},
+		{name: "launch results of two rounds swapped", mutate: func(o *StormOutput) {
+			a, b := &o.Rounds[0].Branches[1], &o.Rounds[1].Branches[1]
+			a.Launch, b.Launch = b.Launch, a.Launch
+		}},
+		{name: "launch missing on a straggler", mutate: func(o *StormOutput) { o.Rounds[0].Branches[0].Launch = "" }},
 	}
 }
 
 // runStormCheckCases runs cases against sc.Check, plus the ways the raw
 // input and output can be unreadable.
-func runStormCheckCases(t *testing.T, sc Scenario, win string, won func(r, b int) string, cases []stormCheckCase) {
+func runStormCheckCases(t *testing.T, sc Scenario, want stormWant, cases []stormCheckCase) {
 	t.Helper()
+	win := want.win
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := stormPaths(win)
 			if tc.paths != nil {
 				paths = tc.paths(win)
 			}
-			out := stormLedger(paths, won)
+			out := stormLedger(paths, want)
 			if tc.mutate != nil {
 				tc.mutate(&out)
 			}
@@ -170,7 +200,7 @@ func runStormCheckCases(t *testing.T, sc Scenario, win string, won func(r, b int
 			}
 		})
 	}
-	good := mustMarshal(stormLedger(stormPaths(win), won))
+	good := mustMarshal(stormLedger(stormPaths(win), want))
 	for name, io := range map[string][2]json.RawMessage{
 		"output not JSON":  {stormInputJSON, json.RawMessage(`{"rounds":[`)},
 		"output null":      {stormInputJSON, json.RawMessage(`null`)},
@@ -189,7 +219,7 @@ func runStormCheckCases(t *testing.T, sc Scenario, win string, won func(r, b int
 func TestStormLedgerShape(t *testing.T) {
 	// The hand-built ledger the check tests start from must itself look like
 	// what stormProgram returns: one straggler in round 0, three reconciles.
-	out := stormLedger(stormPaths(pathStep), func(r, b int) string { return "w" })
+	out := stormLedger(stormPaths(pathStep), stormWant{win: pathStep, won: func(r, b int) string { return "w" }})
 	if got := len(out.Rounds[0].Reconciles); got != 3 {
 		t.Fatalf("round 0 has %d reconciles, want 3", got)
 	}

@@ -143,6 +143,8 @@ func TestDecideUsesTheScenariosCheck(t *testing.T) {
 		{"control", reports.Completed},
 		{"step-storm", reports.Silent},
 		{"hook-storm", reports.Silent},
+		{"blocked-branch", reports.Silent},
+		{"wake-loop", reports.Silent},
 	} {
 		sc, err := scenarios.Lookup(tt.scenario)
 		if err != nil {

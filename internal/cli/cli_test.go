@@ -189,7 +189,7 @@ func TestListings(t *testing.T) {
 		names  []string
 	}{
 		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "about"}, presetNames()},
-		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "control"}},
+		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"}},
 		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres", "vercel"}},
 	}
 	for _, tc := range tests {
