@@ -266,10 +266,26 @@ func note(cs []cell) string {
 			stuck += c.Stuck
 		}
 	}
-	if infra == 0 && stuck == 0 {
+	var had, how []string
+	if infra > 0 {
+		had = append(had, plural(infra, "infra run"))
+		how = append(how, "infra runs are left out of n")
+	}
+	if stuck > 0 {
+		had = append(had, plural(stuck, "stuck run"))
+		how = append(how, "stuck runs count as not corrupted")
+	}
+	if had == nil {
 		return ""
 	}
-	return fmt.Sprintf("judged with %d infra and %d stuck runs in its cells: infra runs are left out of n, stuck runs count as not corrupted", infra, stuck)
+	return fmt.Sprintf("judged with %s in its cells: %s", strings.Join(had, " and "), strings.Join(how, ", "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // A metric counts a cell's runs of some kind.

@@ -189,17 +189,19 @@ func poolSize(c storm.Config) int32 {
 
 // trimLists drops empty items and spaces from comma-separated flags.
 func trimLists(c storm.Config) storm.Config {
-	clean := func(xs []string) []string {
-		var out []string
-		for _, x := range xs {
-			if x = strings.TrimSpace(x); x != "" {
-				out = append(out, x)
-			}
-		}
-		return out
-	}
-	c.Worlds, c.Scenarios, c.Conditions = clean(c.Worlds), clean(c.Scenarios), clean(c.Conditions)
+	c.Worlds, c.Scenarios, c.Conditions = trimList(c.Worlds), trimList(c.Scenarios), trimList(c.Conditions)
 	return c
+}
+
+// trimList drops empty items and spaces from one comma-separated flag.
+func trimList(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // lessGC lets the heap grow to five times the live data between collections
