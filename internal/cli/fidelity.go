@@ -23,8 +23,9 @@ const FidelityFile = "fidelity.json"
 
 // DefaultVercelRuns is fidelity's runs per cell on the vercel world: its
 // 12 cells x 18 = 216 runs, the size of the vercel storm the README
-// measured at 7m42s on 2 cores (8 in flight), so the vercel storm fits in
-// about 10 minutes with room for its slower cells (tail-fence's convoys).
+// measured at 7m42s on 2 cores (8 in flight); a 12-run probe of these cells
+// averaged 18 s a run, which also puts 216 runs at about 8 minutes: within
+// the 10 minutes a check should take, with room for a slower machine.
 const DefaultVercelRuns = 18
 
 // FidelityOptions are the fidelity command's options.
@@ -92,7 +93,7 @@ holding one per world; nothing runs and nothing is written unless --out.
 Exit 0 when every claim passes, 1 when one fails or is unknown, 2 for bad
 usage, 3 when a store is unavailable, 130 when interrupted (Ctrl-C: the
 claims are judged on what was measured).`,
-		Example: `  # local and postgres, 24 runs per cell (about 10 minutes on 2 cores)
+		Example: `  # local and postgres, 24 runs per cell (an estimated 10 minutes on 2 cores)
   stormctl fidelity
 
   # the vercel world too, at its own run count
