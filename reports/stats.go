@@ -61,6 +61,29 @@ func FisherExact(a, b, c, d int) float64 {
 	return math.Min(1, p)
 }
 
+// FisherGreater returns the one-sided p-value of Fisher's exact test on the
+// 2x2 table [[a, b], [c, d]] against the alternative that row 1's rate
+// a/(a+b) is greater than row 2's c/(c+d): the probability, with the margins
+// fixed, of a top-left count of a or more (hypergeometric, summed in log
+// space). Swap the rows to test "less". A table with no runs gives 1.
+func FisherGreater(a, b, c, d int) float64 {
+	if a < 0 || b < 0 || c < 0 || d < 0 {
+		return math.NaN()
+	}
+	row1, row2, col1 := a+b, c+d, a+c
+	n := row1 + row2
+	if n == 0 {
+		return 1
+	}
+	logTotal := combin.LogGeneralizedBinomial(float64(n), float64(col1))
+	p := 0.0
+	for x := a; x <= min(row1, col1); x++ {
+		p += math.Exp(combin.LogGeneralizedBinomial(float64(row1), float64(x)) +
+			combin.LogGeneralizedBinomial(float64(row2), float64(col1-x)) - logTotal)
+	}
+	return math.Min(1, p)
+}
+
 // RunsNeeded is the number of runs per side needed to detect a difference
 // between rates p1 and p2 with a two-sided test at level alpha and the given
 // power (normal approximation for two proportions). ok is false when the

@@ -121,3 +121,22 @@ func TestRunsNeeded(t *testing.T) {
 		})
 	}
 }
+
+func TestFisherGreater(t *testing.T) {
+	rows, lines := fixtureRows(t, "stats/fisher-greater.txt")
+	for i, r := range rows {
+		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
+			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
+			want := atof(t, r[4])
+			if got := reports.FisherGreater(a, b, c, d); !near(got, want, 1e-6) {
+				t.Errorf("fisher-greater.txt:%d: FisherGreater(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
+			}
+			// "Row 1's rate is lower" is the same tail as "row 2's is
+			// greater" (swap the rows) and as "row 1's other column is
+			// greater" (swap the columns).
+			if cols, rows := reports.FisherGreater(b, a, d, c), reports.FisherGreater(c, d, a, b); !near(cols, rows, 1e-9) {
+				t.Errorf("fisher-greater.txt:%d: columns swapped %.10g, rows swapped %.10g: want equal", lines[i], cols, rows)
+			}
+		})
+	}
+}

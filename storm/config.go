@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,6 +188,37 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Only prunes a validated plan to the listed cells, in the plan's own
+// order, and drops the conditions and page sizes no remaining cell uses.
+// It is how a caller runs part of the matrix world x scenario x condition
+// (stormctl fidelity runs only the cells its claims read): Run, storm.json's
+// cells and every artifact then hold only these cells, as they would for a
+// storm whose matrix had only them. A key the plan does not hold is an
+// error naming it (a filter never adds a cell), and so is an empty list.
+func (p *Plan) Only(keys []reports.CellKey) error {
+	if len(keys) == 0 {
+		return fmt.Errorf("no cells to run: the cell filter is empty")
+	}
+	want := make(map[reports.CellKey]bool, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(p.Cells, k) {
+			return fmt.Errorf("cell %s is not in the storm's matrix (worlds %s, scenarios %s, conditions %s)", k,
+				strings.Join(p.Config.Worlds, ","), strings.Join(p.Config.Scenarios, ","), strings.Join(p.Config.Conditions, ","))
+		}
+		want[k] = true
+	}
+	p.Cells = slices.DeleteFunc(p.Cells, func(k reports.CellKey) bool { return !want[k] })
+	conds, pages := map[string]Condition{}, map[string]int{}
+	for _, k := range p.Cells {
+		cond := p.Conditions[k.Condition]
+		conds[k.Condition] = cond
+		key := PageSizeKey(k.World, cond.Knobs.Scheme)
+		pages[key] = p.PageSizes[key]
+	}
+	p.Conditions, p.PageSizes = conds, pages
+	return nil
 }
 
 func contains(xs []string, x string) bool {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +281,78 @@ func TestConfigValidatePlan(t *testing.T) {
 			}
 			if len(entries) != 0 {
 				t.Errorf("Validate left files in --out: %v", entries)
+			}
+		})
+	}
+}
+
+func TestPlanOnly(t *testing.T) {
+	key := func(w, s, c string) reports.CellKey { return reports.CellKey{World: w, Scenario: s, Condition: c} }
+	tests := []struct {
+		name      string
+		keys      []reports.CellKey
+		wantCells []reports.CellKey // nil: Only fails
+		wantConds []string
+		pageSizes map[string]int
+		wantErr   []string // the message must contain each
+	}{
+		{
+			name:      "keeps the plan's order, not the filter's",
+			keys:      []reports.CellKey{key("paged", "control", "seq"), key("local", "step-storm", "main")},
+			wantCells: []reports.CellKey{key("local", "step-storm", "main"), key("paged", "control", "seq")},
+			wantConds: []string{"main", "seq"},
+			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "paged/seq": 500},
+		},
+		{
+			name:      "drops the conditions and page sizes no cell uses",
+			keys:      []reports.CellKey{key("paged", "control", "seq"), key("paged", "step-storm", "seq")},
+			wantCells: []reports.CellKey{key("paged", "step-storm", "seq"), key("paged", "control", "seq")},
+			wantConds: []string{"seq"},
+			pageSizes: map[string]int{"paged/seq": 500},
+		},
+		{
+			name:    "a cell outside the matrix",
+			keys:    []reports.CellKey{key("local", "control", "main"), key("local", "hook-storm", "main")},
+			wantErr: []string{"local/hook-storm/main", "not in the storm's matrix", "step-storm,control"},
+		},
+		{name: "nothing", keys: nil, wantErr: []string{"empty"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig(t)
+			c.Worlds, c.Scenarios, c.Conditions = []string{"local", "paged"}, []string{"step-storm", "control"}, []string{"main", "seq"}
+			plan, err := c.Validate(testRegistry())
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			err = plan.Only(tc.keys)
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatalf("Only = nil, want an error; cells %v", plan.Cells)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Only: %v", err)
+			}
+			if !reflect.DeepEqual(plan.Cells, tc.wantCells) {
+				t.Errorf("plan.Cells =\n%v\nwant\n%v", plan.Cells, tc.wantCells)
+			}
+			var conds []string
+			for name := range plan.Conditions {
+				conds = append(conds, name)
+			}
+			slices.Sort(conds)
+			if !reflect.DeepEqual(conds, tc.wantConds) {
+				t.Errorf("plan.Conditions = %v, want %v", conds, tc.wantConds)
+			}
+			if !reflect.DeepEqual(plan.PageSizes, tc.pageSizes) {
+				t.Errorf("plan.PageSizes = %v, want %v", plan.PageSizes, tc.pageSizes)
 			}
 		})
 	}

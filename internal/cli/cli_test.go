@@ -63,6 +63,16 @@ func readOnlyDir(t *testing.T) string {
 	return dir
 }
 
+// emptyDir returns an empty directory.
+func emptyDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "empty")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // underFile returns a path whose parent is a regular file.
 func underFile(t *testing.T) string {
 	t.Helper()
@@ -121,6 +131,22 @@ func TestUsageErrors(t *testing.T) {
 		{"storm argument", []string{"storm", "extra-arg", "--out", "{out}"}, nil, []string{"extra-arg"}},
 		{"conditions argument", []string{"conditions", "extra-arg"}, nil, []string{"extra-arg"}},
 		{"listing format", []string{"worlds", "--format", "xml"}, nil, []string{"--format", `"xml"`}},
+		{"fidelity unknown world", []string{"fidelity", "--world", "local,nope", "--out", "{out}"}, nil, []string{"--world", `"nope"`, "local, postgres, vercel"}},
+		{"fidelity world twice", []string{"fidelity", "--world", "local,local", "--out", "{out}"}, nil, []string{"--world", `"local"`, "twice"}},
+		{"fidelity no world", []string{"fidelity", "--world", "", "--out", "{out}"}, nil, []string{"--world", "local"}},
+		{"fidelity runs zero", []string{"fidelity", "--runs", "0", "--out", "{out}"}, nil, []string{"--runs", "0"}},
+		{"fidelity vercel runs zero", []string{"fidelity", "--vercel-runs", "0", "--out", "{out}"}, nil, []string{"--vercel-runs", "0"}},
+		{"fidelity runs in flight zero", []string{"fidelity", "--runs-in-flight", "0", "--out", "{out}"}, nil, []string{"--runs-in-flight"}},
+		{"fidelity time scale zero", []string{"fidelity", "--time-scale", "0", "--out", "{out}"}, nil, []string{"--time-scale"}},
+		{"fidelity timeout zero", []string{"fidelity", "--timeout", "0s", "--out", "{out}"}, nil, []string{"--timeout"}},
+		{"fidelity format", []string{"fidelity", "--format", "xml", "--out", "{out}"}, nil, []string{"--format", `"xml"`, "table", "markdown", "json"}},
+		{"fidelity out under a file", []string{"fidelity", "--world", "local", "--out", "{out}"}, underFile, []string{"--out"}},
+		{"fidelity argument", []string{"fidelity", "extra-arg"}, nil, []string{"extra-arg"}},
+		{"fidelity --from with --runs", []string{"fidelity", "--from", "{out}", "--runs", "3"}, nil, []string{"--runs", "--from"}},
+		{"fidelity --from with an endpoint", []string{"fidelity", "--from", "{out}", "--pg-url", "postgres://x"}, nil, []string{"--pg-url", "--from"}},
+		{"fidelity --from nothing there", []string{"fidelity", "--from", "{out}"}, nil, []string{"--from", "{out}"}},
+		{"fidelity --from no storm in it", []string{"fidelity", "--from", "{out}"}, emptyDir, []string{"--from", "not a storm directory"}},
+		{"fidelity --from unknown world", []string{"fidelity", "--from", "{out}", "--world", "nope"}, nil, []string{"--world", `"nope"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +172,7 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("stderr = %q, want one line starting with \"stormctl: \"", stderr)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(stderr, w) {
+				if w = strings.ReplaceAll(w, "{out}", out); !strings.Contains(stderr, w) {
 					t.Errorf("stderr %q does not mention %q", stderr, w)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -123,27 +125,41 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return err
 	}
 	defer stopProfile()
-	progress := newProgress(opts.IO)
-	if cfg.Shard.IsZero() {
-		fmt.Fprintf(opts.IO.ErrOut, "storm: %d cells x %d runs, %d in flight, artifacts in %s\n", len(plan.Cells), cfg.Runs, plan.RunsInFlight, cfg.Out)
-	} else {
-		fmt.Fprintf(opts.IO.ErrOut, "storm: shard %s: %d cells x %d of %d runs, %d in flight, artifacts in %s\n", cfg.Shard, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, plan.RunsInFlight, cfg.Out)
+	label := "storm"
+	if !cfg.Shard.IsZero() {
+		label = "storm: shard " + cfg.Shard.String()
 	}
-	sum, runErr := storm.Run(ctx, plan, storm.Deps{
-		Worlds: reg, Logger: logger, Progress: progress, Version: opts.Factory.Version,
-	})
+	sum, runErr := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
 	if sum != nil {
 		if err := reports.Render(opts.IO.Out, sum, format); err != nil {
 			return err
 		}
 	}
+	return runErr
+}
+
+// runPlan runs one validated plan as `storm` does: a header line (after
+// label) and live progress on stderr, artifacts appended to the plan's
+// --out, and storm.Run's errors typed for the exit code (Ctrl-C:
+// ErrInterrupted; an unreachable store or no PostgreSQL: *InfraError). The
+// summary, partial when interrupted, comes back whenever the storm started.
+func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
+	cfg := plan.Config
+	if cfg.Shard.IsZero() {
+		fmt.Fprintf(io.ErrOut, "%s: %d cells x %d runs, %d in flight, artifacts in %s\n", label, len(plan.Cells), cfg.Runs, plan.RunsInFlight, cfg.Out)
+	} else {
+		fmt.Fprintf(io.ErrOut, "%s: %d cells x %d of %d runs, %d in flight, artifacts in %s\n", label, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, plan.RunsInFlight, cfg.Out)
+	}
+	sum, runErr := storm.Run(ctx, plan, storm.Deps{
+		Worlds: reg, Logger: logger, Progress: newProgress(io), Version: f.Version,
+	})
 	switch {
 	case errors.Is(runErr, storm.ErrInterrupted):
-		return ErrInterrupted
+		return sum, ErrInterrupted
 	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres):
-		return &InfraError{Err: runErr}
+		return sum, &InfraError{Err: runErr}
 	}
-	return runErr
+	return sum, runErr
 }
 
 // fillEmpty applies Config.Defaults only to what the flags leave empty
@@ -173,17 +189,19 @@ func poolSize(c storm.Config) int32 {
 
 // trimLists drops empty items and spaces from comma-separated flags.
 func trimLists(c storm.Config) storm.Config {
-	clean := func(xs []string) []string {
-		var out []string
-		for _, x := range xs {
-			if x = strings.TrimSpace(x); x != "" {
-				out = append(out, x)
-			}
-		}
-		return out
-	}
-	c.Worlds, c.Scenarios, c.Conditions = clean(c.Worlds), clean(c.Scenarios), clean(c.Conditions)
+	c.Worlds, c.Scenarios, c.Conditions = trimList(c.Worlds), trimList(c.Scenarios), trimList(c.Conditions)
 	return c
+}
+
+// trimList drops empty items and spaces from one comma-separated flag.
+func trimList(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // lessGC lets the heap grow to five times the live data between collections

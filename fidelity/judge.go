@@ -1,0 +1,293 @@
+package fidelity
+
+// The judges: how a claim's cells become a verdict, and the measured text
+// printed beside the reference.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/stormctl/stormctl/reports"
+)
+
+// judgement is what a judge makes of a claim's cells.
+type judgement struct {
+	measured string
+	verdict  Verdict
+	reason   string
+}
+
+// cell is a claim's cell on one world: its key, and its summary row (nil
+// when the summary has none).
+type cell struct {
+	key reports.CellKey
+	*reports.Cell
+}
+
+// n is the runs that measured something: runs less infra.
+func (c cell) n() int {
+	if c.Cell == nil {
+		return 0
+	}
+	return c.Runs - c.Infra
+}
+
+// unmeasured says why the cell measured nothing, or "".
+func (c cell) unmeasured() string {
+	switch {
+	case c.Cell == nil:
+		return c.key.String() + " is not in the storm"
+	case c.Runs == 0:
+		return c.key.String() + " has no runs (interrupted?)"
+	case c.n() == 0:
+		return fmt.Sprintf("%s: all %d runs were infra", c.key, c.Runs)
+	}
+	return ""
+}
+
+// unknown is the judgement of a claim some of whose cells measured
+// nothing, or ok false when all of them measured something.
+func unknown(cs []cell) (j judgement, ok bool) {
+	var why []string
+	for _, c := range cs {
+		if w := c.unmeasured(); w != "" {
+			why = append(why, w)
+		}
+	}
+	if why == nil {
+		return judgement{}, false
+	}
+	return judgement{measured: "not measured", verdict: Unknown, reason: strings.Join(why, "; ")}, true
+}
+
+// note tells of infra and stuck runs among the claim's cells.
+func note(cs []cell) string {
+	infra, stuck := 0, 0
+	for _, c := range cs {
+		if c.Cell != nil {
+			infra += c.Infra
+			stuck += c.Stuck
+		}
+	}
+	var had, how []string
+	if infra > 0 {
+		had = append(had, plural(infra, "infra run"))
+		how = append(how, "infra runs are left out of n")
+	}
+	if stuck > 0 {
+		had = append(had, plural(stuck, "stuck run"))
+		how = append(how, "stuck runs count as not corrupted")
+	}
+	if had == nil {
+		return ""
+	}
+	return fmt.Sprintf("judged with %s in its cells: %s", strings.Join(had, " and "), strings.Join(how, ", "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// A metric counts a cell's runs of some kind.
+type metric func(*reports.Cell) int
+
+func bad(c *reports.Cell) int       { return c.Corrupted + c.Silent }
+func corrupted(c *reports.Cell) int { return c.Corrupted }
+
+// frac is "k/n (rate)".
+func frac(k, n int) string { return fmt.Sprintf("%d/%d (%s)", k, n, pct(k, n)) }
+
+func pct(k, n int) string {
+	if n == 0 {
+		return "—"
+	}
+	r := 100 * float64(k) / float64(n)
+	if r == math.Trunc(r) {
+		return fmt.Sprintf("%.0f%%", r)
+	}
+	return fmt.Sprintf("%.1f%%", r)
+}
+
+// judgeHeavy: corrupted+silent is at least half the runs.
+func judgeHeavy(cs []cell) judgement {
+	if j, ok := unknown(cs); ok {
+		return j
+	}
+	c := cs[0]
+	k, n := bad(c.Cell), c.n()
+	j := judgement{measured: frac(k, n)}
+	if 2*k >= n {
+		j.verdict, j.reason = Pass, fmt.Sprintf("corrupted+silent %s ≥ 50%%", pct(k, n))
+	} else {
+		j.verdict, j.reason = Fail, fmt.Sprintf("corrupted+silent %s < 50%%: the model's storm is not sharp here", pct(k, n))
+	}
+	return j
+}
+
+// judgeClean: no cell has a corrupted, silent or gap run. A dirty cell
+// fails the claim even when another cell measured nothing.
+func judgeClean(cs []cell) judgement {
+	k, n, cells := 0, 0, 0
+	var dirty []string
+	for _, c := range cs {
+		if c.unmeasured() != "" {
+			continue
+		}
+		cells++
+		b := c.Corrupted + c.Silent + c.Gap
+		k, n = k+b, n+c.n()
+		if b > 0 {
+			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", c.key.Condition, c.Corrupted, c.Silent, c.Gap))
+		}
+	}
+	j := judgement{measured: fmt.Sprintf("%d/%d over %d of %d cells", k, n, cells, len(cs))}
+	switch cells {
+	case 0:
+		j.measured = "not measured"
+	case len(cs):
+		j.measured = fmt.Sprintf("%d/%d over %d cells", k, n, cells)
+	}
+	switch u, unmeasured := unknown(cs); {
+	case dirty != nil:
+		j.verdict, j.reason = Fail, "a dirty control means the harness is broken: "+strings.Join(dirty, "; ")
+	case unmeasured:
+		j.verdict, j.reason = Unknown, u.reason
+	default:
+		j.verdict, j.reason = Pass, "0 in every condition"
+	}
+	return j
+}
+
+// judgeCut: cell 1 cuts cell 0's rate of m by at least Factor (and, with
+// silentZero, has no silent run).
+func judgeCut(m metric, name string, silentZero bool) func([]cell) judgement {
+	return func(cs []cell) judgement {
+		if j, ok := unknown(cs); ok {
+			return j
+		}
+		base, fix := cs[0], cs[1]
+		bk, bn, fk, fn := m(base.Cell), base.n(), m(fix.Cell), fix.n()
+		j := judgement{measured: fmt.Sprintf("%s → %s", frac(bk, bn), frac(fk, fn))}
+		if bk > 0 {
+			j.measured += " " + cutBy(bk, bn, fk, fn)
+		}
+		if silentZero {
+			j.measured += fmt.Sprintf("; %s silent %d", fix.key.Condition, fix.Silent)
+		}
+		if bk == 0 {
+			j.verdict, j.reason = Fail, base.key.Condition+" did not corrupt"
+			return j
+		}
+		var broken []string
+		if bk*fn < Factor*fk*bn {
+			broken = append(broken, fmt.Sprintf("%s cut %s only %s, needs ≥ %dx", fix.key.Condition, name, cutBy(bk, bn, fk, fn), Factor))
+		}
+		if silentZero && fix.Silent > 0 {
+			broken = append(broken, fmt.Sprintf("%s silent %d, needs 0", fix.key.Condition, fix.Silent))
+		}
+		if broken != nil {
+			j.verdict, j.reason = Fail, strings.Join(broken, "; ")
+		} else {
+			j.verdict, j.reason = Pass, fmt.Sprintf("%s cut %s %s ≥ %dx", fix.key.Condition, name, cutBy(bk, bn, fk, fn), Factor)
+			if silentZero {
+				j.reason += ", silent 0"
+			}
+		}
+		if !silentZero { // say where the silent runs went, since they are not held to 0
+			j.reason += fmt.Sprintf(" (%s only, as the reference counts; silent %d → %d)", name, base.Silent, fix.Silent)
+		}
+		return j
+	}
+}
+
+// cutBy is base's rate over fix's: "(6.4x)", or "(to 0)".
+func cutBy(bk, bn, fk, fn int) string {
+	if fk == 0 {
+		return "(to 0)"
+	}
+	return fmt.Sprintf("(%.1fx)", (float64(bk)/float64(bn))/(float64(fk)/float64(fn)))
+}
+
+// A direction is the way a shift would break a "not worse"/"not better"
+// claim: cell 1's rate higher, or lower, than cell 0's.
+type direction int
+
+const (
+	higher direction = iota
+	lower
+)
+
+func (d direction) String() string {
+	if d == higher {
+		return "higher"
+	}
+	return "lower"
+}
+
+// judgeShift: cell 1's rate of m is not significantly shifted in direction
+// d from cell 0's: it fails only when the rate moved that way and the
+// one-sided Fisher exact test gives p < Alpha.
+func judgeShift(m metric, name string, d direction) func([]cell) judgement {
+	return func(cs []cell) judgement {
+		if j, ok := unknown(cs); ok {
+			return j
+		}
+		base, other := cs[0], cs[1]
+		bk, bn, xk, xn := m(base.Cell), base.n(), m(other.Cell), other.n()
+		var moved bool
+		var p float64
+		if d == higher {
+			moved, p = xk*bn > bk*xn, reports.FisherGreater(xk, xn-xk, bk, bn-bk)
+		} else {
+			moved, p = xk*bn < bk*xn, reports.FisherGreater(bk, bn-bk, xk, xn-xk)
+		}
+		j := judgement{measured: fmt.Sprintf("%s → %s, p=%.3g", frac(bk, bn), frac(xk, xn), p)}
+		who := fmt.Sprintf("%s's %s", other.key.Condition, name)
+		switch {
+		case !moved:
+			j.verdict, j.reason = Pass, fmt.Sprintf("%s is not %s than %s's", who, d, base.key.Condition)
+		case p < Alpha:
+			j.verdict, j.reason = Fail, fmt.Sprintf("%s is significantly %s than %s's: one-sided Fisher p=%.3g < %g", who, d, base.key.Condition, p, Alpha)
+		default:
+			j.verdict, j.reason = Pass, fmt.Sprintf("%s is %s than %s's, but not significantly: one-sided Fisher p=%.3g ≥ %g", who, d, base.key.Condition, p, Alpha)
+		}
+		return j
+	}
+}
+
+// judgeTarget: no corrupted, silent or gap run in any cell, and the fence
+// rejected something over the cells (a fence that never rejects has told us
+// nothing). A dirty cell fails the claim even when another measured nothing.
+func judgeTarget(cs []cell) judgement {
+	var c, s, g, n, rej, cells int
+	var dirty []string
+	for _, x := range cs {
+		if x.unmeasured() != "" {
+			continue
+		}
+		cells++
+		c, s, g, n, rej = c+x.Corrupted, s+x.Silent, g+x.Gap, n+x.n(), rej+x.Rejections
+		if x.Corrupted+x.Silent+x.Gap > 0 {
+			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", x.key.Scenario, x.Corrupted, x.Silent, x.Gap))
+		}
+	}
+	j := judgement{measured: fmt.Sprintf("%d corrupted, %d silent, %d gap of %d runs; %d rejections", c, s, g, n, rej)}
+	if cells == 0 {
+		j.measured = "not measured"
+	}
+	switch u, unmeasured := unknown(cs); {
+	case dirty != nil:
+		j.verdict, j.reason = Fail, "the target is not clean: "+strings.Join(dirty, "; ")
+	case unmeasured:
+		j.verdict, j.reason = Unknown, u.reason
+	case rej == 0:
+		j.verdict, j.reason = Fail, "the fence never rejected a write: a fenced condition that never rejects has told us nothing"
+	default:
+		j.verdict, j.reason = Pass, fmt.Sprintf("clean, and the fence rejected %d writes", rej)
+	}
+	return j
+}

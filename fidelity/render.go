@@ -1,0 +1,177 @@
+package fidelity
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// SchemaVersion is the version of fidelity.json this build writes.
+const SchemaVersion = 1
+
+// Report is fidelity.json: every claim judged on every world, with the
+// storm each world's claims were judged on. **contract**
+type Report struct {
+	Schema int `json:"schema"`
+	// Storms maps each world to the storm directory its cells came from.
+	Storms  map[string]string `json:"storms"`
+	Results []Result          `json:"results"`
+	// Passed, Failed and Unknown count Results by verdict.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Unknown int `json:"unknown"`
+	// Interrupted says a storm was stopped before its runs ended.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// NewReport counts results by verdict.
+func NewReport(results []Result, storms map[string]string) *Report {
+	r := &Report{Schema: SchemaVersion, Storms: storms, Results: results}
+	if r.Storms == nil {
+		r.Storms = map[string]string{}
+	}
+	if r.Results == nil {
+		r.Results = []Result{}
+	}
+	for _, x := range results {
+		switch x.Verdict {
+		case Pass:
+			r.Passed++
+		case Fail:
+			r.Failed++
+		default:
+			r.Unknown++
+		}
+	}
+	return r
+}
+
+// AllPass says every claim passed: none failed, none unknown, at least one.
+func (r *Report) AllPass() bool { return len(r.Results) > 0 && r.Passed == len(r.Results) }
+
+// Line is the closing line: "fidelity: N of M claims pass", with the
+// failed and unknown counts when there are any.
+func (r *Report) Line() string {
+	s := fmt.Sprintf("fidelity: %d of %d claims pass", r.Passed, len(r.Results))
+	var rest []string
+	if r.Failed > 0 {
+		rest = append(rest, fmt.Sprintf("%d fail", r.Failed))
+	}
+	if r.Unknown > 0 {
+		rest = append(rest, fmt.Sprintf("%d unknown", r.Unknown))
+	}
+	if rest != nil {
+		s += " (" + strings.Join(rest, ", ") + ")"
+	}
+	return s
+}
+
+var header = []string{"claim", "reference", "measured", "verdict"}
+
+// shown is a verdict as the tables print it.
+func shown(v Verdict) string {
+	switch v {
+	case Pass:
+		return "PASS"
+	case Fail:
+		return "FAIL"
+	}
+	return string(v)
+}
+
+// worlds splits results by world, keeping their order.
+func (r *Report) worlds() (names []string, by map[string][]Result) {
+	by = map[string][]Result{}
+	for _, x := range r.Results {
+		if _, ok := by[x.World]; !ok {
+			names = append(names, x.World)
+		}
+		by[x.World] = append(by[x.World], x)
+	}
+	return names, by
+}
+
+// explanations are the lines under a world's table: why each claim that
+// did not pass did not, and every note.
+func explanations(results []Result) []string {
+	var out []string
+	for _, x := range results {
+		if x.Verdict != Pass {
+			out = append(out, fmt.Sprintf("%s %s: %s", shown(x.Verdict), x.Claim, x.Reason))
+		}
+		if x.Note != "" {
+			out = append(out, fmt.Sprintf("note %s: %s", x.Claim, x.Note))
+		}
+	}
+	return out
+}
+
+// Render writes the report in format (reports.FormatTable, FormatMarkdown
+// or FormatJSON): per world a table claim | reference | measured | verdict
+// and the reasons of the claims that did not pass, then Line.
+func Render(w io.Writer, r *Report, format string) error {
+	if format == reports.FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	md := format == reports.FormatMarkdown
+	names, by := r.worlds()
+	for _, world := range names {
+		title := world
+		if dir := r.Storms[world]; dir != "" {
+			title += " (" + dir + ")"
+		}
+		opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+		if md {
+			title = "#### " + title + "\n"
+			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+		}
+		if _, err := fmt.Fprintln(w, title); err != nil {
+			return err
+		}
+		t := tablewriter.NewTable(w, opts...)
+		t.Header(header)
+		for _, x := range by[world] {
+			row := []string{x.Text, x.Reference, x.Measured, shown(x.Verdict)}
+			if md {
+				for i := range row {
+					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+				}
+			}
+			if err := t.Append(row); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		prefix := "  "
+		if md {
+			prefix = "- "
+			if lines := explanations(by[world]); lines != nil {
+				fmt.Fprintln(w)
+			}
+		}
+		for _, l := range explanations(by[world]) {
+			if _, err := fmt.Fprintln(w, prefix+l); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	line := r.Line()
+	if md {
+		line = "**" + line + "**"
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}

@@ -1,0 +1,97 @@
+package fidelity_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/reports"
+)
+
+func results(verdicts ...fidelity.Verdict) []fidelity.Result {
+	var out []fidelity.Result
+	for i, v := range verdicts {
+		world := "local"
+		if i%2 == 1 {
+			world = "postgres"
+		}
+		out = append(out, fidelity.Result{World: world, Claim: "c" + string(rune('a'+i)), Text: "claim text", Reference: "ref",
+			Measured: "1/2 (50%)", Verdict: v, Reason: "because " + string(v)})
+	}
+	return out
+}
+
+func TestReportLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		verdicts []fidelity.Verdict
+		line     string
+		allPass  bool
+	}{
+		{"all pass", []fidelity.Verdict{fidelity.Pass, fidelity.Pass}, "fidelity: 2 of 2 claims pass", true},
+		{"one fails", []fidelity.Verdict{fidelity.Pass, fidelity.Fail}, "fidelity: 1 of 2 claims pass (1 fail)", false},
+		{"unknown is not a pass", []fidelity.Verdict{fidelity.Pass, fidelity.Unknown}, "fidelity: 1 of 2 claims pass (1 unknown)", false},
+		{"both", []fidelity.Verdict{fidelity.Fail, fidelity.Unknown, fidelity.Pass}, "fidelity: 1 of 3 claims pass (1 fail, 1 unknown)", false},
+		{"nothing judged is not a pass", nil, "fidelity: 0 of 0 claims pass", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fidelity.NewReport(results(tc.verdicts...), nil)
+			if got := r.Line(); got != tc.line {
+				t.Errorf("Line = %q, want %q", got, tc.line)
+			}
+			if r.AllPass() != tc.allPass {
+				t.Errorf("AllPass = %v, want %v", r.AllPass(), tc.allPass)
+			}
+		})
+	}
+}
+
+func TestRender(t *testing.T) {
+	r := fidelity.NewReport(results(fidelity.Pass, fidelity.Fail, fidelity.Unknown), map[string]string{"local": "out/local"})
+	tests := []struct {
+		format string
+		want   []string // in this order
+	}{
+		{reports.FormatTable, []string{"local (out/local)", "claim", "reference", "measured", "verdict", "PASS", "unknown",
+			"  unknown cc: because unknown", "postgres\n", "FAIL", "  FAIL cb: because fail", "fidelity: 1 of 3 claims pass (1 fail, 1 unknown)\n"}},
+		{reports.FormatMarkdown, []string{"#### local (out/local)\n", "| claim", "| PASS", "- unknown cc: because unknown", "#### postgres\n",
+			"- FAIL cb: because fail", "**fidelity: 1 of 3 claims pass (1 fail, 1 unknown)**\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := fidelity.Render(&buf, r, tc.format); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			at := 0
+			for _, w := range tc.want {
+				i := strings.Index(out[at:], w)
+				if i < 0 {
+					t.Fatalf("output lacks %q after byte %d:\n%s", w, at, out)
+				}
+				at += i + len(w)
+			}
+		})
+	}
+	t.Run("json", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := fidelity.Render(&buf, r, reports.FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		var back fidelity.Report
+		if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+			t.Fatalf("not a report: %v\n%s", err, buf.String())
+		}
+		if !reflect.DeepEqual(&back, r) {
+			t.Errorf("round trip:\n%+v\nwant\n%+v", back, *r)
+		}
+		if !strings.Contains(buf.String(), `"verdict": "unknown"`) || !strings.Contains(buf.String(), `"schema": 1`) {
+			t.Errorf("JSON lacks verdicts or schema:\n%s", buf.String())
+		}
+	})
+}

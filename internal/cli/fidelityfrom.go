@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/reports"
+)
+
+// fidelityFrom judges stored storms: each --from is a storm directory or a
+// directory of them (a fidelity --out). A cell found in two storms is
+// refused: which one to judge would be a guess.
+func fidelityFrom(opts *FidelityOptions, known []string, format string) error {
+	dirs, err := stormDirs(opts.From)
+	if err != nil {
+		return err
+	}
+	sum := &reports.Summary{Schema: reports.SchemaVersion}
+	from := map[reports.CellKey]string{}
+	byWorld := map[string][]string{}
+	var loadErr error
+	for _, dir := range dirs {
+		st, err := loadStorm(opts.IO, "fidelity", dir)
+		if st == nil {
+			return err
+		}
+		if loadErr == nil {
+			loadErr = err
+		}
+		for _, c := range st.Summary.Cells {
+			if prev, ok := from[c.Key()]; ok {
+				return usage("--from: cell %s is in both %s and %s: judge one of them", c.Key(), prev, dir)
+			}
+			from[c.Key()] = dir
+			sum.Cells = append(sum.Cells, c)
+			if !slices.Contains(byWorld[c.World], dir) {
+				byWorld[c.World] = append(byWorld[c.World], dir)
+			}
+		}
+	}
+	ws := opts.Worlds
+	if !opts.WorldsGiven {
+		ws = storedWorlds(sum, known)
+	}
+	storms := map[string]string{}
+	for _, w := range ws {
+		if d := byWorld[w]; d != nil {
+			storms[w] = strings.Join(d, ", ")
+		}
+	}
+	rep := fidelity.NewReport(fidelity.Evaluate(sum, ws...), storms)
+	if opts.Out != "" {
+		if err := writeFidelity(opts.Out, rep); err != nil {
+			return err
+		}
+	}
+	if err := fidelity.Render(opts.IO.Out, rep, format); err != nil {
+		return err
+	}
+	switch {
+	case loadErr != nil:
+		return loadErr
+	case !rep.AllPass():
+		return ErrGateFailed
+	}
+	return nil
+}
+
+// stormDirs expands --from: a directory with runs.jsonl is a storm; any
+// other directory stands for the storms directly under it.
+func stormDirs(from []string) ([]string, error) {
+	var out []string
+	for _, dir := range trimList(from) {
+		if isStorm(dir) {
+			out = append(out, dir)
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, usage("--from %s: %w", dir, err)
+		}
+		n := len(out)
+		for _, e := range entries {
+			if sub := filepath.Join(dir, e.Name()); e.IsDir() && isStorm(sub) {
+				out = append(out, sub)
+			}
+		}
+		if len(out) == n {
+			return nil, usage("--from %s: not a storm directory (no %s) and no storm directories in it", dir, reports.FileRuns)
+		}
+	}
+	return out, nil
+}
+
+func isStorm(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, reports.FileRuns))
+	return err == nil && !fi.IsDir()
+}
+
+// storedWorlds are the worlds of the summary's cells: the registry's first,
+// in its order, then any other in the order met.
+func storedWorlds(s *reports.Summary, known []string) []string {
+	var seen []string
+	for _, c := range s.Cells {
+		if !slices.Contains(seen, c.World) {
+			seen = append(seen, c.World)
+		}
+	}
+	var out []string
+	for _, w := range known {
+		if slices.Contains(seen, w) {
+			out = append(out, w)
+		}
+	}
+	for _, w := range seen {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
