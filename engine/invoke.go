@@ -95,7 +95,8 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			log, cursor = append(log, more...), next
 		}
 
-		var waits []PendingWait
+		rt.startOrphanedSteps(s, log)
+
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
 			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
 			s.stats.replays.Add(1)
@@ -112,21 +113,21 @@ func (rt *Runtime) invoke(s *runState, m message) {
 				}
 				drafts = []eventlog.Draft{FailureDraft(CodeCorrupted, out.Divergence.Error())}
 			default:
-				drafts, waits = out.Decisions, out.Waits
+				drafts = out.Decisions
+				// Wake the run for its earliest wait whether or not this
+				// suspension's write lands: a rejected writer must not
+				// leave a logged wait without a wake-up.
+				rt.scheduleWake(s, out.Waits)
 			}
 		} else {
 			drafts = withoutLogged(drafts, log)
 		}
 		if len(drafts) == 0 {
-			rt.scheduleWake(s, waits)
 			return
 		}
 		err = rt.write(ctx, s, int64(len(log)), drafts)
 		switch {
-		case err == nil:
-			rt.scheduleWake(s, waits)
-			return
-		case ctx.Err() != nil:
+		case err == nil, ctx.Err() != nil:
 			return
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict):
 			if errors.Is(err, eventlog.ErrConflict) {
@@ -194,6 +195,25 @@ func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []even
 		}
 	}
 	return wrote
+}
+
+// startOrphanedSteps starts a worker for every step the log created that has
+// not started and that this runtime has not dispatched: a batch that failed
+// midway on a store without transactions (local ulid) may have committed a
+// step_created whose writer saw an error and dispatched nothing. The step's
+// queue message is idempotent, so a dispatched step is never started twice.
+func (rt *Runtime) startOrphanedSteps(s *runState, log []eventlog.Event) {
+	started := map[string]bool{}
+	for _, e := range log {
+		if e.Type == eventlog.StepStarted {
+			started[e.CorrelationID] = true
+		}
+	}
+	for _, e := range log {
+		if e.Type == eventlog.StepCreated && !started[e.CorrelationID] {
+			rt.startStep(s, e)
+		}
+	}
 }
 
 // scheduleWake enqueues one delayed invocation for the earliest of the

@@ -134,6 +134,7 @@ type runState struct {
 	stats    runStats
 	mu       sync.Mutex
 	wakes    map[string]bool // timer wake-ups enqueued, by wait and resumeAt
+	steps    map[string]bool // step workers started, by correlation id
 	// wg counts the run's goroutines so Finish can wait for them.
 	wg sync.WaitGroup
 }
@@ -182,7 +183,7 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
 		conc = 1
 	}
 	rctx, cancel := context.WithCancel(rt.ctx)
-	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{}), wakes: map[string]bool{}}
+	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{}), wakes: map[string]bool{}, steps: map[string]bool{}}
 	rt.mu.Lock()
 	rt.runs[runID] = s
 	rt.mu.Unlock()

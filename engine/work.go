@@ -30,8 +30,16 @@ const StepAttrDedup = "step-attr:"
 // storm run's log, so they do not multiply the store's scans.
 const outsidePage = 1000
 
-// startStep runs a step worker for a committed step_created.
+// startStep runs a step worker for a committed step_created, once per step:
+// the step's queue message is idempotent by step.
 func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
+	s.mu.Lock()
+	dup := s.steps[created.CorrelationID]
+	s.steps[created.CorrelationID] = true
+	s.mu.Unlock()
+	if dup {
+		return
+	}
 	rt.spawn(s, func() {
 		ctx := worlds.WithActor(s.ctx, rt.actor("step"))
 		var p stepCreated
