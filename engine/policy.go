@@ -93,8 +93,16 @@ func (p Policy) Validate() error {
 // draws ids first.
 const GapBufferedHook = "buffered-hook"
 
+// Canonical returns the policy under its current name (racy: shuffle).
+func (w WakePolicy) Canonical() WakePolicy {
+	if w == WakeRacy {
+		return WakeShuffle
+	}
+	return w
+}
+
 // Shuffled reports whether the policy is the shuffle wake (or its old name).
-func (w WakePolicy) Shuffled() bool { return w == WakeShuffle || w == WakeRacy }
+func (w WakePolicy) Shuffled() bool { return w.Canonical() == WakeShuffle }
 
 // Fenced reports whether decisions are appended as one fenced batch.
 func (p Policy) Fenced() bool { return p.Fence != FenceNone }

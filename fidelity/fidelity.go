@@ -10,7 +10,7 @@ import (
 const (
 	StepStorm = "step-storm"
 	HookStorm = "hook-storm"
-	Control   = "control"
+	Control   = reports.ControlScenario
 )
 
 // The conditions the claims read, in the order their cells run.

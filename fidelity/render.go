@@ -153,13 +153,14 @@ func Render(w io.Writer, r *Report, format string) error {
 			return err
 		}
 		prefix := "  "
+		lines := explanations(by[world])
 		if md {
 			prefix = "- "
-			if lines := explanations(by[world]); lines != nil {
+			if lines != nil {
 				fmt.Fprintln(w)
 			}
 		}
-		for _, l := range explanations(by[world]) {
+		for _, l := range lines {
 			if _, err := fmt.Fprintln(w, prefix+l); err != nil {
 				return err
 			}

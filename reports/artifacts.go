@@ -136,7 +136,7 @@ func (a *Writer) WriteSummary(s *Summary, md []byte) error {
 	if err := writeJSON(filepath.Join(a.dir, FileSummary), s); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(a.dir, FileMD), md)
+	return WriteFile(filepath.Join(a.dir, FileMD), md)
 }
 
 // Dir returns the storm directory.
@@ -149,10 +149,11 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return writeFile(path, append(b, '\n'))
+	return WriteFile(path, append(b, '\n'))
 }
 
-func writeFile(path string, b []byte) error {
+// WriteFile writes b to path atomically: a temp file renamed over it.
+func WriteFile(path string, b []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)

@@ -451,7 +451,7 @@ func writeMerged(out string, meta any, sum *Summary, shards []MergeShard, writeR
 	if err := writeJSON(filepath.Join(out, FileSummary), sum); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(out, FileMD), md.Bytes())
+	return WriteFile(filepath.Join(out, FileMD), md.Bytes())
 }
 
 // writeLines creates path and fills it through fill.

@@ -63,10 +63,7 @@ var knobSetters = map[string]func(k *Knobs, v string) error{
 	"on-reject": func(k *Knobs, v string) error { k.OnReject = engine.RejectPolicy(v); return nil },
 	"ids":       func(k *Knobs, v string) error { k.IDs = engine.IDPolicy(v); return nil },
 	"wake": func(k *Knobs, v string) error {
-		k.Wake = engine.WakePolicy(v)
-		if k.Wake == engine.WakeRacy {
-			k.Wake = engine.WakeShuffle // the old name
-		}
+		k.Wake = engine.WakePolicy(v).Canonical()
 		return nil
 	},
 	"admission": func(k *Knobs, v string) error { k.Admission = engine.AdmissionPolicy(v); return nil },

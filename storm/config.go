@@ -163,7 +163,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		flag  string
 		items []string
 	}{{"--world", c.Worlds}, {"--scenario", c.Scenarios}, {"--condition", c.Conditions}} {
-		if d, ok := firstDuplicate(l.items); ok {
+		if d, ok := FirstDuplicate(l.items); ok {
 			return nil, fmt.Errorf("%s: %q is given twice (each item makes its own cells)", l.flag, d)
 		}
 	}
@@ -230,9 +230,9 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// firstDuplicate returns the first item that occurs twice, ignoring
+// FirstDuplicate returns the first item that occurs twice, ignoring
 // surrounding space.
-func firstDuplicate(xs []string) (string, bool) {
+func FirstDuplicate(xs []string) (string, bool) {
 	seen := map[string]bool{}
 	for _, x := range xs {
 		x = strings.TrimSpace(x)

@@ -1,12 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -136,7 +136,7 @@ claims are judged on what was measured).`,
 	fl.IntVar(&opts.VercelRuns, "vercel-runs", DefaultVercelRuns, "runs per cell on vercel (18: 216 runs, about the 8-minute vercel storm the README measured)")
 	fl.Float64Var(&opts.TimeScale, "time-scale", 1, "multiply every scenario duration by this (as storm --time-scale)")
 	fl.DurationVar(&opts.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
-	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, "runs in flight at once in each world's storm (default 40, or 4 per core on vercel)")
+	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency; vercel at most 4 per core)", storm.DefaultRunsInFlight))
 	fl.StringVar(&opts.Out, "out", "", "directory for the storms (OUT/<world>/) and fidelity.json (default storms/fidelity-<UTC time>; with --from, fidelity.json only, and only when given)")
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json (fidelity.json's document)")
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
@@ -150,7 +150,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		return &UsageError{Err: err}
 	}
 	opts.Worlds = trimList(opts.Worlds)
-	if d, ok := firstDup(opts.Worlds); ok {
+	if d, ok := storm.FirstDuplicate(opts.Worlds); ok {
 		return usage("--world: %q is given twice", d)
 	}
 	out := opts.Out
@@ -250,28 +250,15 @@ func fidelityConfig(opts *FidelityOptions, world, out string) storm.Config {
 	return c
 }
 
-// writeFidelity writes rep as dir/fidelity.json.
+// writeFidelity writes rep as dir/fidelity.json, atomically as every
+// artifact (an interrupted write leaves no half document).
 func writeFidelity(dir string, rep *fidelity.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}
-	f, err := os.Create(filepath.Join(dir, FidelityFile))
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", dir, err)
+	var b bytes.Buffer
+	if err := fidelity.Render(&b, rep, reports.FormatJSON); err != nil {
+		return fmt.Errorf("encode %s: %w", FidelityFile, err)
 	}
-	if err := fidelity.Render(f, rep, reports.FormatJSON); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", f.Name(), err)
-	}
-	return f.Close()
-}
-
-// firstDup returns the first item given twice.
-func firstDup(xs []string) (string, bool) {
-	for i, x := range xs {
-		if slices.Contains(xs[:i], x) {
-			return x, true
-		}
-	}
-	return "", false
+	return reports.WriteFile(filepath.Join(dir, FidelityFile), b.Bytes())
 }
