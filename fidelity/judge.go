@@ -30,7 +30,7 @@ func (c cell) n() int {
 	if c.Cell == nil {
 		return 0
 	}
-	return c.Runs - c.Infra
+	return reports.Measured(c.Cell)
 }
 
 // unmeasured says why the cell measured nothing, or "".

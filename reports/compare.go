@@ -109,7 +109,9 @@ type Comparison struct {
 }
 
 // measured is a cell's runs less its infra runs.
-func measured(c *Cell) int { return c.Runs - c.Infra }
+// Measured is the number of a cell's runs that measured something: its runs
+// less its infra runs, the denominator of every rate.
+func Measured(c *Cell) int { return c.Runs - c.Infra }
 
 // Compare compares two storms cell by cell. Rates are over the runs that
 // measured something (runs less infra): the corrupted rate and the
@@ -138,8 +140,8 @@ func Compare(base, head *Summary) *Comparison {
 			cc.Verdict = OnlyBase
 		} else {
 			h := cc.Head
-			cc.Corrupted = newMetricDiff(newProportion(b.Corrupted, measured(b)), newProportion(h.Corrupted, measured(h)))
-			cc.Bad = newMetricDiff(newProportion(b.Corrupted+b.Silent, measured(b)), newProportion(h.Corrupted+h.Silent, measured(h)))
+			cc.Corrupted = newMetricDiff(newProportion(b.Corrupted, Measured(b)), newProportion(h.Corrupted, Measured(h)))
+			cc.Bad = newMetricDiff(newProportion(b.Corrupted+b.Silent, Measured(b)), newProportion(h.Corrupted+h.Silent, Measured(h)))
 			cc.Verdict = combine(cc.Corrupted.Verdict, cc.Bad.Verdict)
 		}
 		cmp.Cells = append(cmp.Cells, cc)

@@ -292,7 +292,7 @@ func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
 			}
 		}
 	}
-	held := func(cell *Cell) bool { return cell.Scenario != ControlScenario && measured(cell) > 0 }
+	held := func(cell *Cell) bool { return cell.Scenario != ControlScenario && Measured(cell) > 0 }
 	if c.RequireRejections {
 		for _, cell := range narrowed {
 			if held(cell) && cell.Rejections == 0 {

@@ -37,6 +37,38 @@ func Wilson(k, n int, alpha float64) (lo, hi float64) {
 // table at most as likely as the one observed (hypergeometric, summed in log
 // space; ties within a relative 1e-7 count as "as likely").
 func FisherExact(a, b, c, d int) float64 {
+	return fisher(a, b, c, d, func(lo, hi int, logP func(int) float64) float64 {
+		observed := logP(a)
+		const tie = 1e-7
+		p := 0.0
+		for x := lo; x <= hi; x++ {
+			if lp := logP(x); lp <= observed+math.Log1p(tie) {
+				p += math.Exp(lp)
+			}
+		}
+		return p
+	})
+}
+
+// FisherGreater returns the one-sided p-value of Fisher's exact test on the
+// 2x2 table [[a, b], [c, d]] against the alternative that row 1's rate
+// a/(a+b) is greater than row 2's c/(c+d): the probability, with the margins
+// fixed, of a top-left count of a or more (hypergeometric, summed in log
+// space). Swap the rows to test "less". A table with no runs gives 1.
+func FisherGreater(a, b, c, d int) float64 {
+	return fisher(a, b, c, d, func(_, hi int, logP func(int) float64) float64 {
+		p := 0.0
+		for x := a; x <= hi; x++ {
+			p += math.Exp(logP(x))
+		}
+		return p
+	})
+}
+
+// fisher checks a 2x2 table and sums a tail of its hypergeometric
+// distribution: sum gets the range of the top-left count with the margins
+// fixed and the log-probability of each count.
+func fisher(a, b, c, d int, sum func(lo, hi int, logP func(int) float64) float64) float64 {
 	if a < 0 || b < 0 || c < 0 || d < 0 {
 		return math.NaN()
 	}
@@ -50,38 +82,7 @@ func FisherExact(a, b, c, d int) float64 {
 		return combin.LogGeneralizedBinomial(float64(row1), float64(x)) +
 			combin.LogGeneralizedBinomial(float64(row2), float64(col1-x)) - logTotal
 	}
-	observed := logP(a)
-	const tie = 1e-7
-	p := 0.0
-	for x := max(0, col1-row2); x <= min(row1, col1); x++ {
-		if lp := logP(x); lp <= observed+math.Log1p(tie) {
-			p += math.Exp(lp)
-		}
-	}
-	return math.Min(1, p)
-}
-
-// FisherGreater returns the one-sided p-value of Fisher's exact test on the
-// 2x2 table [[a, b], [c, d]] against the alternative that row 1's rate
-// a/(a+b) is greater than row 2's c/(c+d): the probability, with the margins
-// fixed, of a top-left count of a or more (hypergeometric, summed in log
-// space). Swap the rows to test "less". A table with no runs gives 1.
-func FisherGreater(a, b, c, d int) float64 {
-	if a < 0 || b < 0 || c < 0 || d < 0 {
-		return math.NaN()
-	}
-	row1, row2, col1 := a+b, c+d, a+c
-	n := row1 + row2
-	if n == 0 {
-		return 1
-	}
-	logTotal := combin.LogGeneralizedBinomial(float64(n), float64(col1))
-	p := 0.0
-	for x := a; x <= min(row1, col1); x++ {
-		p += math.Exp(combin.LogGeneralizedBinomial(float64(row1), float64(x)) +
-			combin.LogGeneralizedBinomial(float64(row2), float64(col1-x)) - logTotal)
-	}
-	return math.Min(1, p)
+	return math.Min(1, sum(max(0, col1-row2), min(row1, col1), logP))
 }
 
 // RunsNeeded is the number of runs per side needed to detect a difference
