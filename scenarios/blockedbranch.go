@@ -28,14 +28,12 @@ const (
 // hook-woken replay can hold a log that ends just before a sibling's launch
 // completes.
 func BlockedBranch() Scenario {
-	s := steps("recover", "finalize", "release", "reconcile")
-	s["settle"] = settleStep
 	return Scenario{
 		Name: "blocked-branch",
 		Description: "6x8 branches each run a launch step (2.2s + b x 300ms, sets an attribute inside), then race their own hook " +
 			"against an 8s watchdog; hooks as hook-storm; all 8 resumed in one burst 4-5.2s after hook 0 appears",
 		Program: stormProgram(stormShape{roundHooks: true, race: raceBlocked}),
-		Steps:   s,
+		Steps:   settleSteps(),
 		Input:   stormInputFor,
 		Drive: func(ctx context.Context, h Hooks, runID string, env Env) error {
 			return driveRoundHooks(ctx, h, runID, env, func(r, _ int) time.Duration {

@@ -88,14 +88,29 @@ func expect(name string, a stepArgs) string {
 }
 
 // pureStep is a step whose result names its arguments.
-func pureStep(name string) engine.StepFunc {
+func pureStep(name string) engine.StepFunc { return pureStepWith(name, nil) }
+
+// pureStepWith is pureStep whose step also sets the attributes attrs
+// returns for its arguments (nil attrs: none).
+func pureStepWith(name string, attrs func(a stepArgs) map[string]string) engine.StepFunc {
 	return func(raw json.RawMessage) (engine.StepOutcome, error) {
 		var a stepArgs
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return engine.StepOutcome{}, fmt.Errorf("%s: bad args: %w", name, err)
 		}
-		return engine.StepOutcome{Result: expect(name, a), Took: time.Duration(a.Ms) * time.Millisecond}, nil
+		out := engine.StepOutcome{Result: expect(name, a), Took: time.Duration(a.Ms) * time.Millisecond}
+		if attrs != nil {
+			out.Attrs = attrs(a)
+		}
+		return out, nil
 	}
+}
+
+// settleSteps are the steps of the storms whose branches run settle.
+func settleSteps() map[string]engine.StepFunc {
+	s := steps("recover", "finalize", "release", "reconcile")
+	s["settle"] = settleStep
+	return s
 }
 
 func steps(names ...string) map[string]engine.StepFunc {

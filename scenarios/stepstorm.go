@@ -34,14 +34,12 @@ const (
 // the workflow never reads is poked every 0.75-1 s, then every 6-6.25 s
 // after 64 pokes.
 func StepStorm() Scenario {
-	s := steps("recover", "finalize", "release", "reconcile")
-	s["settle"] = settleStep
 	return Scenario{
 		Name: "step-storm",
 		Description: "6x8 branches race a settle step (1.7-2.7s in 5 buckets; it sets an attribute inside) against a 2.5s watchdog; " +
 			"recover/finalize/release behind the race, 2+stragglers reconciles; a never-read hook poked every 0.75-1s, 8x slower after 64 pokes",
 		Program: stormProgram(stormShape{poke: true, race: raceSettle}),
-		Steps:   s,
+		Steps:   settleSteps(),
 		Input:   stormInputFor,
 		Drive:   drivePoke,
 		Check: func(in, out json.RawMessage) error {
@@ -68,16 +66,9 @@ func settleWon(r, b int) string { return expect("settle", stepArgs{R: r, B: b}) 
 // run attribute settle=r<r>.b<b> out of band, as the harness's settle step
 // calls setAttributes: the step worker writes the attr_set, and no
 // correlation id is drawn for it.
-func settleStep(raw json.RawMessage) (engine.StepOutcome, error) {
-	out, err := pureStep("settle")(raw)
-	if err != nil {
-		return out, err
-	}
-	var a stepArgs
-	_ = json.Unmarshal(raw, &a) // pureStep read it already
-	out.Attrs = map[string]string{"settle": settleAttr(a.R, a.B)}
-	return out, nil
-}
+var settleStep = pureStepWith("settle", func(a stepArgs) map[string]string {
+	return map[string]string{"settle": settleAttr(a.R, a.B)}
+})
 
 func raceSettle(c *engine.Ctx, in stormInput, br *Branch, _ *engine.Hook) error {
 	step := c.Step("settle", stepArgs{R: br.R, B: br.B, Ms: ms(in.dur(settleDelay(br.R, br.B)))})
