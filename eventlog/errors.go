@@ -21,6 +21,12 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrNoRun: the run does not exist in the world.
 	ErrNoRun = errors.New("no such run")
+	// ErrHole: a read under the slot scheme found an empty slot below a
+	// committed one and refused to replay across it.
+	ErrHole = errors.New("event log hole")
+	// ErrSealed: a write's reserved slot was sealed (filled with a noop)
+	// before the write committed; nothing of the write is visible.
+	ErrSealed = errors.New("slot sealed")
 )
 
 // FencedError is a rejected fenced append: the writer expected the log to hold
@@ -82,6 +88,34 @@ func (e *ConflictError) Error() string {
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
+// HoleError names the first empty slot a read found below a committed one.
+type HoleError struct {
+	RunID string
+	// Slot is the empty position; Above is the committed one the read saw
+	// past it.
+	Slot, Above int64
+}
+
+func (e *HoleError) Error() string {
+	return fmt.Sprintf("run %s: event log hole: slot %d is empty below committed slot %d; replay refuses to cross it", e.RunID, e.Slot, e.Above)
+}
+
+// Is makes errors.Is(err, ErrHole) true.
+func (e *HoleError) Is(target error) bool { return target == ErrHole }
+
+// SealedError is a write whose reserved slot was sealed before it committed.
+type SealedError struct {
+	RunID string
+	Slot  int64
+}
+
+func (e *SealedError) Error() string {
+	return fmt.Sprintf("run %s: slot %d was sealed with a noop before this write committed; the write is void", e.RunID, e.Slot)
+}
+
+// Is makes errors.Is(err, ErrSealed) true.
+func (e *SealedError) Is(target error) bool { return target == ErrSealed }
+
 // Unavailable wraps an infrastructure error so that errors.Is(err,
 // ErrUnavailable) holds and the cause stays reachable.
 func Unavailable(op string, cause error) error {
@@ -100,8 +134,8 @@ func (e *unavailableError) Unwrap() error        { return e.cause }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // Classify names the class of an error the way history and reports record it:
-// "fenced", "conflict", "gap", "duplicate", "unavailable", "no_run", "other",
-// or "" for nil.
+// "fenced", "conflict", "gap", "duplicate", "hole", "sealed", "unavailable",
+// "no_run", "other", or "" for nil.
 func Classify(err error) string {
 	switch {
 	case err == nil:
@@ -114,6 +148,10 @@ func Classify(err error) string {
 		return "gap"
 	case errors.Is(err, ErrDuplicate):
 		return "duplicate"
+	case errors.Is(err, ErrHole):
+		return "hole"
+	case errors.Is(err, ErrSealed):
+		return "sealed"
 	case errors.Is(err, ErrUnavailable):
 		return "unavailable"
 	case errors.Is(err, ErrNoRun):

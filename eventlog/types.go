@@ -24,13 +24,16 @@ const (
 	WaitCreated   Type = "wait_created"
 	WaitCompleted Type = "wait_completed"
 	AttrSet       Type = "attr_set"
+	// Noop is a seal (spec 7): written into an empty slot by a reader that
+	// waited on it. It carries no workflow meaning; replay steps over it.
+	Noop Type = "noop"
 )
 
 var allTypes = []Type{
 	RunCreated, RunCompleted, RunFailed,
 	StepCreated, StepStarted, StepCompleted, StepFailed,
 	HookCreated, HookReceived, HookDisposed,
-	WaitCreated, WaitCompleted, AttrSet,
+	WaitCreated, WaitCompleted, AttrSet, Noop,
 }
 
 // Types returns every known event type, decisions and facts alike.
@@ -87,13 +90,22 @@ const (
 	// SchemeSequence is a non-transactional database sequence (bigserial):
 	// seed gotcha 1, which reproduces the bug with a number on it.
 	SchemeSequence Scheme = "sequence"
+	// SchemeSlot is slot identity (spec 6, with spec 7's seals): the world
+	// reserves an event's dense per-run position when its write starts (the
+	// id is SlotID(position)) and commits the event there after the write's
+	// window, so reserved-but-uncommitted slots exist. A reader that finds
+	// an empty slot below a committed one refuses the load (ErrHole) unless
+	// a seal (a Noop) fills it.
+	SchemeSlot Scheme = "slot"
 )
 
 // Schemes returns every scheme name.
-func Schemes() []Scheme { return []Scheme{SchemeULID, SchemeSeq, SchemeSequence} }
+func Schemes() []Scheme { return []Scheme{SchemeULID, SchemeSeq, SchemeSequence, SchemeSlot} }
 
 // Positioned reports whether events of the scheme carry a seq that orders them.
-func (s Scheme) Positioned() bool { return s == SchemeSeq || s == SchemeSequence }
+func (s Scheme) Positioned() bool {
+	return s == SchemeSeq || s == SchemeSequence || s == SchemeSlot
+}
 
 // ParseScheme parses a scheme name, naming the valid ones on failure.
 func ParseScheme(s string) (Scheme, error) {
@@ -102,5 +114,9 @@ func ParseScheme(s string) (Scheme, error) {
 			return v, nil
 		}
 	}
-	return "", fmt.Errorf("unknown scheme %q (valid: ulid, seq, sequence)", s)
+	names := make([]string, 0, len(Schemes()))
+	for _, v := range Schemes() {
+		names = append(names, string(v))
+	}
+	return "", fmt.Errorf("unknown scheme %q (valid: %s)", s, strings.Join(names, ", "))
 }

@@ -84,3 +84,36 @@ func (g *GuardCounts) Add(o GuardCounts) {
 type GuardCounter interface {
 	GuardCounts(ctx context.Context, runID string) (GuardCounts, error)
 }
+
+// Reservation is slots a write holds under eventlog.SchemeSlot: positions
+// First … First+len(Drafts)-1 of the run, taken (with the drafts'
+// idempotency keys) at ReservedAt and not yet committed.
+type Reservation struct {
+	RunID      string
+	First      int64
+	Drafts     []eventlog.Draft
+	ReservedAt time.Time
+}
+
+// Slotter is implemented by worlds that support eventlog.SchemeSlot. Under
+// that scheme Append (and AppendFenced, which fences nothing: slot ids bump
+// and report, they do not reject) is Reserve, the write's latency window,
+// then Commit; a writer whose context ends in the window leaves its slots
+// reserved and empty, a hole only a seal fills.
+type Slotter interface {
+	// Reserve takes the run's next len(d) slots for d and claims d's
+	// idempotency keys, atomically; a taken key fails it with an
+	// *eventlog.ConflictError before any slot is taken. Nothing is visible
+	// to readers yet.
+	Reserve(ctx context.Context, runID string, d []eventlog.Draft) (Reservation, error)
+	// Commit makes a reservation's events visible at their slots, all or
+	// nothing. If any of its slots was sealed meanwhile it commits nothing,
+	// seals the rest of its slots itself (so it leaves no hole) and fails
+	// with an *eventlog.SealedError.
+	Commit(ctx context.Context, r Reservation) ([]eventlog.Event, error)
+	// Seal fills the run's slot with an eventlog.Noop if it is reserved and
+	// still empty, releasing the keys its reservation claimed, and returns
+	// the noop (sealed true). A slot that has committed is left alone
+	// (sealed false, nil error). A slot never reserved is an error.
+	Seal(ctx context.Context, runID string, slot int64) (noop eventlog.Event, sealed bool, err error)
+}

@@ -103,8 +103,9 @@ type view struct {
 	positioned bool
 	after      eventlog.Cursor
 	n          int64
-	// gaps, when set, counts reads that failed with eventlog.ErrGap; such a
-	// read is retried after a pause instead of failing the writer.
+	// gaps, when set, counts reads that failed with eventlog.ErrGap (or, under
+	// the slot scheme, eventlog.ErrHole); such a read is retried after a
+	// pause instead of failing the writer.
 	gaps *atomic.Int64
 }
 
@@ -118,7 +119,8 @@ func (v *view) load(ctx context.Context, w worlds.World, runID string) error {
 	}
 	for retries := 0; ; {
 		p, err := w.List(ctx, runID, v.after, 1000)
-		if v.gaps != nil && errors.Is(err, eventlog.ErrGap) && retries < maxGapRetries {
+		inFlight := errors.Is(err, eventlog.ErrGap) || errors.Is(err, eventlog.ErrHole)
+		if v.gaps != nil && inFlight && retries < maxGapRetries {
 			v.gaps.Add(1)
 			retries++
 			if err := worlds.Sleep(ctx, time.Millisecond); err != nil {

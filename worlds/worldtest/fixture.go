@@ -77,7 +77,11 @@ func (f *fixture) list(after eventlog.Cursor, limit int) eventlog.Page {
 		f.checkEvent(e)
 	}
 	if f.s.positioned {
-		if err := eventlog.CheckDensity(f.run, after.Seq, p.Events); err != nil {
+		check := eventlog.CheckDensity
+		if f.s.slots {
+			check = eventlog.CheckSlots
+		}
+		if err := check(f.run, after.Seq, p.Events); err != nil {
 			f.t.Fatalf("List(after seq %d, limit %d) is not dense: %v", after.Seq, limit, err)
 		}
 	}
@@ -125,7 +129,13 @@ func (f *fixture) checkEvent(e eventlog.Event) {
 	if e.RunID != f.run {
 		f.t.Fatalf("event %s: RunID %q, want %q", e.ID, e.RunID, f.run)
 	}
-	checkID(f.t, e.ID)
+	if f.s.slots {
+		if pos, ok := eventlog.SlotPosition(e.ID); !ok || pos != e.Seq {
+			f.t.Fatalf("event %s (seq %d): want the slot id %s", e.ID, e.Seq, eventlog.SlotID(e.Seq))
+		}
+	} else {
+		checkID(f.t, e.ID)
+	}
 	switch {
 	case f.s.positioned && e.Seq < 1:
 		f.t.Fatalf("event %s: seq %d, want a position >= 1 under %s", e.ID, e.Seq, f.s.scheme)

@@ -20,12 +20,17 @@ type contract struct {
 	// scheme exists to show (seed gotcha 1), so the concurrent subtest
 	// tolerates and counts such reads instead of failing on them.
 	gapsInFlight bool
+	// slots: the slot scheme: ids are slots, reads refuse holes with
+	// eventlog.ErrHole (in flight, tolerated like gapsInFlight's gaps), and
+	// the world is a worlds.Slotter (reserve, commit, seal).
+	slots bool
 }
 
 var contracts = map[eventlog.Scheme]contract{
 	eventlog.SchemeULID:     {},
 	eventlog.SchemeSeq:      {fenceBasis: true},
 	eventlog.SchemeSequence: {gapsInFlight: true},
+	eventlog.SchemeSlot:     {gapsInFlight: true, slots: true},
 }
 
 // suite is one scheme's run of the conformance suite.
@@ -42,7 +47,7 @@ func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worl
 	t.Helper()
 	c, ok := contracts[scheme]
 	if !ok {
-		t.Fatalf("worldtest: scheme %q has no conformance contract (valid: ulid, seq, sequence)", scheme)
+		t.Fatalf("worldtest: scheme %q has no conformance contract", scheme)
 	}
 	c.positioned = scheme.Positioned()
 	s := &suite{scheme: scheme, contract: c, open: open}
@@ -60,6 +65,19 @@ func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worl
 		{"idempotency", testIdempotency},
 		{"concurrent_appenders", testConcurrentAppenders},
 		{"unknown_run", testUnknownRun},
+	}
+	if c.slots {
+		tests = append(tests, []struct {
+			name string
+			run  func(*testing.T, *suite)
+		}{
+			{"slot_ids", testSlotIDs},
+			{"slot_hole", testSlotHole},
+			{"slot_seal", testSlotSeal},
+			{"slot_seal_batch", testSlotSealBatch},
+			{"slot_reserve_conflict", testSlotReserveConflict},
+			{"slot_seal_race", testSlotSealRace},
+		}...)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, s) })
