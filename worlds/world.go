@@ -95,11 +95,27 @@ type Reservation struct {
 	ReservedAt time.Time
 }
 
-// Slotter is implemented by worlds that support eventlog.SchemeSlot. Under
-// that scheme Append (and AppendFenced, which fences nothing: slot ids bump
-// and report, they do not reject) is Reserve, the write's latency window,
-// then Commit; a writer whose context ends in the window leaves its slots
-// reserved and empty, a hole only a seal fills.
+// Slotter is implemented by worlds that support eventlog.SchemeSlot (the
+// conformance suite's slot tests in worlds/worldtest/slot.go are its
+// executable spec). Under that scheme:
+//
+//   - Append is Reserve, the write's latency window (Latency.Delay, the
+//     batch's max, spent with Sleep), then Commit. A writer whose context
+//     ends in the window returns the context's error and leaves its slots
+//     reserved and empty, without cleaning up: a hole only a seal fills.
+//   - AppendFenced is the same, fenced on the reservation counter at Reserve
+//     time, atomically with it: when the run's slot counter (reserved slots,
+//     committed or not) is not expectedSeq it fails with an
+//     *eventlog.FencedError{Expected, Actual: counter} and takes nothing.
+//     The FenceOnDecisions basis does not apply (treated as FenceOnLog).
+//   - List returns committed events (noops included) with Seq > after.Seq in
+//     slot order, ids eventlog.SlotID(Seq), and fails with the
+//     eventlog.CheckSlots error of its page: a *eventlog.HoleError when a
+//     slot is empty below a committed one. Empty slots at the tail, with
+//     nothing committed above them, are not a hole: the page ends there.
+//   - Dump returns every committed event and noop in slot order, holes and
+//     all; CommitTimes as for the other positioned schemes.
+//   - Readers never see a reservation; other writers and sealers do.
 type Slotter interface {
 	// Reserve takes the run's next len(d) slots for d and claims d's
 	// idempotency keys, atomically; a taken key fails it with an
