@@ -52,7 +52,9 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		return nil
 	}
 	switch e.Type {
-	case eventlog.RunCreated:
+	case eventlog.RunCreated, eventlog.Noop:
+		// A noop seals a slot whose writer never committed: no workflow
+		// meaning, stepped over without advancing anything.
 		return nil, nil
 
 	case eventlog.StepCreated:
@@ -231,7 +233,11 @@ func (r *replay) decisions() []eventlog.Draft {
 
 // FailureDraft is the run_failed decision for a code and message.
 func FailureDraft(code, msg string) eventlog.Draft {
-	return eventlog.Draft{Type: eventlog.RunFailed, Payload: mustJSON(RunFailure{Code: code, Message: msg})}
+	return failureDraft(RunFailure{Code: code, Message: msg})
+}
+
+func failureDraft(f RunFailure) eventlog.Draft {
+	return eventlog.Draft{Type: eventlog.RunFailed, Payload: mustJSON(f)}
 }
 
 // Output returns the output recorded in a run_completed event.

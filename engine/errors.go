@@ -15,6 +15,12 @@ const (
 	CodeWorkflow = "WORKFLOW_ERROR"
 )
 
+// ReasonHole is the reason of a CORRUPTED_EVENT_LOG failure that a hole
+// caused (slot scheme, no seals): a load kept meeting an empty slot below a
+// committed one for the whole recovery budget, and the engine refused to
+// replay across it.
+const ReasonHole = "hole"
+
 // ErrDivergence matches every *DivergenceError.
 var ErrDivergence = errors.New("replay divergence")
 

@@ -79,7 +79,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		drafts []eventlog.Draft // what repost re-sends
 	)
 	for attempt := 0; ; attempt++ {
-		more, next, err := rt.load(ctx, s.id, cursor, rt.cfg.PageSize)
+		more, next, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
 		if err != nil {
 			rt.loadFailed(ctx, s, m, err)
 			return
@@ -87,7 +87,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		log, cursor = append(log, more...), next
 		if rt.completeDueWaits(ctx, s, log) {
 			// Read what was written, and whatever else committed since.
-			more, next, err := rt.load(ctx, s.id, cursor, rt.cfg.PageSize)
+			more, next, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
 			if err != nil {
 				rt.loadFailed(ctx, s, m, err)
 				return
@@ -129,10 +129,13 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		switch {
 		case err == nil, ctx.Err() != nil:
 			return
-		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict):
-			if errors.Is(err, eventlog.ErrConflict) {
+		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict), errors.Is(err, eventlog.ErrSealed):
+			switch {
+			case errors.Is(err, eventlog.ErrConflict):
 				s.stats.conflicts.Add(1)
-			} else {
+			case errors.Is(err, eventlog.ErrSealed):
+				s.stats.sealedWrites.Add(1)
+			default:
 				s.stats.rejections.Add(1)
 			}
 			if attempt < rt.cfg.RestartsInProcess {
@@ -257,11 +260,27 @@ func withoutLogged(drafts []eventlog.Draft, log []eventlog.Event) []eventlog.Dra
 	})
 }
 
-// load reads the log after cursor to its end, pageSize events a page.
-func (rt *Runtime) load(ctx context.Context, runID string, after eventlog.Cursor, pageSize int) ([]eventlog.Event, eventlog.Cursor, error) {
+// load reads the log after cursor to its end, pageSize events a page. Under
+// the slot scheme a page that meets a hole is counted; with seals on, the
+// reader waits on the hole and seals it (waitOrSeal) and reads on, without
+// them the *eventlog.HoleError is returned.
+func (rt *Runtime) load(ctx context.Context, s *runState, after eventlog.Cursor, pageSize int) ([]eventlog.Event, eventlog.Cursor, error) {
 	var out []eventlog.Event
+	var hw holeWait
 	for {
-		p, err := rt.cfg.World.List(ctx, runID, after, pageSize)
+		p, err := rt.cfg.World.List(ctx, s.id, after, pageSize)
+		var he *eventlog.HoleError
+		if errors.As(err, &he) {
+			if hw.slot == 0 {
+				s.stats.holeRefusals.Add(1)
+			}
+			if rt.cfg.Policy.Sealing() {
+				if err := rt.waitOrSeal(ctx, s, he, &hw); err != nil {
+					return out, after, err
+				}
+				continue
+			}
+		}
 		if err != nil {
 			return out, after, err
 		}
@@ -275,11 +294,63 @@ func (rt *Runtime) load(ctx context.Context, runID string, after eventlog.Cursor
 	}
 }
 
-// loadFailed handles a load error: a density violation fails the run loudly,
-// an unreachable store is retried and counted as infrastructure.
+// holeWait is a reader's wait on one empty slot.
+type holeWait struct {
+	slot  int64
+	since time.Time
+}
+
+// sealer is what a world (or its recorder) offers to fill a hole.
+type sealer interface {
+	Seal(ctx context.Context, runID string, slot int64) (eventlog.Event, bool, error)
+}
+
+// waitOrSeal is one step of a reader's wait on the hole he names: re-read
+// after a short pause until the slot has been empty for SealAfter since
+// this reader first saw it, then seal it with a noop. A slot that commits
+// (or that another reader seals) meanwhile simply reads as filled.
+func (rt *Runtime) waitOrSeal(ctx context.Context, s *runState, he *eventlog.HoleError, hw *holeWait) error {
+	now := time.Now()
+	if hw.slot != he.Slot {
+		*hw = holeWait{slot: he.Slot, since: now}
+	}
+	if waited := now.Sub(hw.since); waited < rt.cfg.SealAfter {
+		poll := min(max(rt.cfg.SealAfter/50, time.Millisecond), rt.cfg.SealAfter-waited)
+		return worlds.Sleep(ctx, poll)
+	}
+	sl, ok := rt.cfg.World.(sealer)
+	if !ok {
+		return fmt.Errorf("seal slot %d of run %s: the world cannot seal: %w", he.Slot, s.id, he)
+	}
+	_, sealed, err := sl.Seal(ctx, s.id, he.Slot)
+	if err != nil {
+		return fmt.Errorf("seal slot %d of run %s: %w", he.Slot, s.id, err)
+	}
+	if sealed {
+		s.stats.seals.Add(1)
+	}
+	*hw = holeWait{}
+	return nil
+}
+
+// loadFailed handles a load error: a density violation fails the run loudly;
+// a hole (slot scheme, no seals) is retried as a recovery and fails the run
+// with CORRUPTED_EVENT_LOG once it outlives the recovery budget, as core
+// refuses to replay across one; an unreachable store is retried and counted
+// as infrastructure.
 func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err error) {
 	switch {
 	case ctx.Err() != nil:
+	case errors.Is(err, eventlog.ErrHole):
+		if m.recovery < rt.cfg.MaxRecoveries {
+			s.stats.recoveries.Add(1)
+			rt.enqueue(s, message{recovery: m.recovery + 1, restarts: m.restarts}, rt.backoff(m.recovery))
+			return
+		}
+		fail := RunFailure{Code: CodeCorrupted, Reason: ReasonHole, Message: err.Error()}
+		if _, werr := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{failureDraft(fail)}); werr == nil {
+			s.markDone()
+		}
 	case errors.Is(err, eventlog.ErrGap), errors.Is(err, eventlog.ErrDuplicate):
 		fail := []eventlog.Draft{FailureDraft(CodeGap, err.Error())}
 		if _, werr := rt.cfg.World.Append(ctx, s.id, fail); werr == nil {
@@ -318,7 +389,7 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 			evs, err = rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
 		}
 		switch {
-		case errors.Is(err, eventlog.ErrFenced):
+		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrSealed):
 			return err // earlier decisions stay written: the legacy hazard
 		case errors.Is(err, eventlog.ErrConflict):
 			s.stats.conflicts.Add(1)

@@ -65,6 +65,9 @@ type (
 	RunFailure struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Reason says what caused a CORRUPTED_EVENT_LOG when it was not a
+		// replay divergence (ReasonHole); empty otherwise.
+		Reason string `json:"reason,omitempty"`
 	}
 )
 

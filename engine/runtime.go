@@ -61,6 +61,10 @@ type Config struct {
 	// TimerTick is the unit wait wake-ups are rounded up to (core: one
 	// second); a storm scales it with its time scale.
 	TimerTick time.Duration
+	// SealAfter is how long a reader waits on a hole before sealing it under
+	// Policy.Seal noop (a storm scales Policy.SealAfter, or DefaultSealAfter,
+	// with its time scale).
+	SealAfter time.Duration
 	Logger    *slog.Logger
 }
 
@@ -87,6 +91,12 @@ func (c Config) Defaults() Config {
 	if c.Backoff <= 0 {
 		c.Backoff = 25 * time.Millisecond
 	}
+	if c.SealAfter <= 0 {
+		c.SealAfter = c.Policy.SealAfter
+	}
+	if c.SealAfter <= 0 {
+		c.SealAfter = DefaultSealAfter
+	}
 	if c.Scheme == "" {
 		c.Scheme = eventlog.SchemeULID
 	}
@@ -108,11 +118,18 @@ type RunStats struct {
 	GaveUp      int64 `json:"gaveUp"`
 	InfraErrors int64 `json:"infraErrors"`
 	Coalesced   int64 `json:"coalesced"`
+	// HoleRefusals counts loads that met an empty slot below a committed one
+	// (slot scheme); Seals the noops this run's readers wrote into such
+	// slots; SealedWrites the writes voided because their slot was sealed
+	// before they committed (the writer then wrote again or re-derived).
+	HoleRefusals int64 `json:"holeRefusals,omitempty"`
+	Seals        int64 `json:"seals,omitempty"`
+	SealedWrites int64 `json:"sealedWrites,omitempty"`
 }
 
 type runStats struct {
 	invocations, replays, divergences, recoveries, rejections, conflicts,
-	restarts, gaveUp, infra, coalesced atomic.Int64
+	restarts, gaveUp, infra, coalesced, holeRefusals, seals, sealedWrites atomic.Int64
 }
 
 func (s *runStats) snapshot() RunStats {
@@ -120,6 +137,7 @@ func (s *runStats) snapshot() RunStats {
 		Invocations: s.invocations.Load(), Replays: s.replays.Load(), Divergences: s.divergences.Load(),
 		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
 		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(),
+		HoleRefusals: s.holeRefusals.Load(), Seals: s.seals.Load(), SealedWrites: s.sealedWrites.Load(),
 	}
 }
 
@@ -260,7 +278,11 @@ func (rt *Runtime) spawn(s *runState, fn func()) {
 
 // Log reads a run's whole log, as a driver or hook sender does.
 func (rt *Runtime) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
-	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), runID, eventlog.Cursor{}, outsidePage)
+	s, err := rt.run(runID)
+	if err != nil {
+		s = &runState{id: runID} // a finished run: read it, count nothing
+	}
+	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), s, eventlog.Cursor{}, outsidePage)
 	return evs, err
 }
 

@@ -88,7 +88,12 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 		return err
 	}
 	ctx = worlds.WithActor(ctx, rt.actor("hook"))
-	log, _, err := rt.load(ctx, runID, eventlog.Cursor{}, outsidePage)
+	log, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
+	if errors.Is(err, eventlog.ErrHole) {
+		// The sender cannot look past the hole: no hook yet, as far as it
+		// can tell; it tries again at its next send.
+		return fmt.Errorf("resume hook %s: %w: %w", token, ErrHookNotFound, err)
+	}
 	if err != nil {
 		return fmt.Errorf("resume hook %s: %w", token, err)
 	}
@@ -120,8 +125,18 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 // appendFact writes one fact: unfenced, or under a tail fence (fence=all)
 // fenced at the log length the writer just read, retried twice in process
 // and then from a fresh goroutine with backoff. A conflict means the fact is
-// already there.
+// already there; a write voided by a seal (slot scheme) is written again.
 func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft) error {
+	for {
+		err := rt.appendFactOnce(ctx, s, d)
+		if !errors.Is(err, eventlog.ErrSealed) {
+			return err
+		}
+		s.stats.sealedWrites.Add(1)
+	}
+}
+
+func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.Draft) error {
 	if rt.cfg.Policy.Fence != FenceAll {
 		_, err := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
 		if errors.Is(err, eventlog.ErrUnavailable) {
@@ -130,7 +145,7 @@ func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		log, _, err := rt.load(ctx, s.id, eventlog.Cursor{}, outsidePage)
+		log, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
 		if err != nil {
 			return err
 		}

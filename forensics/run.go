@@ -32,6 +32,8 @@ type RunFindings struct {
 	Gaps           int `json:"gaps"`
 	Duplicates     int `json:"duplicates"`
 	Unpositioned   int `json:"unpositioned"`
+	// Slot holds the slot scheme's findings (nil under other schemes).
+	Slot *SlotFindings `json:"slot,omitempty"`
 }
 
 // Add accumulates o into f.
@@ -44,6 +46,12 @@ func (f *RunFindings) Add(o RunFindings) {
 	f.Gaps += o.Gaps
 	f.Duplicates += o.Duplicates
 	f.Unpositioned += o.Unpositioned
+	if o.Slot != nil {
+		if f.Slot == nil {
+			f.Slot = &SlotFindings{}
+		}
+		f.Slot.Add(*o.Slot)
+	}
 }
 
 // keyed is an event reduced to what ordering checks need.
@@ -90,6 +98,10 @@ func AnalyzeRun(in RunInput) (RunFindings, CommitOrder) {
 	order.Events, order.WithoutCommitTS = n, order.WithoutCommitTS+untimed
 	f.InvertedPairs, f.Displaced = order.InvertedPairs, order.Displaced
 	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(in.Ops, evs, less)
+	if in.Scheme == eventlog.SchemeSlot {
+		sf := AnalyzeSlots(in.Final, in.Ops)
+		f.Slot = &sf
+	}
 	return f, order
 }
 

@@ -330,11 +330,18 @@ func TestCommitTimes(t *testing.T) {
 }
 
 func TestRunFindingsAdd(t *testing.T) {
-	a := RunFindings{1, 2, 3, 4, 5, 6, 7, 8}
-	b := RunFindings{10, 20, 30, 40, 50, 60, 70, 80}
+	a := RunFindings{1, 2, 3, 4, 5, 6, 7, 8, nil}
+	b := RunFindings{10, 20, 30, 40, 50, 60, 70, 80, &SlotFindings{HolesSeen: 1, Seals: 2, SealedBy: map[string]int{"inv": 2}, FillMillis: []float64{5}}}
 	a.Add(b)
-	if want := (RunFindings{11, 22, 33, 44, 55, 66, 77, 88}); a != want {
-		t.Errorf("Add = %+v, want %+v", a, want)
+	a.Add(b)
+	if want := (RunFindings{21, 42, 63, 84, 105, 126, 147, 168, nil}); a.Slot == nil || func() bool { s := a; s.Slot = nil; return s != want }() {
+		t.Errorf("Add = %+v, want %+v and slot findings", a, want)
+	}
+	if s := a.Slot; s.HolesSeen != 2 || s.Seals != 4 || s.SealedBy["inv"] != 4 || len(s.FillMillis) != 2 {
+		t.Errorf("Add summed slot findings to %+v", *s)
+	}
+	if b.Slot.HolesSeen != 1 || b.Slot.SealedBy["inv"] != 2 {
+		t.Errorf("Add changed its argument's slot findings: %+v", *b.Slot)
 	}
 }
 

@@ -20,6 +20,7 @@ const (
 	Silent    Outcome = "silent"    // finished with a wrong output
 	Corrupted Outcome = "corrupted" // CORRUPTED_EVENT_LOG
 	Gap       Outcome = "gap"       // density assertion failed
+	Hole      Outcome = "hole"      // a load refused an empty slot for good (slot scheme)
 	Stuck     Outcome = "stuck"     // no terminal event in time
 	Failed    Outcome = "failed"    // another terminal error
 	Infra     Outcome = "infra"     // the store was unreachable; never corruption
@@ -27,7 +28,7 @@ const (
 
 // Outcomes lists every outcome in table order.
 func Outcomes() []Outcome {
-	return []Outcome{Completed, Silent, Corrupted, Gap, Stuck, Failed, Infra}
+	return []Outcome{Completed, Silent, Corrupted, Gap, Hole, Stuck, Failed, Infra}
 }
 
 // RunRecord is one line of runs.jsonl. **contract**
@@ -77,6 +78,7 @@ type Cell struct {
 	Corrupted int    `json:"corrupted"`
 	Silent    int    `json:"silent"`
 	Gap       int    `json:"gap"`
+	Hole      int    `json:"hole"`
 	Stuck     int    `json:"stuck"`
 	Failed    int    `json:"failed"`
 	Infra     int    `json:"infra"`
@@ -108,6 +110,13 @@ type Cell struct {
 	// ones included).
 	Windows map[eventlog.Type]forensics.Window `json:"windows,omitempty"`
 	Pairs   []forensics.PairCount              `json:"pairs,omitempty"`
+	// Slot sums the slot scheme's findings over the cell's runs (only
+	// for slot conditions); FillP50/P99/Max summarize its hole-fill
+	// latencies in milliseconds.
+	Slot    *forensics.SlotFindings `json:"slot,omitempty"`
+	FillP50 float64                 `json:"hole_fill_p50_ms,omitempty"`
+	FillP99 float64                 `json:"hole_fill_p99_ms,omitempty"`
+	FillMax float64                 `json:"hole_fill_max_ms,omitempty"`
 }
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
@@ -128,6 +137,8 @@ func (c *Cell) Add(r RunRecord) {
 		c.Silent++
 	case Gap:
 		c.Gap++
+	case Hole:
+		c.Hole++
 	case Stuck:
 		c.Stuck++
 	case Failed:
@@ -162,6 +173,13 @@ func (c *Cell) Add(r RunRecord) {
 	c.Displaced += f.Displaced
 	c.Gaps += f.Gaps
 	c.Duplicates += f.Duplicates
+	if f.Slot != nil {
+		if c.Slot == nil {
+			c.Slot = &forensics.SlotFindings{}
+		}
+		c.Slot.Add(*f.Slot)
+		c.FillP50, c.FillP99, c.FillMax = c.Slot.Fill()
+	}
 }
 
 // Count returns the number of runs with outcome o.
@@ -175,6 +193,8 @@ func (c *Cell) Count(o Outcome) int {
 		return c.Corrupted
 	case Gap:
 		return c.Gap
+	case Hole:
+		return c.Hole
 	case Stuck:
 		return c.Stuck
 	case Failed:
@@ -188,7 +208,7 @@ func (c *Cell) Count(o Outcome) int {
 // Compact is the seed-style line: "23 corrupted / 1 completed", naming every
 // outcome that occurred, worst first.
 func (c *Cell) Compact() string {
-	order := []Outcome{Corrupted, Silent, Gap, Failed, Stuck, Infra, Completed}
+	order := []Outcome{Corrupted, Silent, Gap, Hole, Failed, Stuck, Infra, Completed}
 	s := ""
 	for _, o := range order {
 		n := c.Count(o)

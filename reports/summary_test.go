@@ -29,7 +29,7 @@ func TestCellAdd(t *testing.T) {
 				}
 				return rs
 			}(),
-			want: reports.Cell{Runs: 7, Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Stuck: 1, Failed: 1, Infra: 1},
+			want: reports.Cell{Runs: 8, Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Hole: 1, Stuck: 1, Failed: 1, Infra: 1},
 		},
 		{
 			name: "an outcome no bucket knows counts as a run only",

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
@@ -27,19 +29,66 @@ func ParseFormat(s string) (string, error) {
 	return "", fmt.Errorf("invalid --format %q (valid: table, markdown, json)", s)
 }
 
-var header = []string{
-	"world", "scenario", "condition", "runs",
-	"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
-	"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dups",
+// header is the table's columns; a summary with slot-scheme cells gets the
+// hole outcome and the slot columns too.
+func header(slots bool) []string {
+	h := []string{
+		"world", "scenario", "condition", "runs",
+		"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
+		"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dups",
+	}
+	if slots {
+		h = append(h, "hole", "holes seen", "final holes", "seals", "sealed writes", "seal races", "fill p50/p99/max ms")
+	}
+	return h
 }
 
-func row(c *Cell) []string {
+func row(c *Cell, slots bool) []string {
 	n := strconv.Itoa
-	return []string{
+	r := []string{
 		c.World, c.Scenario, c.Condition, n(c.Runs),
 		n(c.Completed), n(c.Corrupted), n(c.Silent), n(c.Gap), n(c.Stuck), n(c.Failed), n(c.Infra),
 		n(c.Rejections), n(c.Reads), n(c.NonPrefixReads), n(c.CursorSkips), n(c.Inversions), n(c.Gaps), n(c.Duplicates),
 	}
+	if slots {
+		if f := c.Slot; f != nil {
+			r = append(r, n(c.Hole), n(f.HolesSeen), n(f.FinalHoles), n(f.Seals), n(f.SealedWrites), n(f.SealRaces),
+				fmt.Sprintf("%.0f/%.0f/%.0f", c.FillP50, c.FillP99, c.FillMax))
+		} else {
+			r = append(r, n(c.Hole), "-", "-", "-", "-", "-", "-")
+		}
+	}
+	return r
+}
+
+// hasSlots reports whether any cell ran under the slot scheme.
+func hasSlots(s *Summary) bool {
+	for _, c := range s.Cells {
+		if c.Slot != nil || c.Hole > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// slotNote summarizes a slot cell's holes and seals for its compact line.
+func slotNote(c *Cell) string {
+	f := c.Slot
+	if f == nil {
+		return ""
+	}
+	by := ""
+	for _, k := range slices.Sorted(maps.Keys(f.SealedBy)) {
+		by += fmt.Sprintf(", %d by %s", f.SealedBy[k], k)
+	}
+	note := fmt.Sprintf(" (slots: %d holes seen, %d seals%s, %d sealed writes, %d final holes", f.HolesSeen, f.Seals, by, f.SealedWrites, f.FinalHoles)
+	if len(f.FillMillis) > 0 {
+		note += fmt.Sprintf(", fill p50 %.0f ms p99 %.0f ms max %.0f ms", c.FillP50, c.FillP99, c.FillMax)
+	}
+	if f.SealRaces > 0 {
+		note += fmt.Sprintf(", %d SEAL RACES (a noop and a commit both visible)", f.SealRaces)
+	}
+	return note + ")"
 }
 
 // Render writes the summary in format: a table for terminals, markdown for
@@ -61,9 +110,10 @@ func renderTable(w io.Writer, s *Summary) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
-	t.Header(header)
+	slots := hasSlots(s)
+	t.Header(header(slots))
 	for _, c := range s.Cells {
-		if err := t.Append(row(c)); err != nil {
+		if err := t.Append(row(c, slots)); err != nil {
 			return err
 		}
 	}
@@ -75,7 +125,7 @@ func renderTable(w io.Writer, s *Summary) error {
 
 func compactLines(w io.Writer, s *Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)); err != nil {
 			return err
 		}
 	}
@@ -87,7 +137,7 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)); err != nil {
 			return err
 		}
 	}
@@ -98,9 +148,10 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 	)
-	t.Header(header)
+	slots := hasSlots(s)
+	t.Header(header(slots))
 	for _, c := range s.Cells {
-		if err := t.Append(row(c)); err != nil {
+		if err := t.Append(row(c, slots)); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
@@ -33,6 +34,7 @@ type Preset struct {
 func knobs(scheme eventlog.Scheme, fence engine.FencePolicy, ids engine.IDPolicy, wake engine.WakePolicy) Knobs {
 	return Knobs{Scheme: scheme, Guard: "none", Policy: engine.Policy{
 		IDs: ids, Wake: wake, Fence: fence, OnReject: engine.RejectRederive, Admission: engine.AdmitAll,
+		Seal: engine.SealNone,
 	}}
 }
 
@@ -40,6 +42,11 @@ func knobs(scheme eventlog.Scheme, fence engine.FencePolicy, ids engine.IDPolicy
 func Presets() []Preset {
 	repost := knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsPositional, engine.WakeEngine)
 	repost.OnReject = engine.RejectRepost
+	slot := knobs(eventlog.SchemeSlot, engine.FenceNone, engine.IDsPositional, engine.WakeEngine)
+	slotNoop := slot
+	slotNoop.Seal = engine.SealNoop
+	slotTarget := knobs(eventlog.SchemeSlot, engine.FenceNone, engine.IDsCallsite, engine.WakeOrdered)
+	slotTarget.Seal = engine.SealNoop
 	return []Preset{
 		{"main", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsPositional, engine.WakeEngine), "the legacy contract: ids minted before commit order and cursor the log"},
 		{"tail-fence", knobs(eventlog.SchemeULID, engine.FenceAll, engine.IDsPositional, engine.WakeEngine), "every append fenced on the log's length (the #670 experiment)"},
@@ -49,6 +56,9 @@ func Presets() []Preset {
 		{"seq+callsite+ordered", knobs(eventlog.SchemeSeq, engine.FenceDecisions, engine.IDsCallsite, engine.WakeOrdered), "the target: event_{seq}, call-site ids and strict in-order delivery (#3196, Phase D)"},
 		{"sequence", knobs(eventlog.SchemeSequence, engine.FenceDecisions, engine.IDsPositional, engine.WakeEngine), "seq from a non-transactional bigserial (gotcha 1; postgres only)"},
 		{"repost", repost, "event_{seq} whose rejected writers re-post the stale closure (the landmine)"},
+		{"slot", slot, "slot ids (spec 6): a position reserved when the write starts, committed after its window; a load refuses a hole"},
+		{"slot+noop", slotNoop, "slot ids with noop seals (spec 7): a reader waiting on an empty slot for seal-after fills it with a noop"},
+		{"slot+callsite+ordered", slotTarget, "slot ids and noop seals with call-site ids and strict in-order delivery"},
 	}
 }
 
@@ -67,6 +77,15 @@ var knobSetters = map[string]func(k *Knobs, v string) error{
 		return nil
 	},
 	"admission": func(k *Knobs, v string) error { k.Admission = engine.AdmissionPolicy(v); return nil },
+	"seal":      func(k *Knobs, v string) error { k.Seal = engine.SealPolicy(v); return nil },
+	"seal-after": func(k *Knobs, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("invalid seal-after %q: want a positive duration such as 500ms", v)
+		}
+		k.SealAfter = d
+		return nil
+	},
 	"guard": func(k *Knobs, v string) error {
 		if v != "none" && v != "count-index" {
 			return fmt.Errorf("unknown guard %q (valid: none, count-index)", v)
@@ -109,6 +128,9 @@ func ParseCondition(item string) (Condition, error) {
 	}
 	if err := c.Knobs.Policy.Validate(); err != nil {
 		return Condition{}, fmt.Errorf("condition %q: %w", item, err)
+	}
+	if c.Knobs.Scheme != eventlog.SchemeSlot && (c.Knobs.Sealing() || c.Knobs.SealAfter > 0) {
+		return Condition{}, fmt.Errorf("condition %q: seal and seal-after apply to scheme=slot only (this condition's scheme is %s)", item, c.Knobs.Scheme)
 	}
 	return c, nil
 }

@@ -188,7 +188,8 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
 			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
-			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), Logger: r.deps.Logger,
+			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
+			Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
 	}
@@ -353,6 +354,15 @@ func (r *runner) writeSummary() error {
 		fmt.Fprintf(&md, "\n![%s](%s)\n", strings.TrimSuffix(p, ".png"), p)
 	}
 	return r.out.WriteSummary(r.summary, md.Bytes())
+}
+
+// sealAfter is a condition's seal timeout at the storm's time scale.
+func sealAfter(p engine.Policy, scale float64) time.Duration {
+	d := p.SealAfter
+	if d <= 0 {
+		d = engine.DefaultSealAfter
+	}
+	return time.Duration(float64(d) * scale)
 }
 
 // readFinal reads a run's stored log without the density assertion when the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"time"
 
@@ -16,6 +17,7 @@ const (
 	OpAppend       = "append"
 	OpAppendFenced = "append_fenced"
 	OpList         = "list"
+	OpSeal         = "seal"
 )
 
 // Op is one recorded world operation: one line of history.jsonl.
@@ -39,6 +41,15 @@ type Op struct {
 	After eventlog.Cursor `json:"after,omitzero"`
 	Limit int             `json:"limit,omitempty"`
 	Read  *ReadSummary    `json:"read,omitempty"`
+	// Slot is the empty slot a read met (Err "hole", with Above the
+	// committed slot past it), the slot a seal was asked to fill, or the
+	// sealed slot that voided a write (Err "sealed").
+	Slot  int64 `json:"slot,omitempty"`
+	Above int64 `json:"above,omitempty"`
+	// Sealed says a seal wrote its noop (Wrote holds it); ReservedAt is
+	// when the slot it filled was reserved.
+	Sealed     bool      `json:"sealed,omitempty"`
+	ReservedAt time.Time `json:"reservedAt,omitzero"`
 }
 
 // OpEvent is one draft of an append and what the world assigned to it.
@@ -141,7 +152,37 @@ func (r *Recorder) finish(ctx context.Context, op *Op, err error) {
 	if err != nil {
 		op.ErrText = err.Error()
 	}
+	var he *eventlog.HoleError
+	var se *eventlog.SealedError
+	switch {
+	case errors.As(err, &he):
+		op.Slot, op.Above = he.Slot, he.Above
+	case errors.As(err, &se):
+		op.Slot = se.Slot
+	}
 	r.sink.Record(*op)
+}
+
+// Seal records a seal of the recorded world, which must be a Slotter.
+func (r *Recorder) Seal(ctx context.Context, runID string, slot int64) (eventlog.Event, bool, error) {
+	op := Op{Kind: OpSeal, RunID: runID, Start: r.now(), Slot: slot}
+	sl, ok := r.inner.(Slotter)
+	if !ok {
+		err := fmt.Errorf("seal slot %d of run %s: %T cannot seal (no slot scheme)", slot, runID, r.inner)
+		r.finish(ctx, &op, err)
+		return eventlog.Event{}, false, err
+	}
+	noop, sealed, err := sl.Seal(ctx, runID, slot)
+	if sealed {
+		op.Sealed = true
+		op.Wrote = wrote([]eventlog.Draft{noop.Draft()}, []eventlog.Event{noop})
+		var p eventlog.NoopPayload
+		if json.Unmarshal(noop.Payload, &p) == nil {
+			op.ReservedAt = p.ReservedAt
+		}
+	}
+	r.finish(ctx, &op, err)
+	return noop, sealed, err
 }
 
 // CreateRun implements World.

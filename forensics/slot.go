@@ -1,0 +1,144 @@
+package forensics
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// SlotFindings are the slot scheme's own findings of one run (or, summed,
+// of a cell): holes readers met and left, the seals that filled them, who
+// wrote the seals, and how long a hole stayed open.
+type SlotFindings struct {
+	// HolesSeen counts reads refused because a slot was empty below a
+	// committed one; FinalHoles the empty slots below the last committed
+	// one in the final log.
+	HolesSeen  int `json:"holes_seen"`
+	FinalHoles int `json:"final_holes"`
+	// Seals counts noops in the final log; SealedBy splits the seals the
+	// history saw written by the kind of actor that wrote them ("inv",
+	// "driver", "hook", "step").
+	Seals    int            `json:"seals"`
+	SealedBy map[string]int `json:"sealed_by,omitempty"`
+	// SealedWrites counts writes voided because a seal filled their slot
+	// first (the seal won; the writer wrote again or re-derived).
+	SealedWrites int `json:"sealed_writes"`
+	// SealRaces counts slots that hold a noop and another event at once: a
+	// seal and a late commit both visible, which the contract forbids.
+	// Every one is corruption.
+	SealRaces int `json:"seal_races"`
+	// FillMillis are hole-fill latencies, one per slot a reader saw empty:
+	// from the slot's reservation to the commit or seal that filled it.
+	FillMillis []float64 `json:"fill_ms,omitempty"`
+}
+
+// Add accumulates o into f.
+func (f *SlotFindings) Add(o SlotFindings) {
+	f.HolesSeen += o.HolesSeen
+	f.FinalHoles += o.FinalHoles
+	f.Seals += o.Seals
+	f.SealedWrites += o.SealedWrites
+	f.SealRaces += o.SealRaces
+	for k, n := range o.SealedBy {
+		if f.SealedBy == nil {
+			f.SealedBy = map[string]int{}
+		}
+		f.SealedBy[k] += n
+	}
+	f.FillMillis = append(f.FillMillis, o.FillMillis...)
+}
+
+// Fill returns the p50, p99 and max of the hole-fill latencies, in
+// milliseconds (zeros when no hole was seen).
+func (f *SlotFindings) Fill() (p50, p99, maxMs float64) {
+	if len(f.FillMillis) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(f.FillMillis)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.99), s[len(s)-1]
+}
+
+// AnalyzeSlots computes the slot findings of one run from its final log (as
+// stored, holes and all, any order) and its history.
+func AnalyzeSlots(final []eventlog.Event, ops []worlds.Op) SlotFindings {
+	var f SlotFindings
+	bySlot := map[int64][]eventlog.Event{}
+	var top int64
+	for _, e := range final {
+		bySlot[e.Seq] = append(bySlot[e.Seq], e)
+		top = max(top, e.Seq)
+		if e.Type == eventlog.Noop {
+			f.Seals++
+		}
+	}
+	for pos := int64(1); pos < top; pos++ {
+		if len(bySlot[pos]) == 0 {
+			f.FinalHoles++
+		}
+	}
+	for _, evs := range bySlot {
+		if len(evs) > 1 && slices.ContainsFunc(evs, func(e eventlog.Event) bool { return e.Type == eventlog.Noop }) {
+			f.SealRaces++
+		}
+	}
+	seen := map[int64]bool{}
+	for _, op := range ops {
+		switch {
+		case op.Kind == worlds.OpList && op.Err == "hole":
+			f.HolesSeen++
+			seen[op.Slot] = true
+		case op.Kind == worlds.OpSeal && op.Sealed:
+			if f.SealedBy == nil {
+				f.SealedBy = map[string]int{}
+			}
+			f.SealedBy[actorKind(op.Actor)]++
+		case op.Err == "sealed":
+			f.SealedWrites++
+		}
+	}
+	for _, pos := range slices.Sorted(maps.Keys(seen)) {
+		evs := bySlot[pos]
+		if len(evs) == 0 {
+			continue // still empty at the end: counted in FinalHoles
+		}
+		if d, ok := fillTime(evs[0]); ok {
+			f.FillMillis = append(f.FillMillis, float64(d)/float64(time.Millisecond))
+		}
+	}
+	return f
+}
+
+// fillTime is how long slot e's position stayed empty: reservation (the
+// event's MintedAt, or for a noop the reservation it records) to commit.
+func fillTime(e eventlog.Event) (time.Duration, bool) {
+	from := e.MintedAt
+	if e.Type == eventlog.Noop {
+		var p eventlog.NoopPayload
+		if json.Unmarshal(e.Payload, &p) != nil || p.ReservedAt.IsZero() {
+			return 0, false
+		}
+		from = p.ReservedAt
+	}
+	if from.IsZero() || e.CommittedAt.IsZero() || e.CommittedAt.Before(from) {
+		return 0, false
+	}
+	return e.CommittedAt.Sub(from), true
+}
+
+// actorKind is an actor's name without its number ("inv-12": "inv").
+func actorKind(actor string) string {
+	if i := strings.LastIndexByte(actor, '-'); i > 0 {
+		return actor[:i]
+	}
+	if actor == "" {
+		return "unknown"
+	}
+	return actor
+}
