@@ -15,8 +15,9 @@ import (
 // of a cell): holes readers met and left, the seals that filled them, who
 // wrote the seals, and how long a hole stayed open.
 type SlotFindings struct {
-	// HolesSeen counts reads refused because a slot was empty below a
-	// committed one; FinalHoles the empty slots below the last committed
+	// HolesSeen counts the times a reader met an empty slot below a
+	// committed one (once per reader and slot, however often it re-read
+	// while waiting); FinalHoles the empty slots below the last committed
 	// one in the final log.
 	HolesSeen  int `json:"holes_seen"`
 	FinalHoles int `json:"final_holes"`
@@ -89,10 +90,18 @@ func AnalyzeSlots(final []eventlog.Event, ops []worlds.Op) SlotFindings {
 		}
 	}
 	seen := map[int64]bool{}
+	type wait struct {
+		actor string
+		slot  int64
+	}
+	waits := map[wait]bool{}
 	for _, op := range ops {
 		switch {
 		case op.Kind == worlds.OpList && op.Err == "hole":
-			f.HolesSeen++
+			if w := (wait{op.Actor, op.Slot}); !waits[w] {
+				waits[w] = true
+				f.HolesSeen++
+			}
 			seen[op.Slot] = true
 		case op.Kind == worlds.OpSeal && op.Sealed:
 			if f.SealedBy == nil {

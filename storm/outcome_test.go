@@ -155,3 +155,45 @@ func TestDecideUsesTheScenariosCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideSlot covers the slot scheme's own outcomes: a hole that failed
+// the run, a run stopped at a hole, and a seal race.
+func TestDecideSlot(t *testing.T) {
+	control, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(seq int64, typ eventlog.Type, payload string) eventlog.Event {
+		e := eventlog.Event{RunID: "run-1", ID: eventlog.SlotID(seq), Seq: seq, Type: typ}
+		if payload != "" {
+			e.Payload = json.RawMessage(payload)
+		}
+		return e
+	}
+	holeFail := `{"code":"CORRUPTED_EVENT_LOG","reason":"hole","message":"run run-1: event log hole: slot 3 is empty below committed slot 4"}`
+	tests := []struct {
+		name  string
+		final []eventlog.Event
+		stats engine.RunStats
+		want  reports.Outcome
+	}{
+		{"the engine refused a hole", []eventlog.Event{ev(1, eventlog.RunCreated, `{}`), ev(2, eventlog.HookCreated, ""), ev(4, eventlog.HookReceived, ""), ev(5, eventlog.RunFailed, holeFail)},
+			engine.RunStats{HoleRefusals: 4}, reports.Hole},
+		{"stopped at a hole without a terminal", []eventlog.Event{ev(1, eventlog.RunCreated, `{}`), ev(3, eventlog.HookReceived, "")},
+			engine.RunStats{HoleRefusals: 1}, reports.Hole},
+		{"a hole nobody read is not the outcome", []eventlog.Event{ev(1, eventlog.RunCreated, `{}`), ev(3, eventlog.HookReceived, "")},
+			engine.RunStats{}, reports.Stuck},
+		{"a seal and a late commit both visible", []eventlog.Event{ev(1, eventlog.RunCreated, `{}`), ev(2, eventlog.Noop, `{}`), ev(2, eventlog.StepCompleted, "")},
+			engine.RunStats{}, reports.Corrupted},
+		{"a corrupted log without a hole reason stays corrupted", []eventlog.Event{ev(1, eventlog.RunCreated, `{}`), ev(2, eventlog.RunFailed, `{"code":"CORRUPTED_EVENT_LOG","message":"x"}`)},
+			engine.RunStats{}, reports.Corrupted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, detail := decide(control, tt.final, nil, tt.stats)
+			if got != tt.want || detail == "" {
+				t.Fatalf("decide = %s (%q), want %s with a detail", got, detail, tt.want)
+			}
+		})
+	}
+}

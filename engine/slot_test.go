@@ -1,0 +1,110 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// TestSlotHoles parks a run on a hook, leaves a reserved slot empty (a writer
+// that died), then resumes the hook so a payload commits above the hole:
+// without seals every load is refused and the run fails with
+// CORRUPTED_EVENT_LOG for the hole once the recovery budget is spent; with
+// noop seals a reader waits seal-after, seals the slot and the run completes
+// over a log that holds the noop.
+func TestSlotHoles(t *testing.T) {
+	tests := []struct {
+		name       string
+		seal       engine.SealPolicy
+		wantType   eventlog.Type
+		wantReason string
+		wantSeals  bool
+	}{
+		{"without seals the hole fails the run", engine.SealNone, eventlog.RunFailed, engine.ReasonHole, false},
+		{"a noop seal fills the hole", engine.SealNoop, eventlog.RunCompleted, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			prog := func(c *engine.Ctx) (any, error) {
+				var v string
+				err := c.AwaitInto(c.Hook("go").Next(), &v)
+				return v, err
+			}
+			policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
+				OnReject: engine.RejectRederive, Admission: engine.AdmitAll, Seal: tt.seal}
+			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Policy: policy, Scheme: eventlog.SchemeSlot,
+				Backoff: time.Millisecond, SealAfter: 50 * time.Millisecond})
+			if err := rt.Start(ctx, "run-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				err := rt.ResumeHook(ctx, "run-1", "go", "early", "probe")
+				if err == nil {
+					t.Fatal("the hook took a payload before the hole existed")
+				}
+				if !errors.Is(err, engine.ErrHookNotFound) {
+					t.Fatal(err)
+				}
+				evs, lerr := rt.Log(ctx, "run-1")
+				if lerr == nil && len(evs) >= 2 { // run_created, hook_created
+					break
+				}
+				if worlds.Sleep(ctx, 5*time.Millisecond) != nil {
+					t.Fatal("the hook was never created")
+				}
+			}
+			sl := worlds.Inner(w).(worlds.Slotter)
+			if _, err := sl.Reserve(ctx, "run-1", []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "dead-writer"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := rt.ResumeHook(ctx, "run-1", "go", "payload", "p1"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-rt.Done("run-1"):
+			case <-ctx.Done():
+				t.Fatal("run did not end")
+			}
+			stats := rt.Finish("run-1")
+			evs, err := worlds.Inner(w).(worlds.Dumper).Dump(ctx, "run-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last eventlog.Event
+			noops := 0
+			for _, e := range evs {
+				if e.Type == eventlog.Noop {
+					noops++
+				}
+				if e.Type.IsTerminal() {
+					last = e
+				}
+			}
+			if last.Type != tt.wantType || engine.Failure(last).Reason != tt.wantReason {
+				t.Fatalf("terminal %s %s, want %s with reason %q", last.Type, last.Payload, tt.wantType, tt.wantReason)
+			}
+			if stats.HoleRefusals == 0 {
+				t.Fatalf("no hole refusal counted: %+v", stats)
+			}
+			if got := noops == 1 && stats.Seals >= 1; got != tt.wantSeals {
+				t.Fatalf("%d noops in the log, %d seals counted; want seals %v", noops, stats.Seals, tt.wantSeals)
+			}
+			if !tt.wantSeals && stats.Recoveries != 3 {
+				t.Fatalf("recoveries %d, want the budget of 3 spent on the hole", stats.Recoveries)
+			}
+		})
+	}
+}
