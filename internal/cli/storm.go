@@ -46,8 +46,9 @@ measured: the partial table is printed and stormctl exits 130.
 
 Outcomes per run: completed (right output), silent (finished with a wrong
 output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
-stuck (no terminal event before --timeout), failed (another terminal error),
-infra (the store was unreachable; never counted as corruption).`,
+hole (slot scheme: a load refused an empty slot for good), stuck (no
+terminal event before --timeout), failed (another terminal error), infra
+(the store was unreachable; never counted as corruption).`,
 		Example: `  # the main job on embedded defaults (about 4 minutes on 2 cores)
   stormctl storm --world local --scenario step-storm,hook-storm,control \
     --condition main,seq+callsite+ordered --runs 24
