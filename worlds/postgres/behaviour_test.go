@@ -160,7 +160,9 @@ func gapRound(t *testing.T, w *postgres.World, s eventlog.Scheme) (reads, gaps i
 // TestFenceUnderContention: 8 writers that all loaded the same 1-event log
 // append fenced at once, each write with a 100 ms window. Under seq the fence
 // is a condition on the counter row's update, so exactly one wins and the
-// others are rejected with the log's new length. Under ulid (count, then
+// others are rejected with the log's new length; under slot it is a
+// condition on the reservation counter, taken before the window, so the same
+// holds. Under ulid (count, then
 // write) and sequence (a count no lock protects) the check cannot see writes
 // in flight, so several are admitted: the legacy guard's TOCTOU.
 func TestFenceUnderContention(t *testing.T) {
@@ -170,6 +172,7 @@ func TestFenceUnderContention(t *testing.T) {
 		exactlyOne bool
 	}{
 		{eventlog.SchemeSeq, true},
+		{eventlog.SchemeSlot, true},
 		{eventlog.SchemeULID, false},
 		{eventlog.SchemeSequence, false},
 	}
@@ -226,27 +229,32 @@ func TestFenceUnderContention(t *testing.T) {
 	}
 }
 
-// TestSeqWindowHoldsNoLock: under seq the window is spent before the counter
-// update, so writers of one run overlap their windows; holding the run's row
-// lock across them would serialize the run (8 x 300 ms).
-func TestSeqWindowHoldsNoLock(t *testing.T) {
+// TestWindowHoldsNoLock: under seq the window is spent before the counter
+// update, under slot between the reservation's transaction and the commit's,
+// so writers of one run overlap their windows; holding the run's row lock
+// across them would serialize the run (8 x 300 ms).
+func TestWindowHoldsNoLock(t *testing.T) {
 	needCluster(t)
 	const writers, window = 8, 300 * time.Millisecond
-	w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:300ms"), PoolSize: writers})
-	run := newRun(t, w, eventlog.SchemeSeq)
-	start := time.Now()
-	var g errgroup.Group
-	for i := range writers {
-		g.Go(func() error {
-			_, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
-			return err
+	for _, s := range []eventlog.Scheme{eventlog.SchemeSeq, eventlog.SchemeSlot} {
+		t.Run(string(s), func(t *testing.T) {
+			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:300ms"), PoolSize: writers})
+			run := newRun(t, w, s)
+			start := time.Now()
+			var g errgroup.Group
+			for i := range writers {
+				g.Go(func() error {
+					_, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
+					return err
+				})
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > writers*window/2 {
+				t.Fatalf("%d writers with %s windows took %s: the windows did not overlap", writers, window, d)
+			}
 		})
-	}
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > writers*window/2 {
-		t.Fatalf("%d writers with %s windows took %s: the windows did not overlap", writers, window, d)
 	}
 }
 
@@ -254,7 +262,9 @@ func TestSeqWindowHoldsNoLock(t *testing.T) {
 // the context's error and commits nothing. Under seq and ulid the next write
 // goes on as if it never happened. Under sequence the number it drew is gone
 // for good: the next write lands past a hole every read refuses (the
-// rollback side of gotcha 1).
+// rollback side of gotcha 1). Under slot the write leaves its slot reserved
+// and its key claimed: the same draft conflicts, another lands past a hole
+// every read refuses, and a seal fills the hole and frees the key.
 func TestCancelledWindow(t *testing.T) {
 	needCluster(t)
 	for _, s := range eventlog.Schemes() {
@@ -269,6 +279,10 @@ func TestCancelledWindow(t *testing.T) {
 			}
 			if dump, err := w.Dump(t.Context(), run); err != nil || len(dump) != 0 {
 				t.Fatalf("after a cancelled write the run holds %d events (%v)", len(dump), err)
+			}
+			if s == eventlog.SchemeSlot {
+				cancelledSlot(t, w, run)
+				return
 			}
 			evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
 			if err != nil {
@@ -286,6 +300,34 @@ func TestCancelledWindow(t *testing.T) {
 				t.Fatalf("sequence after a cancelled write: seq %d, List = %v; want seq 2 and a gap at 1", evs[0].Seq, err)
 			}
 		})
+	}
+}
+
+// cancelledSlot is TestCancelledWindow's slot half: slot 1 is reserved by a
+// writer that gave up in its window.
+func cancelledSlot(t *testing.T, w *postgres.World, run string) {
+	ctx := t.Context()
+	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")}); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("the same draft while its cancelled write holds slot 1 = %v, want ErrConflict", err)
+	}
+	evs, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "b")})
+	if err != nil || evs[0].Seq != 2 {
+		t.Fatalf("another draft = %+v, %v; want slot 2", evs, err)
+	}
+	var he *eventlog.HoleError
+	if _, err := w.List(ctx, run, eventlog.Cursor{}, 0); !errors.As(err, &he) || he.Slot != 1 || he.Above != 2 {
+		t.Fatalf("List = %v, want a hole at slot 1 below 2", err)
+	}
+	if noop, sealed, err := w.Seal(ctx, run, 1); err != nil || !sealed || noop.Type != eventlog.Noop {
+		t.Fatalf("Seal(1) = %+v, %v, %v", noop, sealed, err)
+	}
+	evs, err = w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
+	if err != nil || evs[0].Seq != 3 {
+		t.Fatalf("the draft after the seal freed its key = %+v, %v; want slot 3", evs, err)
+	}
+	p, err := w.List(ctx, run, eventlog.Cursor{}, 0)
+	if err != nil || len(p.Events) != 3 || p.Events[0].Type != eventlog.Noop {
+		t.Fatalf("List after the seal = %d events, %v; want noop, b, a", len(p.Events), err)
 	}
 }
 

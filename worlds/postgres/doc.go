@@ -1,5 +1,5 @@
 // Package postgres is the PostgreSQL world: world-postgres's event table on
-// pgx/v5, under the three ordering schemes, plus a throw-away embedded
+// pgx/v5, under the four ordering schemes, plus a throw-away embedded
 // cluster for storms and tests that are given no server.
 //
 // # Namespace
@@ -8,17 +8,22 @@
 // holding a random token, and works only inside it:
 //
 //	<schema>.workflow_runs    id, run_no, scheme, fence_basis,
-//	                          next_seq, last_fenced_seq (the seq counter row)
-//	<schema>.workflow_events  id (wevt_ ULID, primary key), type,
+//	                          next_seq, last_fenced_seq (the seq counter row),
+//	                          next_slot (the slot counter)
+//	<schema>.workflow_events  id (wevt_ ULID, or evnt_ slot id), type,
 //	                          correlation_id, created_at, run_id, payload jsonb,
-//	                          seq, token, dedup, idem_key, minted_at;
-//	                          UNIQUE (run_id, seq), UNIQUE (run_id, idem_key),
-//	                          a partial unique index on (run_id, token) of
-//	                          hook_created rows
+//	                          seq, token, dedup, idem_key, minted_at, state
+//	                          (reserved, committed or noop);
+//	                          PRIMARY KEY (run_id, id), UNIQUE (run_id, seq),
+//	                          UNIQUE (run_id, idem_key), a partial unique
+//	                          index on (run_id, token) of hook_created rows
 //	<schema>.run_seq_<run_no> one sequence per sequence-scheme run
 //
 // Draft.Keys maps onto idem_key (the first key) and token (the hook token of
-// a hook_created draft), so the two unique indexes are the idempotency keys.
+// a hook_created draft), so the two unique indexes are the idempotency keys;
+// they hold a slot run's reservations too, and a noop holds none. The
+// primary key is (run_id, id), not world-postgres's id alone, because slot
+// ids are positions every slot run has.
 // A schema that already exists is refused (ErrSchemaTaken) and left alone;
 // Close drops the schema unless Config.Keep, and only if it still carries the
 // World's marker. Nothing outside the schema is read or written.
@@ -58,9 +63,27 @@
 //     writes do not overlap, so gaps come from the window and nothing else.
 //     The insert first checks the batch's keys (and, fenced, the run's event
 //     count) against its snapshot, so a rejected batch draws no number.
+//   - slot (worlds.Slotter): Reserve, the window, Commit, each its own
+//     transaction. Reserve is one statement: WITH c AS (UPDATE workflow_runs
+//     SET next_slot = next_slot + n WHERE id = $1 [AND next_slot = expected]
+//     RETURNING …) INSERT … state 'reserved', the ids spelled by the server
+//     as evnt_ and the slot. The run's row lock lasts that statement; a taken
+//     key (committed or reserved) fails it and rolls the counter back. The
+//     window is then spent with no transaction open. Commit locks its rows
+//     (SELECT … FOR UPDATE, in slot order) and UPDATEs them to 'committed',
+//     so each row's xmin, and pg_xact_commit_timestamp, is Commit's; if a
+//     seal filled any of them first it turns the rest into noops (releasing
+//     their keys) and fails with *eventlog.SealedError. Seal is one UPDATE …
+//     SET state 'noop' … WHERE state = 'reserved' RETURNING on the slot's
+//     row: it and Commit lock the same row, so exactly one fills it. Readers
+//     (List, Dump, CommitTimes) skip reserved rows; List checks its page
+//     with eventlog.CheckSlots and fails with *eventlog.HoleError at an
+//     empty slot below a committed one. A writer whose context ends in the
+//     window leaves its slots reserved, its keys claimed: a hole until a
+//     seal fills it.
 //
 // Without a window (latency none) each write is one statement in an implicit
-// transaction: one round trip.
+// transaction: one round trip (under slot, Reserve is; Commit takes two).
 //
 // Idempotency conflicts fail with *eventlog.ConflictError and roll the whole
 // transaction back; an unknown run is eventlog.ErrNoRun; a server that cannot

@@ -16,7 +16,9 @@ const tokenKeyPrefix = "hook_token/"
 // eventKeys are the columns that carry a draft's idempotency keys
 // (eventlog.Draft.Keys): every event stores its first key in idem_key, unique
 // per run; a hook_created event with a token stores it in token, unique per
-// run among hook_created rows (a partial unique index).
+// run among hook_created rows (a partial unique index). Under slot a
+// reserved row claims its keys the same way, from Reserve on; only a seal
+// releases them (a noop's key columns are null).
 type eventKeys struct {
 	idem  string
 	token string // "" when the draft has no token key
@@ -91,23 +93,39 @@ func checkDrafts(runID string, d []eventlog.Draft) ([]eventKeys, error) {
 
 // newBatch turns checked drafts into minted events and column arrays.
 func (w *World) newBatch(runID string, d []eventlog.Draft, keys []eventKeys) *batch {
-	b := &batch{runID: runID, events: make([]eventlog.Event, len(d))}
+	b := &batch{runID: runID, events: make([]eventlog.Event, 0, len(d))}
 	for i, x := range d {
-		e := w.mint(runID, x)
-		b.events[i] = e
-		b.ids = append(b.ids, e.ID)
-		b.types = append(b.types, string(x.Type))
-		b.corrs = append(b.corrs, x.CorrelationID)
-		b.payloads = append(b.payloads, string(x.Payload))
-		b.tokens = append(b.tokens, keys[i].token)
-		b.dedups = append(b.dedups, x.Dedup)
-		b.idem = append(b.idem, keys[i].idem)
-		b.minted = append(b.minted, e.MintedAt)
-		if keys[i].token != "" {
-			b.tokenKeys = append(b.tokenKeys, keys[i].token)
-		}
+		b.add(w.mint(runID, x), keys[i])
 	}
 	return b
+}
+
+// newSlotBatch is newBatch for a reservation: no id is minted (the slot is
+// the id, and only the reserving statement knows it) and every draft is
+// minted at the reservation's time at.
+func newSlotBatch(runID string, d []eventlog.Draft, keys []eventKeys, at time.Time) *batch {
+	b := &batch{runID: runID, events: make([]eventlog.Event, 0, len(d))}
+	for i, x := range d {
+		b.add(eventlog.Event{RunID: runID, Type: x.Type, CorrelationID: x.CorrelationID, Token: x.Token,
+			Dedup: x.Dedup, Payload: x.Payload, MintedAt: at}, keys[i])
+	}
+	return b
+}
+
+// add appends event e, with key columns k, to the batch.
+func (b *batch) add(e eventlog.Event, k eventKeys) {
+	b.events = append(b.events, e)
+	b.ids = append(b.ids, e.ID)
+	b.types = append(b.types, string(e.Type))
+	b.corrs = append(b.corrs, e.CorrelationID)
+	b.payloads = append(b.payloads, string(e.Payload))
+	b.tokens = append(b.tokens, k.token)
+	b.dedups = append(b.dedups, e.Dedup)
+	b.idem = append(b.idem, k.idem)
+	b.minted = append(b.minted, e.MintedAt)
+	if k.token != "" {
+		b.tokenKeys = append(b.tokenKeys, k.token)
+	}
 }
 
 // conflictKey names the key a conflict on constraint (or, for the sequence

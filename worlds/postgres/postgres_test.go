@@ -169,7 +169,7 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ulid", "seq", "sequence"}; !slices.Equal(e.Schemes, want) {
+	if want := []string{"ulid", "seq", "sequence", "slot"}; !slices.Equal(e.Schemes, want) {
 		t.Fatalf("Schemes = %v, want %v", e.Schemes, want)
 	}
 	var opened []*postgres.World

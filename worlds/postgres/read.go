@@ -22,6 +22,10 @@ import (
 //     with eventlog.ErrGap. Under seq a hole cannot happen, since a counter
 //     row orders the commits; under sequence it does whenever a lower number
 //     has not committed yet (or never will), and the read says so loudly.
+//   - slot: the same read of committed rows and noops (reservations are
+//     filtered out), checked with eventlog.CheckSlots: a slot reserved and
+//     still empty below a committed one fails the read with an
+//     *eventlog.HoleError; empty slots at the tail end the page.
 func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
 	unlock, err := w.enter(ctx)
 	if err != nil {
@@ -54,7 +58,11 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 		p.Events, p.More = evs[:limit], true
 	}
 	if run.scheme.Positioned() {
-		if err := eventlog.CheckDensity(runID, after.Seq, p.Events); err != nil {
+		check := eventlog.CheckDensity
+		if run.scheme == eventlog.SchemeSlot {
+			check = eventlog.CheckSlots
+		}
+		if err := check(runID, after.Seq, p.Events); err != nil {
 			return eventlog.Page{}, fmt.Errorf("postgres: list run %s after seq %d: %w", runID, after.Seq, err)
 		}
 	}
@@ -65,7 +73,8 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 }
 
 // Dump returns every stored event of the run in scheme order without the
-// density assertion, so forensics can count what a reader would refuse.
+// density assertion, so forensics can count what a reader would refuse
+// (under slot: committed events and noops, holes and all, no reservation).
 func (w *World) Dump(ctx context.Context, runID string) ([]eventlog.Event, error) {
 	unlock, err := w.enter(ctx)
 	if err != nil {
@@ -91,16 +100,21 @@ func (w *World) query(ctx context.Context, runID, sql string, args ...any) ([]ev
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (eventlog.Event, error) {
-		e := eventlog.Event{RunID: runID}
-		var typ string
-		var payload []byte
-		err := row.Scan(&e.ID, &typ, &e.CorrelationID, &payload, &e.Seq, &e.Token, &e.Dedup, &e.MintedAt, &e.CommittedAt)
-		e.Type = eventlog.Type(typ)
-		if payload != nil {
-			e.Payload = json.RawMessage(payload)
-		}
-		return e, err
+		return scanEvent(runID, row)
 	})
+}
+
+// scanEvent scans one row of eventCols into an event of run runID.
+func scanEvent(runID string, row interface{ Scan(...any) error }) (eventlog.Event, error) {
+	e := eventlog.Event{RunID: runID}
+	var typ string
+	var payload []byte
+	err := row.Scan(&e.ID, &typ, &e.CorrelationID, &payload, &e.Seq, &e.Token, &e.Dedup, &e.MintedAt, &e.CommittedAt)
+	e.Type = eventlog.Type(typ)
+	if payload != nil {
+		e.Payload = json.RawMessage(payload)
+	}
+	return e, err
 }
 
 // CommitTimes implements worlds.CommitTimes with the server's own commit

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stormctl/stormctl/eventlog"
 )
 
 // markerPrefix starts the comment a World puts on the schema it creates; the
@@ -23,15 +25,28 @@ const (
 	runSeqConstraint = "workflow_events_run_seq"
 )
 
+// The states of a workflow_events row. Only the slot scheme ever has rows in
+// another state than committed: a reservation (slots taken, keys claimed,
+// nothing visible) and a seal (a noop holding no key).
+const (
+	stateReserved  = "reserved"
+	stateCommitted = "committed"
+	stateNoop      = "noop"
+)
+
 // ddl creates a World's tables in schema (a sanitized identifier).
 //
 // workflow_events is shaped like world-postgres's table (id, type,
 // correlation_id, created_at, run_id, payload jsonb) plus seq (null under
-// ulid), the hook token, the dedup value, the first idempotency key and the
-// mint time. workflow_runs holds each run's scheme and fence basis and, for
-// seq runs, the counter row: next_seq is the number of committed events (the
-// seq of the last one) and last_fenced_seq the seq of the last event a fenced
-// append committed.
+// ulid; the slot under slot), the hook token, the dedup value, the first
+// idempotency key (null only for a noop), the mint time and the row's state:
+// 'committed' for every event of the other schemes; under slot 'reserved'
+// from Reserve to Commit (claiming its keys, invisible to readers), then
+// 'committed', or 'noop' once sealed. workflow_runs holds each run's scheme
+// and fence basis and its counter row: for seq runs next_seq is the number of
+// committed events (the seq of the last one) and last_fenced_seq the seq of
+// the last event a fenced append committed; for slot runs next_slot is the
+// number of slots reserved (the last one taken).
 func ddl(schema, marker string) []string {
 	r, e := schema+"."+runsTable, schema+"."+eventsTable
 	return []string{
@@ -40,14 +55,15 @@ func ddl(schema, marker string) []string {
 		`CREATE TABLE ` + r + ` (
 			id              varchar PRIMARY KEY,
 			run_no          bigserial UNIQUE,
-			scheme          varchar NOT NULL CHECK (scheme IN ('ulid', 'seq', 'sequence')),
+			scheme          varchar NOT NULL CHECK (scheme IN ('ulid', 'seq', 'sequence', 'slot')),
 			fence_basis     varchar NOT NULL DEFAULT '',
 			next_seq        bigint NOT NULL DEFAULT 0,
 			last_fenced_seq bigint NOT NULL DEFAULT 0,
+			next_slot       bigint NOT NULL DEFAULT 0,
 			created_at      timestamptz NOT NULL DEFAULT now()
 		)`,
 		`CREATE TABLE ` + e + ` (
-			id             varchar PRIMARY KEY,
+			id             varchar NOT NULL,
 			type           varchar NOT NULL,
 			correlation_id varchar,
 			created_at     timestamptz NOT NULL DEFAULT now(),
@@ -56,10 +72,18 @@ func ddl(schema, marker string) []string {
 			seq            bigint,
 			token          varchar,
 			dedup          varchar,
-			idem_key       varchar NOT NULL,
+			idem_key       varchar,
 			minted_at      timestamptz NOT NULL,
+			state          varchar NOT NULL DEFAULT '` + stateCommitted + `'
+			               CHECK (state IN ('` + stateReserved + `', '` + stateCommitted + `', '` + stateNoop + `')),
+			-- world-postgres keys on id alone; here an id is unique within
+			-- its run, since a slot id (eventlog.SlotID) is a position that
+			-- every slot run of the schema has.
+			PRIMARY KEY (run_id, id),
 			CONSTRAINT ` + runSeqConstraint + ` UNIQUE (run_id, seq),
-			CONSTRAINT ` + idemConstraint + ` UNIQUE (run_id, idem_key)
+			CONSTRAINT ` + idemConstraint + ` UNIQUE (run_id, idem_key),
+			-- a key is released only by a seal: every other row holds its own.
+			CHECK (idem_key IS NOT NULL OR state = '` + stateNoop + `')
 		)`,
 		// The second key of a hook_created draft: its token, unique per run.
 		`CREATE UNIQUE INDEX ` + tokenIndex + ` ON ` + e + ` (run_id, token)
@@ -120,6 +144,13 @@ type queries struct {
 	insertSequence                              string
 	listULID, listSeq, dumpULID, dumpSeq        string
 	commitULID, commitSeq                       string
+
+	// The slot scheme's: reserve (counter and reserved rows, one
+	// statement), the counter a rejected fenced reservation reports, a
+	// reservation's rows locked, committed or voided, and one slot sealed.
+	insertSlot, insertSlotFenced, slotCounter string
+	lockSlots, commitSlots, voidSlots         string
+	sealSlot, slotState                       string
 }
 
 // unnestCols are the batch arrays every insert reads: $2 … $9.
@@ -188,21 +219,82 @@ func newQueries(name string, commitTS bool) queries {
 		)
 		SELECT pre.n, pre.taken_key, pre.taken_token, ins.id, ins.seq FROM pre LEFT JOIN ins ON true`
 
+	// slot: the counter row and the reserved rows in one statement, as for
+	// seq, but the rows are reservations (state reserved) that only claim
+	// their slots and keys; the id is the slot's (eventlog.SlotID), spelled
+	// by the server since only the UPDATE knows the base. A taken key fails
+	// the INSERT and rolls the counter back with it. A fence is a condition
+	// on the reservation counter (reserved slots, committed or not).
+	slot := func(where string) string {
+		return `WITH c AS (
+			UPDATE ` + r + ` SET next_slot = next_slot + cardinality($2::text[])
+			WHERE id = $1` + where + `
+			RETURNING next_slot - cardinality($2::text[]) AS base
+		)
+		INSERT INTO ` + e + ` (id, type, correlation_id, run_id, payload, seq, token, dedup, idem_key, minted_at, state)
+		SELECT ` + slotID("c.base + u.ord") + `, u.type, NULLIF(u.corr, ''), $1, NULLIF(u.payload, '')::jsonb, c.base + u.ord,
+			NULLIF(u.token, ''), NULLIF(u.dedup, ''), u.idem, u.minted, '` + stateReserved + `'
+		FROM c, ` + unnestCols + ` WITH ORDINALITY AS ` + unnestRow + `, ord)
+		RETURNING id, seq`
+	}
+	q.insertSlot = slot("")
+	q.insertSlotFenced = slot(` AND next_slot = $10::bigint`)
+	q.slotCounter = `SELECT next_slot FROM ` + r + ` WHERE id = $1`
+
+	// A commit locks its reservation's rows ($2 … $3) in slot order (a seal
+	// locks one row, so the two cannot deadlock), then either commits them
+	// all or, when any was sealed, voids the rest. Both are UPDATEs, so every
+	// row's xmin, and with it pg_xact_commit_timestamp, is the transaction
+	// that filled the slot, not the one that reserved it. created_at becomes
+	// that transaction's start too (List's commit time without
+	// track_commit_timestamp).
+	slots := ` WHERE run_id = $1 AND seq BETWEEN $2::bigint AND $3::bigint`
+	q.lockSlots = `SELECT seq, state FROM ` + e + slots + ` ORDER BY seq FOR UPDATE`
+	q.commitSlots = `UPDATE ` + e + ` SET state = '` + stateCommitted + `', created_at = now()` + slots +
+		` AND state = '` + stateReserved + `'
+		RETURNING ` + eventCols("now()")
+	// A seal turns a reserved row into a noop in place: the slot's id and
+	// position stay, the draft and its keys go, and the payload records when
+	// the slot was reserved (the row's minted_at) and who sealed it ($4,
+	// omitted when ""). minted_at becomes the seal's own mint time ($5). A
+	// seal is a void of the one slot $2 = $3 that returns its noop.
+	seal := `SET state = '` + stateNoop + `', type = '` + string(eventlog.Noop) + `',
+		correlation_id = NULL, token = NULL, dedup = NULL, idem_key = NULL,
+		payload = jsonb_strip_nulls(jsonb_build_object('reservedAt', minted_at, 'sealedBy', NULLIF($4::text, ''))),
+		minted_at = $5::timestamptz, created_at = now()`
+	q.voidSlots = `UPDATE ` + e + ` ` + seal + slots + ` AND state = '` + stateReserved + `'`
+	q.sealSlot = q.voidSlots + ` RETURNING ` + eventCols("now()")
+	q.slotState = `SELECT state FROM ` + e + ` WHERE run_id = $1 AND seq = $2::bigint`
+
 	committed := "created_at"
 	if commitTS {
 		committed = "COALESCE(pg_xact_commit_timestamp(xmin), created_at)"
 	}
-	cols := `SELECT id, type, COALESCE(correlation_id, ''), payload, COALESCE(seq, 0), COALESCE(token, ''),
-		COALESCE(dedup, ''), minted_at, ` + committed + ` FROM ` + e
+	// Readers see committed rows and noops, never a reservation (only slot
+	// runs have any, so the condition costs the other schemes nothing).
+	const visible = ` AND state <> '` + stateReserved + `'`
+	cols := `SELECT ` + eventCols(committed) + ` FROM ` + e
 	q.listULID = cols + ` WHERE run_id = $1 AND seq IS NULL AND id > $2 ORDER BY id LIMIT $3::bigint`
-	q.listSeq = cols + ` WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3::bigint`
+	q.listSeq = cols + ` WHERE run_id = $1 AND seq > $2` + visible + ` ORDER BY seq LIMIT $3::bigint`
 	q.dumpULID = cols + ` WHERE run_id = $1 ORDER BY id`
-	q.dumpSeq = cols + ` WHERE run_id = $1 ORDER BY seq NULLS LAST, id`
+	q.dumpSeq = cols + ` WHERE run_id = $1` + visible + ` ORDER BY seq NULLS LAST, id`
 
-	ct := `SELECT id, COALESCE(seq, 0), pg_xact_commit_timestamp(xmin) FROM ` + e + ` WHERE run_id = $1 ORDER BY `
+	ct := `SELECT id, COALESCE(seq, 0), pg_xact_commit_timestamp(xmin) FROM ` + e + ` WHERE run_id = $1` + visible + ` ORDER BY `
 	q.commitULID = ct + `id`
 	q.commitSeq = ct + `seq NULLS LAST, id`
 	return q
+}
+
+// eventCols is the select list of an event as query scans it; committed is
+// the commit time's expression.
+func eventCols(committed string) string {
+	return `id, type, COALESCE(correlation_id, ''), payload, COALESCE(seq, 0), COALESCE(token, ''),
+		COALESCE(dedup, ''), minted_at, ` + committed
+}
+
+// slotID is the SQL spelling of eventlog.SlotID(pos).
+func slotID(pos string) string {
+	return fmt.Sprintf(`'%s' || lpad((%s)::text, %d, '0')`, eventlog.SlotPrefix, pos, eventlog.SlotDigits)
 }
 
 // sequenceName is the sanitized name of a sequence run's own sequence.

@@ -54,8 +54,8 @@ type Source func(ctx context.Context) (Config, error)
 func Register(r *worlds.Registry, src Source) {
 	r.Register(worlds.Entry{
 		Name:        Name,
-		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction",
-		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence)},
+		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
+		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			cfg, err := src(ctx)
 			if err != nil {
@@ -176,7 +176,7 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	case r.ID == "" || len(r.ID) > 200:
 		return fmt.Errorf("postgres: create run %q: invalid run id (want 1 to 200 characters)", r.ID)
 	case !r.Scheme.Positioned() && r.Scheme != eventlog.SchemeULID:
-		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence)", r.ID, r.Scheme)
+		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence, slot)", r.ID, r.Scheme)
 	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
 		return fmt.Errorf("postgres: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
 	case r.Guard != "":

@@ -19,7 +19,8 @@ type fence struct {
 }
 
 // Append writes facts unfenced, the whole batch in one transaction (all or
-// nothing under every scheme).
+// nothing under every scheme). Under slot that transaction is Commit's, after
+// Reserve's and the window (see Reserve).
 func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
 	return w.append(ctx, runID, d, fence{})
 }
@@ -40,6 +41,9 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 //   - sequence: the count rides the insert statement, but a sequence locks
 //     nothing, so writers in flight are invisible to it. The fence basis is
 //     ignored.
+//   - slot: a condition on the run's slot counter in the reservation's
+//     statement (next_slot = expectedSeq: every slot reserved, committed or
+//     not); a rejection's Actual is next_slot. The fence basis is ignored.
 func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
 	return w.append(ctx, runID, d, fence{on: true, expected: expectedSeq})
 }
@@ -71,11 +75,14 @@ func (w *World) append(ctx context.Context, runID string, d []eventlog.Draft, f 
 			return nil, &eventlog.FencedError{RunID: runID, Expected: f.expected, Actual: n}
 		}
 	}
-	b := w.newBatch(runID, d, keys)
 	var delay time.Duration
 	for _, x := range d {
 		delay = max(delay, w.cfg.Latency.Delay(x.Type))
 	}
+	if run.scheme == eventlog.SchemeSlot {
+		return w.appendSlot(ctx, runID, d, keys, f, delay)
+	}
+	b := w.newBatch(runID, d, keys)
 	var res result
 	switch run.scheme {
 	case eventlog.SchemeSeq:
