@@ -11,7 +11,10 @@ import (
 // once renamed into place: only a rollback or Reset removes it, and an id is
 // never minted twice, so a cached copy never goes stale. Callers look up only
 // names they just found in a directory scan, so a removed file is never
-// served. Payloads are cloned on the way out.
+// served. A slot id names its position, and a file left at a reserved slot
+// by a holder that died before its table rename is overwritten when the slot
+// fills; slot readers look up only slots their table says are filled, whose
+// files are final. Payloads are cloned on the way out.
 type eventCache struct {
 	mu sync.RWMutex
 	m  map[string]*cachedEvent // file base name → event

@@ -6,10 +6,11 @@
 //
 //	runs/<runId>.json             the run record (id, scheme, fence basis)
 //	runs/<runId>.seq              seq runs only: the commit counter
+//	runs/<runId>.slot             slot runs only: the slot table
 //	events/<runId>/<runId>-<eventId>.json
 //	                              one file per event (an eventlog.Event)
 //	keys/<runId>/<sha256(key)>    idempotency markers, created with O_EXCL
-//	locks/<runId>.lock            seq runs only: the flock append serializer
+//	locks/<runId>.lock            seq and slot runs: the flock append serializer
 //	tmp/                          temp files; renamed into place, never scanned
 //
 // world-local keeps every run's event files in one events/ directory; this
@@ -37,11 +38,40 @@
 // never take the lock: they read the counter, scan, keep the events at or
 // below it and assert density.
 //
+// Under the slot scheme (worlds.Slotter) the event id is the slot,
+// eventlog.SlotID(position), so the file names above sort in slot order. The
+// run's slot table holds one state per slot handed out (reserved, committed
+// or noop), the open reservations (first slot, count, reservation time,
+// a digest of their drafts, the hashes of the keys they claimed) and the key
+// markers the last seal freed. Every transition is one rename of a new table
+// under the run's serializer, after the files it depends on: a reservation
+// (fence against the table's counter, check every key, rename the table with
+// the slots reserved and the keys held, then create the markers), a commit
+// (check that no slot of the reservation was sealed, write the event files,
+// rename the table with them committed) and a seal (write a noop file,
+// rename the table with the slot noop and its reservation's keys released,
+// then remove their markers). A seal and a commit of one slot therefore
+// exclude each other, and whichever takes the serializer second finds the
+// slot filled: the seal leaves it alone, the commit is void and seals the
+// rest of its reservation. The mint-to-commit window lies between the
+// reservation and the commit, outside the serializer; a writer whose context
+// ends there leaves its slots reserved. Readers never take the serializer
+// and never scan: they read the table and then the files of the slots it
+// says are filled, by name, so a reservation, or a file written before its
+// table (or left by a holder that died there), is never seen, and a batch
+// becomes visible all at once. An empty slot below a filled one is a hole
+// (eventlog.HoleError).
+//
 // Commit times are the world's own observations: an event file holds the time
 // taken just before its rename (ulid) or just before its batch's files were
-// written under the serializer (seq); an append returns the time just after
-// the event became visible (ulid: its rename; seq: the counter's rename).
+// written under the serializer (seq, slot); an append returns the time just
+// after the event became visible (ulid: its rename; seq: the counter's
+// rename; slot: the table's). A slot event's MintedAt is its reservation time.
 //
 // Event files never change once renamed into place, so a World caches the
-// events it has read; only names found by a fresh scan are looked up.
+// events it has read; only names found by a fresh scan (or, under slot, the
+// filled slots of a fresh table) are looked up. The one file that does
+// change is one a slot holder wrote and died before its table rename: the
+// slot's filler overwrites it, but no reader looks up a slot before its
+// table says it is filled.
 package local

@@ -41,6 +41,11 @@ func (l layout) counterFile(runID string) string {
 	return filepath.Join(l.root, runsDir, runID+".seq")
 }
 
+// slotFile is a slot run's slot table (slottable.go).
+func (l layout) slotFile(runID string) string {
+	return filepath.Join(l.root, runsDir, runID+".slot")
+}
+
 func (l layout) eventDir(runID string) string {
 	return filepath.Join(l.root, eventsDir, runID)
 }

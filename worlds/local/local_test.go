@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,7 +26,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var schemes = []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq}
+var schemes = []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot}
 
 // open opens a world on dir and closes it when the test ends.
 func open(t *testing.T, dir string, seed uint64, lat worlds.Profile) *local.World {
@@ -137,7 +138,8 @@ func TestLayout(t *testing.T) {
 				t.Errorf("tmp/ holds %v, want nothing", got)
 			}
 			wantRuns, wantLocks := []string{run + ".json"}, []string{}
-			if s == eventlog.SchemeSeq {
+			switch s {
+			case eventlog.SchemeSeq:
 				wantRuns, wantLocks = []string{run + ".json", run + ".seq"}, []string{run + ".lock"}
 				var c struct {
 					Committed int64 `json:"committed_seq"`
@@ -146,6 +148,13 @@ func TestLayout(t *testing.T) {
 				readJSON(t, filepath.Join(dir, "runs", run+".seq"), &c)
 				if c.Committed != 4 || c.Fenced != 4 {
 					t.Errorf("runs/%s.seq holds %+v, want committed 4, fenced 4", run, c)
+				}
+			case eventlog.SchemeSlot:
+				wantRuns, wantLocks = []string{run + ".json", run + ".slot"}, []string{run + ".lock"}
+				var tbl map[string]any
+				readJSON(t, filepath.Join(dir, "runs", run+".slot"), &tbl)
+				if want := map[string]any{"states": "cccc"}; !maps.Equal(tbl, want) {
+					t.Errorf("runs/%s.slot holds %v, want %v (four committed slots, nothing held)", run, tbl, want)
 				}
 			}
 			if got := names(t, filepath.Join(dir, "runs")); !slices.Equal(got, wantRuns) {
@@ -207,7 +216,7 @@ func TestNoTempFilesInEvents(t *testing.T) {
 			if _, err := slow.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "late")}); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Append with a cancelled context = %v, want context.Canceled", err)
 			}
-			file := regexp.MustCompile(`^` + run + `-evnt_[0-9A-HJKMNP-TV-Z]{26}\.json$`)
+			file := regexp.MustCompile(`^` + run + `-evnt_[0-9A-HJKMNP-TV-Z]{26}\.json$`) // a ULID or a slot id
 			got := names(t, filepath.Join(dir, "events", run))
 			for _, n := range got {
 				if !file.MatchString(n) {

@@ -19,8 +19,8 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Description == "" || !slices.Equal(e.Schemes, []string{"ulid", "seq"}) {
-		t.Fatalf("entry %+v: want a description and schemes [ulid seq]", e)
+	if e.Description == "" || !slices.Equal(e.Schemes, []string{"ulid", "seq", "slot"}) {
+		t.Fatalf("entry %+v: want a description and schemes [ulid seq slot]", e)
 	}
 	w, err := e.Open(t.Context(), worlds.Options{Dir: t.TempDir(), Seed: 3})
 	if err != nil {
@@ -29,6 +29,9 @@ func TestRegister(t *testing.T) {
 	defer w.Close()
 	if _, ok := w.(worlds.Resetter); !ok {
 		t.Error("the local world is not a worlds.Resetter")
+	}
+	if _, ok := w.(worlds.Slotter); !ok {
+		t.Error("the local world is not a worlds.Slotter")
 	}
 	if _, err := e.Open(t.Context(), worlds.Options{}); err == nil {
 		t.Error("Open without a directory succeeded")

@@ -11,8 +11,8 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 )
 
-// CreateRun records the run and the scheme stamped on it. Runs are ulid or
-// seq; creating an existing run fails with eventlog.ErrConflict.
+// CreateRun records the run and the scheme stamped on it. Runs are ulid, seq
+// or slot; creating an existing run fails with eventlog.ErrConflict.
 func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	if err := w.usable(ctx); err != nil {
 		return err
@@ -20,8 +20,8 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	if !validRunID(r.ID) {
 		return fmt.Errorf("local: create run %q: invalid run id (want 1 to 200 letters, digits, '_' or '-')", r.ID)
 	}
-	if r.Scheme != eventlog.SchemeULID && r.Scheme != eventlog.SchemeSeq {
-		return fmt.Errorf("local: create run %s: scheme %q not supported (valid: ulid, seq)", r.ID, r.Scheme)
+	if !supported(r.Scheme) {
+		return fmt.Errorf("local: create run %s: scheme %q not supported (valid: ulid, seq, slot)", r.ID, r.Scheme)
 	}
 	if r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions {
 		return fmt.Errorf("local: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
@@ -79,10 +79,15 @@ func (w *World) loadRun(runID string) (eventlog.Run, error) {
 		return r, fmt.Errorf("local: run %s: %w", runID, eventlog.ErrNoRun)
 	case err != nil:
 		return r, storeErr("read run "+runID, err)
-	case r.Scheme != eventlog.SchemeULID && r.Scheme != eventlog.SchemeSeq:
+	case !supported(r.Scheme):
 		return r, fmt.Errorf("local: run %s: record names unsupported scheme %q", runID, r.Scheme)
 	}
 	return r, nil
+}
+
+// supported reports whether this world keeps runs of scheme s.
+func supported(s eventlog.Scheme) bool {
+	return s == eventlog.SchemeULID || s == eventlog.SchemeSeq || s == eventlog.SchemeSlot
 }
 
 // validRunID reports whether id can name a run's files: 1 to 200 ASCII

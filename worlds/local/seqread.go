@@ -107,6 +107,8 @@ func (w *World) committed(runID string, n int64) ([]ref, error) {
 
 // Dump returns every stored event of the run in scheme order without the
 // density assertion, so forensics can count what a reader would refuse.
+// Under slot that is every committed event and noop, holes and all, and
+// never a reservation.
 func (w *World) Dump(ctx context.Context, runID string) ([]eventlog.Event, error) {
 	if err := w.usable(ctx); err != nil {
 		return nil, err
@@ -115,9 +117,12 @@ func (w *World) Dump(ctx context.Context, runID string) ([]eventlog.Event, error
 	if err != nil {
 		return nil, err
 	}
-	if run.Scheme == eventlog.SchemeULID {
+	switch run.Scheme {
+	case eventlog.SchemeULID:
 		p, err := w.listULID(runID, eventlog.Cursor{}, 0)
 		return p.Events, err
+	case eventlog.SchemeSlot:
+		return w.dumpSlot(runID)
 	}
 	refs, err := w.committed(runID, math.MaxInt64)
 	if err != nil {

@@ -38,8 +38,8 @@ var (
 func Register(r *worlds.Registry) {
 	r.Register(worlds.Entry{
 		Name:        Name,
-		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq through a flock append serializer",
-		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq)},
+		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq and slot through a flock append serializer",
+		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			w, err := Open(ctx, opts)
 			if err != nil {
@@ -89,14 +89,18 @@ func (w *World) Dir() string { return w.fs.root }
 
 // Append writes facts unfenced. Under ulid the drafts are written one by one
 // and a failure returns the events written before it; under seq the batch
-// commits all or nothing.
+// commits all or nothing; under slot it is Reserve, the latency window and
+// Commit (worlds.Slotter).
 func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
 	run, err := w.prepare(ctx, runID, d)
 	if err != nil || len(d) == 0 {
 		return nil, err
 	}
-	if run.Scheme == eventlog.SchemeULID {
+	switch run.Scheme {
+	case eventlog.SchemeULID:
 		return w.appendULID(ctx, runID, d)
+	case eventlog.SchemeSlot:
+		return w.appendSlot(ctx, run, d, fence{})
 	}
 	return w.appendSeq(ctx, run, d, fence{})
 }
@@ -108,36 +112,48 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 // fence basis ignored). Under seq the fence is evaluated under the run's
 // serializer against the committed counter and the batch is atomic; with
 // eventlog.FenceOnDecisions only fenced appends move the fence, and a
-// rejection's Actual is the position of the last fenced event.
+// rejection's Actual is the position of the last fenced event. Under slot
+// the fence is evaluated at reservation, under the serializer, against the
+// run's slot counter (slots handed out, committed or not), whatever the
+// fence basis.
 func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
 	run, err := w.prepare(ctx, runID, d)
 	if err != nil || len(d) == 0 {
 		return nil, err
 	}
-	if run.Scheme == eventlog.SchemeULID {
+	switch run.Scheme {
+	case eventlog.SchemeULID:
 		return w.appendFencedULID(ctx, runID, expectedSeq, d)
+	case eventlog.SchemeSlot:
+		return w.appendSlot(ctx, run, d, fence{on: true, expected: expectedSeq})
 	}
 	return w.appendSeq(ctx, run, d, fence{on: true, expected: expectedSeq, basis: run.FenceBasis})
 }
 
 // List returns up to limit events after the cursor in the run's scheme order
 // (limit <= 0: all of them). Under seq it asserts density and fails with
-// eventlog.ErrGap or eventlog.ErrDuplicate.
+// eventlog.ErrGap or eventlog.ErrDuplicate; under slot it returns committed
+// events and noops, never a reservation, and fails with an
+// *eventlog.HoleError at an empty slot below a filled one.
 func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
 	run, err := w.prepare(ctx, runID, nil)
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	if run.Scheme == eventlog.SchemeULID {
+	switch run.Scheme {
+	case eventlog.SchemeULID:
 		return w.listULID(runID, after, limit)
+	case eventlog.SchemeSlot:
+		return w.listSlot(runID, after, limit)
 	}
 	return w.listSeq(runID, after, limit)
 }
 
 // CommitTimes implements worlds.CommitTimes with the commit times the world
 // observed on its own clock (Source "world") and stored in each event file:
-// under ulid the time just before the file's rename, under seq the time the
-// batch was written under the serializer, just before its counter rename.
+// under ulid the time just before the file's rename, under seq (and slot)
+// the time the batch was written under the serializer, just before its
+// counter (table) rename. Under slot it fails with the HoleError List does.
 func (w *World) CommitTimes(ctx context.Context, runID string) ([]worlds.CommitTime, error) {
 	p, err := w.List(ctx, runID, eventlog.Cursor{}, 0)
 	if err != nil {
