@@ -5,8 +5,9 @@
 // A World is only a client: every operation is one HTTP request to an
 // ingest server (package ingest), and the answers map back to the eventlog
 // contract (412 an *eventlog.FencedError with Expected and Actual, 409
-// eventlog.ErrConflict, 404 eventlog.ErrNoRun, 503 and transport failures
-// eventlog.ErrUnavailable). Without Config.IngestURL, Open starts a Stack on
+// eventlog.ErrConflict, or under slot an *eventlog.SealedError or
+// *eventlog.HoleError naming the slot, 404 eventlog.ErrNoRun, 503 and
+// transport failures eventlog.ErrUnavailable). Without Config.IngestURL, Open starts a Stack on
 // loopback ports and Close stops it:
 //
 //	ingest server   127.0.0.1:0, package ingest
@@ -33,6 +34,20 @@
 //     inside the server, a fenced batch is rejected when the condition
 //     fails. Reads Query the whole run with ConsistentRead, sort by seq after
 //     the read and assert density.
+//   - slot (slot identity with seals): the World is a worlds.Slotter whose
+//     Reserve, Commit and Seal are requests to the server's slot endpoints.
+//     An Append is, in the server, a reservation (one TransactWriteItems:
+//     the run item's slot counter, a reserved item per slot, the key
+//     markers, all conditional), the window, then the commit (one
+//     TransactWriteItems conditioned on every slot still reserved); the id
+//     is eventlog.SlotID of the slot. AppendFenced fences the reservation on
+//     the counter. A seal turns a reserved slot into a noop and releases its
+//     keys in one transaction; a commit that finds a slot sealed seals the
+//     rest of its reservation and fails with an *eventlog.SealedError. A
+//     writer whose context ends in the window leaves its slots reserved and
+//     empty. Reads Query the slot range from the cursor with ConsistentRead,
+//     return committed events and noops in slot order, and refuse an empty
+//     slot below a committed one with an *eventlog.HoleError.
 //
 // # The legacy guard
 //

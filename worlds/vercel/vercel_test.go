@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +54,7 @@ func openWorld(t *testing.T, cfg vercel.Config) *vercel.World {
 }
 
 func TestConformance(t *testing.T) {
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
 			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return openWorld(t, vercel.Config{Seed: 1}) })
 		})
@@ -105,7 +109,7 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ulid", "seq"}; !slices.Equal(e.Schemes, want) {
+	if want := []string{"ulid", "seq", "slot"}; !slices.Equal(e.Schemes, want) {
 		t.Fatalf("Schemes = %v, want %v", e.Schemes, want)
 	}
 	ww, err := e.Open(t.Context(), worlds.Options{Latency: profile(t, "fixed:1ms"), Seed: 7})
@@ -247,7 +251,7 @@ func TestMachineRedis(t *testing.T) {
 // back through the World; Dump keeps what List would refuse to hide.
 func TestForensics(t *testing.T) {
 	w := openWorld(t, vercel.Config{Latency: profile(t, "fixed:2ms")})
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		run := newRun(t, w, s, eventlog.GuardCountIndex)
 		var written []eventlog.Event
 		for i := range 4 {
@@ -362,5 +366,171 @@ func TestReset(t *testing.T) {
 	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")})
 	if err != nil || evs[0].Seq != 1 {
 		t.Fatalf("Append after Reset = %+v, %v", evs, err)
+	}
+}
+
+// TestSlotWindow: under slot an Append reserves, spends its window, then
+// commits. A writer whose context ends in the window returns the
+// context's error and leaves its slot reserved and empty: a later write
+// commits above it, readers get a HoleError naming it, and only a seal
+// fills it (a noop naming the sealer), freeing its key. A writer whose slot
+// a reader seals in its window gets an *eventlog.SealedError.
+func TestSlotWindow(t *testing.T) {
+	w := openWorld(t, vercel.Config{Latency: profile(t, "fixed:300ms")})
+	run := newRun(t, w, eventlog.SchemeSlot, "")
+	gone := step(eventlog.StepCompleted, "gone")
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	_, err := w.Append(ctx, run, []eventlog.Draft{gone})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Append whose context ended in the window = %v, want its context's error", err)
+	}
+	next, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "next")})
+	if err != nil || next[0].Seq != 2 {
+		t.Fatalf("Append after the abandoned one = %+v, %v; want slot 2", next, err)
+	}
+	var he *eventlog.HoleError
+	if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.As(err, &he) || he.RunID != run || he.Slot != 1 || he.Above != 2 {
+		t.Fatalf("List across the abandoned slot = %v, want HoleError{%s, 1, 2}", err, run)
+	}
+	noop, sealed, err := w.Seal(worlds.WithActor(t.Context(), "reader"), run, 1)
+	if err != nil || !sealed || noop.Seq != 1 || noop.Type != eventlog.Noop {
+		t.Fatalf("Seal(1) = %+v, %v, %v", noop, sealed, err)
+	}
+	if !strings.Contains(string(noop.Payload), `"sealedBy":"reader"`) {
+		t.Fatalf("noop payload %s, want sealedBy reader", noop.Payload)
+	}
+	p, err := w.List(t.Context(), run, eventlog.Cursor{}, 0)
+	if err != nil || len(p.Events) != 2 || p.Events[0].ID != noop.ID || p.Events[1].ID != next[0].ID {
+		t.Fatalf("List after the seal = %+v, %v; want the noop and slot 2", p.Events, err)
+	}
+	if again, err := w.Append(t.Context(), run, []eventlog.Draft{gone}); err != nil || again[0].Seq != 3 {
+		t.Fatalf("re-append of the abandoned draft = %+v, %v; want slot 3 (its key released by the seal)", again, err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Append(worlds.WithActor(t.Context(), "writer"), run, []eventlog.Draft{step(eventlog.StepCompleted, "void")})
+		done <- err
+	}()
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		_, sealed, err := w.Seal(worlds.WithActor(t.Context(), "reader"), run, 4)
+		if sealed {
+			break
+		}
+		if err == nil || time.Since(start) > 250*time.Millisecond {
+			t.Fatalf("Seal(4) in the writer's window = %v, %v; want a seal once the slot is reserved", sealed, err)
+		}
+	}
+	var se *eventlog.SealedError
+	if err := <-done; !errors.As(err, &se) || se.RunID != run || se.Slot != 4 {
+		t.Fatalf("Append whose slot was sealed in its window = %v, want SealedError{%s, 4}", err, run)
+	}
+	cts, err := w.CommitTimes(t.Context(), run)
+	if err != nil || len(cts) != 4 {
+		t.Fatalf("CommitTimes = %+v, %v; want 4", cts, err)
+	}
+	for i, ct := range cts {
+		if ct.Seq != int64(i+1) || ct.At.IsZero() {
+			t.Fatalf("commit time %d = %+v: want slot %d, observed by the server", i, ct, i+1)
+		}
+	}
+}
+
+// TestStatusMapping: the client maps each error answer of the slot and
+// read endpoints to the contract's typed error, run id and positions
+// included, against a server that answers with canned bodies.
+func TestStatusMapping(t *testing.T) {
+	var answer atomic.Pointer[[2]string] // status, body
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		a := answer.Load()
+		status, _ := strconv.Atoi(a[0])
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(a[1]))
+	}))
+	defer srv.Close()
+	w, err := vercel.Open(t.Context(), vercel.Config{IngestURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const run = "wrun_canned"
+	tests := []struct {
+		name, status, body string
+		op                 func() error
+		check              func(error) bool
+	}{
+		{"sealed commit", "409", `{"error":"x","code":"sealed","slot":7}`,
+			func() error { _, err := w.Commit(t.Context(), worlds.Reservation{RunID: run, First: 6}); return err },
+			func(err error) bool {
+				var se *eventlog.SealedError
+				return errors.As(err, &se) && se.RunID == run && se.Slot == 7 && errors.Is(err, eventlog.ErrSealed)
+			}},
+		{"sealed append", "409", `{"error":"x","code":"sealed","slot":3}`,
+			func() error { _, err := w.Append(t.Context(), run, nil); return err },
+			func(err error) bool { var se *eventlog.SealedError; return errors.As(err, &se) && se.Slot == 3 }},
+		{"hole", "409", `{"error":"x","code":"hole","slot":2,"above":5}`,
+			func() error { _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); return err },
+			func(err error) bool {
+				var he *eventlog.HoleError
+				return errors.As(err, &he) && he.RunID == run && he.Slot == 2 && he.Above == 5 && eventlog.Classify(err) == "hole"
+			}},
+		{"gap", "409", `{"error":"x","code":"gap","want":4,"got":6}`,
+			func() error { _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); return err },
+			func(err error) bool {
+				var ge *eventlog.GapError
+				return errors.As(err, &ge) && ge.RunID == run && ge.Want == 4 && ge.Got == 6
+			}},
+		{"gap at an unpositioned event", "409", `{"error":"x","code":"gap","want":4,"got":0}`,
+			func() error { _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); return err },
+			func(err error) bool {
+				var ge *eventlog.GapError
+				return errors.As(err, &ge) && ge.Want == 4 && ge.Got == 0
+			}},
+		{"duplicate", "409", `{"error":"x","code":"duplicate","seq":9}`,
+			func() error { _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); return err },
+			func(err error) bool {
+				var de *eventlog.DuplicateError
+				return errors.As(err, &de) && de.RunID == run && de.Seq == 9
+			}},
+		{"reserve conflict", "409", `{"error":"x","code":"conflict","key":"step_created/a"}`,
+			func() error { _, err := w.Reserve(t.Context(), run, nil); return err },
+			func(err error) bool {
+				var ce *eventlog.ConflictError
+				return errors.As(err, &ce) && ce.Key == "step_created/a"
+			}},
+		{"not reserved", "409", `{"error":"slot 1 is committed already","code":"not_reserved"}`,
+			func() error { _, err := w.Commit(t.Context(), worlds.Reservation{RunID: run}); return err },
+			func(err error) bool {
+				return eventlog.Classify(err) == "other" && strings.Contains(err.Error(), "committed already")
+			}},
+		{"fenced reserve", "412", `{"error":"x","code":"fenced","expected":1,"actual":3}`,
+			func() error { _, err := w.AppendFenced(t.Context(), run, 1, nil); return err },
+			func(err error) bool {
+				var fe *eventlog.FencedError
+				return errors.As(err, &fe) && fe.Expected == 1 && fe.Actual == 3
+			}},
+		{"no slot", "404", `{"error":"slot never reserved","code":"no_slot"}`,
+			func() error { _, _, err := w.Seal(t.Context(), run, 9); return err },
+			func(err error) bool { return err != nil && eventlog.Classify(err) == "other" }},
+		{"seal of an unknown run", "404", `{"error":"x","code":"no_run"}`,
+			func() error { _, _, err := w.Seal(t.Context(), run, 1); return err },
+			func(err error) bool { return errors.Is(err, eventlog.ErrNoRun) }},
+		{"seal unavailable", "503", `{"error":"x","code":"unavailable"}`,
+			func() error { _, _, err := w.Seal(t.Context(), run, 1); return err },
+			func(err error) bool { return errors.Is(err, eventlog.ErrUnavailable) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answer.Store(&[2]string{tt.status, tt.body})
+			if err := tt.op(); !tt.check(err) {
+				t.Fatalf("HTTP %s %s mapped to %v (%T)", tt.status, tt.body, err, err)
+			}
+		})
 	}
 }

@@ -62,6 +62,7 @@ var (
 	_ worlds.CommitTimes  = (*World)(nil)
 	_ worlds.GuardCounter = (*World)(nil)
 	_ worlds.Resetter     = (*World)(nil)
+	_ worlds.Slotter      = (*World)(nil)
 )
 
 // Register adds the vercel world to r. Every World it opens takes its
@@ -71,13 +72,15 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 	r.Register(worlds.Entry{
 		Name: Name,
 		Description: "HTTP ingest server minting wevt_ ids over DynamoDB (aws-sdk-go-v2; embedded minidyn by default); " +
-			"seq through TransactWriteItems on the run item's counter; legacy count-index guard in Redis",
-		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq)},
+			"seq through TransactWriteItems on the run item's counter; slot as reserve, window, commit (conditional " +
+			"transactions on slot items, noop seals); legacy count-index guard in Redis",
+		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
 		Guards:  []string{eventlog.GuardCountIndex},
 		// A seq page reads the whole run (Query, sorted by seq after the
 		// read): pages of 100 made loading an n-event log cost n²/100 item
 		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n. A
-		// ulid page is a Query from the cursor with a Limit: the common size.
+		// ulid or slot page is a Query from the cursor with a Limit: the
+		// common size.
 		PageSizes: map[string]int{string(eventlog.SchemeSeq): 1000},
 		// The ingest server, the embedded DynamoDB-API server (one lock,
 		// JSON both ways) and the engine share this process. The 216-run
@@ -151,34 +154,40 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 }
 
 // Append writes facts unfenced, the batch all or nothing. Under seq the
-// server assigns positions at commit.
+// server assigns positions at commit; under slot it reserves the slots,
+// spends the window and commits (a commit whose slot a reader sealed
+// meanwhile is an *eventlog.SealedError: nothing of it is visible).
 func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
 	if err := checkPayloads(runID, d); err != nil {
 		return nil, err
 	}
 	var out ingest.EventsResponse
-	err := w.do(ctx, http.MethodPost, runPath(runID, "events"), ingest.AppendRequest{Events: nonNil(d)}, &out)
+	req := ingest.AppendRequest{Events: nonNil(d), Actor: worlds.ActorFrom(ctx)}
+	err := w.do(ctx, http.MethodPost, runPath(runID, "events"), req, &out)
 	return out.Events, err
 }
 
 // AppendFenced writes a batch of decisions all or nothing if the log is
 // where the writer expects it: under seq the fence is the condition of the
-// write's transaction; under ulid the server counts the run's events first
-// (the legacy guard); on a run stamped eventlog.GuardCountIndex the server
-// judges expectedSeq against its Redis count instead. A rejection is an
-// *eventlog.FencedError.
+// write's transaction; under slot, of its reservation's (on the run's slot
+// counter: slots reserved, committed or not); under ulid the server counts
+// the run's events first (the legacy guard); on a run stamped
+// eventlog.GuardCountIndex the server judges expectedSeq against its Redis
+// count instead. A rejection is an *eventlog.FencedError.
 func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
 	if err := checkPayloads(runID, d); err != nil {
 		return nil, err
 	}
 	var out ingest.EventsResponse
-	req := ingest.FencedRequest{ExpectedSeq: &expectedSeq, Events: nonNil(d)}
+	req := ingest.FencedRequest{ExpectedSeq: &expectedSeq, Events: nonNil(d), Actor: worlds.ActorFrom(ctx)}
 	err := w.do(ctx, http.MethodPost, runPath(runID, "events/fenced"), req, &out)
 	return out.Events, err
 }
 
 // List returns up to limit events after the cursor in the run's scheme
-// order (limit <= 0: all of them). Under seq the server asserts density.
+// order (limit <= 0: all of them). Under seq the server asserts density;
+// under slot it returns committed events and noops only and refuses a page
+// with an empty slot below a committed one (an *eventlog.HoleError).
 func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
 	q := url.Values{}
 	if after.ID != "" {
@@ -197,6 +206,57 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 	var page eventlog.Page
 	err := w.do(ctx, http.MethodGet, p, nil, &page)
 	return page, err
+}
+
+// Reserve implements worlds.Slotter: the server takes the slot run's next
+// len(d) slots and claims d's keys in one transaction (a taken key is an
+// *eventlog.ConflictError and takes nothing). The reservation carries d.
+func (w *World) Reserve(ctx context.Context, runID string, d []eventlog.Draft) (worlds.Reservation, error) {
+	if err := checkPayloads(runID, d); err != nil {
+		return worlds.Reservation{}, err
+	}
+	var out ingest.ReservationResponse
+	if err := w.do(ctx, http.MethodPost, runPath(runID, "slots/reserve"), ingest.ReserveRequest{Events: nonNil(d)}, &out); err != nil {
+		return worlds.Reservation{}, err
+	}
+	if out.Count != len(d) || (len(d) > 0 && out.First < 1) {
+		return worlds.Reservation{}, fmt.Errorf("vercel: run %s: the server reserved %d slots from %d for %d drafts", runID, out.Count, out.First, len(d))
+	}
+	return worlds.Reservation{RunID: runID, First: out.First, Drafts: nonNil(d), ReservedAt: out.ReservedAt}, nil
+}
+
+// Commit implements worlds.Slotter: the server commits the reservation's
+// events at its slots in one transaction, conditioned on every slot being
+// still reserved. If one was sealed, it commits nothing, seals the rest
+// (sealed by worlds.ActorFrom(ctx)) and this returns an
+// *eventlog.SealedError.
+func (w *World) Commit(ctx context.Context, r worlds.Reservation) ([]eventlog.Event, error) {
+	if err := checkPayloads(r.RunID, r.Drafts); err != nil {
+		return nil, err
+	}
+	var out ingest.EventsResponse
+	req := ingest.CommitRequest{First: r.First, ReservedAt: r.ReservedAt, Events: nonNil(r.Drafts), Actor: worlds.ActorFrom(ctx)}
+	err := w.do(ctx, http.MethodPost, runPath(r.RunID, "slots/commit"), req, &out)
+	return out.Events, err
+}
+
+// Seal implements worlds.Slotter: the server fills the slot with a noop,
+// sealed by worlds.ActorFrom(ctx), if it is reserved and empty, and
+// releases its keys; a filled slot is left alone (sealed false), a slot
+// never reserved is an error.
+func (w *World) Seal(ctx context.Context, runID string, slot int64) (eventlog.Event, bool, error) {
+	var out ingest.SealResponse
+	p := runPath(runID, "slots/"+strconv.FormatInt(slot, 10)+"/seal")
+	if err := w.do(ctx, http.MethodPost, p, ingest.SealRequest{Actor: worlds.ActorFrom(ctx)}, &out); err != nil {
+		return eventlog.Event{}, false, err
+	}
+	if !out.Sealed {
+		return eventlog.Event{}, false, nil
+	}
+	if out.Event == nil {
+		return eventlog.Event{}, false, fmt.Errorf("vercel: run %s: slot %d sealed without its noop in the answer", runID, slot)
+	}
+	return *out.Event, true, nil
 }
 
 // Dump implements worlds.Dumper: every stored event of the run in scheme
@@ -327,9 +387,12 @@ func (w *World) do(ctx context.Context, method, path string, body, out any) erro
 }
 
 // statusErr maps an error answer to the contract: 412 an
-// *eventlog.FencedError, 409 eventlog.ErrConflict (an *eventlog.ConflictError
-// for a taken key), 404 eventlog.ErrNoRun, 503 eventlog.ErrUnavailable;
-// anything else a plain error carrying the server's message.
+// *eventlog.FencedError; 409 sealed an *eventlog.SealedError, hole an
+// *eventlog.HoleError, gap an *eventlog.GapError, duplicate an
+// *eventlog.DuplicateError, not_reserved a plain error, any other
+// eventlog.ErrConflict (an *eventlog.ConflictError for a taken key); 404
+// no_run eventlog.ErrNoRun; 503 eventlog.ErrUnavailable; anything else a
+// plain error carrying the server's message.
 func statusErr(ctx context.Context, op string, status int, data []byte) error {
 	var b ingest.ErrorBody
 	if err := json.Unmarshal(data, &b); err != nil || b.Code == "" {
@@ -342,6 +405,16 @@ func statusErr(ctx context.Context, op string, status int, data []byte) error {
 	switch {
 	case status == http.StatusPreconditionFailed && b.Expected != nil && b.Actual != nil:
 		return &eventlog.FencedError{RunID: runID, Expected: *b.Expected, Actual: *b.Actual}
+	case status == http.StatusConflict && b.Code == ingest.CodeSealed && b.Slot != nil:
+		return &eventlog.SealedError{RunID: runID, Slot: *b.Slot}
+	case status == http.StatusConflict && b.Code == ingest.CodeHole && b.Slot != nil && b.Above != nil:
+		return &eventlog.HoleError{RunID: runID, Slot: *b.Slot, Above: *b.Above}
+	case status == http.StatusConflict && b.Code == ingest.CodeGap && b.Want != nil && b.Got != nil:
+		return &eventlog.GapError{RunID: runID, Want: *b.Want, Got: *b.Got}
+	case status == http.StatusConflict && b.Code == ingest.CodeDuplicate && b.Seq != nil:
+		return &eventlog.DuplicateError{RunID: runID, Seq: *b.Seq}
+	case status == http.StatusConflict && b.Code == ingest.CodeNotReserved:
+		return fmt.Errorf("vercel: %s: %s", op, b.Error)
 	case status == http.StatusConflict && b.Key != "":
 		return &eventlog.ConflictError{RunID: runID, Key: b.Key}
 	case status == http.StatusConflict:

@@ -10,16 +10,25 @@
 //
 //	eventId "#run"          the run item: scheme, fenceBasis, guard,
 //	                        createdAt; seq runs also next_seq (events
-//	                        committed, the last seq) and last_fenced_seq
+//	                        committed, the last seq) and last_fenced_seq;
+//	                        slot runs next_seq (slots reserved, committed
+//	                        or not)
 //	eventId "#key#<key>"    an idempotency-key marker (eventlog.Draft.Keys),
-//	                        owner = the event id that claimed it
-//	eventId "wevt_<ULID>"   an event: seq (seq runs only) and "event", the
-//	                        rest of the event as JSON (type, correlation id,
-//	                        token, dedup, payload, mint and send times)
+//	                        owner = the event id (or slot id) that claimed it
+//	eventId "wevt_<ULID>"   an event (ulid and seq runs): seq (seq runs
+//	                        only) and "event", the rest of the event as JSON
+//	                        (type, correlation id, token, dedup, payload,
+//	                        mint and send times)
+//	eventId "evnt_<slot>"   a slot (slot runs; eventlog.SlotID, zero-padded
+//	                        so sort-key order is slot order): seq, state
+//	                        (reserved, committed or noop), reservedAt, keys
+//	                        (the draft's keys, JSON), and once committed or
+//	                        sealed "event" (the event or the noop)
 //
-// Markers and the run item sort under '#', events under "wevt_", so event
-// reads use KeyConditionExpression "runId = :run AND begins_with(eventId,
-// :wevt_)" and never see the others.
+// Markers and the run item sort under '#', events under "wevt_", slots
+// under "evnt_", so event reads use KeyConditionExpression "runId = :run
+// AND begins_with(eventId, :wevt_)" and slot reads "runId = :run AND
+// eventId BETWEEN :from AND :last", and never see the others.
 //
 // # Writes
 //
@@ -40,6 +49,31 @@
 // Temporal's per-run lock. The condition on the counter stays the
 // correctness mechanism and is what fences writers in other processes.
 //
+// Slot runs (eventlog.SchemeSlot) write in two steps, each one
+// transaction, and a seal is a third:
+//
+//	Reserve: Update the run item
+//	           SET next_seq = :next  IF next_seq = :base  (ALL_OLD)
+//	         + Put slot items base+1 … base+n, state reserved,
+//	           IF attribute_not_exists(eventId)
+//	         + Put key markers (owner: the slot id), IF attribute_not_exists
+//	Commit:  Update each slot item of the reservation
+//	           SET state = committed, event = :event
+//	           IF state = reserved AND reservedAt = :at AND keys = :keys
+//	           (ALL_OLD)
+//	Seal:    Update one slot item
+//	           SET state = noop, event = :noop
+//	           IF state = reserved AND reservedAt = :at  (ALL_OLD)
+//	         + Delete its key markers IF owner = the slot id
+//
+// Reserve counts like a seq write (facts retry a lost counter, a fenced
+// reservation is rejected with the counter as Actual; the fence basis does
+// not apply). A slot changes state once: a commit and a seal of it race on
+// the same condition and exactly one wins. A Commit refused because a slot
+// is a noop seals the rest of its reservation (one Seal per slot still
+// reserved) and fails with an *eventlog.SealedError; the noops' payloads
+// are eventlog.NoopPayload.
+//
 // A cancelled transaction is read per item from its CancellationReasons: a
 // failed condition on the run item is the counter (a fence rejection, or a
 // lost race that facts retry with the counter ALL_OLD returned, up to
@@ -59,6 +93,17 @@
 // eventlog.CheckDensity. Whole-run reads of one run are coalesced: a reader
 // shares the next Query that starts after it arrived, never one already in
 // flight, so what it gets is a consistent read taken after its arrival.
+// slot: the sort-key range from the cursor's next slot, Limit one more than
+// the page, following LastEvaluatedKey past reserved slots, which are
+// skipped (readers never see a reservation); the page of committed events
+// and noops is checked with eventlog.CheckSlots, so an empty slot below a
+// committed one fails the read with an *eventlog.HoleError, and empty slots
+// past the last committed one end it. Dump returns every committed event
+// and noop, holes and all. On DynamoDB a Query is read-committed and may
+// see part of a commit's transaction (its lower slots committed, its upper
+// still reserved): a reader may then refuse a hole that is closing, and a
+// seal of such a slot loses the race to the commit on its condition, so it
+// never voids a commit that has landed.
 //
 // # minidyn
 //

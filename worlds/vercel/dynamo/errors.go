@@ -39,6 +39,20 @@ var (
 	// into someone's data.
 	ErrTableExists = errors.New("table exists and was not created by this store")
 
+	// ErrNotSlotRun: Reserve, Commit or Seal was asked of a run whose
+	// scheme is not eventlog.SchemeSlot.
+	ErrNotSlotRun = errors.New("not a slot run")
+
+	// ErrNoSlot: Seal or Commit named a slot that was never reserved (no
+	// slot item holds it).
+	ErrNoSlot = errors.New("slot never reserved")
+
+	// ErrNotReserved: Commit found a slot of its reservation committed
+	// already, or reserved with other keys or at another time than the
+	// reservation says: not a reservation this store handed out, or one
+	// committed twice. Nothing was written.
+	ErrNotReserved = errors.New("slot not held by this reservation")
+
 	// errClosed is returned by every operation on a closed Store.
 	errClosed = errors.New("dynamo: store is closed")
 )
@@ -138,6 +152,19 @@ type cancellation struct {
 	// other is the first reason code none of the above explains (such as
 	// ValidationError), "" if none: retrying would not help.
 	other string
+	// failed lists every item whose condition failed, in transaction order,
+	// with the item as it was when the store returned it (ALL_OLD); taken
+	// and counter are read off it. DynamoDB reports every failed condition,
+	// minidyn only the first.
+	failed []failedItem
+}
+
+// failedItem is one failed condition of a cancelled transaction: the
+// action's index and the item as it was (nil if the store did not return
+// it or the item did not exist).
+type failedItem struct {
+	index int
+	old   map[string]types.AttributeValue
 }
 
 // cancelled reads a TransactionCanceledException; ok is false for any other
@@ -157,6 +184,7 @@ func cancelled(err error, counterAt int) (c cancellation, ok bool) {
 		switch code {
 		case "", "None":
 		case "ConditionalCheckFailed":
+			c.failed = append(c.failed, failedItem{index: i, old: r.Item})
 			if i == counterAt {
 				c.counter, c.old = true, r.Item
 			} else if c.taken < 0 {

@@ -151,3 +151,130 @@ func TestSDKLogsGoToTheLogger(t *testing.T) {
 		t.Fatalf("logged %q, want the SDK's line at debug level", got)
 	}
 }
+
+// TestCommitRefusedReadsEveryReason: DynamoDB reports every failed
+// condition of a refused commit (minidyn only the first): a sealed slot
+// anywhere among them makes the commit void and seals the rest, whatever
+// failed before it; reasons without the item (no ALL_OLD) are read again.
+func TestCommitRefusedReadsEveryReason(t *testing.T) {
+	ctx := t.Context()
+	e, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st, err := Open(ctx, Config{Endpoint: e.URL(), StaticCredentials: true, TablePerRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := eventlog.Run{ID: "wrun_reasons", Scheme: eventlog.SchemeSlot}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	d := []eventlog.Draft{
+		{Type: eventlog.StepCreated, CorrelationID: "a"},
+		{Type: eventlog.StepCreated, CorrelationID: "b"},
+		{Type: eventlog.StepCreated, CorrelationID: "c"},
+	}
+	r, err := st.Reserve(ctx, run, d, Fence{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, sealed, err := st.Seal(ctx, run, 3, "reader"); !sealed || err != nil {
+		t.Fatalf("Seal(3) = %v, %v", sealed, err)
+	}
+	old2, err := st.slotItem(ctx, run.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slot 1 failed without its item returned, slot 2 with it (reserved:
+	// say the keys differed), slot 3 is the seal.
+	w, err := st.commitRefused(ctx, run, r.First, len(d), []failedItem{{index: 0}, {index: 1, old: old2}, {index: 2}}, "writer")
+	var se *eventlog.SealedError
+	if !errors.As(err, &se) || se.Slot != 3 || len(w.Noops) != 2 || w.Noops[0].Seq != 1 || w.Noops[1].Seq != 2 {
+		t.Fatalf("commitRefused = %+v, %v; want SealedError at 3 and noops at 1 and 2", w, err)
+	}
+	for _, n := range w.Noops {
+		if n.CommittedAt.Before(n.MintedAt) || !n.MintedAt.Equal(r.ReservedAt) {
+			t.Fatalf("noop %+v: want minted at the reservation and committed after", n)
+		}
+	}
+	// Without a seal among the reasons, the first refusal is the error.
+	x := []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "x"}}
+	rx, err := st.Reserve(ctx, run, x, Fence{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(ctx, run, rx.First, rx.ReservedAt, x, ""); err != nil {
+		t.Fatal(err)
+	}
+	w, err = st.commitRefused(ctx, run, rx.First, 2, []failedItem{{index: 0}, {index: 1}}, "")
+	if !errors.Is(err, ErrNotReserved) || len(w.Noops) != 0 {
+		t.Fatalf("commitRefused of a committed slot and one never reserved = %+v, %v; want ErrNotReserved first, no seals", w, err)
+	}
+}
+
+// TestTwoStoresReserve: two Stores on one table reserve and commit on one
+// slot run at once; they meet only at the counter's condition, a stale
+// cached counter is corrected by it, and the log ends dense with every
+// write once.
+func TestTwoStoresReserve(t *testing.T) {
+	ctx := t.Context()
+	e, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	a, err := Open(ctx, Config{Endpoint: e.URL(), StaticCredentials: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := newStore(ctx, a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.cfg.Keep = true
+	defer b.Close()
+	run := eventlog.Run{ID: "wrun_two_slots", Scheme: eventlog.SchemeSlot}
+	if err := a.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 8, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		st := []*Store{a, b}[w%2]
+		wg.Go(func() {
+			for i := range each {
+				d := []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: fmt.Sprintf("w%d_%d", w, i)}}
+				r, err := st.Reserve(ctx, run, d, Fence{})
+				if err == nil {
+					_, err = st.Commit(ctx, run, r.First, r.ReservedAt, d, "")
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r, err := b.Reserve(ctx, run, []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "b_last"}}, Fence{})
+	if err != nil || r.First != writers*each+1 {
+		t.Fatalf("Reserve through b = %+v, %v; want slot %d", r, err, writers*each+1)
+	}
+	if _, err := a.Reserve(ctx, run, []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "a_last"}}, Fence{}); err != nil {
+		t.Fatal(err)
+	}
+	// b's cached counter is stale now: its fenced reservation at what it
+	// last saw is rejected with the real counter.
+	var fe *eventlog.FencedError
+	if _, err := b.Reserve(ctx, run, []eventlog.Draft{{Type: eventlog.StepCreated, CorrelationID: "stale"}}, Fence{On: true, Expected: writers*each + 1}); !errors.As(err, &fe) || fe.Actual != writers*each+2 {
+		t.Fatalf("fenced reservation on a stale view = %v, want FencedError with Actual %d", err, writers*each+2)
+	}
+	p, err := a.List(ctx, run, eventlog.Cursor{}, 0)
+	if err != nil || len(p.Events) != writers*each {
+		t.Fatalf("log: %d events, %v; want %d (the two reserved tail slots are no hole)", len(p.Events), err, writers*each)
+	}
+}

@@ -31,12 +31,25 @@ const (
 	attrScheme     = "scheme"
 	attrBasis      = "fenceBasis"
 	attrGuard      = "guard"
-	attrNextSeq    = "next_seq"        // seq runs: events committed (the last seq)
+	attrNextSeq    = "next_seq"        // seq runs: events committed (the last seq); slot runs: slots reserved
 	attrLastFenced = "last_fenced_seq" // seq runs: seq of the last fenced event
 	attrCreatedAt  = "createdAt"
-	attrSeq        = "seq"   // seq runs only
+	attrSeq        = "seq"   // seq and slot runs
 	attrBody       = "event" // the rest of the event, JSON (eventBody)
 	attrOwner      = "owner" // a key marker's event id
+	// Slot items only.
+	attrState      = "state"      // stateReserved, stateCommitted or stateNoop
+	attrReservedAt = "reservedAt" // unix nanoseconds: when the slot was reserved
+	attrKeys       = "keys"       // the keys the slot's reservation claimed, a JSON list
+)
+
+// The states of a slot item. Reserve puts it reserved; Commit moves it to
+// committed, Seal to noop, each only from reserved, so a slot is filled at
+// most once.
+const (
+	stateReserved  = "reserved"
+	stateCommitted = "committed"
+	stateNoop      = "noop"
 )
 
 // eventBody is an event item's body attribute.
@@ -69,28 +82,98 @@ func runItem(r eventlog.Run, now time.Time) map[string]types.AttributeValue {
 	it[attrBasis] = s(string(r.FenceBasis))
 	it[attrGuard] = s(r.Guard)
 	it[attrCreatedAt] = n(now.UnixNano())
-	if r.Scheme == eventlog.SchemeSeq {
+	switch r.Scheme {
+	case eventlog.SchemeSeq:
 		it[attrNextSeq] = n(0)
 		it[attrLastFenced] = n(0)
+	case eventlog.SchemeSlot:
+		it[attrNextSeq] = n(0)
 	}
 	return it
 }
 
 // eventItem is the item of one event; seq is stored only when positive.
 func eventItem(e eventlog.Event, written time.Time) (map[string]types.AttributeValue, error) {
+	body, err := eventBodyOf(e, written)
+	if err != nil {
+		return nil, err
+	}
+	it := key(e.RunID, e.ID)
+	it[attrBody] = s(body)
+	if e.Seq > 0 {
+		it[attrSeq] = n(e.Seq)
+	}
+	return it, nil
+}
+
+// reservedItem is the item of a slot reserved at time at for a draft that
+// claims keys: no body until Commit or Seal fills it.
+func reservedItem(runID string, slot int64, keys string, at time.Time) map[string]types.AttributeValue {
+	it := key(runID, eventlog.SlotID(slot))
+	it[attrSeq] = n(slot)
+	it[attrState] = s(stateReserved)
+	it[attrReservedAt] = n(at.UnixNano())
+	it[attrKeys] = s(keys)
+	return it
+}
+
+// keysOf renders a draft's idempotency keys as a slot item stores them.
+func keysOf(d eventlog.Draft) string {
+	b, _ := json.Marshal(d.Keys()) // a []string always marshals
+	return string(b)
+}
+
+// eventBodyOf renders an event's body attribute.
+func eventBodyOf(e eventlog.Event, written time.Time) (string, error) {
 	body, err := json.Marshal(eventBody{
 		Type: e.Type, CorrelationID: e.CorrelationID, Token: e.Token, Dedup: e.Dedup, Payload: e.Payload,
 		MintedAt: e.MintedAt.UnixNano(), WrittenAt: written.UnixNano(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("event %s: %w", e.ID, err)
+		return "", fmt.Errorf("event %s: %w", e.ID, err)
 	}
-	it := key(e.RunID, e.ID)
-	it[attrBody] = s(string(body))
-	if e.Seq > 0 {
-		it[attrSeq] = n(e.Seq)
+	return string(body), nil
+}
+
+// slotItem is a decoded slot item.
+type slotItem struct {
+	Slot       int64
+	State      string
+	ReservedAt time.Time
+	Keys       []string
+	// Event is the committed event or the noop (committed and noop items).
+	Event eventlog.Event
+}
+
+// decodeSlot reads a slot item of any state.
+func decodeSlot(it map[string]types.AttributeValue) (slotItem, error) {
+	id := str(it, AttrSort)
+	slot, ok := eventlog.SlotPosition(id)
+	if !ok {
+		return slotItem{}, fmt.Errorf("item %s/%s is not a slot item", str(it, AttrRun), id)
 	}
-	return it, nil
+	si := slotItem{Slot: slot, State: str(it, attrState)}
+	ns, err := num(it, attrReservedAt)
+	if err != nil {
+		return si, fmt.Errorf("slot %d: %w", slot, err)
+	}
+	si.ReservedAt = time.Unix(0, ns).UTC()
+	if err := json.Unmarshal([]byte(str(it, attrKeys)), &si.Keys); err != nil {
+		return si, fmt.Errorf("slot %d: keys: %w", slot, err)
+	}
+	switch si.State {
+	case stateReserved:
+	case stateCommitted, stateNoop:
+		if si.Event, err = decodeEvent(it); err != nil {
+			return si, err
+		}
+		if si.Event.Seq != slot {
+			return si, fmt.Errorf("slot %d: item carries seq %d", slot, si.Event.Seq)
+		}
+	default:
+		return si, fmt.Errorf("slot %d: unknown state %q", slot, si.State)
+	}
+	return si, nil
 }
 
 // markerItem is the item that claims idempotency key k of a run for event id.
@@ -137,8 +220,8 @@ func counters(it map[string]types.AttributeValue) (next, lastFenced int64, err e
 	return next, lastFenced, err
 }
 
-// isEventSort reports whether a sort key is an event id (not the run item
-// nor a key marker, which sort under '#').
+// isEventSort reports whether a sort key is an event id or a slot (not the
+// run item nor a key marker, which sort under '#').
 func isEventSort(sk string) bool { return !strings.HasPrefix(sk, "#") }
 
 // decodeEvent reads an event item. CommittedAt is the time the server sent

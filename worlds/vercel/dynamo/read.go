@@ -36,14 +36,21 @@ func eventsValues(runID string) map[string]types.AttributeValue {
 //     (eventlog.CheckDensity), else the read fails with eventlog.ErrGap or
 //     eventlog.ErrDuplicate. Concurrent whole-run reads of a run share one
 //     Query that started after each of them arrived (readRun).
+//   - slot: a Query of the sort-key range from the cursor's next slot (slot
+//     ids sort in slot order), Limit one more than the page, reserved slots
+//     skipped; the page must have no hole (eventlog.CheckSlots), else the
+//     read fails with an *eventlog.HoleError (listSlots).
 func (st *Store) List(ctx context.Context, run eventlog.Run, after eventlog.Cursor, limit int) (eventlog.Page, error) {
 	done, err := st.enter(ctx)
 	if err != nil {
 		return eventlog.Page{}, err
 	}
 	defer done()
-	if run.Scheme == eventlog.SchemeSeq {
+	switch run.Scheme {
+	case eventlog.SchemeSeq:
 		return st.listSeq(ctx, run, after, limit)
+	case eventlog.SchemeSlot:
+		return st.listSlots(ctx, run, after, limit)
 	}
 	want := 0
 	if limit > 0 {
@@ -97,15 +104,18 @@ func sortBySeq(evs []eventlog.Event) {
 	})
 }
 
-// Dump returns every event item of the run in scheme order (seq, else id)
-// without the density assertion, so forensics can count what a reader
-// would refuse.
+// Dump returns every event item of the run in scheme order (seq, else id;
+// under slot the committed events and noops, holes and all) without the
+// density assertion, so forensics can count what a reader would refuse.
 func (st *Store) Dump(ctx context.Context, run eventlog.Run) ([]eventlog.Event, error) {
 	done, err := st.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	if run.Scheme == eventlog.SchemeSlot {
+		return st.querySlots(ctx, run.ID, 1, 0)
+	}
 	evs, err := st.readRun(ctx, run.ID)
 	if err == nil && run.Scheme == eventlog.SchemeSeq {
 		sortBySeq(evs)

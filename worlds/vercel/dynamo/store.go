@@ -399,7 +399,7 @@ func (st *Store) Close() error {
 }
 
 // CreateRun writes the run's item, stamped with its scheme, fence basis and
-// guard (and, under seq, counters at 0). An existing run fails with
+// guard (and, under seq and slot, counters at 0). An existing run fails with
 // ErrRunExists.
 func (st *Store) CreateRun(ctx context.Context, r eventlog.Run) error {
 	done, err := st.enter(ctx)
@@ -439,8 +439,8 @@ func checkRun(r eventlog.Run) error {
 	switch {
 	case r.ID == "" || len(r.ID) > 200 || strings.HasPrefix(r.ID, "#"):
 		return fmt.Errorf("dynamo: create run %q: %w: want an id of 1 to 200 characters, not starting with '#'", r.ID, ErrInvalidRun)
-	case r.Scheme != eventlog.SchemeULID && r.Scheme != eventlog.SchemeSeq:
-		return fmt.Errorf("dynamo: create run %s: scheme %q: %w (valid: ulid, seq)", r.ID, r.Scheme, ErrInvalidRun)
+	case r.Scheme != eventlog.SchemeULID && r.Scheme != eventlog.SchemeSeq && r.Scheme != eventlog.SchemeSlot:
+		return fmt.Errorf("dynamo: create run %s: scheme %q: %w (valid: ulid, seq, slot)", r.ID, r.Scheme, ErrInvalidRun)
 	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
 		return fmt.Errorf("dynamo: create run %s: fence basis %q: %w (valid: \"\", %q)", r.ID, r.FenceBasis, ErrInvalidRun, eventlog.FenceOnDecisions)
 	case r.Guard != "" && r.Guard != eventlog.GuardCountIndex:

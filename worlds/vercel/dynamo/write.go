@@ -42,16 +42,20 @@ type Written struct {
 	// Attempts is how many transactions the write sent (1 unless it lost
 	// races for the counter).
 	Attempts int
+	// Noops are the seals a refused slot Commit wrote itself over the rest
+	// of its reservation, each with CommittedAt its acknowledgement.
+	Noops []eventlog.Event
 }
 
 // Actions returns how many transaction actions a batch of drafts needs
-// under the scheme.
+// under the scheme (under slot: its Reserve, the largest of its
+// transactions).
 func Actions(scheme eventlog.Scheme, d []eventlog.Draft) int {
 	k := 0
 	for _, x := range d {
 		k += 1 + len(x.Keys())
 	}
-	if scheme == eventlog.SchemeSeq {
+	if scheme == eventlog.SchemeSeq || scheme == eventlog.SchemeSlot {
 		k++
 	}
 	return k
@@ -60,14 +64,22 @@ func Actions(scheme eventlog.Scheme, d []eventlog.Draft) int {
 // checkBatch validates minted events: known types, no key claimed twice in
 // the batch, within one transaction.
 func checkBatch(run eventlog.Run, evs []eventlog.Event) error {
-	seen := make(map[string]bool, len(evs))
 	drafts := make([]eventlog.Draft, len(evs))
 	for i, e := range evs {
-		if !e.Type.Valid() {
-			return fmt.Errorf("dynamo: run %s: event %d: unknown event type %q", run.ID, i, e.Type)
-		}
 		drafts[i] = e.Draft()
-		for _, k := range drafts[i].Keys() {
+	}
+	return checkDrafts(run, drafts)
+}
+
+// checkDrafts validates a batch of drafts: known types, no key claimed
+// twice in the batch, within one transaction.
+func checkDrafts(run eventlog.Run, drafts []eventlog.Draft) error {
+	seen := make(map[string]bool, len(drafts))
+	for i, d := range drafts {
+		if !d.Type.Valid() {
+			return fmt.Errorf("dynamo: run %s: event %d: unknown event type %q", run.ID, i, d.Type)
+		}
+		for _, k := range d.Keys() {
 			if seen[k] {
 				return &eventlog.ConflictError{RunID: run.ID, Key: k}
 			}
@@ -75,7 +87,7 @@ func checkBatch(run eventlog.Run, evs []eventlog.Event) error {
 		}
 	}
 	if a := Actions(run.Scheme, drafts); a > MaxTransactItems {
-		return fmt.Errorf("dynamo: run %s: %d events need %d transaction actions, at most %d: %w", run.ID, len(evs), a, MaxTransactItems, ErrBatchTooLarge)
+		return fmt.Errorf("dynamo: run %s: %d events need %d transaction actions, at most %d: %w", run.ID, len(drafts), a, MaxTransactItems, ErrBatchTooLarge)
 	}
 	return nil
 }
@@ -130,6 +142,9 @@ func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog
 		return Written{}, err
 	}
 	defer done()
+	if run.Scheme == eventlog.SchemeSlot {
+		return Written{}, fmt.Errorf("dynamo: write to run %s: a slot run is written through Reserve and Commit: %w", run.ID, ErrInvalidRun)
+	}
 	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
 		return Written{Events: evs}, err
 	}
@@ -188,6 +203,9 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 		return Written{}, err
 	}
 	defer done()
+	if run.Scheme == eventlog.SchemeSlot {
+		return Written{}, fmt.Errorf("dynamo: write to run %s: a slot run is written through Reserve and Commit: %w", run.ID, ErrInvalidRun)
+	}
 	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
 		return Written{Events: evs}, err
 	}

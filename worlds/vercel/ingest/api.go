@@ -27,10 +27,16 @@ const (
 	CodeBatchTooLarge    = "batch_too_large"    // 400: more than one DynamoDB transaction holds
 	CodeTooLarge         = "too_large"          // 413: body or event payload over the limit
 	CodeNoRun            = "no_run"             // 404
+	CodeNoSlot           = "no_slot"            // 404: a slot never reserved
 	CodeNotFound         = "not_found"          // 404: no such route
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeRunExists        = "run_exists"         // 409
 	CodeConflict         = "conflict"           // 409: an idempotency key is taken
+	CodeSealed           = "sealed"             // 409: a reserved slot was sealed before the commit (with "slot")
+	CodeNotReserved      = "not_reserved"       // 409: a commit's slots are not that reservation's (committed, other keys)
+	CodeHole             = "hole"               // 409: a read met an empty slot below a committed one (with "slot", "above")
+	CodeGap              = "gap"                // 409: a read found the log not dense (with "want", "got")
+	CodeDuplicate        = "duplicate"          // 409: a read found a position twice (with "seq")
 	CodeFenced           = "fenced"             // 412: the fence (or the count guard) rejected the batch
 	CodeUnavailable      = "unavailable"        // 503: DynamoDB or Redis cannot be reached
 	CodeContention       = "contention"         // 503: the run's counter stayed contended
@@ -48,12 +54,25 @@ type ErrorBody struct {
 	// and what the log (or the count index) held.
 	Expected *int64 `json:"expected,omitempty"`
 	Actual   *int64 `json:"actual,omitempty"`
+	// Slot is the slot a 409 sealed or hole is about: the sealed slot, or
+	// the empty one; Above is a hole's committed slot past it.
+	Slot  *int64 `json:"slot,omitempty"`
+	Above *int64 `json:"above,omitempty"`
+	// Want and Got are a 409 gap's positions: the one that should have come
+	// next and the one that did (0: an unpositioned event).
+	Want *int64 `json:"want,omitempty"`
+	Got  *int64 `json:"got,omitempty"`
+	// Seq is the position a 409 duplicate found twice.
+	Seq *int64 `json:"seq,omitempty"`
 }
 
 // AppendRequest is the body of POST /v1/runs/{runId}/events (facts,
 // unfenced).
 type AppendRequest struct {
 	Events []eventlog.Draft `json:"events"`
+	// Actor names the writer (worlds.ActorFrom), optional: on a slot run,
+	// the noops its write seals itself record it as their sealer.
+	Actor string `json:"actor,omitempty"`
 }
 
 // FencedRequest is the body of POST /v1/runs/{runId}/events/fenced: a batch
@@ -66,6 +85,55 @@ type FencedRequest struct {
 	// count-index guard reads it, to locate it in the run's id window).
 	Watermark string           `json:"watermark,omitempty"`
 	Events    []eventlog.Draft `json:"events"`
+	// Actor is AppendRequest.Actor.
+	Actor string `json:"actor,omitempty"`
+}
+
+// ReserveRequest is the body of POST /v1/runs/{runId}/slots/reserve: take
+// the slot run's next len(Events) slots for Events and claim their
+// idempotency keys, all or nothing, without committing anything.
+type ReserveRequest struct {
+	Events []eventlog.Draft `json:"events"`
+	// ExpectedSeq, when set, fences the reservation on the run's slot
+	// counter (slots reserved, committed or not): another count is a 412.
+	ExpectedSeq *int64 `json:"expectedSeq,omitempty"`
+}
+
+// ReservationResponse answers a reservation: slots First … First+Count-1
+// of the run, taken at ReservedAt (First 0 when Count is 0). A commit of
+// the reservation sends First and ReservedAt back with the same drafts.
+type ReservationResponse struct {
+	RunID      string    `json:"runId"`
+	First      int64     `json:"first"`
+	Count      int       `json:"count"`
+	ReservedAt time.Time `json:"reservedAt"`
+}
+
+// CommitRequest is the body of POST /v1/runs/{runId}/slots/commit: commit
+// the drafts of a reservation at its slots, all or nothing.
+type CommitRequest struct {
+	// First and ReservedAt are the reservation's (ReservationResponse).
+	First      int64     `json:"first"`
+	ReservedAt time.Time `json:"reservedAt"`
+	// Events are the drafts reserved, in order.
+	Events []eventlog.Draft `json:"events"`
+	// Actor is AppendRequest.Actor: the sealer of the noops a refused
+	// commit writes over the rest of its reservation.
+	Actor string `json:"actor,omitempty"`
+}
+
+// SealRequest is the body of POST /v1/runs/{runId}/slots/{slot}/seal.
+type SealRequest struct {
+	// Actor names the sealer (worlds.ActorFrom): the noop's
+	// eventlog.NoopPayload.SealedBy.
+	Actor string `json:"actor,omitempty"`
+}
+
+// SealResponse answers a seal: Sealed and the noop written, or Sealed
+// false (and no event) when the slot was filled already.
+type SealResponse struct {
+	Sealed bool            `json:"sealed"`
+	Event  *eventlog.Event `json:"event,omitempty"`
 }
 
 // EventsResponse answers an append: the events as committed, with ids,

@@ -53,7 +53,7 @@ func TestCountGuard(t *testing.T) {
 			expected: 1, watermark: "wevt_OLDER_THAN_THE_WINDOW", status: 201,
 			want: worlds.GuardCounts{Evaluated: 6, Passed: 1, Rejected: 2, Indeterminate: 3}},
 	}
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
 			e := newEnv(t, "")
 			run := e.createRun(s, eventlog.GuardCountIndex)
@@ -84,7 +84,7 @@ func TestCountGuard(t *testing.T) {
 				t.Fatalf("guard answer: guard %q, window of %d ids; want count-index and 16", g.Guard, len(g.Window))
 			}
 			log := e.log(run)
-			if g.Window[0] != log[len(log)-1].ID && s == eventlog.SchemeSeq {
+			if g.Window[0] != log[len(log)-1].ID && s.Positioned() {
 				t.Fatalf("window's newest id %s is not the log's last event %s", g.Window[0], log[len(log)-1].ID)
 			}
 			// A watermark still in the window lets a stale writer be caught.
@@ -102,7 +102,8 @@ func TestCountGuard(t *testing.T) {
 // TestCountGuardTOCTOU: the guard reads the count before the write's
 // window, so two writers that saw the same log both pass when their windows
 // overlap, and both decisions land: the check-then-write gap of seed gotcha
-// 2, which the seq fence closes (the same two writers, fenced, admit one).
+// 2, which the seq and slot fences close (the same two writers, fenced,
+// admit one).
 func TestCountGuardTOCTOU(t *testing.T) {
 	e := newEnv(t, "fixed:300ms")
 	tests := []struct {
@@ -114,6 +115,8 @@ func TestCountGuardTOCTOU(t *testing.T) {
 		{"count-index on ulid", eventlog.SchemeULID, eventlog.GuardCountIndex, 2},
 		{"count-index on seq", eventlog.SchemeSeq, eventlog.GuardCountIndex, 2},
 		{"seq fence", eventlog.SchemeSeq, "", 1},
+		{"count-index on slot", eventlog.SchemeSlot, eventlog.GuardCountIndex, 2},
+		{"slot fence", eventlog.SchemeSlot, "", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,51 +45,67 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 // batch is a decoded, checked append before its window.
 type batch struct {
 	run    eventlog.Run
-	events []eventlog.Event // minted
+	drafts []eventlog.Draft
+	events []eventlog.Event // minted (not under slot: slots are ids)
 	delay  time.Duration
+	actor  string
 }
 
-// prepare decodes nothing: it checks drafts, loads the run, mints the ids
-// (the moment of ingest) and draws the window. ok is false when an error
-// was answered.
+// prepare decodes nothing: it checks drafts and loads the run (load),
+// mints the ids (the moment of ingest; under slot the reservation takes
+// them instead) and draws the window. ok is false when an error was
+// answered.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request, drafts []eventlog.Draft) (batch, bool) {
+	run, ok := s.load(w, r, drafts)
+	if !ok {
+		return batch{}, false
+	}
+	b := batch{run: run, drafts: drafts}
+	now := time.Now().UTC()
+	for _, d := range drafts {
+		if run.Scheme != eventlog.SchemeSlot {
+			b.events = append(b.events, eventlog.Event{
+				RunID: run.ID, ID: s.minter.Mint(now), Type: d.Type, CorrelationID: d.CorrelationID,
+				Token: d.Token, Dedup: d.Dedup, Payload: d.Payload, MintedAt: now,
+			})
+		}
+		b.delay = max(b.delay, s.cfg.Latency.Delay(d.Type))
+	}
+	return b, true
+}
+
+// load checks drafts (known types, JSON payloads within MaxPayload, a
+// batch one transaction holds) and loads the request's run. ok is false
+// when an error was answered.
+func (s *Server) load(w http.ResponseWriter, r *http.Request, drafts []eventlog.Draft) (eventlog.Run, bool) {
 	runID := r.PathValue("runId")
 	for i, d := range drafts {
 		if !d.Type.Valid() {
 			_, err := eventlog.ParseType(string(d.Type))
 			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeUnknownType, Error: fmt.Sprintf("event %d: %v", i, err)})
-			return batch{}, false
+			return eventlog.Run{}, false
 		}
 		if len(d.Payload) > 0 && !json.Valid(d.Payload) {
 			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidPayload, Error: fmt.Sprintf("event %d (%s): payload is not valid JSON", i, d.Type)})
-			return batch{}, false
+			return eventlog.Run{}, false
 		}
 		if len(d.Payload) > MaxPayload {
 			writeError(w, http.StatusRequestEntityTooLarge, ErrorBody{Code: CodeTooLarge, Error: fmt.Sprintf(
 				"event %d (%s): payload of %d bytes, over %d: a DynamoDB item holds 400 KB, and this server does not drain large payloads to S3", i, d.Type, len(d.Payload), MaxPayload)})
-			return batch{}, false
+			return eventlog.Run{}, false
 		}
 	}
 	run, err := s.cfg.Store.Run(r.Context(), runID)
 	if err != nil {
 		s.fail(w, r, err)
-		return batch{}, false
+		return eventlog.Run{}, false
 	}
 	if a := dynamo.Actions(run.Scheme, drafts); a > dynamo.MaxTransactItems {
 		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeBatchTooLarge,
 			Error: fmt.Sprintf("run %s: %d events need %d transaction actions, at most %d fit in one DynamoDB transaction", runID, len(drafts), a, dynamo.MaxTransactItems)})
-		return batch{}, false
+		return eventlog.Run{}, false
 	}
-	b := batch{run: run, events: make([]eventlog.Event, len(drafts))}
-	now := time.Now().UTC()
-	for i, d := range drafts {
-		b.events[i] = eventlog.Event{
-			RunID: runID, ID: s.minter.Mint(now), Type: d.Type, CorrelationID: d.CorrelationID,
-			Token: d.Token, Dedup: d.Dedup, Payload: d.Payload, MintedAt: now,
-		}
-		b.delay = max(b.delay, s.cfg.Latency.Delay(d.Type))
-	}
-	return b, true
+	return run, true
 }
 
 // appendFacts: POST /v1/runs/{runId}/events with an AppendRequest.
@@ -102,6 +118,7 @@ func (s *Server) appendFacts(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	b.actor = req.Actor
 	s.commit(w, r, b, dynamo.Fence{})
 }
 
@@ -113,6 +130,8 @@ func (s *Server) appendFacts(w http.ResponseWriter, r *http.Request) {
 //   - ulid: the handler counts the run's events with one Query, then
 //     drains and writes: the legacy store count, the same gap.
 //   - seq: the fence is the condition of the write's own transaction.
+//   - slot: the fence is the condition of the reservation's transaction,
+//     on the run's slot counter (whatever the run's fence basis).
 func (s *Server) appendFenced(w http.ResponseWriter, r *http.Request) {
 	var req FencedRequest
 	if !s.decode(w, r, &req) {
@@ -127,6 +146,7 @@ func (s *Server) appendFenced(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	b.actor = req.Actor
 	ctx := r.Context()
 	switch {
 	case b.run.Guard == eventlog.GuardCountIndex:
@@ -151,9 +171,14 @@ func (s *Server) appendFenced(w http.ResponseWriter, r *http.Request) {
 }
 
 // commit spends the batch's window, writes it and answers with the
-// committed events. Once the write is sent it runs to its end even if the
-// client goes away, so its commit time is known.
+// committed events (under slot: appendSlots). Once the write is sent it
+// runs to its end even if the client goes away, so its commit time is
+// known.
 func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynamo.Fence) {
+	if b.run.Scheme == eventlog.SchemeSlot {
+		s.appendSlots(w, r, b, f)
+		return
+	}
 	if len(b.events) == 0 {
 		writeJSON(w, http.StatusOK, EventsResponse{Events: []eventlog.Event{}})
 		return
@@ -162,7 +187,7 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynam
 		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: "request ended during the write's window: nothing written"})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.WriteTimeout)
+	ctx, cancel := s.writeCtx(r)
 	defer cancel()
 	var res dynamo.Written
 	var err error
@@ -175,21 +200,173 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynam
 		s.fail(w, r, err)
 		return
 	}
+	s.written(ctx, b.run, res)
+	writeJSON(w, http.StatusCreated, EventsResponse{Events: res.Events})
+}
+
+// written records what a write committed: the events' CommittedAt (the
+// server-observed acknowledgement), their commit times and the noops a
+// refused slot commit wrote itself, and, on a guarded run, the events in
+// the count index.
+func (s *Server) written(ctx context.Context, run eventlog.Run, res dynamo.Written) {
 	ids := make([]string, len(res.Events))
 	for i := range res.Events {
 		res.Events[i].CommittedAt = res.Acked
 		ids[i] = res.Events[i].ID
 	}
-	s.acked(b.run.ID, res.Events)
-	if b.run.Guard == eventlog.GuardCountIndex {
+	s.acked(run.ID, res.Events)
+	s.acked(run.ID, res.Noops)
+	if run.Guard == eventlog.GuardCountIndex && len(ids) > 0 {
 		// After the write, as the legacy index did. A failure leaves the
 		// index short of the log (the guard then reads it as incomplete);
 		// the write itself stands.
-		if err := s.cfg.Index.Record(ctx, b.run.ID, ids); err != nil {
-			s.cfg.Logger.Warn("count index not updated", "run", b.run.ID, "events", len(ids), "err", err)
+		if err := s.cfg.Index.Record(ctx, run.ID, ids); err != nil {
+			s.cfg.Logger.Warn("count index not updated", "run", run.ID, "events", len(ids), "err", err)
 		}
 	}
+}
+
+// writeCtx is the context of a store write once it is sent: it outlives
+// the request (so the server knows the outcome) within WriteTimeout.
+func (s *Server) writeCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.WriteTimeout)
+}
+
+// appendSlots is an append to a slot run: Reserve (fenced on the slot
+// counter when f.On), the batch's window, Commit. A request that ends in
+// the window leaves its slots reserved and empty, without cleaning up (a
+// hole only a seal fills) and answers 503 cancelled; a commit whose slot
+// was sealed meanwhile seals the rest of its slots and answers 409 sealed.
+func (s *Server) appendSlots(w http.ResponseWriter, r *http.Request, b batch, f dynamo.Fence) {
+	if len(b.drafts) == 0 {
+		writeJSON(w, http.StatusOK, EventsResponse{Events: []eventlog.Event{}})
+		return
+	}
+	if r.Context().Err() != nil {
+		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: "request ended before the reservation: nothing written"})
+		return
+	}
+	ctx, cancel := s.writeCtx(r)
+	defer cancel()
+	res, err := s.cfg.Store.Reserve(ctx, b.run, b.drafts, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := worlds.Sleep(r.Context(), b.delay); err != nil {
+		last := res.First + int64(len(b.drafts)) - 1
+		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: fmt.Sprintf(
+			"request ended during the write's window: slots %d-%d of run %s stay reserved and empty until sealed", res.First, last, b.run.ID)})
+		return
+	}
+	s.commitSlots(w, r, b.run, res.First, res.ReservedAt, b.drafts, b.actor)
+}
+
+// commitSlots commits a reservation and answers with its events (201), or
+// with the error; the noops of a refused commit are recorded either way.
+func (s *Server) commitSlots(w http.ResponseWriter, r *http.Request, run eventlog.Run, first int64, reservedAt time.Time, d []eventlog.Draft, actor string) {
+	ctx, cancel := s.writeCtx(r)
+	defer cancel()
+	res, err := s.cfg.Store.Commit(ctx, run, first, reservedAt, d, actor)
+	s.written(ctx, run, res)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusCreated, EventsResponse{Events: res.Events})
+}
+
+// reserve: POST /v1/runs/{runId}/slots/reserve with a ReserveRequest.
+func (s *Server) reserve(w http.ResponseWriter, r *http.Request) {
+	var req ReserveRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if req.ExpectedSeq != nil && *req.ExpectedSeq < 0 {
+		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: "expectedSeq must be >= 0"})
+		return
+	}
+	run, ok := s.load(w, r, req.Events)
+	if !ok || !s.slotRun(w, run) {
+		return
+	}
+	var f dynamo.Fence
+	if req.ExpectedSeq != nil {
+		f = dynamo.Fence{On: true, Expected: *req.ExpectedSeq}
+	}
+	ctx, cancel := s.writeCtx(r)
+	defer cancel()
+	res, err := s.cfg.Store.Reserve(ctx, run, req.Events, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if len(req.Events) == 0 {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, ReservationResponse{RunID: run.ID, First: res.First, Count: len(req.Events), ReservedAt: res.ReservedAt})
+}
+
+// commitReservation: POST /v1/runs/{runId}/slots/commit with a
+// CommitRequest.
+func (s *Server) commitReservation(w http.ResponseWriter, r *http.Request) {
+	var req CommitRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if len(req.Events) > 0 && (req.First < 1 || req.ReservedAt.IsZero()) {
+		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: "first (>= 1) and reservedAt are required: the reservation's"})
+		return
+	}
+	run, ok := s.load(w, r, req.Events)
+	if !ok || !s.slotRun(w, run) {
+		return
+	}
+	if len(req.Events) == 0 {
+		writeJSON(w, http.StatusOK, EventsResponse{Events: []eventlog.Event{}})
+		return
+	}
+	s.commitSlots(w, r, run, req.First, req.ReservedAt, req.Events, req.Actor)
+}
+
+// seal: POST /v1/runs/{runId}/slots/{slot}/seal with a SealRequest.
+func (s *Server) seal(w http.ResponseWriter, r *http.Request) {
+	var req SealRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	slot, err := strconv.ParseInt(r.PathValue("slot"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: "slot: want an integer"})
+		return
+	}
+	run, ok := s.load(w, r, nil)
+	if !ok || !s.slotRun(w, run) {
+		return
+	}
+	ctx, cancel := s.writeCtx(r)
+	defer cancel()
+	res, sealed, err := s.cfg.Store.Seal(ctx, run, slot, req.Actor)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !sealed {
+		writeJSON(w, http.StatusOK, SealResponse{})
+		return
+	}
+	s.written(ctx, run, res)
+	writeJSON(w, http.StatusOK, SealResponse{Sealed: true, Event: &res.Events[0]})
+}
+
+// slotRun answers 400 unless run is a slot run.
+func (s *Server) slotRun(w http.ResponseWriter, run eventlog.Run) bool {
+	if run.Scheme == eventlog.SchemeSlot {
+		return true
+	}
+	writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: fmt.Sprintf("run %s has scheme %s: slots are reserved, committed and sealed on slot runs only", run.ID, run.Scheme)})
+	return false
 }
 
 // list: GET /v1/runs/{runId}/events?afterId=&afterSeq=&limit=.
@@ -385,13 +562,35 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 
 // fail answers with the status and code an error stands for.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *eventlog.FencedError
-	var ce *eventlog.ConflictError
+	var (
+		fe *eventlog.FencedError
+		ce *eventlog.ConflictError
+		se *eventlog.SealedError
+		he *eventlog.HoleError
+		ge *eventlog.GapError
+		de *eventlog.DuplicateError
+	)
 	switch {
 	case errors.As(err, &fe):
 		writeError(w, http.StatusPreconditionFailed, ErrorBody{Code: CodeFenced, Error: fe.Error(), Expected: &fe.Expected, Actual: &fe.Actual})
+	case errors.As(err, &se):
+		// Before unavailable: a refused commit whose own seals failed is
+		// still void, and that is what its writer must learn.
+		writeError(w, http.StatusConflict, ErrorBody{Code: CodeSealed, Error: err.Error(), Slot: &se.Slot})
 	case errors.As(err, &ce):
 		writeError(w, http.StatusConflict, ErrorBody{Code: CodeConflict, Error: ce.Error(), Key: ce.Key})
+	case errors.As(err, &he):
+		writeError(w, http.StatusConflict, ErrorBody{Code: CodeHole, Error: err.Error(), Slot: &he.Slot, Above: &he.Above})
+	case errors.As(err, &ge):
+		writeError(w, http.StatusConflict, ErrorBody{Code: CodeGap, Error: err.Error(), Want: &ge.Want, Got: &ge.Got})
+	case errors.As(err, &de):
+		writeError(w, http.StatusConflict, ErrorBody{Code: CodeDuplicate, Error: err.Error(), Seq: &de.Seq})
+	case errors.Is(err, dynamo.ErrNotReserved):
+		writeError(w, http.StatusConflict, ErrorBody{Code: CodeNotReserved, Error: err.Error()})
+	case errors.Is(err, dynamo.ErrNoSlot):
+		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNoSlot, Error: err.Error()})
+	case errors.Is(err, dynamo.ErrNotSlotRun):
+		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: err.Error()})
 	case errors.Is(err, dynamo.ErrRunExists):
 		writeError(w, http.StatusConflict, ErrorBody{Code: CodeRunExists, Error: err.Error()})
 	case errors.Is(err, eventlog.ErrNoRun):

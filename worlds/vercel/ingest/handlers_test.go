@@ -16,7 +16,7 @@ import (
 // JSON {error, code} body, and writes nothing.
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, "")
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
 			e.t = t
 			run := e.createRun(s, "")
@@ -87,7 +87,7 @@ func TestBadInput(t *testing.T) {
 // exactly one is accepted, the others conflict, the log holds it once.
 func TestConcurrentDuplicateFacts(t *testing.T) {
 	e := newEnv(t, "fixed:5ms")
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
 			e.t = t
 			run := e.createRun(s, "")
@@ -122,8 +122,8 @@ func TestConcurrentDuplicateFacts(t *testing.T) {
 			if accepted != 1 {
 				t.Fatalf("%d of %d duplicate facts accepted, want exactly 1 (statuses %v)", accepted, clients, statuses)
 			}
-			if log := e.log(run); len(log) != 1 || (s == eventlog.SchemeSeq && log[0].Seq != 1) {
-				t.Fatalf("log %+v, want the one fact (seq 1 under seq)", log)
+			if log := e.log(run); len(log) != 1 || (s.Positioned() && log[0].Seq != 1) {
+				t.Fatalf("log %+v, want the one fact (seq 1 under seq and slot)", log)
 			}
 		})
 	}
@@ -135,7 +135,7 @@ func TestConcurrentDuplicateFacts(t *testing.T) {
 // then go in.
 func TestFencedBatchAllOrNothing(t *testing.T) {
 	e := newEnv(t, "")
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq} {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
 			e.t = t
 			run := e.createRun(s, "")
@@ -170,7 +170,7 @@ func TestFencedBatchAllOrNothing(t *testing.T) {
 			if len(log) != 5 {
 				t.Fatalf("log holds %d events, want 5", len(log))
 			}
-			if s == eventlog.SchemeSeq {
+			if s.Positioned() {
 				if err := eventlog.CheckDensity(run, 0, log); err != nil {
 					t.Fatal(err)
 				}

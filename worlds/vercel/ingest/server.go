@@ -94,6 +94,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/runs", s.createRun)
 	m.HandleFunc("POST /v1/runs/{runId}/events", s.appendFacts)
 	m.HandleFunc("POST /v1/runs/{runId}/events/fenced", s.appendFenced)
+	m.HandleFunc("POST /v1/runs/{runId}/slots/reserve", s.reserve)
+	m.HandleFunc("POST /v1/runs/{runId}/slots/commit", s.commitReservation)
+	m.HandleFunc("POST /v1/runs/{runId}/slots/{slot}/seal", s.seal)
 	m.HandleFunc("GET /v1/runs/{runId}/events", s.list)
 	m.HandleFunc("GET /v1/runs/{runId}/dump", s.dump)
 	m.HandleFunc("GET /v1/runs/{runId}/commit-times", s.commitTimes)
@@ -143,6 +146,7 @@ var routeMux = func() *http.ServeMux {
 	nop := func(http.ResponseWriter, *http.Request) {}
 	for _, p := range []string{
 		"POST /v1/runs", "POST /v1/runs/{runId}/events", "POST /v1/runs/{runId}/events/fenced",
+		"POST /v1/runs/{runId}/slots/reserve", "POST /v1/runs/{runId}/slots/commit", "POST /v1/runs/{runId}/slots/{slot}/seal",
 		"GET /v1/runs/{runId}/events", "GET /v1/runs/{runId}/dump", "GET /v1/runs/{runId}/commit-times",
 		"GET /v1/runs/{runId}/guard", "POST /v1/reset", "GET /healthz",
 	} {
