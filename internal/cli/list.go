@@ -9,6 +9,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
@@ -78,12 +80,19 @@ func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error
   # any preset takes /key=value overrides in --condition:
   stormctl storm --condition seq/wake=ordered,main/guard=count-index`,
 		func(*ListOptions) listing {
-			l := listing{header: []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "about"}}
+			l := listing{header: []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}}
 			var js []map[string]any
 			for _, p := range storm.Presets() {
 				k := p.Knobs
+				seal := "-"
+				if k.Scheme == eventlog.SchemeSlot {
+					seal = string(k.Seal)
+					if k.Sealing() {
+						seal += " after " + engine.DefaultSealAfter.String()
+					}
+				}
 				l.rows = append(l.rows, []string{p.Name, string(k.Scheme), string(k.Fence), string(k.OnReject),
-					string(k.IDs), string(k.Wake), string(k.Admission), k.Guard, p.About})
+					string(k.IDs), string(k.Wake), string(k.Admission), k.Guard, seal, p.About})
 				js = append(js, map[string]any{"name": p.Name, "knobs": k, "about": p.About})
 			}
 			l.json = js
