@@ -89,7 +89,7 @@ func underFile(t *testing.T) string {
 // once instead of running it (and is caught by the stderr and artifact
 // checks) rather than making the test slow.
 func TestUsageErrors(t *testing.T) {
-	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard"}
+	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "seal-after"}
 	tests := []struct {
 		name string
 		// args may hold {out}: a fresh directory under the test's temp dir,
@@ -108,6 +108,12 @@ func TestUsageErrors(t *testing.T) {
 			append([]string{"--condition", `"bogus=1"`}, keys...)},
 		{"unknown override value", []string{"storm", "--condition", "seq/wake=sideways", "--out", "{out}"}, nil,
 			[]string{"--condition", "wake", `"sideways"`, "racy", "ordered"}},
+		{"seal without slots", []string{"storm", "--condition", "seq/seal=noop", "--out", "{out}"}, nil,
+			[]string{"--condition", "seal", "scheme=slot only"}},
+		{"unknown seal", []string{"storm", "--condition", "slot/seal=sometimes", "--out", "{out}"}, nil,
+			[]string{"--condition", "seal", `"sometimes"`, "noop"}},
+		{"bad seal-after", []string{"storm", "--condition", "slot+noop/seal-after=soon", "--out", "{out}"}, nil,
+			[]string{"--condition", "seal-after", `"soon"`}},
 		{"condition twice", []string{"storm", "--condition", "main, main", "--out", "{out}"}, nil,
 			[]string{"--condition", `"main"`, "twice"}},
 		{"scheme the world lacks", []string{"storm", "--condition", "sequence", "--out", "{out}"}, nil,
@@ -214,7 +220,7 @@ func TestListings(t *testing.T) {
 		header []string
 		names  []string
 	}{
-		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "about"}, presetNames()},
+		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}, presetNames()},
 		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"}},
 		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres", "vercel"}},
 	}
