@@ -41,11 +41,20 @@ type Info struct {
 	Table           string `json:"table"`
 	HasSeq          bool   `json:"has_seq"`
 	CommitTimestamp bool   `json:"track_commit_timestamp"`
+	// Scheme is the table's layout, found from its columns and the ids of
+	// the rows read: SchemeULID (ids order the log), SchemeSeq (a seq
+	// column does) or SchemeSlot (spec 6/7: ids are slot ids, whose
+	// positions do). Layout holds the evidence and the rule.
+	Scheme eventlog.Scheme `json:"scheme"`
+	Layout Layout          `json:"layout"`
 }
 
 // Run is one run's events as stored, in no particular order.
 type Run struct {
-	ID     string
+	ID string
+	// Scheme is the table's (Info.Scheme): under SchemeSlot each event's
+	// Seq is its slot id's position, under SchemeULID every Seq is 0.
+	Scheme eventlog.Scheme
 	Events []forensics.CommitEvent
 }
 
@@ -59,22 +68,36 @@ func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	if err != nil {
 		return info, err
 	}
-	return info, t.each(fn)
+	err = t.each(fn)
+	info.Layout.ULIDs = t.minted
+	info.Layout.explain(info.Scheme)
+	return info, err
 }
 
 // Findings are what the forensics find in one run.
 type Findings struct {
-	// Order compares commit order with seq order when every event has a
-	// seq, else with id order.
+	// Order compares commit order with seq order (slot position order
+	// under SchemeSlot) when every event has one, else with id order.
 	Order forensics.CommitOrder
 	// Gaps, Duplicates and Unpositioned are the density of a positioned
-	// run's seq (zero for a run read by id).
+	// run's seq (zero for a run read by id); under SchemeSlot Gaps are its
+	// holes and a seal race is also a duplicate.
 	Gaps, Duplicates, Unpositioned int
+	// Slots are the slot findings of a run of a SchemeSlot table (nil
+	// otherwise): FinalHoles, Seals (noop rows) and SealRaces, as
+	// forensics.AnalyzeSlots counts them from a final log without history.
+	Slots *forensics.SlotFindings
 }
 
 // Examine runs the forensics of one run; it is safe to call from several
 // goroutines at once.
 func Examine(r Run) Findings {
+	if r.Scheme == eventlog.SchemeSlot {
+		f := Findings{Order: forensics.AnalyzeCommitOrder(r.Events, true)}
+		sf, dups := slotFindings(r.Events)
+		f.Slots, f.Duplicates, f.Gaps = &sf, dups, sf.FinalHoles
+		return f
+	}
 	bySeq := len(r.Events) > 0 && !slices.ContainsFunc(r.Events, func(e forensics.CommitEvent) bool { return e.Seq == 0 })
 	f := Findings{Order: forensics.AnalyzeCommitOrder(r.Events, bySeq)}
 	if bySeq {
@@ -108,16 +131,20 @@ func Forensics(ctx context.Context, o Options, workers int) (Report, error) {
 		return Report{Info: info}, err
 	}
 	rep, err := t.examine(ctx, max(workers, 1))
+	info.Layout.ULIDs = t.minted
+	info.Layout.explain(info.Scheme)
 	rep.Info = info
 	return rep, err
 }
 
-// examine is Forensics once the rows are read.
+// examine is Forensics once the rows are read; it counts the ULIDs in
+// t.minted.
 func (t *collected) examine(ctx context.Context, workers int) (Report, error) {
 	var rep Report
 	ws := newWindowSlots(t)
 	scratch := make([][][]float64, workers)
-	err := eachParallel(ctx, t.group(), workers, func(w int, r Run) Findings {
+	g := t.group()
+	err := eachParallel(ctx, g, workers, func(w int, r Run) Findings {
 		scratch[w] = ws.add(scratch[w], r.Events)
 		return Examine(r)
 	}, func(id string, f Findings) error {
@@ -125,6 +152,7 @@ func (t *collected) examine(ctx context.Context, workers int) (Report, error) {
 		rep.Runs = append(rep.Runs, RunFindings{RunID: id, Findings: f})
 		return ctx.Err()
 	})
+	t.minted = int(g.minted.Load())
 	if err != nil {
 		return rep, err
 	}
@@ -203,7 +231,7 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		q += " AND created_at >= $2"
 		args = append(args, o.Since)
 	}
-	t := newCollected()
+	t := newCollected(info.HasSeq)
 	rows, err = tx.Query(ctx, q, args...)
 	if err != nil {
 		return info, nil, eventlog.Unavailable("read "+info.Table, err)
@@ -214,6 +242,7 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		}
 		return info, nil, fmt.Errorf("read %s: %w", info.Table, err)
 	}
+	info.Scheme, info.Layout = t.layout()
 	return info, t, nil
 }
 
@@ -334,8 +363,12 @@ var errInfinite = errors.New("an infinite commit time")
 // be decodes PostgreSQL's binary encodings (network byte order).
 var be = binary.BigEndian
 
-// mintTime is the time encoded in a ULID-based event id ("wevt_…"), or zero.
+// mintTime is the time encoded in a ULID-based event id ("wevt_…"), or zero
+// (for a slot id too, though its digits would parse as a ULID of 1970).
 func mintTime(id string) time.Time {
+	if _, ok := eventlog.SlotPosition(id); ok {
+		return time.Time{}
+	}
 	i := strings.LastIndexByte(id, '_')
 	u, err := ulid.ParseStrict(id[i+1:])
 	if err != nil {

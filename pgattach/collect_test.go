@@ -45,7 +45,7 @@ func TestEachGroupsRunsStably(t *testing.T) {
 // each run should hold.
 func randomCollected(seed uint64) (*collected, map[string][]string) {
 	rng := rand.New(rand.NewPCG(seed, 2))
-	c := newCollected()
+	c := newCollected(false)
 	want := map[string][]string{}
 	for i := range 5000 {
 		run := fmt.Sprintf("wrun_%03d", rng.IntN(300))
@@ -117,7 +117,7 @@ func TestEachParallel(t *testing.T) {
 // comes back without one.
 func TestCollectedKeepsRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	c := newCollected()
+	c := newCollected(true) // rows with a seq column: their seqs come back
 	base := time.Date(2026, 12, 2, 20, 0, 0, 123456000, time.UTC)
 	want := map[string][]forensics.CommitEvent{}
 	buf := make([]byte, 0, 2*maxBlock)

@@ -33,20 +33,33 @@ type collected struct {
 	runIdx  map[string]int32
 	types   []eventlog.Type
 	typeIdx map[string]uint16
-	// timed counts, per type, the rows with a commit time.
-	timed []int
+	// timed counts, per type, the rows with a commit time; rows all rows.
+	timed, rows []int
+	// seqColumn is set when the rows come with a seq column; without one, a
+	// record's seq holds the position of its slot id (0: not a slot id).
+	seqColumn bool
+	// slotIDs counts the rows whose ids are slot ids.
+	slotIDs int
+	// scheme is the layout decided once every row is in (layout); it
+	// decides what gather hands out as an event's seq.
+	scheme eventlog.Scheme
+	// minted counts the events of the last each or examine whose id had a
+	// mint time: the ULIDs.
+	minted int
 }
 
 // runBlocks are the blocks of one run's records: first and last are block
-// numbers in the slab (-1: none yet).
+// numbers in the slab (-1: none yet); slotIDs counts its rows whose id is a
+// slot id.
 type runBlocks struct {
 	first, last int32
 	events      int32
+	slotIDs     int32
 }
 
 // A record is one row: its commit time (microseconds since 2000-01-01 UTC,
-// or noCommit), seq (0: none), xmin, type index and id length, then the id's
-// bytes.
+// or noCommit), seq (0: none; without a seq column, the slot id's position),
+// xmin, type index and id length, then the id's bytes.
 const (
 	recHeader = 8 + 8 + 4 + 2 + 4
 	// maxID bounds an id's length (a Workflow DevKit id is about 31 bytes).
@@ -74,11 +87,34 @@ func commitTime(us int64) time.Time {
 	return time.Unix(y2k+us/1_000_000, (us%1_000_000)*1000)
 }
 
-func newCollected() *collected {
-	return &collected{runIdx: map[string]int32{}, typeIdx: map[string]uint16{}}
+// newCollected holds the rows of a table with a seq column or without.
+func newCollected(seqColumn bool) *collected {
+	return &collected{runIdx: map[string]int32{}, typeIdx: map[string]uint16{}, seqColumn: seqColumn, scheme: eventlog.SchemeULID}
 }
 
-// add appends one row to its run; run, id and typ are copied.
+// layout decides the table's scheme from the rows added (decideLayout) and
+// keeps it for gather. The ULIDs are counted as the rows are gathered.
+func (t *collected) layout() (eventlog.Scheme, Layout) {
+	l := Layout{SlotIDs: t.slotIDs}
+	for _, n := range t.rows {
+		l.Rows += n
+	}
+	if k, ok := t.typeIdx[string(eventlog.Noop)]; ok {
+		l.Noops = t.rows[k]
+	}
+	var runs []runKinds
+	if !t.seqColumn && t.slotIDs > 0 && t.slotIDs < l.Rows {
+		runs = make([]runKinds, len(t.runs))
+		for i, r := range t.runs {
+			runs[i] = runKinds{id: t.runIDs[i], rows: int(r.events), slotIDs: int(r.slotIDs)}
+		}
+	}
+	t.scheme, l = decideLayout(t.seqColumn, l, runs)
+	return t.scheme, l
+}
+
+// add appends one row to its run; run, id and typ are copied. Any type is
+// taken, known to stormctl or not.
 func (t *collected) add(run, id, typ []byte, seq, commit int64, tie uint32) error {
 	if len(id) >= maxID {
 		return fmt.Errorf("run %q: an id of %d bytes: ids of %d bytes or more are not supported", run, len(id), maxID)
@@ -90,8 +126,17 @@ func (t *collected) add(run, id, typ []byte, seq, commit int64, tie uint32) erro
 	if commit != noCommit {
 		t.timed[k]++
 	}
+	t.rows[k]++
+	pos, slot := slotPosition(id)
 	i := t.runOf(run) // may grow t.runs: index it after
 	r := &t.runs[i]
+	if slot {
+		t.slotIDs++
+		r.slotIDs++
+		if !t.seqColumn {
+			seq = pos
+		}
+	}
 	rec := t.slab.reserve(r, recHeader+len(id))
 	ne.PutUint64(rec[0:], uint64(commit))
 	ne.PutUint64(rec[8:], uint64(seq))
@@ -132,6 +177,7 @@ func (t *collected) typeOf(b []byte) (uint16, error) {
 	t.types = append(t.types, typ)
 	t.typeIdx[string(typ)] = k
 	t.timed = append(t.timed, 0)
+	t.rows = append(t.rows, 0)
 	return k, nil
 }
 
@@ -139,6 +185,8 @@ func (t *collected) typeOf(b []byte) (uint16, error) {
 type grouped struct {
 	rows  *collected
 	order []int32
+	// minted counts the events gathered whose id had a mint time: the ULIDs.
+	minted atomic.Int64
 }
 
 // group orders the runs by id.
@@ -152,11 +200,17 @@ func (t *collected) group() *grouped {
 }
 
 // gather makes the events of the i-th run in run id order in buf (reused)
-// and returns its id and events. The events' ids point into the slab.
+// and returns its id and events, counting those with a mint time in
+// g.minted. The events' ids point into the slab.
 func (g *grouped) gather(i int, buf []forensics.CommitEvent) (string, []forensics.CommitEvent) {
 	t := g.rows
 	r := g.order[i]
+	// Without a seq column a record's seq is its slot id's position: an
+	// event's seq under slot, none under ulid (a mixed table).
+	slots := t.scheme == eventlog.SchemeSlot
+	positioned := t.seqColumn || slots
 	buf = slices.Grow(buf[:0], int(t.runs[r].events))
+	minted := 0
 	for b := t.runs[r].first; b >= 0; b = t.slab.meta[b].next {
 		data := t.slab.data(b)
 		for len(data) > 0 {
@@ -165,12 +219,23 @@ func (g *grouped) gather(i int, buf []forensics.CommitEvent) (string, []forensic
 			if n == 0 {
 				id = ""
 			}
-			buf = append(buf, forensics.CommitEvent{ID: id, Seq: int64(ne.Uint64(data[8:])),
-				Type: t.types[ne.Uint16(data[20:])], MintedAt: mintTime(id),
+			seq := int64(ne.Uint64(data[8:]))
+			if !positioned {
+				seq = 0
+			}
+			var at time.Time
+			if !slots { // a slot id has no mint time
+				if at = mintTime(id); !at.IsZero() {
+					minted++
+				}
+			}
+			buf = append(buf, forensics.CommitEvent{ID: id, Seq: seq,
+				Type: t.types[ne.Uint16(data[20:])], MintedAt: at,
 				CommitAt: commitTime(int64(ne.Uint64(data[0:]))), Tie: uint64(ne.Uint32(data[16:]))})
 			data = data[recHeader+n:]
 		}
 	}
+	g.minted.Add(int64(minted))
 	return t.runIDs[r], buf
 }
 
@@ -178,9 +243,10 @@ func (g *grouped) gather(i int, buf []forensics.CommitEvent) (string, []forensic
 // capacity ends with the run (appending to it copies).
 func (t *collected) each(fn func(Run) error) error {
 	g := t.group()
+	defer func() { t.minted = int(g.minted.Load()) }()
 	for i := range g.order {
 		id, evs := g.gather(i, nil)
-		if err := fn(Run{ID: id, Events: evs[:len(evs):len(evs)]}); err != nil {
+		if err := fn(Run{ID: id, Scheme: t.scheme, Events: evs[:len(evs):len(evs)]}); err != nil {
 			return err
 		}
 	}
@@ -215,7 +281,7 @@ func eachParallel[R any](ctx context.Context, gr *grouped, workers int, analyze 
 					return nil
 				}
 				for i := c * chunkRuns; i < min(n, (c+1)*chunkRuns); i++ {
-					var r Run
+					r := Run{Scheme: gr.rows.scheme}
 					r.ID, buf = gr.gather(i, buf)
 					r.Events = buf
 					results[i] = analyze(w, r)

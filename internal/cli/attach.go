@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"time"
 
@@ -27,6 +28,31 @@ type attachCounts struct {
 	Gaps            int `json:"gaps"`
 	Duplicates      int `json:"duplicates"`
 	Unpositioned    int `json:"unpositioned"`
+	// Slot holds a slot table's own counts; null for the other layouts.
+	Slot *attachSlot `json:"slot,omitempty"`
+}
+
+// attachSlot are the slot counts of a run (or of all runs) of a spec-6/7
+// slot table: its holes (the gaps: positions missing below the highest
+// one present), its noop seals, and its seal races (positions holding a
+// noop and another event, each also counted in duplicates).
+type attachSlot struct {
+	Holes     int `json:"holes"`
+	Noops     int `json:"noops"`
+	SealRaces int `json:"seal_races"`
+}
+
+// add adds o to s, saturating: positions in a foreign table can be huge.
+func (s *attachSlot) add(o attachSlot) {
+	s.Holes, s.Noops, s.SealRaces = addSat(s.Holes, o.Holes), addSat(s.Noops, o.Noops), addSat(s.SealRaces, o.SealRaces)
+}
+
+// addSat is a+b for non-negative counts, held at math.MaxInt.
+func addSat(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // attachRun is one run's line of the attach report.
@@ -69,13 +95,21 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 		return &UsageError{Err: err}
 	}
 	rep := attachReport{Info: found.Info, Windows: found.Windows, Runs: make([]attachRun, 0, len(found.Runs))}
+	slot := found.Info.Scheme == eventlog.SchemeSlot
+	if slot {
+		rep.Totals.Slot = &attachSlot{}
+	}
 	for _, r := range found.Runs {
 		co := r.Order
 		line := attachRun{RunID: r.RunID, attachCounts: attachCounts{Events: co.Events, Displaced: co.Displaced, InvertedPairs: co.InvertedPairs,
 			WithoutCommitTS: co.WithoutCommitTS, Gaps: r.Gaps, Duplicates: r.Duplicates, Unpositioned: r.Unpositioned}}
+		if slot && r.Slots != nil {
+			line.Slot = &attachSlot{Holes: r.Slots.FinalHoles, Noops: r.Slots.Seals, SealRaces: r.Slots.SealRaces}
+			rep.Totals.Slot.add(*line.Slot)
+		}
 		rep.Runs = append(rep.Runs, line)
 		rep.Totals.Runs++
-		rep.Totals.Gaps += line.Gaps
+		rep.Totals.Gaps = addSat(rep.Totals.Gaps, line.Gaps)
 		rep.Totals.Duplicates += line.Duplicates
 		rep.Totals.Unpositioned += line.Unpositioned
 	}
@@ -101,18 +135,39 @@ func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs i
 		return writeAttachJSON(w, rep)
 	}
 	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	layout := "layout: " + rep.Info.Layout.Why + "\n"
 	if format == reports.FormatMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
+		layout += "\n" // a paragraph, then the table
+	}
+	if _, err := io.WriteString(w, layout); err != nil {
+		return err
+	}
+	// A slot table's gaps are its holes; it adds its noops and seal races.
+	slot := rep.Info.Scheme == eventlog.SchemeSlot
+	header := []string{"run", "events", "displaced", "inverted pairs", "no commit ts", "gaps", "dups"}
+	if slot {
+		header = []string{"run", "events", "displaced", "inverted pairs", "no commit ts", "holes", "dups", "noops", "seal races"}
+	}
+	row := func(name string, c attachCounts) []string {
+		cells := []string{name, fmt.Sprint(c.Events), pct(c.Displaced, c.Events), fmt.Sprint(c.InvertedPairs),
+			fmt.Sprint(c.WithoutCommitTS), fmt.Sprint(c.Gaps), fmt.Sprint(c.Duplicates)}
+		if slot {
+			var s attachSlot
+			if c.Slot != nil {
+				s = *c.Slot
+			}
+			cells = append(cells, fmt.Sprint(s.Noops), fmt.Sprint(s.SealRaces))
+		}
+		return cells
 	}
 	t := tablewriter.NewTable(w, opts...)
-	t.Header([]string{"run", "events", "displaced", "inverted pairs", "no commit ts", "gaps", "dups"})
+	t.Header(header)
 	for _, r := range rep.Runs {
-		_ = t.Append([]string{r.RunID, fmt.Sprint(r.Events), pct(r.Displaced, r.Events), fmt.Sprint(r.InvertedPairs),
-			fmt.Sprint(r.WithoutCommitTS), fmt.Sprint(r.Gaps), fmt.Sprint(r.Duplicates)})
+		_ = t.Append(row(r.RunID, r.attachCounts))
 	}
 	tt := rep.Totals
-	_ = t.Append([]string{fmt.Sprintf("total (%d runs)", tt.Runs), fmt.Sprint(tt.Events), pct(tt.Displaced, tt.Events),
-		fmt.Sprint(tt.InvertedPairs), fmt.Sprint(tt.WithoutCommitTS), fmt.Sprint(tt.Gaps), fmt.Sprint(tt.Duplicates)})
+	_ = t.Append(row(fmt.Sprintf("total (%d runs)", tt.Runs), tt.attachCounts))
 	if err := t.Render(); err != nil {
 		return err
 	}

@@ -45,7 +45,11 @@ event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
 
 With --pg-url it attaches to an existing Workflow DevKit world-postgres
 database instead and reads <schema>.workflow_events in a READ ONLY
-transaction (a seq column is used when present): per run, id order against
+transaction. The report's first line names the layout found and why: seq (a
+seq column orders each run), slot (spec 6/7: every id is a slot id, so
+positions order each run, and holes, noop seals and seal races are counted)
+or ulid (ids order the log; a mix of slot ids and others is read as ulid,
+naming the runs with slot ids). Per run, id order against
 commit order (pg_xact_commit_timestamp(xmin), ties broken by xmin then id),
 displaced events, inverted pairs, the overtaking/overtaken type pairs, and
 mint-to-commit windows (mint time = the ULID's timestamp). Rows written while
