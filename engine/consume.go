@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -68,6 +69,10 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		}
 		if p.Name != o.name {
 			return nil, diverge("step_name", typ, corr, "step event %s for %s belongs to %q, but the current step consumer is %q", typ, corr, p.Name, o.name)
+		}
+		if r.unchecked == nil && !sameJSON(p.Args, o.args) {
+			r.unchecked = diverge("step_args", typ, corr, "step %q (%s) was created with arguments %s, but the call has %s", p.Name, corr, p.Args, o.args)
+			r.unchecked.Index = -1
 		}
 		o.created = true
 		return nil, nil
@@ -169,6 +174,16 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		return nil, nil
 	}
 	return nil, unconsumed()
+}
+
+// sameJSON reports whether two JSON texts are the same value written
+// alike but for insignificant space.
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // receive delivers a hook payload: to the Next waiting for it, or into the

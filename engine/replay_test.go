@@ -116,6 +116,12 @@ func TestArgumentSwap(t *testing.T) {
 			if out.Divergence != nil {
 				t.Fatalf("unexpected divergence: %v", out.Divergence)
 			}
+			// The engine does not check arguments; the replay still says
+			// which event it took although they differ.
+			stepA := find(log, eventlog.StepCreated)
+			if u := out.Unchecked; u == nil || u.Kind != "step_args" || u.Index != stepA {
+				t.Fatalf("unchecked %+v, want step_args at index %d", u, stepA)
+			}
 			o, _ := Output(eventlog.Event{Payload: out.Decisions[len(out.Decisions)-1].Payload})
 			if string(o) != `["a1","payload:tok"]` {
 				t.Fatalf("output %s: the recorded result of a(1) should be fed to a(99)", o)
