@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
@@ -176,14 +177,15 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 	return nil, unconsumed()
 }
 
-// sameJSON reports whether two JSON texts are the same value written
-// alike but for insignificant space.
+// sameJSON reports whether two JSON texts are the same value: key order
+// and space do not matter (a store may keep payloads as jsonb, which
+// reorders keys).
 func sameJSON(a, b json.RawMessage) bool {
-	var ca, cb bytes.Buffer
-	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return bytes.Equal(a, b)
 	}
-	return bytes.Equal(ca.Bytes(), cb.Bytes())
+	return reflect.DeepEqual(x, y)
 }
 
 // receive delivers a hook payload: to the Next waiting for it, or into the

@@ -176,3 +176,22 @@ func TestRaceIsDecidedByLogOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSameJSON(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{`{"r":0,"b":1}`, `{"b":1,"r":0}`, true}, // jsonb reorders keys
+		{`{"r":0,"b":1}`, `{ "r": 0, "b": 1 }`, true},
+		{`{"r":0,"b":1}`, `{"r":0,"b":2}`, false},
+		{`[1,2]`, `[2,1]`, false},
+		{`not json`, `not json`, true},
+		{`not json`, `{}`, false},
+	}
+	for _, tt := range tests {
+		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
+			t.Errorf("sameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
