@@ -197,9 +197,9 @@ type Explanation struct {
 	// or gap, the operation a stuck run waits on).
 	Offending *Event `json:"offending,omitempty"`
 	// Divergence is the reference replay's complaint at Offending.
-	Divergence string   `json:"divergence,omitempty"`
-	Writer     *Writer  `json:"writer,omitempty"`
-	View       *View    `json:"view,omitempty"`
+	Divergence string    `json:"divergence,omitempty"`
+	Writer     *Writer   `json:"writer,omitempty"`
+	View       *View     `json:"view,omitempty"`
 	Missing    []Missing `json:"missing,omitempty"`
 	// Extra are events the view held that the final log places after the
 	// write.

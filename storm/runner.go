@@ -108,9 +108,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out,
-		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
-		summary: reports.NewSummary(keys),
+		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		minter:    eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
+		summary:   reports.NewSummary(keys),
 		cells:     map[reports.CellKey]*cellForensics{},
 		timelines: map[reports.CellKey]map[string]int{},
 	}

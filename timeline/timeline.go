@@ -52,10 +52,10 @@ const (
 type detail int
 
 const (
-	full      detail = iota // every mark with its tooltip
-	noTips                  // ordinary marks without tooltips
-	mergeRead               // ordinary reads merged per lane, no tooltips
-	onlyMarked              // only the highlighted marks and the lanes
+	full       detail = iota // every mark with its tooltip
+	noTips                   // ordinary marks without tooltips
+	mergeRead                // ordinary reads merged per lane, no tooltips
+	onlyMarked               // only the highlighted marks and the lanes
 )
 
 var detailNote = map[detail]string{
