@@ -131,9 +131,11 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		}
 		switch {
 		case within > 0 && !ex.View.Prefix:
-			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was not a prefix of the final log: %d missing events sort inside it", v.n, within))
+			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was not a prefix of the final log: %s it lacked %s inside it",
+				v.n, plural(within, "event"), sortWord(within)))
 		case within == 0:
-			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was a prefix of the final log, but %d events minted before the write committed after the load and sort before the write", v.n, len(ex.Missing)))
+			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was a prefix of the final log, but %s minted before the write committed after the load and %s before the write",
+				v.n, plural(len(ex.Missing), "event"), sortWord(len(ex.Missing))))
 		}
 		if !ex.Reference.Derives {
 			ex.Evidence = append(ex.Evidence, "a replay of the view with the reference wake does not derive the write either: the writer's wake drew otherwise too")
@@ -447,4 +449,12 @@ func (w *Writer) actor() string {
 		return ""
 	}
 	return w.Actor
+}
+
+// sortWord is "sorts" or "sort" for n events.
+func sortWord(n int) string {
+	if n == 1 {
+		return "sorts"
+	}
+	return "sort"
 }

@@ -297,28 +297,34 @@ func Classify(in Input) (ex Explanation) {
 	ex = Explanation{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, EngineError: in.Detail}
 	defer func() {
 		// A malformed history must never take a storm down: whatever
-		// panics is an unknown with the reason.
+		// panics is an unknown with the reason (the fuzz test holds
+		// classify itself to never panicking).
 		if p := recover(); p != nil {
 			ex.Class = Unknown
 			ex.MissingEvidence = append(ex.MissingEvidence, "the explainer failed on this history: "+panicText(p))
 		}
 		finish(&ex)
 	}()
+	classify(in, &ex)
+	return ex
+}
+
+// classify sets ex's class and evidence.
+func classify(in Input, ex *Explanation) {
 	if !Explains(in.Outcome) {
-		return ex
+		return
 	}
 	r := prepare(in)
 	switch {
 	case in.Outcome == outcomeHole || (in.Scheme == eventlog.SchemeSlot && firstHole(r.ordered) > 0):
-		r.hole(&ex)
+		r.hole(ex)
 	case in.Outcome == outcomeGap:
-		r.density(&ex)
+		r.density(ex)
 	case in.Outcome == outcomeStuck:
-		r.stuck(&ex)
+		r.stuck(ex)
 	default:
-		r.divergence(&ex)
+		r.divergence(ex)
 	}
-	return ex
 }
 
 func panicText(p any) string {

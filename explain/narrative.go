@@ -72,6 +72,11 @@ func finish(ex *Explanation) {
 	if ex.Class == Unknown {
 		steps = append(steps, "the cause is unknown: "+joinList(ex.MissingEvidence))
 	}
+	if len(steps) > 0 {
+		if rest, ok := strings.CutPrefix(steps[0], "then "); ok {
+			steps[0] = "let " + strings.Replace(rest, " wrote ", " write ", 1)
+		}
+	}
 	for i, s := range steps {
 		ex.Steps = append(ex.Steps, fmt.Sprintf("%d. %s", i+1, s))
 	}
@@ -187,8 +192,10 @@ func divergenceSteps(ex *Explanation) []string {
 	}
 	if w := ex.Writer; w != nil && ex.Offending != nil {
 		wr := written(ex)
-		s := fmt.Sprintf("then %s derived %d decisions and wrote %s (minted %s, committed %s)", w.Actor, max(len(w.Wrote), 1),
-			wr.name(), clock(wr.MintedAt), clock(wr.CommittedAt))
+		s := fmt.Sprintf("then %s wrote %s (minted %s, committed %s)", w.Actor, wr.name(), clock(wr.MintedAt), clock(wr.CommittedAt))
+		if n := len(w.Wrote); n > 1 {
+			s += fmt.Sprintf(", one of the %d decisions it wrote after that load", n)
+		}
 		if wr.Type == eventlog.RunFailed {
 			s = fmt.Sprintf("then %s replayed its view and wrote run_failed (committed %s)", w.Actor, clock(wr.CommittedAt))
 		}
@@ -230,7 +237,7 @@ func divergenceSteps(ex *Explanation) []string {
 			s += "; it wrote run_failed"
 		}
 		if d.Others > 0 {
-			s += fmt.Sprintf(" (%d more invocations read it and wrote nothing after)", d.Others)
+			s += fmt.Sprintf(" (%s read it and wrote nothing after)", plural(d.Others, "more invocation"))
 		}
 		steps = append(steps, s)
 	}
@@ -244,6 +251,8 @@ func ending(ex *Explanation) string {
 		return "the run ended " + ex.Outcome
 	case ex.Outcome == outcomeSilent:
 		return "the run completed and the ledger check found: " + ex.EngineError
+	case ex.Outcome == outcomeStuck:
+		return "the run ended stuck: " + ex.EngineError
 	}
 	return "the engine raised: " + ex.EngineError
 }
@@ -276,4 +285,12 @@ func blockedSteps(ex *Explanation) []string {
 		steps = append(steps, "then "+e)
 	}
 	return append(steps, ending(ex))
+}
+
+// plural writes n and the noun, with an s when n is not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
