@@ -106,7 +106,9 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 		return nil, &ArtifactError{File: path, Err: err}
 	}
 	defer f.Close()
-	needle := []byte(`"runId":"` + runID + `"`)
+	// Any line naming the run is decoded, so a cut-off line of this run
+	// is reported rather than skipped.
+	needle := []byte(runID)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
 	var out []worlds.Op
