@@ -226,7 +226,9 @@ var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 type run struct {
 	in      Input
 	ordered []eventlog.Event
-	commit  map[string]time.Time
+	commit  map[string]time.Time // event id -> when it was visible for sure
+	// commitLo is the earliest observation of each event's commit.
+	commitLo map[string]time.Time
 	index   map[string]int // event id -> position in ordered
 	writer  map[string]int // event id -> index of the op that committed it
 	wake    engine.WakePolicy
@@ -234,13 +236,31 @@ type run struct {
 }
 
 func prepare(in Input) *run {
-	r := &run{in: in, commit: map[string]time.Time{}, index: map[string]int{}, writer: map[string]int{}}
+	r := &run{in: in, commit: map[string]time.Time{}, commitLo: map[string]time.Time{}, index: map[string]int{}, writer: map[string]int{}}
 	r.cmp = forensics.KeyCompare(in.Scheme)
 	r.ordered = slices.Clone(in.Final)
 	slices.SortStableFunc(r.ordered, r.cmp)
-	for _, e := range forensics.CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
-		if !e.CommitAt.IsZero() {
-			r.commit[e.ID] = e.CommitAt
+	// An event became visible between two observations of its commit:
+	// the store's own time (or the world's) and the time its writer saw
+	// the commit return. They can lie far apart: a database may stamp a
+	// transaction's commit when its last statement ended rather than when
+	// it committed (postgres's pg_xact_commit_timestamp in a transaction
+	// that idles before COMMIT, as the postgres world's latency window
+	// does). Visibility is bracketed by both: commitLo and commit (the
+	// later one, shown in narratives as "committed at").
+	writer := forensics.CommitTimes(in.Ops)
+	for _, e := range in.Final {
+		lo, hi := e.CommittedAt, e.CommittedAt
+		if w, ok := writer[e.ID]; ok {
+			if lo.IsZero() || w.Before(lo) {
+				lo = w
+			}
+			if w.After(hi) {
+				hi = w
+			}
+		}
+		if !hi.IsZero() {
+			r.commit[e.ID], r.commitLo[e.ID] = hi, lo
 		}
 	}
 	for i, e := range r.ordered {

@@ -74,14 +74,26 @@ func (r *run) viewOf(actor string, pages []int, loads int) *view {
 		return nil
 	}
 	v := &view{actor: actor, pages: pages, loads: loads, visible: map[int]bool{}, last: -1}
+	for _, i := range v.pages {
+		v.n += r.in.Ops[i].Read.N
+		v.hash += r.in.Ops[i].Read.SetHash
+	}
+	// A view whose recorded count and hash are the final log's first n
+	// events is exactly those: no commit time is needed to know it.
+	prefix := r.prefix(v)
 	for k, i := range v.pages {
 		op := r.in.Ops[i]
 		if k == 0 {
 			v.start = op.Start
 		}
 		v.lastAt = op.Start
-		v.n += op.Read.N
-		v.hash += op.Read.SetHash
+		if prefix {
+			v.matched = append(v.matched, true)
+			if op.Read.N > 0 {
+				v.last = max(v.last, r.upTo(op.Read.Last)-1)
+			}
+			continue
+		}
 		seen, ok := r.pageVisible(op)
 		v.matched = append(v.matched, ok)
 		for _, p := range seen {
@@ -89,6 +101,11 @@ func (r *run) viewOf(actor string, pages []int, loads int) *view {
 		}
 		if op.Read.N > 0 {
 			v.last = max(v.last, r.upTo(op.Read.Last)-1)
+		}
+	}
+	if prefix {
+		for p := range v.n {
+			v.visible[p] = true
 		}
 	}
 	return v
@@ -119,11 +136,12 @@ func (r *run) pageVisible(op worlds.Op) (pos []int, ok bool) {
 	for _, m := range margins {
 		var sure, amb []int
 		for p := lo; p < hi; p++ {
-			c, known := r.commit[r.ordered[p].ID]
+			id := r.ordered[p].ID
+			c, known := r.commit[id]
 			switch {
 			case known && c.Before(op.Start.Add(-m)):
 				sure = append(sure, p)
-			case known && c.After(op.End.Add(m)):
+			case known && r.commitLo[id].After(op.End.Add(m)):
 			default:
 				amb = append(amb, p)
 			}
