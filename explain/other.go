@@ -125,22 +125,33 @@ func (r *run) density(ex *Explanation) {
 			seen = max(seen, e.Seq)
 		}
 	}
-	for s := op.After.Seq + 1; s < seen; s++ {
-		i := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Seq == s })
-		if i < 0 {
-			ex.Offending = &Event{Index: -1, Seq: s}
-			ex.Evidence = append(ex.Evidence, fmt.Sprintf("seq %d never committed while seq %d had: a position drawn before commit and lost", s, seen))
-			return
-		}
-		if c, ok := r.commit[r.ordered[i].ID]; !ok || !c.Before(op.Start) {
-			ev := r.event(i)
-			ex.Offending = &ev
-			msg := fmt.Sprintf("seq %d (%s by %s) was not committed when the load read while seq %d was", s, ev.Type, orNobody(ev.Writer), seen)
-			if ok {
-				msg += fmt.Sprintf("; it committed %s later", ms(c.Sub(op.Start)))
+	// The first position absent, or certainly not committed when the load
+	// started (its earliest commit observation is later); failing that,
+	// the first not surely committed (its latest observation is later).
+	for _, sure := range []bool{true, false} {
+		for s := op.After.Seq + 1; s < seen; s++ {
+			i := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Seq == s })
+			if i < 0 {
+				ex.Offending = &Event{Index: -1, Seq: s}
+				ex.Evidence = append(ex.Evidence, fmt.Sprintf("seq %d never committed while seq %d had: a position drawn before commit and lost", s, seen))
+				return
 			}
-			ex.Evidence = append(ex.Evidence, msg)
-			return
+			id := r.ordered[i].ID
+			c, ok := r.commit[id]
+			late := !ok || c.After(op.Start)
+			if sure {
+				late = ok && r.commitLo[id].After(op.Start)
+			}
+			if late {
+				ev := r.event(i)
+				ex.Offending = &ev
+				msg := fmt.Sprintf("seq %d (%s by %s) was not committed when the load read while seq %d was", s, ev.Type, orNobody(ev.Writer), seen)
+				if ok {
+					msg += fmt.Sprintf("; it committed %s later", ms(c.Sub(op.Start)))
+				}
+				ex.Evidence = append(ex.Evidence, msg)
+				return
+			}
 		}
 	}
 	ex.MissingEvidence = append(ex.MissingEvidence, "the empty position could not be placed from the commit times")
