@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -32,12 +33,34 @@ func firstHole(ordered []eventlog.Event) int64 {
 	return 0
 }
 
+// refusal is the load refusal (a list failing with one of errs) that
+// failed the run: the last one before its run_failed by the invocation
+// that wrote it, else the first by an invocation, else the first by
+// anyone (drivers and hook senders refuse too, but fail nothing). It
+// returns -1 when no load was refused.
+func (r *run) refusal(errs ...string) int {
+	refused := func(op worlds.Op) bool { return op.Kind == worlds.OpList && slices.Contains(errs, op.Err) }
+	if f := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Type == eventlog.RunFailed }); f >= 0 {
+		if w, ok := r.writer[r.ordered[f].ID]; ok {
+			for i := w - 1; i >= 0; i-- {
+				if op := r.in.Ops[i]; op.Actor == r.in.Ops[w].Actor && refused(op) {
+					return i
+				}
+			}
+		}
+	}
+	if i := slices.IndexFunc(r.in.Ops, func(op worlds.Op) bool { return refused(op) && strings.HasPrefix(op.Actor, "inv-") }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(r.in.Ops, refused)
+}
+
 // hole explains a run the slot scheme's holes stopped: the empty slot, who
 // first refused it, and whether and when it was ever filled.
 func (r *run) hole(ex *Explanation) {
 	ex.Class = Hole
 	slot, above := firstHole(r.ordered), int64(0)
-	refused := slices.IndexFunc(r.in.Ops, func(op worlds.Op) bool { return op.Kind == worlds.OpList && op.Err == errHole })
+	refused := r.refusal(errHole)
 	if refused >= 0 {
 		op := r.in.Ops[refused]
 		slot, above = op.Slot, op.Above
@@ -101,9 +124,7 @@ func writtenTypes(op worlds.Op) string {
 // position it found empty, and when (if ever) that position committed.
 func (r *run) density(ex *Explanation) {
 	ex.Class = Density
-	refused := slices.IndexFunc(r.in.Ops, func(op worlds.Op) bool {
-		return op.Kind == worlds.OpList && (op.Err == errGap || op.Err == errDup)
-	})
+	refused := r.refusal(errGap, errDup)
 	if refused < 0 {
 		if pos := firstHole(r.ordered); pos > 0 {
 			ex.Offending = &Event{Index: -1, Seq: pos}
