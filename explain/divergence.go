@@ -245,8 +245,8 @@ func (r *run) replayView(v *view, j int, extra []int) *Replay {
 }
 
 // decisive marks the missing events whose addition to the view makes a
-// replay stop deriving the write: each alone first, and all of them
-// together when none does alone.
+// replay (that does not diverge) stop deriving the write: each alone
+// first, and all of them together when none does alone.
 func (r *run) decisive(ex *Explanation, v *view, j int) {
 	if !ex.Reference.Derives || len(ex.Missing) == 0 {
 		return
@@ -256,7 +256,9 @@ func (r *run) decisive(ex *Explanation, v *view, j int) {
 		if k == maxCounterfactual {
 			break
 		}
-		if !r.replayView(v, j, []int{ex.Missing[k].Index}).Derives {
+		// A replay the added event alone makes diverge (a step result
+		// without its step) shows nothing either way.
+		if rep := r.replayView(v, j, []int{ex.Missing[k].Index}); !rep.Derives && rep.Divergence == "" {
 			ex.Missing[k].Decisive = true
 			found = true
 		}
@@ -268,7 +270,7 @@ func (r *run) decisive(ex *Explanation, v *view, j int) {
 	for k, m := range ex.Missing {
 		all[k] = m.Index
 	}
-	if !r.replayView(v, j, all).Derives {
+	if rep := r.replayView(v, j, all); !rep.Derives && rep.Divergence == "" {
 		ex.Evidence = append(ex.Evidence, "no missing event alone changes the write, all of them together do")
 	}
 }
