@@ -277,7 +277,9 @@ func (r *run) decisive(ex *Explanation, v *view, j int) {
 
 // decisionOf names a derived decision.
 func decisionOf(d eventlog.Draft) Decision {
-	return Decision{Type: d.Type, CorrelationID: d.CorrelationID, Name: stepName(eventlog.Event{Type: d.Type, Payload: d.Payload})}
+	out := Decision{Type: d.Type, CorrelationID: d.CorrelationID}
+	out.Name, out.Args = step(d.Type, d.Payload)
+	return out
 }
 
 // sameDecision reports whether draft d is the decision e records: same

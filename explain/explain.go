@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"time"
@@ -88,8 +89,9 @@ type Event struct {
 	Seq           int64         `json:"seq,omitempty"`
 	Type          eventlog.Type `json:"type"`
 	CorrelationID string        `json:"corr,omitempty"`
-	// Name is a step's name (step_created).
+	// Name and Args are a step's name and arguments (step_created).
 	Name string `json:"name,omitempty"`
+	Args string `json:"args,omitempty"`
 	// Writer is the actor whose recorded append committed it.
 	Writer      string    `json:"writer,omitempty"`
 	MintedAt    time.Time `json:"minted_at,omitzero"`
@@ -147,6 +149,7 @@ type Decision struct {
 	Type          eventlog.Type `json:"type"`
 	CorrelationID string        `json:"corr,omitempty"`
 	Name          string        `json:"name,omitempty"`
+	Args          string        `json:"args,omitempty"`
 }
 
 // Replay is a reference replay of the writer's view.
@@ -291,23 +294,35 @@ func prepare(in Input) *run {
 func (r *run) event(i int) Event {
 	e := r.ordered[i]
 	out := Event{Index: i, ID: e.ID, Seq: e.Seq, Type: e.Type, CorrelationID: e.CorrelationID,
-		Name: stepName(e), MintedAt: e.MintedAt, CommittedAt: r.commit[e.ID]}
+		MintedAt: e.MintedAt, CommittedAt: r.commit[e.ID]}
+	out.Name, out.Args = step(e.Type, e.Payload)
 	if op, ok := r.writer[e.ID]; ok {
 		out.Writer = r.in.Ops[op].Actor
 	}
 	return out
 }
 
-// stepName is a step_created event's step name.
-func stepName(e eventlog.Event) string {
-	if e.Type != eventlog.StepCreated {
-		return ""
+// step is a step_created payload's step name and compact arguments.
+func step(t eventlog.Type, payload json.RawMessage) (name, args string) {
+	if t != eventlog.StepCreated {
+		return "", ""
 	}
 	var p struct {
-		Name string `json:"name"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
 	}
-	_ = json.Unmarshal(e.Payload, &p)
-	return p.Name
+	_ = json.Unmarshal(payload, &p)
+	var b bytes.Buffer
+	if json.Compact(&b, p.Args) == nil {
+		args = b.String()
+	}
+	return p.Name, args
+}
+
+// stepName is a step_created event's step name.
+func stepName(e eventlog.Event) string {
+	name, _ := step(e.Type, e.Payload)
+	return name
 }
 
 // Classify explains one run. It never fails: what it cannot show makes the

@@ -38,6 +38,9 @@ func (e Event) name() string {
 	if e.Name != "" {
 		s += fmt.Sprintf(" %q", e.Name)
 	}
+	if e.Args != "" {
+		s += " " + e.Args
+	}
 	if e.CorrelationID == "" && e.Seq != 0 && e.Type == "" {
 		return fmt.Sprintf("position %d", e.Seq)
 	}
@@ -51,6 +54,9 @@ func (d Decision) name() string {
 	}
 	if d.Name != "" {
 		s += fmt.Sprintf(" %q", d.Name)
+	}
+	if d.Args != "" {
+		s += " " + d.Args
 	}
 	return s
 }
