@@ -232,10 +232,10 @@ type run struct {
 	commit  map[string]time.Time // event id -> when it was visible for sure
 	// commitLo is the earliest observation of each event's commit.
 	commitLo map[string]time.Time
-	index   map[string]int // event id -> position in ordered
-	writer  map[string]int // event id -> index of the op that committed it
-	wake    engine.WakePolicy
-	cmp     func(a, b eventlog.Event) int
+	index    map[string]int // event id -> position in ordered
+	writer   map[string]int // event id -> index of the op that committed it
+	wake     engine.WakePolicy
+	cmp      func(a, b eventlog.Event) int
 }
 
 func prepare(in Input) *run {
