@@ -115,6 +115,40 @@ func TestExplainCommand(t *testing.T) {
 		})
 	}
 
+	t.Run("forensics computes the classes a storm lacks", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "storm")
+		if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		// A storm recorded before runs had classes.
+		var lines []string
+		for _, r := range runs {
+			r.Class, r.Timeline = "", ""
+			b, _ := json.Marshal(r)
+			lines = append(lines, string(b))
+		}
+		writeFile(t, filepath.Join(d, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
+		os.RemoveAll(filepath.Join(d, storm.DirTimelines))
+		code, stdout, stderr := run(t.Context(), "forensics", d)
+		if code != cli.ExitOK || !strings.Contains(stdout, "classes: ") {
+			t.Fatalf("exit %d, stderr %q; stdout lacks a classes line:\n%s", code, stderr, stdout)
+		}
+		var sum reports.Summary
+		if err := json.Unmarshal(readFile(t, filepath.Join(d, reports.FileSummary)), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.Cells[0].Classes[bad.Class]; got == 0 || len(sum.Cells[0].Timelines[bad.Class]) == 0 {
+			t.Errorf("summary.json counts %d %s runs with timelines %v", got, bad.Class, sum.Cells[0].Timelines)
+		}
+		if _, err := os.Stat(filepath.Join(d, storm.DirTimelines, bad.RunID+".html")); err != nil {
+			t.Errorf("no timeline written: %v", err)
+		}
+		// report and gate read the classes back from summary.json.
+		if code, stdout, _ := run(t.Context(), "gate", d, "--max", "class:"+bad.Class+"=0", "--conditions", "main"); code != cli.ExitGateFailed || !strings.Contains(stdout, "class:"+bad.Class) {
+			t.Errorf("gate --max class:%s=0: exit %d\n%s", bad.Class, code, stdout)
+		}
+	})
+
 	broken := func(t *testing.T, damage func(dir string)) string {
 		t.Helper()
 		d := filepath.Join(t.TempDir(), "storm")
