@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
@@ -68,6 +70,10 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		}
 		if p.Name != o.name {
 			return nil, diverge("step_name", typ, corr, "step event %s for %s belongs to %q, but the current step consumer is %q", typ, corr, p.Name, o.name)
+		}
+		if r.unchecked == nil && !sameJSON(p.Args, o.args) {
+			r.unchecked = diverge("step_args", typ, corr, "step %q (%s) was created with arguments %s, but the call has %s", p.Name, corr, p.Args, o.args)
+			r.unchecked.Index = -1
 		}
 		o.created = true
 		return nil, nil
@@ -169,6 +175,17 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		return nil, nil
 	}
 	return nil, unconsumed()
+}
+
+// sameJSON reports whether two JSON texts are the same value: key order
+// and space do not matter (a store may keep payloads as jsonb, which
+// reorders keys).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // receive delivers a hook payload: to the Next waiting for it, or into the

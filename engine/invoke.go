@@ -100,6 +100,9 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
 			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
 			s.stats.replays.Add(1)
+			if m.recovery > 0 && out.Divergence == nil && attempt == 0 {
+				s.stats.recovered.Add(1)
+			}
 			switch {
 			case out.Terminal != nil:
 				s.markDone()

@@ -25,6 +25,9 @@ type replay struct {
 	// nor retired, and the deliveries parked behind them, in log order.
 	unarmed int
 	parked  []*delivery
+	// unchecked is the first consumed event that disagrees with its call
+	// in a way the engine does not check.
+	unchecked *DivergenceError
 	// window holds wake=engine's deliveries consumed in the current drain
 	// window, delivered when it ends.
 	window  []*delivery
@@ -80,6 +83,12 @@ type Outcome struct {
 	Terminal *eventlog.Event
 	// Divergence is set when the replay disagreed with the log.
 	Divergence *DivergenceError
+	// Unchecked is the first event the replay consumed although it
+	// disagrees with the call it was matched to in a way the engine does
+	// not check (Kind "step_args": a step_created whose arguments differ
+	// from the call's): how a positional id feeds one branch another's
+	// result without a divergence. Nil when there is none.
+	Unchecked *DivergenceError
 	// Waits are the waits the code is blocked on at suspension, logged or
 	// new, with their resumeAt: the suspension schedules a wake-up for the
 	// earliest.
@@ -129,7 +138,7 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 	for i := range log {
 		e := &log[i]
 		if e.Type.IsTerminal() {
-			return Outcome{Terminal: e}
+			return Outcome{Terminal: e, Unchecked: r.uncheckedAt()}
 		}
 		var err *DivergenceError
 		switch {
@@ -140,16 +149,28 @@ func (r *replay) run(prog Program, log []eventlog.Event) Outcome {
 		default:
 			err = r.consumeInOrder(e)
 		}
+		r.mu.Lock()
+		if u := r.unchecked; u != nil && u.Index < 0 {
+			u.Index = i
+		}
+		r.mu.Unlock()
 		if err != nil {
 			err.Index = i
-			return Outcome{Divergence: err}
+			return Outcome{Divergence: err, Unchecked: r.uncheckedAt()}
 		}
 	}
 	r.endWindow()
 	r.waitQuiet()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Outcome{Decisions: r.decisions(), Waits: r.pendingWaits()}
+	return Outcome{Decisions: r.decisions(), Waits: r.pendingWaits(), Unchecked: r.unchecked}
+}
+
+// uncheckedAt returns the first unchecked disagreement, if any.
+func (r *replay) uncheckedAt() *DivergenceError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unchecked
 }
 
 // consumeInOrder consumes one event under wake=ordered: each delivery's

@@ -118,6 +118,11 @@ type RunStats struct {
 	GaveUp      int64 `json:"gaveUp"`
 	InfraErrors int64 `json:"infraErrors"`
 	Coalesced   int64 `json:"coalesced"`
+	// Recovered counts divergences a recovery replay cleared: invocations
+	// delivered as a recovery (after a divergence) whose replay did not
+	// diverge. The run goes on as if nothing happened, so neither the
+	// outcome nor the real engine shows them.
+	Recovered int64 `json:"recovered,omitempty"`
 	// HoleRefusals counts loads that met an empty slot below a committed one
 	// (slot scheme); Seals the noops this run's readers wrote into such
 	// slots; SealedWrites the writes voided because their slot was sealed
@@ -129,14 +134,14 @@ type RunStats struct {
 
 type runStats struct {
 	invocations, replays, divergences, recoveries, rejections, conflicts,
-	restarts, gaveUp, infra, coalesced, holeRefusals, seals, sealedWrites atomic.Int64
+	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites atomic.Int64
 }
 
 func (s *runStats) snapshot() RunStats {
 	return RunStats{
 		Invocations: s.invocations.Load(), Replays: s.replays.Load(), Divergences: s.divergences.Load(),
 		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
-		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(),
+		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(), Recovered: s.recovered.Load(),
 		HoleRefusals: s.holeRefusals.Load(), Seals: s.seals.Load(), SealedWrites: s.sealedWrites.Load(),
 	}
 }

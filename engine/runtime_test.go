@@ -38,10 +38,12 @@ func TestRecoveryReplays(t *testing.T) {
 		wantOutcome eventlog.Type
 		wantCode    string
 		wantRecover int64
+		// wantRecovered counts the recovery replays that cleared a divergence.
+		wantRecovered int64
 	}{
-		{"transient divergence recovers", 2, false, eventlog.RunCompleted, "", 2},
-		{"persistent divergence corrupts after three recoveries", 1000, false, eventlog.RunFailed, engine.CodeCorrupted, 3},
-		{"persistent divergence corrupts under a fence too", 1000, true, eventlog.RunFailed, engine.CodeCorrupted, 3},
+		{"transient divergence recovers", 2, false, eventlog.RunCompleted, "", 2, 1},
+		{"persistent divergence corrupts after three recoveries", 1000, false, eventlog.RunFailed, engine.CodeCorrupted, 3, 0},
+		{"persistent divergence corrupts under a fence too", 1000, true, eventlog.RunFailed, engine.CodeCorrupted, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +90,9 @@ func TestRecoveryReplays(t *testing.T) {
 			}
 			if stats.Recoveries != tt.wantRecover {
 				t.Fatalf("recoveries %d, want %d (stats %+v)", stats.Recoveries, tt.wantRecover, stats)
+			}
+			if stats.Recovered != tt.wantRecovered {
+				t.Fatalf("recovered divergences %d, want %d (stats %+v)", stats.Recovered, tt.wantRecovered, stats)
 			}
 		})
 	}

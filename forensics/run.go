@@ -145,7 +145,52 @@ func Density(evs []keyed) (gaps, dups, unpositioned int) {
 	return gaps, dups, unpositioned
 }
 
-// load is one invocation's read of the log until a page said no more.
+// Load is one reader's read of its log until a page said no more (or came
+// back empty): the successful list operations of one actor, in the order
+// they ran. Pages holds their indexes into the ops given to Loads.
+type Load struct {
+	Actor string
+	Pages []int
+}
+
+// Loads groups the pages every actor read into loads, in the order each
+// load began. A load still open when the history ends (its last page said
+// more) is left out: it never finished reading.
+func Loads(ops []worlds.Op) []Load {
+	var all []Load
+	open := map[string]int{} // actor -> index into all of its open load
+	for i, op := range ops {
+		if op.Kind != worlds.OpList || op.Read == nil {
+			continue
+		}
+		j, ok := open[op.Actor]
+		if !ok {
+			all = append(all, Load{Actor: op.Actor})
+			j = len(all) - 1
+			open[op.Actor] = j
+		}
+		all[j].Pages = append(all[j].Pages, i)
+		if !op.Read.More || op.Read.N == 0 {
+			delete(open, op.Actor)
+		}
+	}
+	if len(open) == 0 {
+		return all
+	}
+	unfinished := map[int]bool{}
+	for _, j := range open {
+		unfinished[j] = true
+	}
+	out := all[:0]
+	for j, l := range all {
+		if !unfinished[j] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// load is one invocation's load reduced to what the read checks need.
 type load struct {
 	from, last eventlog.Cursor // first page's cursor, last page's cursor
 	lastStart  time.Time
@@ -153,27 +198,22 @@ type load struct {
 	hash       uint64
 }
 
-// loads groups the pages each invocation read into loads, per actor in
-// record order.
+// loads reduces the invocations' loads, per actor in record order.
 func loads(ops []worlds.Op) map[string][]load {
 	out := map[string][]load{}
-	open := map[string]*load{}
-	for _, op := range ops {
-		if op.Kind != worlds.OpList || !strings.HasPrefix(op.Actor, "inv-") || op.Read == nil {
+	for _, ld := range Loads(ops) {
+		if !strings.HasPrefix(ld.Actor, "inv-") {
 			continue
 		}
-		l := open[op.Actor]
-		if l == nil {
-			l = &load{from: op.After}
-			open[op.Actor] = l
+		first := ops[ld.Pages[0]]
+		l := load{from: first.After}
+		for _, i := range ld.Pages {
+			op := ops[i]
+			l.last, l.lastStart, l.lastN = op.After, op.Start, op.Read.N
+			l.n += op.Read.N
+			l.hash += op.Read.SetHash
 		}
-		l.last, l.lastStart, l.lastN = op.After, op.Start, op.Read.N
-		l.n += op.Read.N
-		l.hash += op.Read.SetHash
-		if !op.Read.More || op.Read.N == 0 {
-			out[op.Actor] = append(out[op.Actor], *l)
-			delete(open, op.Actor)
-		}
+		out[ld.Actor] = append(out[ld.Actor], l)
 	}
 	return out
 }
@@ -213,4 +253,19 @@ func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPr
 		}
 	}
 	return n, nonPrefix, skips
+}
+
+// KeyCompare orders a run's events in the scheme's order, as readers page
+// through them: by seq under a positioned scheme, by id otherwise; ties
+// (duplicates, unpositioned events) by id.
+func KeyCompare(s eventlog.Scheme) func(a, b eventlog.Event) int {
+	return func(a, b eventlog.Event) int {
+		if s.Positioned() && a.Seq != b.Seq {
+			if a.Seq < b.Seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
 }

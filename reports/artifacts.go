@@ -2,11 +2,13 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -162,4 +164,37 @@ func WriteFile(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// SummaryMarkdown renders summary.md: the summary in markdown, then the
+// plots (file names in the storm directory) linked.
+func SummaryMarkdown(s *Summary, plots []string) ([]byte, error) {
+	var md bytes.Buffer
+	if err := Render(&md, s, FormatMarkdown); err != nil {
+		return nil, err
+	}
+	for _, p := range plots {
+		fmt.Fprintf(&md, "\n![%s](%s)\n", strings.TrimSuffix(p, ".png"), p)
+	}
+	return md.Bytes(), nil
+}
+
+// RewriteSummary writes summary.json and summary.md of a stored storm
+// again from s (after checkers computed something the storm did not),
+// linking the plots the directory holds.
+func RewriteSummary(dir string, s *Summary) error {
+	var plots []string
+	for _, p := range []string{PlotOutcomes, PlotWindows, PlotInversions} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			plots = append(plots, p)
+		}
+	}
+	md, err := SummaryMarkdown(s, plots)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, FileSummary), s); err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(dir, FileMD), md)
 }

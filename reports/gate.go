@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stormctl/stormctl/explain"
 )
 
 // KeyCorruptedSilent is the --max key counting corrupted and silent runs
@@ -20,8 +22,12 @@ const ControlScenario = "control"
 // overrides), which calibrate a storm.
 const LegacyPrefix = "main"
 
-// MaxRule is one --max KEY=N: at most N runs of KEY (an outcome name, or
-// corrupted+silent) per cell.
+// ClassPrefix starts a --max key that counts the runs of a root-cause
+// class: class:stale-prefix.
+const ClassPrefix = "class:"
+
+// MaxRule is one --max KEY=N: at most N runs of KEY (an outcome name,
+// corrupted+silent, or class:NAME for a root-cause class) per cell.
 type MaxRule struct {
 	Key string
 	Max int
@@ -46,7 +52,11 @@ func maxKeys() []string {
 	for _, o := range Outcomes() {
 		keys = append(keys, string(o))
 	}
-	return append(keys, KeyCorruptedSilent)
+	keys = append(keys, KeyCorruptedSilent)
+	for _, k := range explain.Classes() {
+		keys = append(keys, ClassPrefix+k)
+	}
+	return keys
 }
 
 func (r MaxRule) String() string { return fmt.Sprintf("%s=%d", r.Key, r.Max) }
@@ -65,6 +75,9 @@ func (r *MaxRule) UnmarshalText(b []byte) error {
 func (r MaxRule) count(c *Cell) int {
 	if r.Key == KeyCorruptedSilent {
 		return c.Corrupted + c.Silent
+	}
+	if k, ok := strings.CutPrefix(r.Key, ClassPrefix); ok {
+		return c.Classes[k]
 	}
 	return c.Count(Outcome(r.Key))
 }

@@ -152,6 +152,11 @@ func LoadStorm(dir string) (*Stored, error) {
 		for _, c := range stored.Cells {
 			if rc := sum.Cell(c.Key()); rc != nil {
 				rc.Windows, rc.Pairs = c.Windows, c.Pairs
+				// Classes computed after the storm (stormctl forensics
+				// DIR on a storm whose runs have none) live only there.
+				if rc.Classes == nil {
+					rc.Classes, rc.Timelines = c.Classes, c.Timelines
+				}
 			}
 		}
 	}

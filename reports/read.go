@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +94,45 @@ func ReadHistory(dir string) (map[string][]worlds.Op, error) {
 		return nil
 	})
 	return out, err
+}
+
+// ReadRunHistory reads the operations of one run from history.jsonl, in
+// file order. It streams the file and decodes only the lines that name the
+// run, so one run of a large storm is read quickly.
+func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
+	path := filepath.Join(dir, FileHistory)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ArtifactError{File: path, Err: err}
+	}
+	defer f.Close()
+	// Any line naming the run is decoded, so a cut-off line of this run
+	// is reported rather than skipped.
+	needle := []byte(runID)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), maxLine)
+	var out []worlds.Op
+	var bad []error
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if !bytes.Contains(b, needle) {
+			continue
+		}
+		var op worlds.Op
+		if err := json.Unmarshal(b, &op); err != nil {
+			bad = append(bad, &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed line (cut off or not JSON): %v", err)})
+			continue
+		}
+		if op.RunID == runID {
+			out = append(out, op)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		bad = append(bad, &ArtifactError{File: path, Line: line + 1, Err: err})
+	}
+	return out, errors.Join(bad...)
 }
 
 // ReadEvents reads a run's final log from events/<cell>/<run>.jsonl.

@@ -56,6 +56,12 @@ type RunRecord struct {
 	// says they were computed (a run without rejections has none).
 	Verdicts []verdict.Verdict `json:"verdicts,omitempty"`
 	Judged   bool              `json:"judged,omitempty"`
+	// Class is the run's root-cause class (explain.Classify) when its
+	// outcome gets one (corrupted, silent, gap, hole, stuck); Timeline is
+	// the path of its timeline under the storm directory, when one was
+	// written.
+	Class    string `json:"class,omitempty"`
+	Timeline string `json:"timeline,omitempty"`
 }
 
 // CellKey names one cell of the matrix.
@@ -100,6 +106,14 @@ type Cell struct {
 	Recoveries  int `json:"recoveries"`
 	Invocations int `json:"invocations"`
 	Displaced   int `json:"displaced"`
+	// Recovered counts divergences a recovery replay cleared (invisible
+	// in the outcome).
+	Recovered int `json:"recovered_divergences"`
+	// Classes counts the cell's runs per root-cause class; Timelines lists
+	// the timelines of the first MaxTimelines runs of each class (paths
+	// under the storm directory).
+	Classes   map[string]int      `json:"classes,omitempty"`
+	Timelines map[string][]string `json:"timelines,omitempty"`
 	// Guard sums the legacy guard's counts over the cell's runs (only when
 	// the cell's condition has a guard).
 	Guard *worlds.GuardCounts `json:"guard,omitempty"`
@@ -121,6 +135,9 @@ type Cell struct {
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
 const MaxCellPairs = 10
+
+// MaxTimelines bounds the timelines a cell links per class.
+const MaxTimelines = 3
 
 // Key returns the cell's key.
 func (c *Cell) Key() CellKey { return CellKey{c.World, c.Scenario, c.Condition} }
@@ -158,6 +175,19 @@ func (c *Cell) Add(r RunRecord) {
 	}
 	c.Divergences += int(r.Stats.Divergences)
 	c.Recoveries += int(r.Stats.Recoveries)
+	c.Recovered += int(r.Stats.Recovered)
+	if r.Class != "" {
+		if c.Classes == nil {
+			c.Classes = map[string]int{}
+		}
+		c.Classes[r.Class]++
+		if r.Timeline != "" && len(c.Timelines[r.Class]) < MaxTimelines {
+			if c.Timelines == nil {
+				c.Timelines = map[string][]string{}
+			}
+			c.Timelines[r.Class] = append(c.Timelines[r.Class], r.Timeline)
+		}
+	}
 	c.Invocations += int(r.Stats.Invocations)
 	if r.Guard != nil {
 		if c.Guard == nil {

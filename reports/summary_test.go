@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -47,6 +48,22 @@ func TestCellAdd(t *testing.T) {
 				Runs: 3, Completed: 1, Corrupted: 2,
 				Rejections: 6, Divergences: 4, Recoveries: 2, Invocations: 10,
 				Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14,
+			},
+		},
+		{
+			name: "classes are counted, the first timelines of each class kept, recovered divergences summed",
+			runs: func() []reports.RunRecord {
+				rs := []reports.RunRecord{{Outcome: reports.Completed, Stats: engine.RunStats{Recovered: 2}}}
+				for i := range 5 {
+					rs = append(rs, reports.RunRecord{Outcome: reports.Corrupted, Class: "stale-prefix",
+						Timeline: fmt.Sprintf("timelines/r%d.html", i), Stats: engine.RunStats{Recovered: 1}})
+				}
+				return append(rs, reports.RunRecord{Outcome: reports.Silent, Class: "cursor-skip"})
+			}(),
+			want: reports.Cell{
+				Runs: 7, Completed: 1, Corrupted: 5, Silent: 1, Recovered: 7,
+				Classes:   map[string]int{"stale-prefix": 5, "cursor-skip": 1},
+				Timelines: map[string][]string{"stale-prefix": {"timelines/r0.html", "timelines/r1.html", "timelines/r2.html"}},
 			},
 		},
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/stormctl/stormctl/explain"
 )
 
 // Formats a summary can be rendered in.
@@ -125,7 +128,7 @@ func renderTable(w io.Writer, s *Summary) error {
 
 func compactLines(w io.Writer, s *Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
 			return err
 		}
 	}
@@ -137,7 +140,7 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
 			return err
 		}
 	}
@@ -157,6 +160,61 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if _, err := fmt.Fprint(w, "\n</details>\n"); err != nil {
+		return err
+	}
+	return timelineLinks(w, s)
+}
+
+// classNote counts a cell's runs per root-cause class and the divergences
+// recoveries cleared, when there are any.
+func classNote(c *Cell) string {
+	var parts []string
+	for _, k := range explain.Classes() {
+		if n := c.Classes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Classes)) {
+		if !slices.Contains(explain.Classes(), k) && c.Classes[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.Classes[k], k))
+		}
+	}
+	note := ""
+	if len(parts) > 0 {
+		note = " (classes: " + strings.Join(parts, ", ") + ")"
+	}
+	if c.Recovered > 0 {
+		note += fmt.Sprintf(" (%d recovered divergences)", c.Recovered)
+	}
+	return note
+}
+
+// timelineLinks lists, per cell and class, the runs whose timelines were
+// written (stormctl explain DIR RUN tells the rest).
+func timelineLinks(w io.Writer, s *Summary) error {
+	linked := false
+	for _, c := range s.Cells {
+		linked = linked || len(c.Timelines) > 0
+	}
+	if !linked {
+		return nil
+	}
+	if _, err := fmt.Fprint(w, "\n<details><summary>explained runs: timelines of the first runs of each class</summary>\n\n"); err != nil {
+		return err
+	}
+	for _, c := range s.Cells {
+		for _, k := range slices.Sorted(maps.Keys(c.Timelines)) {
+			var links []string
+			for _, p := range c.Timelines[k] {
+				run := strings.TrimSuffix(path.Base(p), ".html")
+				links = append(links, fmt.Sprintf("[%s](%s)", run, p))
+			}
+			if _, err := fmt.Fprintf(w, "- %s %s %s, %s: %s\n", c.World, c.Scenario, c.Condition, k, strings.Join(links, ", ")); err != nil {
+				return err
+			}
+		}
 	}
 	_, err := fmt.Fprint(w, "\n</details>\n")
 	return err

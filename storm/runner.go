@@ -1,7 +1,6 @@
 package storm
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
@@ -88,6 +87,8 @@ type runner struct {
 	// for the summary's cells and the plots.
 	cells map[reports.CellKey]*cellForensics
 	plots []string
+	// timelines counts the timelines written per cell and class.
+	timelines map[reports.CellKey]map[string]int
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -107,10 +108,11 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out,
-		sink:    &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:  eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
-		summary: reports.NewSummary(keys),
-		cells:   map[reports.CellKey]*cellForensics{},
+		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		minter:    eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
+		summary:   reports.NewSummary(keys),
+		cells:     map[reports.CellKey]*cellForensics{},
+		timelines: map[reports.CellKey]map[string]int{},
 	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
 	if err != nil {
@@ -279,6 +281,18 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
 		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true
+	if explain.Explains(string(rec.Outcome)) {
+		in := ExplainInput(c.cond, c.sc, rec, final, ops)
+		ex := explain.Classify(in)
+		rec.Class = ex.Class
+		if r.timelineWanted(c.key, ex.Class) {
+			path, err := WriteTimeline(cfg.Out, in, ex)
+			if err != nil {
+				r.deps.Logger.Warn("timeline", "run", runID, "err", err)
+			}
+			rec.Timeline = path
+		}
+	}
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
@@ -305,6 +319,21 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		r.deps.Progress.Update(snapshot)
 	}
 	return r.writeSummary()
+}
+
+// timelineWanted reserves a timeline for a run of class in cell k while the
+// cell has fewer than reports.MaxTimelines of that class.
+func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timelines[k] == nil {
+		r.timelines[k] = map[string]int{}
+	}
+	if class == "" || r.timelines[k][class] >= reports.MaxTimelines {
+		return false
+	}
+	r.timelines[k][class]++
+	return true
 }
 
 // cellForensics is one cell's commit order and windows, over its runs.
@@ -346,14 +375,11 @@ func (r *runner) plotData() reports.PlotData {
 func (r *runner) writeSummary() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var md bytes.Buffer
-	if err := reports.Render(&md, r.summary, reports.FormatMarkdown); err != nil {
+	md, err := reports.SummaryMarkdown(r.summary, r.plots)
+	if err != nil {
 		return err
 	}
-	for _, p := range r.plots {
-		fmt.Fprintf(&md, "\n![%s](%s)\n", strings.TrimSuffix(p, ".png"), p)
-	}
-	return r.out.WriteSummary(r.summary, md.Bytes())
+	return r.out.WriteSummary(r.summary, md)
 }
 
 // sealAfter is a condition's seal timeout at the storm's time scale.

@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // ForensicsOptions are the forensics command's options.
@@ -96,7 +100,12 @@ type cellForensics struct {
 	Pairs    []pairRow                          `json:"pairs"`
 	Windows  map[eventlog.Type]forensics.Window `json:"windows"`
 	Findings forensics.RunFindings              `json:"findings"`
-	windows  forensics.WindowSet
+	// Classes counts the cell's runs per root-cause class (as recorded,
+	// or computed now for runs recorded without one); Recovered the
+	// divergences recovery replays cleared.
+	Classes   map[string]int `json:"classes,omitempty"`
+	Recovered int            `json:"recovered_divergences"`
+	windows   forensics.WindowSet
 }
 
 type pairRow struct {
@@ -127,7 +136,12 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	}
 	rep := forensicsReport{Dir: opts.Dir}
 	cells := map[reports.CellKey]*cellForensics{}
-	for _, r := range runs {
+	meta, metaErr := readStormMeta(opts.Dir)
+	if metaErr != nil {
+		problems = append(problems, fmt.Errorf("no classes computed: %w", metaErr))
+	}
+	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}}
+	for i, r := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
@@ -154,6 +168,21 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		order.AddTo(&c.Order)
 		c.windows.Add(forensics.CommitEvents(final, ops, storeTimes))
 		c.Runs++
+		c.Recovered += int(r.Stats.Recovered)
+		if err := cls.classify(&runs[i], final, ops); err != nil {
+			problems = append(problems, err)
+		}
+		if runs[i].Class != "" {
+			if c.Classes == nil {
+				c.Classes = map[string]int{}
+			}
+			c.Classes[runs[i].Class]++
+		}
+	}
+	if cls.computed > 0 {
+		if err := cls.store(runs); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: classes computed but not stored: %v\n", opts.Dir, err)
+		}
 	}
 	for _, c := range rep.Cells {
 		c.Windows = c.windows.Windows()
@@ -194,6 +223,9 @@ func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs i
 	}
 	for _, c := range rep.Cells {
 		fmt.Fprintf(w, "\n%s\n", c.CellKey.String())
+		if line := classLine(c); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		if err := printPairsAndWindows(w, c, opts, maxPairs); err != nil {
 			return err
 		}
@@ -242,4 +274,91 @@ func pct(n, of int) string {
 		return fmt.Sprint(n)
 	}
 	return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(of))
+}
+
+// classLine counts a cell's runs per class, in explain's order.
+func classLine(c *cellForensics) string {
+	var parts []string
+	for _, k := range explain.Classes() {
+		if n := c.Classes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 && c.Recovered == 0 {
+		return ""
+	}
+	return fmt.Sprintf("classes: %s; %d recovered divergences", orNone(strings.Join(parts, ", ")), c.Recovered)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// classifier computes the classes a stored storm's runs were recorded
+// without (storms older than the explainer), and writes the first runs'
+// timelines of each class and cell.
+type classifier struct {
+	dir      string
+	meta     *storm.StormMeta
+	counts   map[reports.CellKey]map[string]int
+	computed int
+}
+
+// classify sets r.Class when r's outcome gets one and it has none.
+func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []worlds.Op) error {
+	if c.meta == nil || r.Class != "" || !explain.Explains(string(r.Outcome)) {
+		return nil
+	}
+	in, err := storedInput(c.meta, *r, final, ops)
+	if err != nil {
+		return err
+	}
+	ex := explain.Classify(in)
+	r.Class = ex.Class
+	c.computed++
+	k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+	if c.counts[k] == nil {
+		c.counts[k] = map[string]int{}
+	}
+	if c.counts[k][ex.Class] < reports.MaxTimelines {
+		c.counts[k][ex.Class]++
+		path, err := storm.WriteTimeline(c.dir, in, ex)
+		if err != nil {
+			return err
+		}
+		r.Timeline = path
+	}
+	return nil
+}
+
+// store writes the computed classes and timeline links into summary.json
+// and summary.md (runs.jsonl, the storm's own record, is left as it was).
+func (c *classifier) store(runs []reports.RunRecord) error {
+	st, err := reports.LoadStorm(c.dir)
+	if st == nil {
+		return err
+	}
+	for _, cell := range st.Summary.Cells {
+		cell.Classes, cell.Timelines = nil, nil
+	}
+	for _, r := range runs {
+		if r.Class == "" {
+			continue
+		}
+		cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition})
+		if cell == nil {
+			continue
+		}
+		if cell.Classes == nil {
+			cell.Classes, cell.Timelines = map[string]int{}, map[string][]string{}
+		}
+		cell.Classes[r.Class]++
+		if r.Timeline != "" && len(cell.Timelines[r.Class]) < reports.MaxTimelines {
+			cell.Timelines[r.Class] = append(cell.Timelines[r.Class], r.Timeline)
+		}
+	}
+	return reports.RewriteSummary(c.dir, st.Summary)
 }

@@ -1,0 +1,34 @@
+// Package explain says why one run of a storm went wrong, from what was
+// recorded of it (its history of reads and appends and its final log),
+// never from the outcome alone.
+//
+// Classify finds the offending event (the first event a reference replay
+// of the final log, in the scheme's order, disagrees with; the empty
+// position of a hole or a gap; the operation a stuck run waits on), who
+// wrote it and what that writer had read before it wrote, and names a
+// root-cause class:
+//
+//   - stale-prefix: the writer's view was not the final log's prefix before
+//     its write: events the final log places before the write were not
+//     visible when it loaded (they committed after its load began). Either
+//     the view was itself not a prefix (a later event visible without an
+//     earlier one), or it was a prefix that events minted before the write
+//     and committed after the load extended underneath it.
+//   - cursor-skip: as stale-prefix, but a missing event had committed
+//     before the load's last page started: its cursor had already passed
+//     it, so pagination, not the snapshot, hid it.
+//   - wake-order: the view was exactly the final prefix before the write,
+//     yet a replay of that view with the reference wake does not derive
+//     what the writer wrote: same view, another draw order.
+//   - hole: under the slot scheme, a load refused an empty slot below a
+//     committed one (the hole outcome), or the final log still has one.
+//   - density: a positioned log's load met a gap (the gap outcome).
+//   - blocked-branch: a stuck run whose final log holds an operation
+//     created and never completed, and no write for a quiet period.
+//   - unknown: none of the above could be shown; the explanation says what
+//     evidence was missing.
+//
+// The reference replay uses the condition's id policy and its wake when
+// that is deterministic (engine, ordered), else ordered wake. Every
+// explanation carries its evidence and an Elle-style numbered narrative.
+package explain

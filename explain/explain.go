@@ -1,0 +1,374 @@
+package explain
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// The root-cause classes (see the package documentation).
+const (
+	StalePrefix   = "stale-prefix"
+	CursorSkip    = "cursor-skip"
+	WakeOrder     = "wake-order"
+	Hole          = "hole"
+	Density       = "density"
+	BlockedBranch = "blocked-branch"
+	Unknown       = "unknown"
+)
+
+// Classes returns every class, in the order tables list them.
+func Classes() []string {
+	return []string{StalePrefix, CursorSkip, WakeOrder, Hole, Density, BlockedBranch, Unknown}
+}
+
+// Outcomes explained (the outcome names of reports.Outcome).
+const (
+	outcomeCorrupted = "corrupted"
+	outcomeSilent    = "silent"
+	outcomeGap       = "gap"
+	outcomeHole      = "hole"
+	outcomeStuck     = "stuck"
+)
+
+// Explains reports whether a run with this outcome gets a class: corrupted,
+// silent, gap, hole and stuck runs do; completed, failed and infra runs do
+// not.
+func Explains(outcome string) bool {
+	switch outcome {
+	case outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck:
+		return true
+	}
+	return false
+}
+
+// DefaultQuiet is how long a stuck run must have written nothing before
+// its end for a pending operation to count as a blocked branch.
+const DefaultQuiet = 10 * time.Second
+
+// Input is what explaining one run needs: the run's final log, its
+// recorded history, and the condition's knobs and scenario program for the
+// reference replay.
+type Input struct {
+	RunID string
+	// Cell names the run's cell ("world/scenario/condition").
+	Cell string
+	// Outcome is the run's outcome (reports.Outcome) and Detail the
+	// engine's first error text or the ledger's complaint.
+	Outcome string
+	Detail  string
+	Scheme  eventlog.Scheme
+	Program engine.Program
+	IDs     engine.IDPolicy
+	// Wake is the condition's wake; the reference replay uses it when it is
+	// deterministic (engine, ordered) and ordered otherwise.
+	Wake engine.WakePolicy
+	// Final is the run's final log, in any order; Ops its history.
+	Final []eventlog.Event
+	Ops   []worlds.Op
+	// StoreCommitTimes says Final carries the store's own commit times.
+	StoreCommitTimes bool
+	// Ended is when the run ended (a stuck run: its timeout); Quiet the
+	// silence before it that makes a pending operation a blocked branch
+	// (DefaultQuiet when zero).
+	Ended time.Time
+	Quiet time.Duration
+}
+
+// Event is an event of the final log as an explanation names it.
+type Event struct {
+	// Index is the event's position in the final log in scheme order.
+	Index         int           `json:"index"`
+	ID            string        `json:"id,omitempty"`
+	Seq           int64         `json:"seq,omitempty"`
+	Type          eventlog.Type `json:"type"`
+	CorrelationID string        `json:"corr,omitempty"`
+	// Name and Args are a step's name and arguments (step_created).
+	Name string `json:"name,omitempty"`
+	Args string `json:"args,omitempty"`
+	// Writer is the actor whose recorded append committed it.
+	Writer      string    `json:"writer,omitempty"`
+	MintedAt    time.Time `json:"minted_at,omitzero"`
+	CommittedAt time.Time `json:"committed_at,omitzero"`
+}
+
+// Page is one page of a load.
+type Page struct {
+	After string    `json:"after"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	N     int       `json:"n"`
+	More  bool      `json:"more,omitempty"`
+	// Matched says the page's reconstructed visible set has the recorded
+	// count and id hash.
+	Matched bool `json:"matched"`
+}
+
+// View is what a writer had read before its write: every page of its
+// loads, in order.
+type View struct {
+	Actor string `json:"actor"`
+	Loads int    `json:"loads"`
+	Pages []Page `json:"pages"`
+	// N is the number of events read; Prefix says they were exactly the
+	// first N of the final log (count and id hash, as forensics checks).
+	N      int  `json:"n"`
+	Prefix bool `json:"prefix"`
+	// Reconstructed says every page's visible set was rebuilt from the
+	// final log and commit times with the recorded count and hash.
+	Reconstructed bool `json:"reconstructed"`
+}
+
+// Missing is an event the final log places before the write that the
+// writer's view lacked.
+type Missing struct {
+	Event
+	// Within says the event sorts inside the range the view's pages
+	// covered (the view was not a prefix); otherwise it sorts after the
+	// view's last cursor and before the write (it was in flight).
+	Within bool `json:"within_view"`
+	// Skipped says it had committed before the view's last page started
+	// while a cursor had already passed it (a cursor skip).
+	Skipped bool `json:"skipped,omitempty"`
+	// AfterLoad is how long after the view's first page started it
+	// committed (negative: before).
+	AfterLoad time.Duration `json:"committed_after_load_ns"`
+	// Decisive says adding this event to the view changes what a replay
+	// of it derives for the offending event.
+	Decisive bool `json:"decisive,omitempty"`
+}
+
+// Decision is a decision a replay derived or a writer wrote.
+type Decision struct {
+	Type          eventlog.Type `json:"type"`
+	CorrelationID string        `json:"corr,omitempty"`
+	Name          string        `json:"name,omitempty"`
+	Args          string        `json:"args,omitempty"`
+}
+
+// Replay is a reference replay of the writer's view.
+type Replay struct {
+	Wake      engine.WakePolicy `json:"wake"`
+	N         int               `json:"n"`
+	Decisions []Decision        `json:"decisions,omitempty"`
+	// Derives says it derives the offending event as it was written.
+	Derives    bool   `json:"derives"`
+	Divergence string `json:"divergence,omitempty"`
+}
+
+// Reader is a later invocation that read the offending event and
+// disagreed: its replay diverged (it wrote nothing, or run_failed).
+type Reader struct {
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"`
+	N     int       `json:"n"`
+	// Divergence is what its replay of its view (reference wake) raised.
+	Divergence string `json:"divergence"`
+	// Failed says it wrote the run's run_failed.
+	Failed bool `json:"failed,omitempty"`
+	// Others counts the other invocations that read the offending event
+	// and wrote nothing after it (as a diverged replay does).
+	Others int `json:"others,omitempty"`
+}
+
+// Writer is the append that committed the offending event.
+type Writer struct {
+	Actor string    `json:"actor"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Wrote is what its suspension wrote (its appends after its view), in
+	// order.
+	Wrote []Event `json:"wrote,omitempty"`
+}
+
+// Explanation is why one run went wrong. It is JSON-friendly.
+type Explanation struct {
+	Run     string `json:"run"`
+	Cell    string `json:"cell,omitempty"`
+	Outcome string `json:"outcome"`
+	Class   string `json:"class"`
+	// Summary is one line: the class and what it rests on.
+	Summary string `json:"summary"`
+	// Offending is the event the reference replay disagreed with first
+	// (or the run_completed of a silent run, the empty position of a hole
+	// or gap, the operation a stuck run waits on).
+	Offending *Event `json:"offending,omitempty"`
+	// Divergence is the reference replay's complaint at Offending.
+	Divergence string    `json:"divergence,omitempty"`
+	Writer     *Writer   `json:"writer,omitempty"`
+	View       *View     `json:"view,omitempty"`
+	Missing    []Missing `json:"missing,omitempty"`
+	// Extra are events the view held that the final log places after the
+	// write.
+	Extra     []Event `json:"extra,omitempty"`
+	Reference *Replay `json:"reference,omitempty"`
+	Disagreed *Reader `json:"disagreed,omitempty"`
+	// EngineError is the run's detail: the engine's first error text, or
+	// the ledger's complaint about a silent run.
+	EngineError string `json:"engine_error,omitempty"`
+	// Evidence lists the facts the class rests on; MissingEvidence what
+	// could not be found (always set for unknown).
+	Evidence        []string `json:"evidence,omitempty"`
+	MissingEvidence []string `json:"missing_evidence,omitempty"`
+	// Steps is the numbered narrative.
+	Steps []string `json:"steps"`
+}
+
+// refTime stamps waits the reference replays derive; waits are compared by
+// duration, never by resumeAt.
+var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// run is one run prepared for explaining: its final log in scheme order
+// with commit times, and who wrote what.
+type run struct {
+	in      Input
+	ordered []eventlog.Event
+	commit  map[string]time.Time // event id -> when it was visible for sure
+	// commitLo is the earliest observation of each event's commit.
+	commitLo map[string]time.Time
+	index    map[string]int // event id -> position in ordered
+	writer   map[string]int // event id -> index of the op that committed it
+	wake     engine.WakePolicy
+	cmp      func(a, b eventlog.Event) int
+}
+
+func prepare(in Input) *run {
+	r := &run{in: in, commit: map[string]time.Time{}, commitLo: map[string]time.Time{}, index: map[string]int{}, writer: map[string]int{}}
+	r.cmp = forensics.KeyCompare(in.Scheme)
+	r.ordered = slices.Clone(in.Final)
+	slices.SortStableFunc(r.ordered, r.cmp)
+	// An event became visible between two observations of its commit:
+	// the store's own time (or the world's) and the time its writer saw
+	// the commit return. They can lie far apart: a database may stamp a
+	// transaction's commit when its last statement ended rather than when
+	// it committed (postgres's pg_xact_commit_timestamp in a transaction
+	// that idles before COMMIT, as the postgres world's latency window
+	// does). Visibility is bracketed by both: commitLo and commit (the
+	// later one, shown in narratives as "committed at").
+	writer := forensics.CommitTimes(in.Ops)
+	for _, e := range in.Final {
+		lo, hi := e.CommittedAt, e.CommittedAt
+		if w, ok := writer[e.ID]; ok {
+			if lo.IsZero() || w.Before(lo) {
+				lo = w
+			}
+			if w.After(hi) {
+				hi = w
+			}
+		}
+		if !hi.IsZero() {
+			r.commit[e.ID], r.commitLo[e.ID] = hi, lo
+		}
+	}
+	for i, e := range r.ordered {
+		if _, dup := r.index[e.ID]; !dup && e.ID != "" {
+			r.index[e.ID] = i
+		}
+	}
+	for i, op := range in.Ops {
+		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced && op.Kind != worlds.OpSeal {
+			continue
+		}
+		for _, w := range op.Wrote {
+			if w.ID != "" {
+				if _, seen := r.writer[w.ID]; !seen {
+					r.writer[w.ID] = i
+				}
+			}
+		}
+	}
+	r.wake = in.Wake.Canonical()
+	if r.wake != engine.WakeEngine && r.wake != engine.WakeOrdered {
+		r.wake = engine.WakeOrdered
+	}
+	return r
+}
+
+// event describes the final log's event at position i.
+func (r *run) event(i int) Event {
+	e := r.ordered[i]
+	out := Event{Index: i, ID: e.ID, Seq: e.Seq, Type: e.Type, CorrelationID: e.CorrelationID,
+		MintedAt: e.MintedAt, CommittedAt: r.commit[e.ID]}
+	out.Name, out.Args = step(e.Type, e.Payload)
+	if op, ok := r.writer[e.ID]; ok {
+		out.Writer = r.in.Ops[op].Actor
+	}
+	return out
+}
+
+// step is a step_created payload's step name and compact arguments.
+func step(t eventlog.Type, payload json.RawMessage) (name, args string) {
+	if t != eventlog.StepCreated {
+		return "", ""
+	}
+	var p struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	var b bytes.Buffer
+	if json.Compact(&b, p.Args) == nil {
+		args = b.String()
+	}
+	return p.Name, args
+}
+
+// stepName is a step_created event's step name.
+func stepName(e eventlog.Event) string {
+	name, _ := step(e.Type, e.Payload)
+	return name
+}
+
+// Classify explains one run. It never fails: what it cannot show makes the
+// class unknown, with the missing evidence named. Runs whose outcome
+// Explains rejects get an explanation with an empty class.
+func Classify(in Input) (ex Explanation) {
+	ex = Explanation{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, EngineError: in.Detail}
+	defer func() {
+		// A malformed history must never take a storm down: whatever
+		// panics is an unknown with the reason (the fuzz test holds
+		// classify itself to never panicking).
+		if p := recover(); p != nil {
+			ex.Class = Unknown
+			ex.MissingEvidence = append(ex.MissingEvidence, "the explainer failed on this history: "+panicText(p))
+		}
+		finish(&ex)
+	}()
+	classify(in, &ex)
+	return ex
+}
+
+// classify sets ex's class and evidence.
+func classify(in Input, ex *Explanation) {
+	if !Explains(in.Outcome) {
+		return
+	}
+	r := prepare(in)
+	switch {
+	case in.Outcome == outcomeHole || (in.Scheme == eventlog.SchemeSlot && firstHole(r.ordered) > 0):
+		r.hole(ex)
+	case in.Outcome == outcomeGap:
+		r.density(ex)
+	case in.Outcome == outcomeStuck:
+		r.stuck(ex)
+	default:
+		r.divergence(ex)
+	}
+}
+
+func panicText(p any) string {
+	if err, ok := p.(error); ok {
+		return err.Error()
+	}
+	if s, ok := p.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}

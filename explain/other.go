@@ -1,0 +1,255 @@
+package explain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Error classes of recorded operations (eventlog.Classify).
+const (
+	errHole = "hole"
+	errGap  = "gap"
+	errDup  = "duplicate"
+)
+
+// firstHole is the lowest empty position below a committed one in a log
+// sorted by seq, or 0.
+func firstHole(ordered []eventlog.Event) int64 {
+	want := int64(1)
+	for _, e := range ordered {
+		switch {
+		case e.Seq == 0 || e.Seq < want:
+		case e.Seq == want:
+			want++
+		default:
+			return want
+		}
+	}
+	return 0
+}
+
+// refusal is the load refusal (a list failing with one of errs) that
+// failed the run: the last one before its run_failed by the invocation
+// that wrote it, else the first by an invocation, else the first by
+// anyone (drivers and hook senders refuse too, but fail nothing). It
+// returns -1 when no load was refused.
+func (r *run) refusal(errs ...string) int {
+	refused := func(op worlds.Op) bool { return op.Kind == worlds.OpList && slices.Contains(errs, op.Err) }
+	if f := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Type == eventlog.RunFailed }); f >= 0 {
+		if w, ok := r.writer[r.ordered[f].ID]; ok {
+			for i := w - 1; i >= 0; i-- {
+				if op := r.in.Ops[i]; op.Actor == r.in.Ops[w].Actor && refused(op) {
+					return i
+				}
+			}
+		}
+	}
+	if i := slices.IndexFunc(r.in.Ops, func(op worlds.Op) bool { return refused(op) && strings.HasPrefix(op.Actor, "inv-") }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(r.in.Ops, refused)
+}
+
+// hole explains a run the slot scheme's holes stopped: the empty slot, who
+// first refused it, and whether and when it was ever filled.
+func (r *run) hole(ex *Explanation) {
+	ex.Class = Hole
+	slot, above := firstHole(r.ordered), int64(0)
+	refused := r.refusal(errHole)
+	if refused >= 0 {
+		op := r.in.Ops[refused]
+		slot, above = op.Slot, op.Above
+		refusals := 0
+		for _, o := range r.in.Ops {
+			if o.Kind == worlds.OpList && o.Err == errHole && o.Slot == slot {
+				refusals++
+			}
+		}
+		ex.View = &View{Actor: op.Actor, Pages: []Page{{After: cursorText(op.After), Start: op.Start, End: op.End}}}
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's load at %s refused empty slot %d below committed slot %d (%d refusals of that slot in all)",
+			op.Actor, clock(op.Start), slot, above, refusals))
+	}
+	if slot == 0 {
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, "no load refused a hole and the final log has none")
+		return
+	}
+	ex.Offending = &Event{Index: -1, Seq: slot}
+	if i := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Seq == slot }); i >= 0 {
+		ev := r.event(i)
+		ex.Offending = &ev
+		msg := fmt.Sprintf("slot %d was filled by %s %s", slot, ev.Type, ev.ID)
+		if ev.Writer != "" {
+			msg += " written by " + ev.Writer
+		}
+		if !ev.CommittedAt.IsZero() && refused >= 0 {
+			msg += fmt.Sprintf(", committed %s after the first refusal", ms(ev.CommittedAt.Sub(r.in.Ops[refused].Start)))
+		}
+		ex.Evidence = append(ex.Evidence, msg)
+	} else {
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("slot %d is still empty in the final log: its writer never committed and nobody sealed it", slot))
+	}
+	// The writers that failed before the first refusal are the candidates
+	// for the reservation that was never committed in time.
+	var failed []string
+	for _, op := range r.in.Ops {
+		if (op.Kind == worlds.OpAppend || op.Kind == worlds.OpAppendFenced) && op.Err != "" && op.Err != "conflict" &&
+			(refused < 0 || op.Start.Before(r.in.Ops[refused].Start)) && len(failed) < 3 {
+			failed = append(failed, fmt.Sprintf("%s (%s at %s: %s)", op.Actor, writtenTypes(op), clock(op.Start), op.Err))
+		}
+	}
+	if len(failed) > 0 {
+		ex.Evidence = append(ex.Evidence, "appends that failed before the first refusal (a reservation left empty): "+joinList(failed))
+	}
+	if ex.Offending.ID == "" && len(failed) == 0 {
+		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("the history does not say who reserved slot %d", slot))
+	}
+}
+
+// writtenTypes names the types an append tried to write.
+func writtenTypes(op worlds.Op) string {
+	var ts []string
+	for _, w := range op.Wrote {
+		ts = append(ts, string(w.Type))
+	}
+	return joinList(ts)
+}
+
+// density explains a gap outcome: the load whose density check failed, the
+// position it found empty, and when (if ever) that position committed.
+func (r *run) density(ex *Explanation) {
+	ex.Class = Density
+	refused := r.refusal(errGap, errDup)
+	if refused < 0 {
+		if pos := firstHole(r.ordered); pos > 0 {
+			ex.Offending = &Event{Index: -1, Seq: pos}
+			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the final log has no event at seq %d below a committed one", pos))
+			return
+		}
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, "no load failed its density check and the final log is dense")
+		return
+	}
+	op := r.in.Ops[refused]
+	ex.View = &View{Actor: op.Actor, Pages: []Page{{After: cursorText(op.After), Start: op.Start, End: op.End}}}
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's load at %s after %s failed its density check: %s", op.Actor, clock(op.Start), cursorText(op.After), op.Err))
+	// The empty position: the first after the cursor not committed when
+	// the load read, below one that was.
+	var seen int64
+	for _, e := range r.ordered {
+		if c, ok := r.commit[e.ID]; ok && e.Seq > op.After.Seq && c.Before(op.Start) {
+			seen = max(seen, e.Seq)
+		}
+	}
+	// The first position absent, or certainly not committed when the load
+	// started (its earliest commit observation is later); failing that,
+	// the first not surely committed (its latest observation is later).
+	for _, sure := range []bool{true, false} {
+		for s := op.After.Seq + 1; s < seen; s++ {
+			i := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Seq == s })
+			if i < 0 {
+				ex.Offending = &Event{Index: -1, Seq: s}
+				ex.Evidence = append(ex.Evidence, fmt.Sprintf("seq %d never committed while seq %d had: a position drawn before commit and lost", s, seen))
+				return
+			}
+			id := r.ordered[i].ID
+			c, ok := r.commit[id]
+			late := !ok || c.After(op.Start)
+			if sure {
+				late = ok && r.commitLo[id].After(op.Start)
+			}
+			if late {
+				ev := r.event(i)
+				ex.Offending = &ev
+				msg := fmt.Sprintf("seq %d (%s by %s) was not committed when the load read while seq %d was", s, ev.Type, orNobody(ev.Writer), seen)
+				if ok {
+					msg += fmt.Sprintf("; it committed %s later", ms(c.Sub(op.Start)))
+				}
+				ex.Evidence = append(ex.Evidence, msg)
+				return
+			}
+		}
+	}
+	ex.MissingEvidence = append(ex.MissingEvidence, "the empty position could not be placed from the commit times")
+}
+
+// stuck explains a run with no terminal event: a blocked branch when an
+// operation was created and never completed and nothing was written for
+// the quiet period before the run's end.
+func (r *run) stuck(ex *Explanation) {
+	quiet := r.in.Quiet
+	if quiet <= 0 {
+		quiet = DefaultQuiet
+	}
+	type pending struct {
+		at   int
+		what string
+	}
+	var open []pending
+	done := map[string]bool{}
+	for _, e := range r.ordered {
+		switch e.Type {
+		case eventlog.StepCompleted, eventlog.StepFailed, eventlog.WaitCompleted, eventlog.HookDisposed:
+			done[e.CorrelationID] = true
+		}
+	}
+	received := map[string]int{}
+	for _, e := range r.ordered {
+		if e.Type == eventlog.HookReceived {
+			received[e.CorrelationID]++
+		}
+	}
+	for i, e := range r.ordered {
+		if done[e.CorrelationID] {
+			continue
+		}
+		switch e.Type {
+		case eventlog.StepCreated:
+			open = append(open, pending{i, fmt.Sprintf("step %q (%s) was created and never completed", stepName(e), e.CorrelationID)})
+		case eventlog.WaitCreated:
+			open = append(open, pending{i, fmt.Sprintf("wait %s was created and never completed", e.CorrelationID)})
+		case eventlog.HookCreated:
+			open = append(open, pending{i, fmt.Sprintf("hook %s (token %q) was created, received %d payloads and was never disposed", e.CorrelationID, e.Token, received[e.CorrelationID])})
+		}
+	}
+	var last time.Time
+	for _, c := range r.commit {
+		if c.After(last) {
+			last = c
+		}
+	}
+	switch {
+	case len(open) == 0:
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, "the final log has no operation created and left pending")
+		return
+	case r.in.Ended.IsZero() || last.IsZero():
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, "the run's end or its last commit time is not recorded: the quiet period cannot be measured")
+		return
+	case r.in.Ended.Sub(last) < quiet:
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("the run was still writing %s before its end (quiet period %s): not blocked", ms(r.in.Ended.Sub(last)), quiet))
+		return
+	}
+	ex.Class = BlockedBranch
+	ev := r.event(open[0].at)
+	ex.Offending = &ev
+	ex.Evidence = append(ex.Evidence, open[0].what)
+	if len(open) > 1 {
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%d more operations pending", len(open)-1))
+	}
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s)", ms(r.in.Ended.Sub(last)), clock(last)))
+}
+
+func orNobody(actor string) string {
+	if actor == "" {
+		return "an unrecorded writer"
+	}
+	return actor
+}

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/timeline"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// ExplainOptions are the explain command's options.
+type ExplainOptions struct {
+	IO     *IOStreams
+	Dir    string
+	RunID  string
+	Format string
+	// Timeline, when set, is an HTML file to write the run's timeline to.
+	Timeline string
+}
+
+// NewCmdExplain returns `stormctl explain`. runF replaces runExplain in tests.
+func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error) *cobra.Command {
+	opts := &ExplainOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "explain DIR RUN",
+		Short: "Say why one run of a stored storm went wrong, step by step",
+		Long: `Explain one run of a stored storm from what was recorded of it: its history
+of reads and appends (history.jsonl) and its final log (events/), never from
+the outcome alone. It finds the offending event (the first event a reference
+replay of the final log disagrees with; the empty slot of a hole or the gap of
+a gap; the operation a stuck run waits on), who wrote it and what that writer
+had read, and names a root-cause class:
+
+  stale-prefix    the writer's view lacked events the final log places before
+                  its write (they committed after its load began)
+  cursor-skip     as stale-prefix, but a missing event had committed before
+                  the load's last page and its cursor had passed it
+  wake-order      the view was exactly the final prefix before the write, yet
+                  a replay of it with the reference wake derives otherwise
+  hole            a load refused an empty slot below a committed one (slot)
+  density         a positioned log's load met a gap (seq, sequence)
+  blocked-branch  a stuck run waits on an operation nobody completes
+  unknown         none of these could be shown: the output says what evidence
+                  was missing
+
+It prints an Elle-style numbered narrative; --format json prints the whole
+explanation (offending event, writer, view and its pages, missing events with
+who minted them and when they committed, the replays, the evidence).
+--timeline FILE writes a self-contained HTML timeline of the run (one lane
+per actor, reads as bars, appends from mint to commit, the offending write
+and the stale view in red), at most 2 MB.
+
+A run that completed (or failed or was infra) has nothing to explain: it is
+said so and explain exits 0. An unknown run or a malformed or partial storm
+directory exits 2.`,
+		Example: `  stormctl explain storms/20261202-141100 wrun_01M8XAJJ280489258ZKCJDT6A5
+  stormctl explain storms/20261202-141100 wrun_01M8... --format json | jq .missing
+  stormctl explain storms/20261202-141100 wrun_01M8... --timeline run.html`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir, opts.RunID = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runExplain(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table (the narrative), markdown or json")
+	cmd.Flags().StringVar(&opts.Timeline, "timeline", "", "write the run's timeline as a self-contained HTML file")
+	return cmd
+}
+
+func runExplain(_ context.Context, opts *ExplainOptions) error {
+	format, err := reports.ParseFormat(opts.Format)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	meta, err := readStormMeta(opts.Dir)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	runs, err := reports.ReadRuns(opts.Dir)
+	if runs == nil && err != nil {
+		return &UsageError{Err: err}
+	}
+	var rec *reports.RunRecord
+	for i := range runs {
+		if runs[i].RunID == opts.RunID {
+			rec = &runs[i]
+		}
+	}
+	if rec == nil {
+		return usage("run %s is not in %s (%d runs; stormctl report %s lists the cells)",
+			opts.RunID, filepath.Join(opts.Dir, reports.FileRuns), len(runs), opts.Dir)
+	}
+	k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+	final, err := reports.ReadEvents(opts.Dir, k, rec.RunID)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}
+	}
+	ops, err := reports.ReadRunHistory(opts.Dir, rec.RunID)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
+	}
+	in, err := storedInput(meta, *rec, final, ops)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	ex := explain.Classify(in)
+	if opts.Timeline != "" {
+		if err := writeTimeline(opts.Timeline, in, ex); err != nil {
+			return err
+		}
+	}
+	return printExplanation(opts.IO.Out, ex, format)
+}
+
+// readStormMeta reads storm.json: the conditions' knobs the reference
+// replays need.
+func readStormMeta(dir string) (*storm.StormMeta, error) {
+	var meta storm.StormMeta
+	path := filepath.Join(dir, reports.FileStorm)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, &reports.ArtifactError{File: dir, Err: reports.ErrNotStorm}
+	}
+	if err := reports.ReadDocument(path, &meta, func() int { return meta.Schema }); err != nil {
+		return nil, err
+	}
+	return &meta, nil
+}
+
+// storedInput builds the explainer's input for a stored run.
+func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) (explain.Input, error) {
+	cond, ok := meta.Conditions[rec.Condition]
+	if !ok {
+		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", reports.FileStorm, rec.Condition, rec.RunID)
+	}
+	sc, err := scenarios.Lookup(rec.Scenario)
+	if err != nil {
+		return explain.Input{}, fmt.Errorf("run %s: %w", rec.RunID, err)
+	}
+	return storm.ExplainInput(cond, sc, rec, final, ops), nil
+}
+
+// writeTimeline writes the run's timeline to path.
+func writeTimeline(path string, in explain.Input, ex explain.Explanation) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--timeline %s: %w", path, err)}
+	}
+	if err := timeline.Write(f, in, ex, timeline.MaxBytes); err != nil {
+		f.Close()
+		return fmt.Errorf("write timeline %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write timeline %s: %w", path, err)
+	}
+	return nil
+}
+
+// printExplanation prints the narrative (table, markdown) or the whole
+// explanation (json).
+func printExplanation(w io.Writer, ex explain.Explanation, format string) error {
+	switch format {
+	case reports.FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ex)
+	case reports.FormatMarkdown:
+		fmt.Fprintf(w, "**%s** (%s, %s)", ex.Run, ex.Cell, ex.Outcome)
+		if ex.Class == "" {
+			_, err := fmt.Fprintf(w, ": nothing to explain\n")
+			return err
+		}
+		fmt.Fprintf(w, ": **%s**\n\n", ex.Class)
+		for _, s := range ex.Steps {
+			fmt.Fprintf(w, "%s\n", s)
+		}
+		_, err := fmt.Fprintf(w, "\nevidence: %s\n", strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
+		return err
+	}
+	fmt.Fprintf(w, "%s %s %s", ex.Run, ex.Cell, ex.Outcome)
+	if ex.Class == "" {
+		_, err := fmt.Fprintf(w, ": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n")
+		return err
+	}
+	fmt.Fprintf(w, ": %s\n", ex.Summary)
+	for _, s := range ex.Steps {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	for _, e := range ex.Evidence {
+		fmt.Fprintf(w, "  evidence: %s\n", e)
+	}
+	for _, e := range ex.MissingEvidence {
+		fmt.Fprintf(w, "  missing evidence: %s\n", e)
+	}
+	return nil
+}

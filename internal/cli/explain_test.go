@@ -1,0 +1,188 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/timeline"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/local"
+)
+
+// sharpStorm runs step-storm under main on the local world at a quarter of
+// its time (the seed's latency windows stay as measured, so the race is
+// sharper still) into dir.
+func sharpStorm(ctx context.Context, t *testing.T, dir string) {
+	t.Helper()
+	var reg worlds.Registry
+	local.Register(&reg)
+	p, err := storm.Config{
+		Worlds: []string{"local"}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
+		Runs: 3, TimeScale: 0.25, Timeout: 60 * time.Second, Seed: 3, Out: dir,
+	}.Defaults().Validate(&reg)
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if _, err := storm.Run(ctx, p, storm.Deps{Worlds: &reg, Version: testVersion}); err != nil {
+		t.Fatalf("storm: %v", err)
+	}
+}
+
+// TestExplainCommand: a storm classifies its bad runs and links their
+// timelines; explain prints a run's narrative or its JSON, writes a
+// timeline, and refuses an unknown run or a broken storm directory with
+// exit 2 and one line.
+func TestExplainCommand(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "storm")
+	sharpStorm(t.Context(), t, dir)
+	runs, err := reports.ReadRuns(dir)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs: %v", err)
+	}
+	var bad, good *reports.RunRecord
+	for i := range runs {
+		switch {
+		case explain.Explains(string(runs[i].Outcome)) && bad == nil:
+			bad = &runs[i]
+		case runs[i].Outcome == reports.Completed && good == nil:
+			good = &runs[i]
+		}
+		if explain.Explains(string(runs[i].Outcome)) && runs[i].Class == "" {
+			t.Errorf("run %s (%s) was recorded without a class", runs[i].RunID, runs[i].Outcome)
+		}
+	}
+	if bad == nil {
+		t.Skip("no run of this step-storm went wrong: nothing to explain")
+	}
+	if bad.Timeline == "" {
+		t.Errorf("the first %s run has no timeline", bad.Class)
+	} else if st, err := os.Stat(filepath.Join(dir, bad.Timeline)); err != nil || st.Size() > timeline.MaxBytes {
+		t.Errorf("timeline %s: %v (size cap %d)", bad.Timeline, err, timeline.MaxBytes)
+	}
+	if md := string(readFile(t, filepath.Join(dir, reports.FileMD))); !strings.Contains(md, "("+bad.Timeline+")") || !strings.Contains(md, "classes: ") {
+		t.Errorf("summary.md neither counts classes nor links %s:\n%s", bad.Timeline, md)
+	}
+
+	t.Run("narrative", func(t *testing.T) {
+		code, stdout, stderr := run(t.Context(), "explain", dir, bad.RunID)
+		if code != cli.ExitOK || stderr != "" {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		for _, want := range []string{bad.RunID, bad.Class + ": ", "  1. let ", "evidence: "} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("narrative lacks %q:\n%s", want, stdout)
+			}
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		code, stdout, _ := run(t.Context(), "explain", dir, bad.RunID, "--format", "json")
+		var ex explain.Explanation
+		if err := json.Unmarshal([]byte(stdout), &ex); code != cli.ExitOK || err != nil {
+			t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
+		}
+		if ex.Run != bad.RunID || ex.Class != bad.Class || len(ex.Steps) == 0 {
+			t.Errorf("explanation %s %s with %d steps, want %s %s", ex.Run, ex.Class, len(ex.Steps), bad.RunID, bad.Class)
+		}
+	})
+	t.Run("timeline", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "run.html")
+		if code, _, stderr := run(t.Context(), "explain", dir, bad.RunID, "--timeline", path); code != cli.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		page := string(readFile(t, path))
+		if !strings.Contains(page, "<svg") || strings.Contains(page, "<script") || len(page) > timeline.MaxBytes {
+			t.Errorf("not a self-contained page under %d bytes (%d bytes)", timeline.MaxBytes, len(page))
+		}
+	})
+	if good != nil {
+		t.Run("completed", func(t *testing.T) {
+			code, stdout, _ := run(t.Context(), "explain", dir, good.RunID)
+			if code != cli.ExitOK || !strings.Contains(stdout, "nothing to explain") {
+				t.Errorf("exit %d:\n%s", code, stdout)
+			}
+		})
+	}
+
+	t.Run("forensics computes the classes a storm lacks", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "storm")
+		if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		// A storm recorded before runs had classes.
+		var lines []string
+		for _, r := range runs {
+			r.Class, r.Timeline = "", ""
+			b, _ := json.Marshal(r)
+			lines = append(lines, string(b))
+		}
+		writeFile(t, filepath.Join(d, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
+		os.RemoveAll(filepath.Join(d, storm.DirTimelines))
+		code, stdout, stderr := run(t.Context(), "forensics", d)
+		if code != cli.ExitOK || !strings.Contains(stdout, "classes: ") {
+			t.Fatalf("exit %d, stderr %q; stdout lacks a classes line:\n%s", code, stderr, stdout)
+		}
+		var sum reports.Summary
+		if err := json.Unmarshal(readFile(t, filepath.Join(d, reports.FileSummary)), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.Cells[0].Classes[bad.Class]; got == 0 || len(sum.Cells[0].Timelines[bad.Class]) == 0 {
+			t.Errorf("summary.json counts %d %s runs with timelines %v", got, bad.Class, sum.Cells[0].Timelines)
+		}
+		if _, err := os.Stat(filepath.Join(d, storm.DirTimelines, bad.RunID+".html")); err != nil {
+			t.Errorf("no timeline written: %v", err)
+		}
+		// report and gate read the classes back from summary.json.
+		if code, stdout, _ := run(t.Context(), "gate", d, "--max", "class:"+bad.Class+"=0", "--conditions", "main"); code != cli.ExitGateFailed || !strings.Contains(stdout, "class:"+bad.Class) {
+			t.Errorf("gate --max class:%s=0: exit %d\n%s", bad.Class, code, stdout)
+		}
+	})
+
+	broken := func(t *testing.T, damage func(dir string)) string {
+		t.Helper()
+		d := filepath.Join(t.TempDir(), "storm")
+		if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		damage(d)
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string
+		run  string
+		want string
+	}{
+		{"unknown run", func(*testing.T) string { return dir }, "wrun_nobody", "run wrun_nobody is not in"},
+		{"not a storm", func(t *testing.T) string { return t.TempDir() }, bad.RunID, reports.ErrNotStorm.Error()},
+		{"final log missing", func(t *testing.T) string {
+			return broken(t, func(d string) { os.RemoveAll(filepath.Join(d, reports.DirEvents)) })
+		}, bad.RunID, "the final log of " + bad.RunID},
+		{"history cut off", func(t *testing.T) string {
+			return broken(t, func(d string) {
+				p := filepath.Join(d, reports.FileHistory)
+				b := readFile(t, p)
+				i := strings.LastIndex(string(b[:len(b)-1]), bad.RunID)
+				writeFile(t, p, b[:i+len(bad.RunID)])
+			})
+		}, bad.RunID, "the history of " + bad.RunID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t.Context(), "explain", tc.dir(t), tc.run)
+			if code != cli.ExitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}

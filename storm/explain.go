@@ -1,0 +1,47 @@
+package storm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/timeline"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// ExplainInput is what explaining a run of condition cond and scenario sc
+// needs: the run's record, final log and history, and the condition's
+// knobs for the reference replay.
+func ExplainInput(cond Condition, sc scenarios.Scenario, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) explain.Input {
+	return explain.Input{
+		RunID: rec.RunID, Cell: reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}.String(),
+		Outcome: string(rec.Outcome), Detail: rec.Detail,
+		Scheme: cond.Knobs.Scheme, Program: sc.Program, IDs: cond.Knobs.IDs, Wake: cond.Knobs.Wake,
+		Final: final, Ops: ops, StoreCommitTimes: rec.CommitSource == "store", Ended: rec.Ended,
+	}
+}
+
+// DirTimelines is the storm directory's folder of timelines.
+const DirTimelines = "timelines"
+
+// WriteTimeline writes the run's timeline to DIR/timelines/<run>.html and
+// returns its path relative to dir (what summary.md links).
+func WriteTimeline(dir string, in explain.Input, ex explain.Explanation) (string, error) {
+	rel := filepath.Join(DirTimelines, in.RunID+".html")
+	if err := os.MkdirAll(filepath.Join(dir, DirTimelines), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", DirTimelines, err)
+	}
+	var b bytes.Buffer
+	if err := timeline.Write(&b, in, ex, timeline.MaxBytes); err != nil {
+		return "", fmt.Errorf("timeline of %s: %w", in.RunID, err)
+	}
+	if err := reports.WriteFile(filepath.Join(dir, rel), b.Bytes()); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
