@@ -23,6 +23,8 @@ const (
 	FileSummary = "summary.json"
 	FileMD      = "summary.md"
 	DirEvents   = "events"
+	// DirTimelines holds the HTML timelines of explained runs.
+	DirTimelines = "timelines"
 )
 
 // Writer appends a storm's files as it goes, so an interrupted storm keeps

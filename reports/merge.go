@@ -441,12 +441,14 @@ func writeMerged(out string, meta any, sum *Summary, shards []MergeShard, writeR
 		return err
 	}
 	for _, sh := range shards {
-		src := filepath.Join(sh.Dir, DirEvents)
-		if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.CopyFS(filepath.Join(out, DirEvents), os.DirFS(src)); err != nil {
-			return fmt.Errorf("copy the final logs of shard %s: %w", sh.Name, err)
+		for _, d := range []struct{ dir, what string }{{DirEvents, "final logs"}, {DirTimelines, "timelines"}} {
+			src := filepath.Join(sh.Dir, d.dir)
+			if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err := os.CopyFS(filepath.Join(out, d.dir), os.DirFS(src)); err != nil {
+				return fmt.Errorf("copy the %s of shard %s: %w", d.what, sh.Name, err)
+			}
 		}
 	}
 	var md bytes.Buffer

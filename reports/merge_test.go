@@ -149,3 +149,31 @@ func TestMergeRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestMergeCopiesTimelines: the timelines a shard's summary.md links are
+// copied with its final logs, so the merged summary's links resolve.
+func TestMergeCopiesTimelines(t *testing.T) {
+	shard := filepath.Join(t.TempDir(), "shard")
+	if err := os.CopyFS(shard, os.DirFS(filepath.Join("testdata", "storms", "ok"))); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(reports.DirTimelines, "wrun_x.html")
+	if err := os.MkdirAll(filepath.Join(shard, reports.DirTimelines), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shard, page), []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cells := []reports.CellKey{
+		{World: "local", Scenario: "control", Condition: "main"},
+		{World: "local", Scenario: "control", Condition: "seq"},
+		{World: "local", Scenario: "step-storm", Condition: "seq"},
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	if _, err := reports.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": cells}, cells, []reports.MergeShard{shardOf(shard, 1, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, page)); err != nil || string(b) != "<html></html>" {
+		t.Fatalf("merged %s = %q, %v; want the shard's page", page, b, err)
+	}
+}

@@ -27,7 +27,7 @@ func ExplainInput(cond Condition, sc scenarios.Scenario, rec reports.RunRecord, 
 }
 
 // DirTimelines is the storm directory's folder of timelines.
-const DirTimelines = "timelines"
+const DirTimelines = reports.DirTimelines
 
 // WriteTimeline writes the run's timeline to DIR/timelines/<run>.html and
 // returns its path relative to dir (what summary.md links).
