@@ -157,6 +157,9 @@ func TestMergeCopiesTimelines(t *testing.T) {
 	if err := os.CopyFS(shard, os.DirFS(filepath.Join("testdata", "storms", "ok"))); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(shard, reports.FileHistory), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	page := filepath.Join(reports.DirTimelines, "wrun_x.html")
 	if err := os.MkdirAll(filepath.Join(shard, reports.DirTimelines), 0o755); err != nil {
 		t.Fatal(err)
