@@ -351,12 +351,12 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 			return
 		}
 		fail := RunFailure{Code: CodeCorrupted, Reason: ReasonHole, Message: err.Error()}
-		if _, werr := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{failureDraft(fail)}); werr == nil {
+		if _, werr := rt.append(ctx, s.id, []eventlog.Draft{failureDraft(fail)}); werr == nil {
 			s.markDone()
 		}
 	case errors.Is(err, eventlog.ErrGap), errors.Is(err, eventlog.ErrDuplicate):
 		fail := []eventlog.Draft{FailureDraft(CodeGap, err.Error())}
-		if _, werr := rt.cfg.World.Append(ctx, s.id, fail); werr == nil {
+		if _, werr := rt.append(ctx, s.id, fail); werr == nil {
 			s.markDone()
 		}
 	default:
@@ -373,7 +373,7 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 // what was written is dispatched.
 func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, drafts []eventlog.Draft) error {
 	if rt.cfg.Policy.Fenced() {
-		evs, err := rt.cfg.World.AppendFenced(ctx, s.id, expected, drafts)
+		evs, err := rt.appendFenced(ctx, s.id, expected, drafts)
 		if err != nil {
 			return err
 		}
@@ -387,9 +387,9 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 		if rt.cfg.Guard != "" {
 			// The legacy guard: each decision carries the count of events
 			// the writer has seen, its own earlier writes included.
-			evs, err = rt.cfg.World.AppendFenced(ctx, s.id, expected+written, []eventlog.Draft{d})
+			evs, err = rt.appendFenced(ctx, s.id, expected+written, []eventlog.Draft{d})
 		} else {
-			evs, err = rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+			evs, err = rt.append(ctx, s.id, []eventlog.Draft{d})
 		}
 		switch {
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrSealed):

@@ -222,9 +222,9 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
 	created := []eventlog.Draft{{Type: eventlog.RunCreated, Payload: mustJSON(input)}}
 	var err error
 	if rt.cfg.Policy.Fenced() {
-		_, err = rt.cfg.World.AppendFenced(ctx, runID, 0, created)
+		_, err = rt.appendFenced(ctx, runID, 0, created)
 	} else {
-		_, err = rt.cfg.World.Append(ctx, runID, created)
+		_, err = rt.append(ctx, runID, created)
 	}
 	if err != nil {
 		return fmt.Errorf("write run_created for %s: %w", runID, err)
@@ -297,4 +297,37 @@ func (rt *Runtime) backoff(n int) time.Duration {
 
 func (rt *Runtime) actor(kind string) string {
 	return fmt.Sprintf("%s-%d", kind, rt.actors.Add(1))
+}
+
+// writeGrace bounds a write that outlives its run's cancellation.
+const writeGrace = 30 * time.Second
+
+// writeCtx is the context of one world write. Under the slot scheme a write
+// reserves its slots before its window and commits after it, so a writer
+// cancelled in the window leaves a hole: a real writer is not killed when
+// its run ends, so the write outlives the run's own cancellation (Finish)
+// and ends only with the runtime (an interrupted storm) or writeGrace.
+// Under the other schemes a cancelled write leaves nothing and ctx is used
+// as is.
+func (rt *Runtime) writeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if rt.cfg.Scheme != eventlog.SchemeSlot {
+		return ctx, func() {}
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeGrace)
+	stop := context.AfterFunc(rt.ctx, cancel)
+	return wctx, func() { stop(); cancel() }
+}
+
+// append writes facts (or one decision) unfenced through writeCtx.
+func (rt *Runtime) append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+	wctx, done := rt.writeCtx(ctx)
+	defer done()
+	return rt.cfg.World.Append(wctx, runID, d)
+}
+
+// appendFenced writes a fenced batch through writeCtx.
+func (rt *Runtime) appendFenced(ctx context.Context, runID string, expected int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+	wctx, done := rt.writeCtx(ctx)
+	defer done()
+	return rt.cfg.World.AppendFenced(wctx, runID, expected, d)
 }

@@ -138,7 +138,7 @@ func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft
 
 func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.Draft) error {
 	if rt.cfg.Policy.Fence != FenceAll {
-		_, err := rt.cfg.World.Append(ctx, s.id, []eventlog.Draft{d})
+		_, err := rt.append(ctx, s.id, []eventlog.Draft{d})
 		if errors.Is(err, eventlog.ErrUnavailable) {
 			s.stats.infra.Add(1)
 		}
@@ -149,7 +149,7 @@ func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.D
 		if err != nil {
 			return err
 		}
-		_, err = rt.cfg.World.AppendFenced(ctx, s.id, int64(len(log)), []eventlog.Draft{d})
+		_, err = rt.appendFenced(ctx, s.id, int64(len(log)), []eventlog.Draft{d})
 		if !errors.Is(err, eventlog.ErrFenced) {
 			return err
 		}
