@@ -15,8 +15,11 @@ import (
 // message is one queue delivery of "invoke this run"; the counters ride in it
 // across invocations.
 type message struct {
-	recovery int // recovery replays so far (divergences)
+	recovery int // recovery replays so far (divergences and holes)
 	restarts int // re-derivations after fenced rejections so far
+	// diverged says this delivery is the recovery of a divergence (not of
+	// a hole): a replay of it that does not diverge cleared one.
+	diverged bool
 }
 
 func (m message) plain() bool { return m.recovery == 0 && m.restarts == 0 }
@@ -100,7 +103,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
 			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
 			s.stats.replays.Add(1)
-			if m.recovery > 0 && out.Divergence == nil && attempt == 0 {
+			if m.diverged && out.Divergence == nil && attempt == 0 {
 				s.stats.recovered.Add(1)
 			}
 			switch {
@@ -111,7 +114,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 				s.stats.divergences.Add(1)
 				if m.recovery < rt.cfg.MaxRecoveries {
 					s.stats.recoveries.Add(1)
-					rt.enqueue(s, message{recovery: m.recovery + 1, restarts: m.restarts}, rt.backoff(m.recovery))
+					rt.enqueue(s, message{recovery: m.recovery + 1, restarts: m.restarts, diverged: true}, rt.backoff(m.recovery))
 					return
 				}
 				drafts = []eventlog.Draft{FailureDraft(CodeCorrupted, out.Divergence.Error())}

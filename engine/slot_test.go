@@ -97,6 +97,9 @@ func TestSlotHoles(t *testing.T) {
 			if !tt.wantSeals && stats.Recoveries != 3 {
 				t.Fatalf("recoveries %d, want the budget of 3 spent on the hole", stats.Recoveries)
 			}
+			if stats.Recovered != 0 {
+				t.Fatalf("%d recovered divergences counted, but nothing diverged: a hole's recoveries are not divergences", stats.Recovered)
+			}
 		})
 	}
 }
