@@ -153,9 +153,13 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if d, ok := storm.FirstDuplicate(opts.Worlds); ok {
 		return usage("--world: %q is given twice", d)
 	}
+	if err := opts.Endpoints.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
 	out := opts.Out
 	if out == "" && len(opts.From) == 0 {
 		out = filepath.Join("storms", "fidelity-"+time.Now().UTC().Format("20060102-150405"))
+		opts.Out = out // the --out flag now names the directory, for an internal error's message
 	}
 	logger := opts.Factory.Logger()
 	ep := opts.Endpoints

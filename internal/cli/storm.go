@@ -106,7 +106,11 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if err := opts.Endpoints.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
 	cfg := fillEmpty(trimLists(opts.Config))
+	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
 	opts.Endpoints.Keep = cfg.Keep
 	opts.Endpoints.PoolSize = poolSize(cfg)
 	logger := opts.Factory.Logger()
