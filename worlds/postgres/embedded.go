@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/leftover"
 )
 
 // Settings of an embedded cluster, sized for a storm: ~200 clients (a pool
@@ -124,6 +126,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if err := c.startWatcher(); err != nil {
 		return err
+	}
+	// Should the watcher die with this process (a reboot), the next
+	// stormctl removes the cluster (SweepLeftovers).
+	if err := leftover.Claim(c.dir, leftover.KindPostgres, c.watcher.Process.Pid); err != nil {
+		return fmt.Errorf("postgres: embedded cluster: %w", err)
 	}
 	if err := os.Mkdir(c.sockDir(), 0o700); err != nil {
 		return fmt.Errorf("postgres: embedded cluster: %w", err)
