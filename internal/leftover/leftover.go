@@ -157,9 +157,9 @@ func (o Owner) gone() bool {
 	return true
 }
 
-// Alive reports whether process p still runs: its pid exists and, when
-// both are known, has p's start time. A process this one may not signal
-// counts as alive.
+// Alive reports whether process p still runs: its pid exists, is not a
+// zombie (dead, not yet reaped) and, when both are known, has p's start
+// time. Without /proc, a process this one may not signal counts as alive.
 func Alive(p Proc) bool {
 	if start, err := startTime(p.PID); err == nil {
 		return p.Start == 0 || start == 0 || start == p.Start
@@ -171,8 +171,8 @@ func Alive(p Proc) bool {
 }
 
 // startTime reads process pid's start time from /proc (field 22 of
-// /proc/PID/stat). Without /proc it fails with an error that is not
-// os.ErrNotExist.
+// /proc/PID/stat). A process that is gone or a zombie is os.ErrNotExist;
+// without /proc it fails with another error.
 func startTime(pid int) (uint64, error) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		return 0, errors.New("no /proc")
@@ -181,12 +181,16 @@ func startTime(pid int) (uint64, error) {
 	if err != nil {
 		return 0, os.ErrNotExist
 	}
-	// The command name, field 2, is in parentheses and may hold spaces.
+	// The command name, field 2, is in parentheses and may hold spaces;
+	// field 3 is the state.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
 		return 0, nil
 	}
 	f := strings.Fields(string(b[i+1:]))
+	if len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+		return 0, os.ErrNotExist
+	}
 	if len(f) < 20 {
 		return 0, nil
 	}

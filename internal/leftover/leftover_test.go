@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stormctl/stormctl/internal/leftover"
 )
@@ -138,5 +139,19 @@ func TestAlive(t *testing.T) {
 	}
 	if leftover.Alive(leftover.Proc{PID: deadPID(t)}) {
 		t.Error("a reaped process is alive")
+	}
+	// A process that exited and was not reaped yet (a zombie) is gone:
+	// a killed stormctl's watcher is one until init reaps it.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for leftover.Alive(leftover.Proc{PID: zombie.Process.Pid}) {
+		if time.Now().After(deadline) {
+			t.Fatal("an exited, unreaped process is still alive after 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
