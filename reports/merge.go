@@ -73,6 +73,9 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 // storm.json or summary.json); it returns a nil *Stored only when dir holds
 // no runs.jsonl.
 func LoadStorm(dir string) (*Stored, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
+	}
 	runsPath := filepath.Join(dir, FileRuns)
 	if _, err := os.Stat(runsPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -33,6 +33,9 @@ type Resume struct {
 // ReadResume reads an interrupted storm's storm.json and runs.jsonl.
 // Errors are *reports.ArtifactErrors naming the file (and the line).
 func ReadResume(dir string) (*Resume, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, &reports.ArtifactError{File: dir, Err: errors.New("not a directory")}
+	}
 	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); errors.Is(err, fs.ErrNotExist) {
 		return nil, &reports.ArtifactError{File: dir, Err: fmt.Errorf("no %s: not a storm directory", reports.FileStorm)}
 	}
