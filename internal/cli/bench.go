@@ -189,6 +189,7 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 		return err
 	}
 	defer stopProfile()
+	sweepLeftovers(opts.IO, "bench")
 	url := opts.PGURL
 	if url == "" {
 		c, err := postgres.StartEmbedded(ctx, opts.Factory.Logger())

@@ -193,6 +193,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		}
 		plans[i] = plan
 	}
+	sweepLeftovers(opts.IO, "fidelity")
 	defer lessGC()()
 	sum := &reports.Summary{Schema: reports.SchemaVersion, Started: time.Now().UTC()}
 	storms := map[string]string{}
