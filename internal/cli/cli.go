@@ -234,7 +234,7 @@ func Main() int {
 	f := NewFactory()
 	root := NewCmdRoot(f)
 	root.SetArgs(os.Args[1:])
-	return ExitCode(root.ExecuteContext(ctx), f.IO.ErrOut)
+	return ExitCode(Execute(ctx, root), f.IO.ErrOut)
 }
 
 // ExitCode prints err as one line (if any) and maps it to an exit code. An

@@ -43,7 +43,7 @@ func runWith(ctx context.Context, edit func(*cli.Factory), args ...string) (code
 	}
 	root := cli.NewCmdRoot(f)
 	root.SetArgs(args)
-	code = cli.ExitCode(root.ExecuteContext(ctx), errOut)
+	code = cli.ExitCode(cli.Execute(ctx, root), errOut)
 	return code, out.String(), errOut.String()
 }
 

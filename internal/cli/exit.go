@@ -38,6 +38,19 @@ func guardRuns(root *cobra.Command) {
 	}
 }
 
+// Execute runs root (NewCmdRoot) under ctx. A panic outside every
+// command's RunE (in cobra or a flag's parser) comes back as an
+// *InternalError too, as guardRuns makes one inside.
+func Execute(ctx context.Context, root *cobra.Command) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ce := &crash.Error{Value: p, Stack: debug.Stack()}
+			err = &InternalError{Err: ce, StackFile: writeStack(ce)}
+		}
+	}()
+	return root.ExecuteContext(ctx)
+}
+
 // typed returns err as ExitCode should see it (see guardRuns).
 func typed(cmd *cobra.Command, err error) error {
 	var ue *UsageError

@@ -176,6 +176,11 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		}
 	}
 	if len(opts.From) > 0 {
+		if opts.Out != "" {
+			if err := creatable(opts.Out); err != nil {
+				return usage("--out %s: %w", opts.Out, err)
+			}
+		}
 		return fidelityFrom(opts, reg.Names(), format)
 	}
 	if len(opts.Worlds) == 0 {
