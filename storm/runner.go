@@ -160,7 +160,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r.summary.Ended = time.Now().UTC()
 	r.cellForensics()
-	r.summary.Interrupted = ctx.Err() != nil
+	r.summary.Interrupted = ctx.Err() != nil || runErr != nil // runs are missing: --resume runs them
 	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
 	if err != nil {
 		deps.Logger.Warn("plots", "err", err)
