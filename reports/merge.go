@@ -427,7 +427,9 @@ func Merge(out string, meta any, cells []CellKey, shards []MergeShard) (*MergeRe
 // the sum of its shards (a bug).
 type OutputError struct{ Err error }
 
+// Error is the failure's own text.
 func (e *OutputError) Error() string { return e.Err.Error() }
+// Unwrap returns the failure.
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // writeMerged writes the merged storm's files into out.

@@ -62,7 +62,9 @@ type InternalError struct {
 	StackFile string
 }
 
+// Error is the failure's own text (ExitCode adds the rest of the line).
 func (e *InternalError) Error() string { return e.Err.Error() }
+// Unwrap returns the failure.
 func (e *InternalError) Unwrap() error { return e.Err }
 
 // ErrGateFailed is a gate whose rules were broken: exit 1.

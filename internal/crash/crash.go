@@ -16,6 +16,7 @@ type Error struct {
 	Stack []byte
 }
 
+// Error says what the panic was; the stack is in Stack.
 func (e *Error) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error.
