@@ -429,6 +429,7 @@ type OutputError struct{ Err error }
 
 // Error is the failure's own text.
 func (e *OutputError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the failure.
 func (e *OutputError) Unwrap() error { return e.Err }
 

@@ -64,6 +64,7 @@ type InternalError struct {
 
 // Error is the failure's own text (ExitCode adds the rest of the line).
 func (e *InternalError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the failure.
 func (e *InternalError) Unwrap() error { return e.Err }
 
