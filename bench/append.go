@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -116,10 +117,14 @@ func RunAppend(ctx context.Context, cfg AppendConfig, deps AppendDeps) (*AppendR
 		progress = io.Discard
 	}
 	dir, err := os.MkdirTemp("", "stormctl-bench-")
+	if err == nil {
+		// A killed benchmark cannot remove dir: the next stormctl does.
+		err = leftover.Claim(dir, leftover.KindBench)
+	}
+	defer os.RemoveAll(dir)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	defer os.RemoveAll(dir)
 	maxClients := slices.Max(cfg.Clients)
 	admin, err := pgxpool.New(ctx, deps.URL)
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -95,7 +96,13 @@ func (p Policy) Validate() error {
 				return nil
 			}
 		}
-		return fmt.Errorf("unknown %s %q (valid: %v)", knob, v, valid)
+		var shown []string // "" is only storm.json's way of saying none
+		for _, x := range valid {
+			if x != "" {
+				shown = append(shown, x)
+			}
+		}
+		return fmt.Errorf("unknown %s %q (valid: %s)", knob, v, strings.Join(shown, ", "))
 	}
 	for _, err := range []error{
 		check("ids", string(p.IDs), string(IDsPositional), string(IDsCallsite)),

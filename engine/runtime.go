@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/crash"
 	"github.com/stormctl/stormctl/worlds"
 	"golang.org/x/sync/errgroup"
 )
@@ -174,6 +176,9 @@ type Runtime struct {
 
 	mu   sync.Mutex
 	runs map[string]*runState
+	// panicked is the first panic of a goroutine of the runtime (a bug in
+	// the engine or a world): Panicked reports it.
+	panicked atomic.Pointer[crash.Error]
 }
 
 // ErrUnknownRun is returned for a run this runtime did not start.
@@ -276,9 +281,31 @@ func (rt *Runtime) spawn(s *runState, fn func()) {
 	s.wg.Add(1)
 	rt.g.Go(func() error {
 		defer s.wg.Done()
+		defer rt.recoverPanic(s)
 		fn()
 		return nil
 	})
+}
+
+// recoverPanic, deferred by each goroutine of a run, keeps the runtime's
+// first panic and ends the run, instead of letting the panic end the
+// process (which would exit 2, stormctl's code for bad usage).
+func (rt *Runtime) recoverPanic(s *runState) {
+	if p := recover(); p != nil {
+		rt.panicked.CompareAndSwap(nil, &crash.Error{Value: p, Stack: debug.Stack()})
+		s.cancel()
+		s.markDone()
+	}
+}
+
+// Panicked returns the first panic recovered on a goroutine of the runtime
+// as a *crash.Error, or nil. A storm must stop on it: it is a bug, and the
+// run it happened in measured nothing.
+func (rt *Runtime) Panicked() error {
+	if e := rt.panicked.Load(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // Log reads a run's whole log, as a driver or hook sender does.

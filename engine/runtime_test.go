@@ -185,3 +185,41 @@ func TestWaitCompletedByInvocation(t *testing.T) {
 		}
 	}
 }
+
+// TestPanicEndsTheRunNotTheProcess: a panic on a goroutine of the runtime
+// (here a step function's) ends its run and is reported by Panicked, so a
+// storm can stop with an internal error instead of the process dying.
+func TestPanicEndsTheRunNotTheProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	prog := func(c *engine.Ctx) (any, error) {
+		var v string
+		err := c.AwaitInto(c.Step("a", 1), &v)
+		return v, err
+	}
+	steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) { panic("boom in a step") }}
+	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Scheme: eventlog.SchemeULID, Backoff: time.Millisecond})
+	if err := rt.Panicked(); err != nil {
+		t.Fatalf("Panicked() = %v before any run", err)
+	}
+	if err := rt.Start(ctx, "run-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rt.Done("run-1"):
+	case <-ctx.Done():
+		t.Fatal("the run did not end after its step panicked")
+	}
+	rt.Finish("run-1")
+	err = rt.Panicked()
+	if err == nil || !strings.Contains(err.Error(), "panic: boom in a step") {
+		t.Fatalf("Panicked() = %v, want the step's panic", err)
+	}
+	cancel()
+	rt.Wait()
+}

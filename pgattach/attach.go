@@ -382,12 +382,15 @@ func mintTime(id string) time.Time {
 	return ulid.Time(u.Time())
 }
 
-// redact hides a password in a connection URL for messages.
+// redact names the server of a connection string for messages, without
+// its credentials. (Replacing the password's text in the URL would replace
+// its first occurrence, which may be elsewhere, and show the password.)
 func redact(url string) string {
-	if cfg, err := pgx.ParseConfig(url); err == nil && cfg.Password != "" {
-		return strings.Replace(url, cfg.Password, "xxxxx", 1)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return "the server"
 	}
-	return url
+	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 }
 
 // rootCause is a one-line reason for a failed connection instead of pgx's

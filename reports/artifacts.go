@@ -40,6 +40,13 @@ type Writer struct {
 // OpenWriter creates a storm directory, writes meta as storm.json and opens
 // runs.jsonl and history.jsonl for appending.
 func OpenWriter(dir string, meta any) (*Writer, error) {
+	return openWriter(dir, meta, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+}
+
+// openWriter writes meta as storm.json and opens runs.jsonl and
+// history.jsonl with flag (truncated for a new storm, appended to for a
+// resumed one).
+func openWriter(dir string, meta any, flag int) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, DirEvents), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -48,10 +55,10 @@ func OpenWriter(dir string, meta any) (*Writer, error) {
 	}
 	a := &Writer{dir: dir}
 	var err error
-	if a.runs, err = os.Create(filepath.Join(dir, FileRuns)); err != nil {
+	if a.runs, err = os.OpenFile(filepath.Join(dir, FileRuns), flag, 0o644); err != nil {
 		return nil, fmt.Errorf("create %s: %w", FileRuns, err)
 	}
-	if a.history, err = os.Create(filepath.Join(dir, FileHistory)); err != nil {
+	if a.history, err = os.OpenFile(filepath.Join(dir, FileHistory), flag, 0o644); err != nil {
 		a.runs.Close()
 		return nil, fmt.Errorf("create %s: %w", FileHistory, err)
 	}

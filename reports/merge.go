@@ -73,6 +73,9 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 // storm.json or summary.json); it returns a nil *Stored only when dir holds
 // no runs.jsonl.
 func LoadStorm(dir string) (*Stored, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
+	}
 	runsPath := filepath.Join(dir, FileRuns)
 	if _, err := os.Stat(runsPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -382,12 +385,16 @@ func Merge(out string, meta any, cells []CellKey, shards []MergeShard) (*MergeRe
 		return nil
 	}); err != nil {
 		os.RemoveAll(out)
-		return nil, err
+		var ae *ArtifactError
+		if errors.As(err, &ae) {
+			return nil, err // a shard's history is malformed: the input's fault
+		}
+		return nil, &OutputError{Err: err}
 	}
 
 	back, err := LoadStorm(out)
 	if err != nil {
-		return nil, fmt.Errorf("the merged storm does not read back: %w", err)
+		return nil, &OutputError{Err: fmt.Errorf("the merged storm does not read back: %w", err)}
 	}
 	res.Summary = back.Summary
 	var bad []string
@@ -410,10 +417,21 @@ func Merge(out string, meta any, cells []CellKey, shards []MergeShard) (*MergeRe
 		}
 	}
 	if len(bad) > 0 {
-		return res, fmt.Errorf("the merged run counts are not the sum of the shards': %s", strings.Join(bad, "; "))
+		return res, &OutputError{Err: fmt.Errorf("the merged run counts are not the sum of the shards': %s", strings.Join(bad, "; "))}
 	}
 	return res, nil
 }
+
+// OutputError is a merge that failed on its output, not on its inputs: the
+// merged storm could not be written (disk full), or does not read back as
+// the sum of its shards (a bug).
+type OutputError struct{ Err error }
+
+// Error is the failure's own text.
+func (e *OutputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *OutputError) Unwrap() error { return e.Err }
 
 // writeMerged writes the merged storm's files into out.
 func writeMerged(out string, meta any, sum *Summary, shards []MergeShard, writeRuns func(*bufio.Writer) error) error {

@@ -90,6 +90,9 @@ type Plan struct {
 	// RunsInFlight is the storm's bound on runs in flight: --runs-in-flight,
 	// else DefaultRunsInFlight or the least a world's RunsPerCore allows.
 	RunsInFlight int
+	// Resume, when set (storm --resume), is the interrupted storm this one
+	// continues: only the runs it did not record run (Resume.Check first).
+	Resume *Resume
 }
 
 // DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask

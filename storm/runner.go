@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/crash"
+	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
@@ -61,7 +64,10 @@ type StormMeta struct {
 	// Latency is the mint-to-commit profile's windows, each labelled
 	// measured or assumption.
 	Latency []worlds.Window `json:"latencyWindows,omitempty"`
-	Started time.Time       `json:"started"`
+	// Started is when the storm first started; a resumed storm keeps it
+	// (run ids depend on it) and lists each resume in Resumed.
+	Started time.Time   `json:"started"`
+	Resumed []time.Time `json:"resumed,omitempty"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -80,7 +86,7 @@ type runner struct {
 	deps    Deps
 	out     *reports.Writer
 	sink    *historySink
-	minter  *eventlog.Minter
+	started time.Time // the storm's first start: every run id's time
 	mu      sync.Mutex
 	summary *reports.Summary
 	// cells gathers each cell's commit order and mint-to-commit windows,
@@ -102,21 +108,29 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	keys := plan.Cells
 	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
 		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows()}
-	out, err := reports.OpenWriter(cfg.Out, meta)
+	out, prior, err := openArtifacts(&meta, plan.Resume)
 	if err != nil {
 		return nil, err
 	}
 	r := &runner{
-		plan: plan, deps: deps, out: out,
+		plan: plan, deps: deps, out: out, started: meta.Started,
 		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
-		minter:    eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
 		summary:   reports.NewSummary(keys),
 		cells:     map[reports.CellKey]*cellForensics{},
 		timelines: map[reports.CellKey]map[string]int{},
 	}
+	if err := r.addPrior(prior); err != nil {
+		out.Close()
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "stormctl-")
+	if err == nil && !cfg.Keep {
+		// A killed storm cannot remove tmp: the next one does (leftover.Sweep).
+		err = leftover.Claim(tmp, leftover.KindStorm)
+	}
 	if err != nil {
 		out.Close()
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create a temp dir for the worlds: %w", err)
 	}
 	cells, openErr := r.openCells(ctx, tmp)
@@ -138,6 +152,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	if deps.Progress != nil {
 		deps.Progress.Start(keys, cfg.Shard.RunsPerCell(cfg.Runs))
+		r.showPrior()
 	}
 	runErr := r.runAll(ctx, cells)
 	if deps.Progress != nil {
@@ -145,7 +160,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r.summary.Ended = time.Now().UTC()
 	r.cellForensics()
-	r.summary.Interrupted = ctx.Err() != nil
+	r.summary.Interrupted = ctx.Err() != nil || runErr != nil // runs are missing: --resume runs them
 	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
 	if err != nil {
 		deps.Logger.Warn("plots", "err", err)
@@ -202,17 +217,22 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 // conditions share the machine's load alike, at most RunsInFlight at once.
 func (r *runner) runAll(ctx context.Context, cells []*cell) error {
 	cfg := r.plan.Config
-	var g errgroup.Group
+	// The first error (an artifact that cannot be written, a panic) stops
+	// the storm: the runs still in flight end unrecorded, as on Ctrl-C.
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.plan.RunsInFlight)
 	for idx := range cfg.Runs {
 		if !cfg.Shard.Owns(idx) {
 			continue // another shard's run index (--shard)
 		}
 		for _, c := range cells {
-			if ctx.Err() != nil {
+			if r.plan.Resume.Recorded(c.key, idx) {
+				continue // finished before the storm was interrupted (--resume)
+			}
+			if gctx.Err() != nil {
 				return g.Wait()
 			}
-			g.Go(func() error { return r.runOne(ctx, c, idx) })
+			g.Go(crash.Go(func() error { return r.runOne(gctx, c, idx) }))
 		}
 	}
 	return g.Wait()
@@ -224,7 +244,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		return nil
 	}
 	cfg := r.plan.Config
-	runID := r.minter.Mint(time.Now())
+	runID := RunID(cfg.Seed, r.started, c.key, idx)
 	r.sink.begin(runID)
 	env := scenarios.Env{Scale: cfg.TimeScale, Seed: cfg.Seed, MaxFactDelay: r.plan.Latency.MaxFactDelay()}
 	started := time.Now()
@@ -235,7 +255,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if startErr == nil {
 		dctx, stopDriver := context.WithCancel(rctx)
 		var dg errgroup.Group
-		dg.Go(func() error { return c.sc.Drive(dctx, hooks{c.rt}, runID, env) })
+		dg.Go(crash.Go(func() error { return c.sc.Drive(dctx, hooks{c.rt}, runID, env) }))
 		select {
 		case <-c.rt.Done(runID):
 		case <-rctx.Done():
@@ -244,6 +264,15 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		driveErr = dg.Wait()
 	}
 	stats := c.rt.Finish(runID)
+	var bug *crash.Error
+	if errors.As(driveErr, &bug) {
+		r.sink.end(runID) // a bug: the run measured nothing, the storm stops
+		return driveErr
+	}
+	if err := c.rt.Panicked(); err != nil {
+		r.sink.end(runID)
+		return err
+	}
 	if ctx.Err() != nil {
 		r.sink.end(runID) // interrupted: an unfinished run is not an outcome
 		return nil
@@ -293,13 +322,16 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 			rec.Timeline = path
 		}
 	}
-	if err := r.out.WriteRun(rec); err != nil {
-		return err
-	}
+	// runs.jsonl's line comes last: a run it lists has its history and
+	// final log on disk, and a run it does not list is run again by
+	// --resume, its partial history and final log dropped.
 	if err := r.out.WriteHistory(ops); err != nil {
 		return err
 	}
 	if err := r.out.WriteEvents(c.key, runID, final); err != nil {
+		return err
+	}
+	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
 	evs := forensics.CommitEvents(final, ops, source == "store")
@@ -506,14 +538,21 @@ func (h *historySink) end(runID string) []worlds.Op {
 	return ops
 }
 
-// seedBytes expands a storm seed into a ChaCha8 seed; each shard of a storm
-// gets its own stream, so shards started in the same millisecond never
-// mint the same run id.
-func seedBytes(seed uint64, shard int) [32]byte {
+// RunID is the id of run index idx of cell k in a storm of seed that
+// started at started: "wrun_" and a ULID whose time is the storm's start
+// and whose 80 random bits come from (seed, cell, index) alone. So a run's
+// id, and the driver jitter scenarios draw from the seed and the run id,
+// never depend on timing or on which runs ran before it; a resumed storm
+// (which keeps storm.json's start) gives each run it reruns the id, and so
+// the seeds, the interrupted storm gave it. Shards own distinct indexes, so
+// their ids differ too.
+func RunID(seed uint64, started time.Time, k reports.CellKey, idx int) string {
+	h := fnv.New64a()
+	h.Write([]byte(k.String()))
 	var b [32]byte
-	for i := range 4 {
-		binary.LittleEndian.PutUint64(b[i*8:], seed+uint64(i)*0x9e3779b97f4a7c15)
-	}
-	binary.LittleEndian.PutUint64(b[24:], uint64(shard))
-	return b
+	binary.LittleEndian.PutUint64(b[0:], seed)
+	binary.LittleEndian.PutUint64(b[8:], h.Sum64())
+	binary.LittleEndian.PutUint64(b[16:], uint64(idx))
+	copy(b[24:], "wrun_id/")
+	return eventlog.NewMinter("wrun_", rand.NewChaCha8(b)).Mint(started)
 }

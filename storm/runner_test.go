@@ -195,42 +195,8 @@ func TestRunInterrupted(t *testing.T) {
 		Runs: 6, RunsInFlight: 1, TimeScale: 0.2, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
 	})
 	dir := p.Config.Out
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	type result struct {
-		sum *reports.Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := storm.Run(ctx, p, deps())
-		done <- result{sum, err}
-	}()
-
-	// Interrupt once the first run has been recorded.
+	r := interruptAfter(t, p, 1)
 	runsFile := filepath.Join(dir, reports.FileRuns)
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		raw, _ := os.ReadFile(runsFile)
-		if bytes.Count(raw, []byte("\n")) >= 1 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("Run ended before its first run was recorded: %v", r.err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no run was recorded in time")
-		}
-	}
-	cancel()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return after its context ended")
-	}
 	noScratchLeft(t)
 
 	if !errors.Is(r.err, storm.ErrInterrupted) {
@@ -253,4 +219,47 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("%s: interrupted %v, %d runs; want interrupted, %d runs", reports.FileSummary, onDisk.Interrupted, onDisk.Cells[0].Runs, c.Runs)
 	}
 	jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+}
+
+// runResult is what storm.Run returned.
+type runResult struct {
+	sum *reports.Summary
+	err error
+}
+
+// interruptAfter runs p's storm and cancels its context (Ctrl-C) once n
+// runs are recorded in runs.jsonl; it returns what Run returned.
+func interruptAfter(t *testing.T, p *storm.Plan, n int) runResult {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan runResult, 1)
+	go func() {
+		sum, err := storm.Run(ctx, p, deps())
+		done <- runResult{sum, err}
+	}()
+	runsFile := filepath.Join(p.Config.Out, reports.FileRuns)
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		raw, _ := os.ReadFile(runsFile)
+		if bytes.Count(raw, []byte("\n")) >= n {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("Run ended before %d runs were recorded: %v", n, r.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs were not recorded in time", n)
+		}
+	}
+	cancel()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	return runResult{}
 }

@@ -79,6 +79,9 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if err := validPGURL("--pg-url", opts.PGURL); err != nil {
+		return &UsageError{Err: err}
+	}
 	o := pgattach.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID}
 	if opts.Since != "" {
 		if o.Since, err = time.Parse(time.RFC3339, opts.Since); err != nil {

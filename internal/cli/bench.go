@@ -178,6 +178,9 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 	default:
 		err = fmt.Errorf("unknown benchmark %q (valid: %s, %s)", opts.Mode, BenchAppend, BenchForensics)
 	}
+	if err == nil {
+		err = validPGURL("--pg-url", opts.PGURL)
+	}
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -186,6 +189,7 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 		return err
 	}
 	defer stopProfile()
+	sweepLeftovers(opts.IO, "bench")
 	url := opts.PGURL
 	if url == "" {
 		c, err := postgres.StartEmbedded(ctx, opts.Factory.Logger())

@@ -4,36 +4,38 @@
 package cli
 
 import (
-	"slices"
-	"strings"
-	"sync"
-
 	"context"
 	"errors"
 	"fmt"
-	"github.com/jackc/pgx/v5"
-	"github.com/spf13/pflag"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
 	"syscall"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mattn/go-isatty"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
 )
 
-// Exit codes. **contract**
+// Exit codes. **contract** (README "Exit codes")
 const (
 	ExitOK          = 0
 	ExitGateFailed  = 1
 	ExitUsage       = 2
 	ExitInfra       = 3
+	ExitInternal    = 4
 	ExitInterrupted = 130
 )
 
@@ -48,6 +50,23 @@ type InfraError struct{ Err error }
 
 func (e *InfraError) Error() string { return e.Err.Error() }
 func (e *InfraError) Unwrap() error { return e.Err }
+
+// InternalError is an unexpected failure inside a command: an artifact that
+// cannot be written (disk full, permission lost mid-storm), a bug (a panic
+// on any goroutine stormctl owns). Exit 4, never 2: the input was fine.
+type InternalError struct {
+	Err error
+	// Artifacts is the directory the command was writing, if any.
+	Artifacts string
+	// StackFile holds the stack of a panic (Err is then a *crash.Error).
+	StackFile string
+}
+
+// Error is the failure's own text (ExitCode adds the rest of the line).
+func (e *InternalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *InternalError) Unwrap() error { return e.Err }
 
 // ErrGateFailed is a gate whose rules were broken: exit 1.
 var ErrGateFailed = errors.New("gate failed")
@@ -116,6 +135,45 @@ func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&ep.RedisURL, "redis-url", "", "Redis for the vercel world's count index (default: an embedded Redis-API server)")
 }
 
+// Validate checks each endpoint flag's syntax before anything is opened;
+// the message names the flag and the form it wants. Whether the endpoint
+// answers is for the world to find out (an unreachable one is infra, exit 3).
+func (ep WorldEndpoints) Validate() error {
+	if err := validPGURL("--pg-url", ep.PGURL); err != nil {
+		return err
+	}
+	for _, u := range []struct{ flag, url string }{{"--ingest-url", ep.IngestURL}, {"--dynamo-endpoint", ep.DynamoEndpoint}} {
+		if u.url == "" {
+			continue
+		}
+		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, u.url)
+		}
+	}
+	if ep.RedisURL != "" {
+		if _, err := redis.ParseURL(ep.RedisURL); err != nil {
+			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %v", ep.RedisURL, err)
+		}
+	}
+	return nil
+}
+
+// validPGURL checks a PostgreSQL connection string ("" is none): a
+// postgres:// or postgresql:// URL, or keyword=value settings, as pgx reads
+// them.
+func validPGURL(flag, s string) error {
+	if s == "" {
+		return nil
+	}
+	if scheme, _, ok := strings.Cut(s, "://"); ok && scheme != "postgres" && scheme != "postgresql" {
+		return fmt.Errorf("%s: scheme %q: want postgres://user:password@host:port/database or postgresql://...", flag, scheme)
+	}
+	if _, err := pgx.ParseConfig(s); err != nil {
+		return fmt.Errorf("%s: %v (want postgres://user:password@host:port/database)", flag, err)
+	}
+	return nil
+}
+
 // DefaultWorlds registers every built-in world. Nothing is started until a
 // world is opened: the embedded cluster starts on the first postgres Open.
 func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
@@ -179,13 +237,17 @@ func Main() int {
 	f := NewFactory()
 	root := NewCmdRoot(f)
 	root.SetArgs(os.Args[1:])
-	return ExitCode(root.ExecuteContext(ctx), f.IO.ErrOut)
+	return ExitCode(Execute(ctx, root), f.IO.ErrOut)
 }
 
-// ExitCode prints err as one line (if any) and maps it to an exit code.
+// ExitCode prints err as one line (if any) and maps it to an exit code. An
+// untyped error is cobra's own (unknown command or flag, wrong arguments),
+// returned before any command ran: bad usage. Every error a command returns
+// is typed on the way out (guardRun).
 func ExitCode(err error, w io.Writer) int {
 	var ue *UsageError
 	var ie *InfraError
+	var bug *InternalError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -200,6 +262,9 @@ func ExitCode(err error, w io.Writer) int {
 	case errors.As(err, &ie):
 		fmt.Fprintf(w, "stormctl: %s\n", oneLine(err))
 		return ExitInfra
+	case errors.As(err, &bug):
+		fmt.Fprintf(w, "stormctl: %s\n", internalLine(bug))
+		return ExitInternal
 	}
 	fmt.Fprintf(w, "stormctl: %s\n", oneLine(err))
 	return ExitUsage
@@ -260,5 +325,6 @@ forensics to what every reader saw, and prints the table you paste into a PR.`,
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	}
+	guardRuns(root)
 	return root
 }

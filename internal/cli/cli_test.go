@@ -32,10 +32,18 @@ func testFactory() (f *cli.Factory, stdout, stderr *bytes.Buffer) {
 // run executes stormctl with args in-process, the way Main does, and
 // returns its exit code and outputs.
 func run(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	return runWith(ctx, nil, args...)
+}
+
+// runWith is run with the test factory changed by edit first (nil: as is).
+func runWith(ctx context.Context, edit func(*cli.Factory), args ...string) (code int, stdout, stderr string) {
 	f, out, errOut := testFactory()
+	if edit != nil {
+		edit(f)
+	}
 	root := cli.NewCmdRoot(f)
 	root.SetArgs(args)
-	code = cli.ExitCode(root.ExecuteContext(ctx), errOut)
+	code = cli.ExitCode(cli.Execute(ctx, root), errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -153,9 +153,13 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if d, ok := storm.FirstDuplicate(opts.Worlds); ok {
 		return usage("--world: %q is given twice", d)
 	}
+	if err := opts.Endpoints.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
 	out := opts.Out
 	if out == "" && len(opts.From) == 0 {
 		out = filepath.Join("storms", "fidelity-"+time.Now().UTC().Format("20060102-150405"))
+		opts.Out = out // the --out flag now names the directory, for an internal error's message
 	}
 	logger := opts.Factory.Logger()
 	ep := opts.Endpoints
@@ -172,6 +176,11 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		}
 	}
 	if len(opts.From) > 0 {
+		if opts.Out != "" {
+			if err := creatable(opts.Out); err != nil {
+				return usage("--out %s: %w", opts.Out, err)
+			}
+		}
 		return fidelityFrom(opts, reg.Names(), format)
 	}
 	if len(opts.Worlds) == 0 {
@@ -189,6 +198,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		}
 		plans[i] = plan
 	}
+	sweepLeftovers(opts.IO, "fidelity")
 	defer lessGC()()
 	sum := &reports.Summary{Schema: reports.SchemaVersion, Started: time.Now().UTC()}
 	storms := map[string]string{}

@@ -2,9 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/reports"
@@ -55,6 +60,24 @@ non-empty --out. Missing shards are merged around, with a warning.`,
 	return cmd
 }
 
+// creatable checks that dir is, or can be made, a directory: its nearest
+// existing ancestor is a directory.
+func creatable(dir string) error {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%s is not a directory", p)
+		case err == nil:
+			return nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return err
+		case p == filepath.Dir(p):
+			return nil
+		}
+	}
+}
+
 func runMerge(_ context.Context, opts *MergeOptions) error {
 	format, err := reports.ParseFormat(opts.Format)
 	if err != nil {
@@ -62,6 +85,9 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 	}
 	if opts.Out == "" {
 		return usage("merge needs --out DIR: the directory of the merged storm")
+	}
+	if err := creatable(opts.Out); err != nil {
+		return usage("--out %s: %w", opts.Out, err)
 	}
 	var shards []storm.ShardDir
 	for _, d := range opts.Dirs {
@@ -91,7 +117,11 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "merge: %s\n", n)
 		}
 	}
-	if err != nil {
+	var oe *reports.OutputError
+	switch {
+	case errors.As(err, &oe):
+		return err // not the shards' fault: exit 4
+	case err != nil:
 		return &UsageError{Err: err}
 	}
 	if err := reports.Render(opts.IO.Out, res.Summary, format); err != nil {

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -27,6 +30,11 @@ type StormOptions struct {
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
 	Endpoints  WorldEndpoints
+	// Resume is the directory of an interrupted storm to continue.
+	Resume string
+	// Given names the flags given on the command line: with Resume, those
+	// of the matrix and measurements must agree with storm.json.
+	Given []string
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -44,6 +52,13 @@ Artifacts are appended to --out as runs finish (storm.json, runs.jsonl,
 history.jsonl, events/, summary.json, summary.md), so Ctrl-C keeps what was
 measured: the partial table is printed and stormctl exits 130.
 
+--resume DIR continues a storm that was interrupted (Ctrl-C, kill -9, a
+reboot): its config comes from DIR/storm.json, and only the run indexes of
+each cell that runs.jsonl does not list run, with the same run ids and seeds,
+appended to DIR. A flag of the matrix or the measurements (--world,
+--scenario, --condition, --runs, --seed, --time-scale, --latency, ...)
+given with another value than storm.json's is refused (exit 2).
+
 Outcomes per run: completed (right output), silent (finished with a wrong
 output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
 hole (slot scheme: a load refused an empty slot for good), stuck (no
@@ -59,11 +74,16 @@ terminal event before --timeout), failed (another terminal error), infra
   # override one knob of a preset (reported under this exact text)
   stormctl storm --condition seq,seq/wake=ordered,main/ids=callsite
 
+  # continue a storm that was interrupted (Ctrl-C, kill -9, a reboot)
+  stormctl storm --resume storms/20261202-141100
+
   # markdown for a PR, JSON for a pipeline
   stormctl storm --format markdown > storm.md
   stormctl storm --format json | jq '.cells[] | {condition, corrupted}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Given = nil
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.Given = append(opts.Given, f.Name) })
 			// 0 stands for "each world's own" only when the flag is not given.
 			for _, f := range []struct {
 				name string
@@ -97,6 +117,7 @@ terminal event before --timeout), failed (another terminal error), infra
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
+	fl.StringVar(&opts.Resume, "resume", "", "continue the interrupted storm in this directory: only its missing runs run, appended to it (its storm.json gives the config)")
 	opts.Endpoints.AddFlags(fl)
 	return cmd
 }
@@ -106,7 +127,22 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if err := opts.Endpoints.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
 	cfg := fillEmpty(trimLists(opts.Config))
+	var res *storm.Resume
+	if opts.Resume != "" {
+		if res, err = storm.ReadResume(opts.Resume); err != nil {
+			return usage("--resume: %w", err)
+		}
+		if cfg, err = res.Config(trimLists(opts.Config), func(flag string) bool { return slices.Contains(opts.Given, flag) }); err != nil {
+			return &UsageError{Err: err}
+		}
+	} else if _, err := os.Stat(filepath.Join(cfg.Out, reports.FileStorm)); err == nil {
+		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, reports.FileStorm, cfg.Out)
+	}
+	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
 	opts.Endpoints.Keep = cfg.Keep
 	opts.Endpoints.PoolSize = poolSize(cfg)
 	logger := opts.Factory.Logger()
@@ -120,6 +156,13 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if res != nil {
+		if err := res.Check(plan, opts.Factory.Version); err != nil {
+			return &UsageError{Err: err}
+		}
+		plan.Resume = res
+	}
+	sweepLeftovers(opts.IO, "storm")
 	defer lessGC()()
 	stopProfile, err := startCPUProfile(opts.CPUProfile)
 	if err != nil {
@@ -129,6 +172,13 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	label := "storm"
 	if !cfg.Shard.IsZero() {
 		label = "storm: shard " + cfg.Shard.String()
+	}
+	if res != nil {
+		label += ": resumed"
+		if n := res.Stored.CutLine; n > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: dropped line %d of %s, cut off when the storm was stopped (its run runs again)\n", res.Dir, n, reports.FileRuns)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: %d runs recorded, %d to run\n", res.Dir, len(res.Stored.Runs), res.Missing(plan))
 	}
 	sum, runErr := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
 	if sum != nil {

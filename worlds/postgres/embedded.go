@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/leftover"
 )
 
 // Settings of an embedded cluster, sized for a storm: ~200 clients (a pool
@@ -95,13 +97,28 @@ func StartEmbedded(ctx context.Context, logger *slog.Logger) (*Cluster, error) {
 }
 
 // tempBase is where the cluster's temp directory goes: the usual temp
-// directory, unless the cluster's user could not reach it.
+// directory, unless the cluster's user could not reach it, or could not
+// remove its directory from it (as the watcher must once stormctl is
+// killed).
 func tempBase(cred *syscall.Credential) string {
 	base := os.TempDir()
-	if cred != nil && !traversable(base) {
+	if cred != nil && (!traversable(base) || !removableBy(base, cred)) {
 		return "/tmp"
 	}
 	return base
+}
+
+// removableBy reports whether the cluster's user may remove entries of
+// dir: dir is its own, or anyone may write to it (as /tmp).
+func removableBy(dir string, cred *syscall.Credential) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == cred.Uid {
+		return true
+	}
+	return fi.Mode().Perm()&0o002 != 0
 }
 
 // traversable reports whether every directory from / down to dir lets other
@@ -124,6 +141,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if err := c.startWatcher(); err != nil {
 		return err
+	}
+	// Should the watcher die with this process (a reboot), the next
+	// stormctl removes the cluster (SweepLeftovers).
+	if err := leftover.Claim(c.dir, leftover.KindPostgres, c.watcher.Process.Pid); err != nil {
+		return fmt.Errorf("postgres: embedded cluster: %w", err)
 	}
 	if err := os.Mkdir(c.sockDir(), 0o700); err != nil {
 		return fmt.Errorf("postgres: embedded cluster: %w", err)

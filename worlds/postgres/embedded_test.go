@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -82,12 +85,11 @@ func TestCrashHelper(t *testing.T) {
 	select {} // until killed
 }
 
-// TestKilledOwnerLeavesNoCluster: when the process that started a cluster is
-// killed outright (no Stop, no deferred code), the watcher stops the
-// cluster and removes its directory.
-func TestKilledOwnerLeavesNoCluster(t *testing.T) {
-	needCluster(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
+// startCrashHelper starts TestCrashHelper as a process of its own and
+// returns it with its cluster's directory and port; t's cleanup kills it.
+func startCrashHelper(t *testing.T) (cmd *exec.Cmd, dir string, port int) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashHelperEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -96,15 +98,10 @@ func TestKilledOwnerLeavesNoCluster(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := false
 	t.Cleanup(func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 	})
-	var dir string
-	var port int
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "cluster" {
@@ -119,11 +116,13 @@ func TestKilledOwnerLeavesNoCluster(t *testing.T) {
 	if !listening(port) {
 		t.Fatalf("the helper's cluster does not listen on port %d", port)
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
+	return cmd, dir, port
+}
+
+// waitGone waits up to 60 s for a cluster's directory to go and its port
+// to close.
+func waitGone(t *testing.T, dir string, port int, what string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, err := os.Stat(dir)
@@ -132,10 +131,68 @@ func TestKilledOwnerLeavesNoCluster(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("60 s after its process was killed the cluster is still there (directory gone: %v, listening: %v)", gone, listening(port))
+			t.Fatalf("60 s after %s the cluster is still there (directory gone: %v, listening: %v)", what, gone, listening(port))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestKilledOwnerLeavesNoCluster: when the process that started a cluster is
+// killed outright (no Stop, no deferred code), the watcher stops the
+// cluster and removes its directory.
+func TestKilledOwnerLeavesNoCluster(t *testing.T) {
+	needCluster(t)
+	cmd, dir, port := startCrashHelper(t)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, dir, port, "its process was killed")
+}
+
+// TestSweepRemovesAnAbandonedCluster: a cluster whose owner and watcher
+// were both killed (as by a reboot, where nothing runs any more; here the
+// server still does) is found by the next stormctl's SweepLeftovers, its
+// server stopped and its directory removed. A live cluster is left alone.
+func TestSweepRemovesAnAbandonedCluster(t *testing.T) {
+	needCluster(t)
+	cmd, dir, port := startCrashHelper(t)
+	b, err := os.ReadFile(filepath.Join(dir, leftover.OwnerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owner leftover.Owner
+	if err := json.Unmarshal(b, &owner); err != nil || owner.PID != cmd.Process.Pid || len(owner.Helpers) != 1 {
+		t.Fatalf("owner file %s: %v; want the helper (pid %d) and its watcher", b, err, cmd.Process.Pid)
+	}
+	if removed, err := postgres.SweepLeftovers(); err != nil || slices.ContainsFunc(removed, func(r leftover.Removed) bool { return r.Dir == dir }) {
+		t.Fatalf("SweepLeftovers removed a live cluster: %+v, %v", removed, err)
+	}
+	// The watcher first, so that it cannot stop the server when its
+	// owner dies.
+	if err := syscall.Kill(owner.Helpers[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); leftover.Alive(owner.Helpers[0]); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher still runs 10 s after SIGKILL")
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !listening(port) {
+		t.Fatal("the server stopped with its owner: nothing left to sweep")
+	}
+	removed, err := postgres.SweepLeftovers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(removed, func(r leftover.Removed) bool { return r.Dir == dir }) {
+		t.Fatalf("SweepLeftovers removed %+v, not %s", removed, dir)
+	}
+	waitGone(t, dir, port, "the sweep")
 }
 
 func listening(port int) bool {
