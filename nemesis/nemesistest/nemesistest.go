@@ -29,18 +29,20 @@ const Writers = 2
 // must get a write through again.
 const after = 700 * time.Millisecond
 
-// Exercise creates a run of scheme on w, starts the writers (fenced
-// appends under positioned schemes, unfenced under ulid) and a reader,
-// calls inject (which must break the world and heal it before it returns),
-// lets them run on a little, and checks what they saw.
-func Exercise(t *testing.T, w worlds.World, scheme eventlog.Scheme, inject func(ctx context.Context) error) {
+// Exercise creates run on w (its ID drawn), starts the writers (fenced
+// appends under positioned schemes and on guarded runs, unfenced
+// otherwise) and a reader, calls inject (which must break the world and
+// heal it before it returns), lets them run on a little, and checks what
+// they saw.
+func Exercise(t *testing.T, w worlds.World, run eventlog.Run, inject func(ctx context.Context) error) {
 	t.Helper()
 	ctx := t.Context()
-	run := "wrun_" + ulid.Make().String()
-	if err := w.CreateRun(ctx, eventlog.Run{ID: run, Scheme: scheme}); err != nil {
+	run.ID = "wrun_" + ulid.Make().String()
+	if err := w.CreateRun(ctx, run); err != nil {
 		t.Fatalf("CreateRun before the fault: %v", err)
 	}
-	x := &exercise{t: t, w: w, run: run, fenced: scheme.Positioned(), positioned: scheme.Positioned()}
+	pos := run.Scheme.Positioned()
+	x := &exercise{t: t, w: w, run: run.ID, fenced: pos || run.Guard != "", positioned: pos}
 	wctx, stop := context.WithCancel(ctx)
 	var g errgroup.Group
 	healed := make(chan struct{})

@@ -50,7 +50,7 @@ func TestNemesis(t *testing.T) {
 			target := findTarget(t, w.Targets(), tt.kind)
 			for _, scheme := range []eventlog.Scheme{eventlog.SchemeSeq, eventlog.SchemeULID} {
 				t.Run(string(scheme), func(t *testing.T) {
-					nemesistest.Exercise(t, w, scheme, func(ctx context.Context) error {
+					nemesistest.Exercise(t, w, eventlog.Run{Scheme: scheme}, func(ctx context.Context) error {
 						f := tt.fault
 						f.Kind = tt.kind
 						detail, err := target.Inject(ctx, f)

@@ -28,7 +28,11 @@ type Embedded struct {
 
 // StartEmbedded starts an embedded DynamoDB-API server on 127.0.0.1 and a
 // free port.
-func StartEmbedded() (*Embedded, error) {
+func StartEmbedded() (*Embedded, error) { return StartEmbeddedWrapped(nil) }
+
+// StartEmbeddedWrapped is StartEmbedded with the server's handler wrapped
+// by wrap (nil: not wrapped): the nemesis's gate stands there.
+func StartEmbeddedWrapped(wrap func(http.Handler) http.Handler) (*Embedded, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: embedded server: listen: %w", err)
@@ -38,8 +42,12 @@ func StartEmbedded() (*Embedded, error) {
 		url:  "http://" + l.Addr().String(),
 		done: make(chan error, 1),
 	}
+	var h http.Handler = e.mini
+	if wrap != nil {
+		h = wrap(e.mini)
+	}
 	e.srv = &http.Server{
-		Handler:           e.mini,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(discard{}, "", 0),
 	}
