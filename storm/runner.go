@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
@@ -62,6 +63,11 @@ type StormMeta struct {
 	// measured or assumption.
 	Latency []worlds.Window `json:"latencyWindows,omitempty"`
 	Started time.Time       `json:"started"`
+	// FaultSchedule is the nemesis's plan and Faults what happened, one
+	// record per fault and target, rewritten as faults start and end
+	// (storm --nemesis; see nemesis.go).
+	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
+	Faults        []nemesis.Record `json:"faults,omitempty"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -89,6 +95,9 @@ type runner struct {
 	plots []string
 	// timelines counts the timelines written per cell and class.
 	timelines map[reports.CellKey]map[string]int
+	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
+	meta StormMeta
+	nem  *nemesis.Runner
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -107,7 +116,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		return nil, err
 	}
 	r := &runner{
-		plan: plan, deps: deps, out: out,
+		plan: plan, deps: deps, out: out, meta: meta,
 		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
 		minter:    eventlog.NewMinter("wrun_", rand.NewChaCha8(seedBytes(cfg.Seed, cfg.Shard.Index))),
 		summary:   reports.NewSummary(keys),
@@ -136,10 +145,15 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		out.Close()
 		return nil, openErr
 	}
+	if err := r.startNemesis(ctx, cells); err != nil {
+		out.Close()
+		return nil, err
+	}
 	if deps.Progress != nil {
 		deps.Progress.Start(keys, cfg.Shard.RunsPerCell(cfg.Runs))
 	}
 	runErr := r.runAll(ctx, cells)
+	r.stopNemesis()
 	if deps.Progress != nil {
 		deps.Progress.Finish()
 	}
@@ -180,7 +194,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		if err != nil {
 			return cells, err
 		}
-		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i)})
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
 		if err != nil {
 			return cells, fmt.Errorf("open world %s: %w", k.World, err)
 		}
@@ -276,6 +290,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		CommitSource: source,
 		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
 		Findings:     findings,
+		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
 	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
@@ -392,8 +407,19 @@ func sealAfter(p engine.Policy, scale float64) time.Duration {
 }
 
 // readFinal reads a run's stored log without the density assertion when the
-// world can, so the forensics see what a reader would refuse.
+// world can, so the forensics see what a reader would refuse. An
+// unreachable store is asked again until ctx ends: a run that ended is
+// never recorded as infra because a fault was passing when it was read.
 func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
+	for {
+		final, err := readFinalOnce(ctx, w, runID)
+		if !errors.Is(err, eventlog.ErrUnavailable) || worlds.Sleep(ctx, 250*time.Millisecond) != nil {
+			return final, err
+		}
+	}
+}
+
+func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
 	if d, ok := worlds.Inner(w).(worlds.Dumper); ok {
 		return d.Dump(ctx, runID)
 	}

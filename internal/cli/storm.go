@@ -98,6 +98,7 @@ terminal event before --timeout), failed (another terminal error), infra
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	opts.Endpoints.AddFlags(fl)
+	addNemesisFlags(fl, &c.Nemesis)
 	return cmd
 }
 
@@ -117,8 +118,14 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		}
 	}()
 	plan, err := cfg.Validate(reg)
+	if err == nil {
+		err = checkNemesisEndpoints(cfg, opts.Endpoints)
+	}
 	if err != nil {
 		return &UsageError{Err: err}
+	}
+	if cfg.Nemesis.On() {
+		quietRedis(logger)
 	}
 	defer lessGC()()
 	stopProfile, err := startCPUProfile(opts.CPUProfile)
