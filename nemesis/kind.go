@@ -79,14 +79,14 @@ func ParseKinds(s string) ([]Kind, error) {
 		case k == "":
 			continue
 		case !slices.Contains(Kinds, k):
-			return nil, fmt.Errorf("--nemesis: unknown fault kind %q (valid: all, %s)", k, kindList(Kinds))
+			return nil, fmt.Errorf("unknown fault kind %q (valid: all, %s)", k, kindList(Kinds))
 		case slices.Contains(out, k):
-			return nil, fmt.Errorf("--nemesis: %q is given twice", k)
+			return nil, fmt.Errorf("%q is given twice", k)
 		}
 		out = append(out, k)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--nemesis: no fault kind in %q (valid: all, %s)", s, kindList(Kinds))
+		return nil, fmt.Errorf("no fault kind in %q (valid: all, %s)", s, kindList(Kinds))
 	}
 	return out, nil
 }
