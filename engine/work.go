@@ -95,6 +95,9 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 		return fmt.Errorf("resume hook %s: %w: %w", token, ErrHookNotFound, err)
 	}
 	if err != nil {
+		if errors.Is(err, eventlog.ErrUnavailable) {
+			s.stats.infra.Add(1)
+		}
 		return fmt.Errorf("resume hook %s: %w", token, err)
 	}
 	corr := ""
