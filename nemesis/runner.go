@@ -152,14 +152,22 @@ func (r *Runner) Records() []Record {
 	return slices.Clone(r.records)
 }
 
+// Aftermath is how long after a fault ends its effects can still show: a
+// connection it killed fails at its first use, and a pool hands out an idle
+// connection without a ping for up to a second (pgxpool checks one only
+// after 1 s idle). A run is marked with a fault whose span, this included,
+// overlaps its lifetime.
+const Aftermath = time.Second
+
 // Overlapping returns the labels (kind#id) of the faults on cell's targets
-// whose span overlaps [from, to], a fault under way counting as lasting.
+// whose span, Aftermath included, overlaps [from, to]; a fault under way
+// counts as lasting.
 func (r *Runner) Overlapping(cell string, from, to time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, rec := range r.records {
-		if !slices.Contains(rec.Cells, cell) || rec.Start.After(to) || (!rec.End.IsZero() && rec.End.Before(from)) {
+		if !slices.Contains(rec.Cells, cell) || rec.Start.After(to) || (!rec.End.IsZero() && rec.End.Add(Aftermath).Before(from)) {
 			continue
 		}
 		if l := rec.Label(); !slices.Contains(out, l) {

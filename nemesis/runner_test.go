@@ -79,6 +79,15 @@ func TestRunner(t *testing.T) {
 	if got := r.Overlapping("postgres/a/main", began, first.Start.Add(-time.Millisecond)); len(got) != 0 {
 		t.Errorf("a run that ended before any fault is marked %v", got)
 	}
+	last := recs[len(recs)-1]
+	for _, c := range last.Cells {
+		if got := r.Overlapping(c, last.End.Add(Aftermath/2), time.Now()); !slices.Contains(got, last.Label()) {
+			t.Errorf("a run starting within the aftermath of %s is not marked: %v", last.Label(), got)
+		}
+		if got := r.Overlapping(c, last.End.Add(Aftermath+time.Millisecond), time.Now()); slices.Contains(got, last.Label()) {
+			t.Errorf("a run starting after the aftermath of %s is marked", last.Label())
+		}
+	}
 	if got := r.Overlapping("local/x/main", began, time.Now()); len(got) != 0 {
 		t.Errorf("a cell without targets is marked %v", got)
 	}
