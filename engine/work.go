@@ -95,6 +95,9 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 		return fmt.Errorf("resume hook %s: %w: %w", token, ErrHookNotFound, err)
 	}
 	if err != nil {
+		if errors.Is(err, eventlog.ErrUnavailable) {
+			s.stats.infra.Add(1)
+		}
 		return fmt.Errorf("resume hook %s: %w", token, err)
 	}
 	corr := ""
@@ -126,13 +129,31 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 // fenced at the log length the writer just read, retried twice in process
 // and then from a fresh goroutine with backoff. A conflict means the fact is
 // already there; a write voided by a seal (slot scheme) is written again.
+//
+// An unreachable store (eventlog.ErrUnavailable) is retried with backoff
+// until the run's context ends, as a queue redelivers a step's message: a
+// fact is never dropped because the store blinked. Such a write's outcome
+// is unknown (the connection may have died after the commit), so the retry
+// is the same draft, and a conflict on its key after an unknown attempt
+// means the attempt landed: the fact is in the log.
 func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft) error {
-	for {
+	unsure := false
+	for attempt := 0; ; attempt++ {
 		err := rt.appendFactOnce(ctx, s, d)
-		if !errors.Is(err, eventlog.ErrSealed) {
-			return err
+		switch {
+		case errors.Is(err, eventlog.ErrSealed):
+			s.stats.sealedWrites.Add(1)
+			continue
+		case errors.Is(err, eventlog.ErrUnavailable) && ctx.Err() == nil:
+			unsure = true
+			if worlds.Sleep(ctx, rt.backoff(min(attempt, 4)+1)) != nil {
+				return err
+			}
+			continue
+		case unsure && errors.Is(err, eventlog.ErrConflict):
+			return nil
 		}
-		s.stats.sealedWrites.Add(1)
+		return err
 	}
 }
 

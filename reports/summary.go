@@ -62,6 +62,9 @@ type RunRecord struct {
 	// written.
 	Class    string `json:"class,omitempty"`
 	Timeline string `json:"timeline,omitempty"`
+	// Faults labels (kind#id, storm.json's faults) the nemesis faults on
+	// this run's world whose span overlapped the run's lifetime.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // CellKey names one cell of the matrix.
@@ -131,6 +134,9 @@ type Cell struct {
 	FillP50 float64                 `json:"hole_fill_p50_ms,omitempty"`
 	FillP99 float64                 `json:"hole_fill_p99_ms,omitempty"`
 	FillMax float64                 `json:"hole_fill_max_ms,omitempty"`
+	// Faulted counts the runs a nemesis fault overlapped, per outcome
+	// (storm --nemesis; absent without one).
+	Faulted map[Outcome]int `json:"faulted,omitempty"`
 }
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
@@ -189,6 +195,12 @@ func (c *Cell) Add(r RunRecord) {
 		}
 	}
 	c.Invocations += int(r.Stats.Invocations)
+	if len(r.Faults) > 0 {
+		if c.Faulted == nil {
+			c.Faulted = map[Outcome]int{}
+		}
+		c.Faulted[r.Outcome]++
+	}
 	if r.Guard != nil {
 		if c.Guard == nil {
 			c.Guard = &worlds.GuardCounts{}

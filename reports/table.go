@@ -113,10 +113,10 @@ func renderTable(w io.Writer, s *Summary) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
-	slots := hasSlots(s)
-	t.Header(header(slots))
+	slots, faulted := hasSlots(s), hasFaulted(s)
+	t.Header(withFaulted(header(slots), faulted, "faulted"))
 	for _, c := range s.Cells {
-		if err := t.Append(row(c, slots)); err != nil {
+		if err := t.Append(withFaulted(row(c, slots), faulted, FaultedNote(c))); err != nil {
 			return err
 		}
 	}
@@ -151,10 +151,10 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 	)
-	slots := hasSlots(s)
-	t.Header(header(slots))
+	slots, faulted := hasSlots(s), hasFaulted(s)
+	t.Header(withFaulted(header(slots), faulted, "faulted"))
 	for _, c := range s.Cells {
-		if err := t.Append(row(c, slots)); err != nil {
+		if err := t.Append(withFaulted(row(c, slots), faulted, FaultedNote(c))); err != nil {
 			return err
 		}
 	}

@@ -123,7 +123,7 @@ func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
 			switch {
 			case err == nil, errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
 				return nil // resumed, or the run is over (8 timer iterations)
-			case !errors.Is(err, engine.ErrHookNotFound):
+			case !errors.Is(err, engine.ErrHookNotFound) && !errors.Is(err, eventlog.ErrUnavailable):
 				return fmt.Errorf("resume %s: %w", controlToken, err)
 			}
 		}

@@ -237,6 +237,12 @@ func TestDriveControl(t *testing.T) {
 			}
 			return nil
 		}},
+		{name: "an unavailable store: tried again", resumes: 1, resumeErr: func(_ string, n int) error {
+			if n < 2 {
+				return eventlog.Unavailable("test", errors.New("connection refused"))
+			}
+			return nil
+		}},
 		{name: "a disposed hook ends the driver", resumeErr: func(string, int) error { return engine.ErrHookDisposed }},
 		{name: "another error fails the driver", wantErr: true, resumeErr: func(string, int) error { return errors.New("boom") }},
 	}

@@ -120,6 +120,8 @@ func resumeAt(ctx context.Context, h Hooks, runID string, env Env, at time.Time,
 		switch {
 		case err == nil, errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
 			return nil
+		case errors.Is(err, eventlog.ErrUnavailable):
+			giveUp = giveUp.Add(env.Dur(50 * time.Millisecond)) // a sender retries a store that blinked
 		case !errors.Is(err, engine.ErrHookNotFound):
 			return fmt.Errorf("resume %s: %w", hookToken(r, b), err)
 		case time.Now().After(giveUp):

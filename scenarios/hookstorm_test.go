@@ -80,6 +80,13 @@ func TestDriveRoundHooks(t *testing.T) {
 				}
 				return nil
 			}},
+		{name: "retried while the store is unavailable", offset: hookStormOffset, want: all,
+			resumeErr: func(token string, n int) error {
+				if token == "r0-b1" && n < 3 {
+					return eventlog.Unavailable("test", errors.New("connection refused"))
+				}
+				return nil
+			}},
 		{name: "given up when never found", offset: hookStormOffset, want: []string{"r0-b0", "r0-b2", "r1-b0", "r1-b1"},
 			resumeErr: func(token string, _ int) error {
 				if token == "r0-b1" {

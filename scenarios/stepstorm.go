@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 )
 
 // The settle step's duration: the harness's jitter, 5 fixed buckets 250 ms
@@ -88,22 +89,31 @@ func pokeGap(seed uint64, k, sent int) time.Duration {
 }
 
 // drivePoke resumes the side hook on the poke cadence until the hook is
-// disposed or ctx ends.
+// disposed or ctx ends. A poke the store was unavailable for is sent again
+// (the same poke, after a short pause), as a sender retries a 503.
 func drivePoke(ctx context.Context, h Hooks, runID string, env Env) error {
 	sent := 0
 	for k := 0; ; k++ {
 		if sleepCtx(ctx, env.Dur(pokeGap(env.Seed, k, sent))) != nil {
 			return nil
 		}
-		err := h.ResumeHook(ctx, runID, pokeToken, map[string]int{"k": k}, fmt.Sprintf("poke-%d", k))
-		switch {
-		case err == nil:
-			sent++
-		case errors.Is(err, engine.ErrHookNotFound):
-		case errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
-			return nil
-		default:
-			return fmt.Errorf("poke %d: %w", k, err)
+		for {
+			err := h.ResumeHook(ctx, runID, pokeToken, map[string]int{"k": k}, fmt.Sprintf("poke-%d", k))
+			switch {
+			case errors.Is(err, eventlog.ErrUnavailable) && ctx.Err() == nil:
+				if sleepCtx(ctx, env.Dur(50*time.Millisecond)) != nil {
+					return nil
+				}
+				continue
+			case err == nil:
+				sent++
+			case errors.Is(err, engine.ErrHookNotFound):
+			case errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
+				return nil
+			default:
+				return fmt.Errorf("poke %d: %w", k, err)
+			}
+			break
 		}
 	}
 }

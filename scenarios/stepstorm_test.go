@@ -232,12 +232,19 @@ func TestDrivePoke(t *testing.T) {
 		name      string
 		resumeErr func(token string, attempt int) error
 		wantErr   bool
-		pokes     int // pokes to wait for before stopping
+		pokes     int    // pokes to wait for before stopping
+		first     string // the first poke's dedup, when it matters
 	}{
 		{name: "pokes keep coming", pokes: 3},
 		{name: "hook not created yet is no error", pokes: 3, resumeErr: func(_ string, n int) error {
 			if n < 2 {
 				return fmt.Errorf("resume: %w", engine.ErrHookNotFound)
+			}
+			return nil
+		}},
+		{name: "an unavailable store gets the same poke again", pokes: 3, first: "poke-0", resumeErr: func(_ string, n int) error {
+			if n < 3 {
+				return eventlog.Unavailable("test", errors.New("connection refused"))
 			}
 			return nil
 		}},
@@ -249,6 +256,11 @@ func TestDrivePoke(t *testing.T) {
 			h := newFakeHooks(nil)
 			h.resumeErr = tt.resumeErr
 			d := startDriver(t, drivePoke, h, Env{Scale: 0.001, Seed: 1})
+			defer func() {
+				if tt.first != "" && (len(h.resumed) == 0 || h.resumed[0].dedup != tt.first) {
+					t.Errorf("first poke delivered %+v, want %s", h.resumed, tt.first)
+				}
+			}()
 			if tt.pokes == 0 {
 				if err := d.wait(t); (err != nil) != tt.wantErr {
 					t.Fatalf("drivePoke = %v, want error: %v", err, tt.wantErr)

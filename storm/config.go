@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
@@ -44,6 +45,9 @@ type Config struct {
 	// Shard, when set (--shard i/n), runs only the run indexes r with
 	// r mod n == i-1, of every cell; the zero Shard is the whole storm.
 	Shard Shard `json:"shard,omitzero"`
+	// Nemesis, when on (--nemesis), breaks the worlds' stores on loopback
+	// during the storm (see package nemesis).
+	Nemesis nemesis.Config `json:"nemesis,omitzero"`
 }
 
 // Defaults fills unset fields.
@@ -75,6 +79,7 @@ func (c Config) Defaults() Config {
 	if c.Out == "" {
 		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
 	}
+	c.Nemesis = c.Nemesis.Defaults()
 	return c
 }
 
@@ -128,6 +133,9 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
 	}
 	if err := c.Shard.validate(c.Runs); err != nil {
+		return nil, err
+	}
+	if err := c.Nemesis.Validate(c.Worlds); err != nil {
 		return nil, err
 	}
 	lat, err := worlds.ParseProfile(c.Latency, c.Seed)

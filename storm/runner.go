@@ -20,6 +20,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/crash"
 	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
@@ -68,6 +69,11 @@ type StormMeta struct {
 	// (run ids depend on it) and lists each resume in Resumed.
 	Started time.Time   `json:"started"`
 	Resumed []time.Time `json:"resumed,omitempty"`
+	// FaultSchedule is the nemesis's plan and Faults what happened, one
+	// record per fault and target, rewritten as faults start and end
+	// (storm --nemesis; see nemesis.go).
+	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
+	Faults        []nemesis.Record `json:"faults,omitempty"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -95,6 +101,9 @@ type runner struct {
 	plots []string
 	// timelines counts the timelines written per cell and class.
 	timelines map[reports.CellKey]map[string]int
+	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
+	meta StormMeta
+	nem  *nemesis.Runner
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -113,7 +122,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		return nil, err
 	}
 	r := &runner{
-		plan: plan, deps: deps, out: out, started: meta.Started,
+		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
 		summary:   reports.NewSummary(keys),
 		cells:     map[reports.CellKey]*cellForensics{},
@@ -150,11 +159,16 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		out.Close()
 		return nil, openErr
 	}
+	if err := r.startNemesis(ctx, cells); err != nil {
+		out.Close()
+		return nil, err
+	}
 	if deps.Progress != nil {
 		deps.Progress.Start(keys, cfg.Shard.RunsPerCell(cfg.Runs))
 		r.showPrior()
 	}
 	runErr := r.runAll(ctx, cells)
+	r.stopNemesis()
 	if deps.Progress != nil {
 		deps.Progress.Finish()
 	}
@@ -195,7 +209,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		if err != nil {
 			return cells, err
 		}
-		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i)})
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
 		if err != nil {
 			return cells, fmt.Errorf("open world %s: %w", k.World, err)
 		}
@@ -305,6 +319,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		CommitSource: source,
 		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
 		Findings:     findings,
+		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
 	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
@@ -424,8 +439,19 @@ func sealAfter(p engine.Policy, scale float64) time.Duration {
 }
 
 // readFinal reads a run's stored log without the density assertion when the
-// world can, so the forensics see what a reader would refuse.
+// world can, so the forensics see what a reader would refuse. An
+// unreachable store is asked again until ctx ends: a run that ended is
+// never recorded as infra because a fault was passing when it was read.
 func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
+	for {
+		final, err := readFinalOnce(ctx, w, runID)
+		if !errors.Is(err, eventlog.ErrUnavailable) || worlds.Sleep(ctx, 250*time.Millisecond) != nil {
+			return final, err
+		}
+	}
+}
+
+func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
 	if d, ok := worlds.Inner(w).(worlds.Dumper); ok {
 		return d.Dump(ctx, runID)
 	}

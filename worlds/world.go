@@ -52,6 +52,11 @@ type Options struct {
 	Latency Profile
 	// Seed seeds any randomness the world draws (ULID entropy).
 	Seed uint64
+	// Nemesis opens the world for fault injection (storm --nemesis): it
+	// connects through loopback proxies and offers its fault targets
+	// (nemesis.Targeter). A world with an endpoint off this machine's
+	// loopback refuses to open.
+	Nemesis bool
 }
 
 // Dumper is implemented by worlds that can return every stored event of a

@@ -2,8 +2,10 @@ package local
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/stormctl/stormctl/eventlog"
 )
@@ -48,7 +50,8 @@ func (l layout) keysFree(runID string, ms []marker) error {
 
 // claimKeys creates the marker files with O_EXCL, so a claim is atomic even
 // across processes. If any key is taken it releases the markers it created and
-// fails with a ConflictError. It returns the hashes it created.
+// fails with a ConflictError. It returns the hashes it created; on an error,
+// the ones it could not release (nil when it released them all).
 func (l layout) claimKeys(runID string, ms []marker) ([]string, error) {
 	var made []string
 	for _, m := range ms {
@@ -65,12 +68,52 @@ func (l layout) claimKeys(runID string, ms []marker) ([]string, error) {
 				err = &eventlog.ConflictError{RunID: runID, Key: m.key}
 			}
 			if rerr != nil {
-				return nil, errors.Join(err, rerr)
+				return made, errors.Join(err, rerr)
 			}
 			return nil, err
 		}
 	}
 	return made, nil
+}
+
+// orphans are key markers a failed ulid write claimed and could not
+// release (the file system failed under it), per run. The write is known
+// not to have happened (its rename never ran), so the markers must go:
+// left alone, they would make every later write of the same fact a
+// conflict, which reads as "already logged" for a fact that is not. The
+// World releases them before its next claim on the run, and refuses to
+// claim while it cannot.
+type orphans struct {
+	mu    sync.Mutex
+	byRun map[string][]string
+}
+
+func (o *orphans) add(runID string, hashes []string) {
+	if len(hashes) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.byRun == nil {
+		o.byRun = map[string][]string{}
+	}
+	o.byRun[runID] = append(o.byRun[runID], hashes...)
+}
+
+// release removes the run's orphaned markers, or fails with what stopped it
+// (they stay for the next try).
+func (o *orphans) release(l layout, runID string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	hs := o.byRun[runID]
+	if len(hs) == 0 {
+		return nil
+	}
+	if err := l.releaseKeys(runID, hs); err != nil {
+		return fmt.Errorf("release the keys of an earlier failed write: %w", err)
+	}
+	delete(o.byRun, runID)
+	return nil
 }
 
 // releaseKeys removes marker files by hash.

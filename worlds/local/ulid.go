@@ -45,6 +45,9 @@ func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq 
 	}
 	ms, err := markersOf(runID, probe)
 	if err == nil {
+		err = w.orphans.release(w.fs, runID)
+	}
+	if err == nil {
 		err = w.fs.keysFree(runID, ms)
 	}
 	if err != nil {
@@ -66,8 +69,12 @@ func (w *World) writeULID(ctx context.Context, runID string, d eventlog.Draft) (
 	if err != nil {
 		return eventlog.Event{}, err
 	}
+	if err := w.orphans.release(w.fs, runID); err != nil {
+		return eventlog.Event{}, err
+	}
 	hashes, err := w.fs.claimKeys(runID, ms)
 	if err != nil {
+		w.orphans.add(runID, hashes)
 		return eventlog.Event{}, err
 	}
 	e.CommittedAt = time.Now()
@@ -77,7 +84,8 @@ func (w *World) writeULID(ctx context.Context, runID string, d eventlog.Draft) (
 	}
 	if err != nil {
 		if rerr := w.fs.releaseKeys(runID, hashes); rerr != nil {
-			err = fmt.Errorf("%w (and releasing its keys: %v)", err, rerr)
+			w.orphans.add(runID, hashes)
+			err = fmt.Errorf("%w (and releasing its keys, retried before the run's next write: %v)", err, rerr)
 		}
 		return eventlog.Event{}, fmt.Errorf("write event %s: %w", e.ID, err)
 	}

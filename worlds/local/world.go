@@ -25,6 +25,10 @@ type World struct {
 	locks   *serializer
 	cache   eventCache
 	closed  atomic.Bool
+	// nemesis: opened for fault injection (worlds.Options.Nemesis).
+	nemesis bool
+	// orphans are keys failed ulid writes left claimed.
+	orphans orphans
 }
 
 var (
@@ -81,6 +85,7 @@ func Open(ctx context.Context, opts worlds.Options) (*World, error) {
 		latency: lat,
 		mint:    eventlog.NewMinter(eventlog.LocalPrefix, entropy),
 		locks:   newSerializer(l),
+		nemesis: opts.Nemesis,
 	}, nil
 }
 

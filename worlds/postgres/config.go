@@ -44,6 +44,14 @@ type Config struct {
 	Keep bool
 	// ConnectTimeout bounds each connection attempt (0: 10 s).
 	ConnectTimeout time.Duration
+	// Nemesis opens the World for fault injection: its pool connects
+	// through a latency proxy on loopback, and it offers the targets of
+	// pg-terminate, latency and (with Cluster) pg-restart. A server off
+	// loopback is refused.
+	Nemesis bool
+	// Cluster is the embedded cluster URL points at (nil for another
+	// server): the target of pg-restart.
+	Cluster *Cluster
 }
 
 // withDefaults returns c with empty fields defaulted and the schema name

@@ -49,6 +49,8 @@ type Cluster struct {
 
 	stopOnce sync.Once
 	stopErr  error
+	// faultMu keeps one nemesis outage at a time.
+	faultMu sync.Mutex
 }
 
 // URL returns the connection string of the cluster's superuser database.
@@ -325,7 +327,11 @@ func freePort() (int, error) {
 // removes its directory, then lets the watcher go. Safe to call more than
 // once; later calls return the first call's result.
 func (c *Cluster) Stop() error {
-	c.stopOnce.Do(func() { c.stopErr = c.stop() })
+	c.stopOnce.Do(func() {
+		c.faultMu.Lock() // an outage under way restarts the server first
+		defer c.faultMu.Unlock()
+		c.stopErr = c.stop()
+	})
 	return c.stopErr
 }
 
@@ -349,7 +355,7 @@ func EmbeddedSource(logger *slog.Logger, base Config) (Source, func() error) {
 			return Config{}, startErr
 		}
 		cfg := base
-		cfg.URL = c.URL()
+		cfg.URL, cfg.Cluster = c.URL(), c
 		return cfg, nil
 	}
 	stop := func() error {

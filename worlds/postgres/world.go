@@ -35,6 +35,8 @@ type World struct {
 	closed   atomic.Bool
 	// resetMu excludes Reset (writer) from every other operation (readers).
 	resetMu sync.RWMutex
+	// nemesis is the World's fault plumbing (Config.Nemesis), nil without.
+	nemesis *faults
 }
 
 var (
@@ -61,7 +63,7 @@ func Register(r *worlds.Registry, src Source) {
 			if err != nil {
 				return nil, err
 			}
-			cfg.Latency, cfg.Seed = opts.Latency, opts.Seed
+			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
 			w, err := Open(ctx, cfg)
 			if err != nil {
 				return nil, err
@@ -87,15 +89,25 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	pc.MinConns = 0
 	pc.MaxConnIdleTime = time.Minute
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	pc.ConnConfig.RuntimeParams["application_name"] = appName(cfg.Schema)
+	var nem *faults
+	if cfg.Nemesis {
+		if nem, err = newFaults(cfg, pc.ConnConfig); err != nil {
+			return nil, err
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
+		nem.close()
 		return nil, storeErr(ctx, "connect", err)
 	}
 	w, err := open(ctx, cfg, pool)
 	if err != nil {
 		pool.Close()
+		nem.close()
 		return nil, err
 	}
+	w.nemesis = nem
 	return w, nil
 }
 
@@ -288,5 +300,6 @@ func (w *World) Close() error {
 		cancel()
 	}
 	w.pool.Close()
+	w.nemesis.close()
 	return err
 }

@@ -33,6 +33,10 @@ type StackConfig struct {
 	OpenTimeout time.Duration
 	// Logger receives warnings (nil: discarded).
 	Logger *slog.Logger
+	// Nemesis opens the stack for fault injection: gates in front of the
+	// ingest server and the embedded DynamoDB-API server, a latency proxy
+	// in front of the DynamoDB endpoint (which must be on loopback).
+	Nemesis bool
 }
 
 // Stack is a running ingest server with its DynamoDB store and count index,
@@ -43,6 +47,7 @@ type Stack struct {
 	index  *countindex.Index
 	dyn    *dynamo.Embedded // nil with a DynamoEndpoint
 	url    string
+	faults stackFaults // with StackConfig.Nemesis
 }
 
 // StartStack starts what an ingest server needs and the server itself: an
@@ -65,12 +70,17 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}()
 	dcfg := dynamo.Config{Endpoint: cfg.DynamoEndpoint, Keep: cfg.Keep, OpenTimeout: cfg.OpenTimeout, Logger: cfg.Logger}
 	if cfg.DynamoEndpoint == "" {
-		if st.dyn, err = dynamo.StartEmbedded(); err != nil {
+		if st.dyn, err = dynamo.StartEmbeddedWrapped(st.faults.dynamoGate(cfg)); err != nil {
 			return nil, fmt.Errorf("vercel: %w", err)
 		}
 		// minidyn copies whole tables on every transaction and scans one on
 		// every Query: tables per run keep both to the run's size.
 		dcfg.Endpoint, dcfg.StaticCredentials, dcfg.TablePerRun, dcfg.Keep = st.dyn.URL(), true, true, false
+	}
+	if cfg.Nemesis {
+		if dcfg.Endpoint, err = st.faults.proxyDynamo(dcfg.Endpoint); err != nil {
+			return nil, err
+		}
 	}
 	if st.store, err = dynamo.Open(ctx, dcfg); err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
@@ -82,7 +92,8 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
-	st.server, err = ingest.New(ingest.Config{Store: st.store, Index: st.index, Latency: cfg.Latency, Seed: cfg.Seed, Logger: cfg.Logger})
+	st.server, err = ingest.New(ingest.Config{Store: st.store, Index: st.index, Latency: cfg.Latency, Seed: cfg.Seed, Logger: cfg.Logger,
+		Wrap: st.faults.ingestGate(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
@@ -122,6 +133,7 @@ func (st *Stack) Close() error {
 	if st.dyn != nil {
 		errs = append(errs, st.dyn.Close())
 	}
+	errs = append(errs, st.faults.close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("vercel: stop: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
 )
@@ -43,7 +44,22 @@ type Config struct {
 	Latency worlds.Profile
 	// Seed seeds the ULID entropy of a World's own ingest server.
 	Seed uint64
+	// RequestTimeout bounds every request to the ingest server, answer
+	// included (0: DefaultRequestTimeout): a server that hangs is
+	// unavailable, never a run stuck waiting on it.
+	RequestTimeout time.Duration
+	// Nemesis opens the World for fault injection (storm --nemesis): the
+	// client reaches the ingest server through a latency proxy, its own
+	// stack opens with StackConfig.Nemesis, and the World offers its
+	// targets. Every endpoint must be on loopback.
+	Nemesis bool
 }
+
+// DefaultRequestTimeout bounds a request to the ingest server when
+// Config.RequestTimeout is 0: far above any write's window (the latency
+// profile draws up to a few seconds) and the server's own 30 s bound on a
+// DynamoDB write.
+const DefaultRequestTimeout = 60 * time.Second
 
 // World is the vercel world's client: it talks to an ingest server only
 // over HTTP and maps its answers back to the eventlog contract. It is safe
@@ -54,6 +70,7 @@ type World struct {
 	transport *http.Transport
 	stack     *Stack // nil with Config.IngestURL
 	closed    atomic.Bool
+	proxy     *nemesis.Proxy // in front of the ingest server, with Config.Nemesis
 }
 
 var (
@@ -94,7 +111,7 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 			if err != nil {
 				return nil, err
 			}
-			cfg.Latency, cfg.Seed = opts.Latency, opts.Seed
+			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
 			w, err := Open(ctx, cfg)
 			if err != nil {
 				return nil, err
@@ -115,16 +132,23 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	tr.MaxIdleConnsPerHost = 256
 	tr.IdleConnTimeout = 30 * time.Second
 	tr.DialContext = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	w := &World{hc: &http.Client{Transport: tr}, transport: tr}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	w := &World{hc: &http.Client{Transport: tr, Timeout: cfg.RequestTimeout}, transport: tr}
 	if cfg.IngestURL == "" {
 		st, err := StartStack(ctx, StackConfig{
 			DynamoEndpoint: cfg.DynamoEndpoint, RedisURL: cfg.RedisURL, Keep: cfg.Keep,
-			Latency: cfg.Latency, Seed: cfg.Seed,
+			Latency: cfg.Latency, Seed: cfg.Seed, Nemesis: cfg.Nemesis,
 		})
 		if err != nil {
 			return nil, err
 		}
 		w.stack, w.base = st, st.URL()
+		if err := w.proxyIngest(cfg); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
 		return w, nil
 	}
 	u, err := url.Parse(cfg.IngestURL)
@@ -132,10 +156,14 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 		return nil, fmt.Errorf("vercel: invalid ingest URL %q: want http://host:port", cfg.IngestURL)
 	}
 	w.base = strings.TrimRight(cfg.IngestURL, "/")
+	if err := w.proxyIngest(cfg); err != nil {
+		return nil, err
+	}
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := w.do(hctx, http.MethodGet, "/healthz", nil, nil); err != nil {
 		tr.CloseIdleConnections()
+		w.closeProxy()
 		return nil, err
 	}
 	return w, nil
@@ -309,6 +337,7 @@ func (w *World) Close() error {
 		err = w.stack.Close()
 	}
 	w.transport.CloseIdleConnections()
+	w.closeProxy()
 	return err
 }
 

@@ -212,6 +212,30 @@ func (ix *Index) Reset(ctx context.Context) error {
 	}
 }
 
+// Outage takes the embedded Redis down (closing its listener and every
+// connection) for d, or until ctx ends, and brings it back on the same
+// address with its data: the nemesis's redis-down. An Index on an outside
+// Redis cannot be taken down.
+func (ix *Index) Outage(ctx context.Context, d time.Duration) error {
+	if ix.mini == nil {
+		return errors.New("countindex: only the embedded Redis can be taken down")
+	}
+	ix.mini.Close()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+	if err := ix.mini.Restart(); err != nil {
+		return fmt.Errorf("countindex: restart the embedded Redis: %w", err)
+	}
+	return nil
+}
+
+// Embedded reports whether the Index runs its own miniredis.
+func (ix *Index) Embedded() bool { return ix.mini != nil }
+
 // Close deletes the namespace's keys (unless Config.Keep), closes the
 // connections and stops the embedded miniredis.
 func (ix *Index) Close() error {

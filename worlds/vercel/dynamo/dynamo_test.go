@@ -303,3 +303,37 @@ func TestCoalescedReads(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestTablesWhileWriting: tables created for new runs while other runs'
+// transactions run (a table per run) do not race inside the embedded server
+// (under -race this failed, and a storm once died of it: concurrent map read
+// and map write).
+func TestTablesWhileWriting(t *testing.T) {
+	ctx := t.Context()
+	st := open(t, embedded(t), dynamo.Config{TablePerRun: true})
+	run := eventlog.Run{ID: "wrun_busy", Scheme: eventlog.SchemeSeq}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	m := newMinter()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 15 {
+			if err := st.CreateRun(ctx, eventlog.Run{ID: fmt.Sprintf("wrun_new%d", i), Scheme: eventlog.SchemeSeq}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for w := range 2 {
+		wg.Go(func() {
+			for i := range 15 {
+				if _, err := st.WriteSeq(ctx, run, m.events(run.ID, step(eventlog.StepCompleted, fmt.Sprintf("w%d_%d", w, i))), dynamo.Fence{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

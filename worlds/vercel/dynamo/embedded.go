@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +29,11 @@ type Embedded struct {
 
 // StartEmbedded starts an embedded DynamoDB-API server on 127.0.0.1 and a
 // free port.
-func StartEmbedded() (*Embedded, error) {
+func StartEmbedded() (*Embedded, error) { return StartEmbeddedWrapped(nil) }
+
+// StartEmbeddedWrapped is StartEmbedded with the server's handler wrapped
+// by wrap (nil: not wrapped): the nemesis's gate stands there.
+func StartEmbeddedWrapped(wrap func(http.Handler) http.Handler) (*Embedded, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: embedded server: listen: %w", err)
@@ -38,8 +43,12 @@ func StartEmbedded() (*Embedded, error) {
 		url:  "http://" + l.Addr().String(),
 		done: make(chan error, 1),
 	}
+	var h http.Handler = &tableGuard{next: e.mini}
+	if wrap != nil {
+		h = wrap(h)
+	}
 	e.srv = &http.Server{
-		Handler:           e.mini,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(discard{}, "", 0),
 	}
@@ -76,3 +85,27 @@ func (e *Embedded) Close() error {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// tableGuard keeps minidyn's table operations apart from everything else:
+// its CreateTable, UpdateTable and DeleteTable change the server's table map
+// without the lock its item operations take, so a table created for one run
+// while another run's transaction looked its table up was a concurrent map
+// read and write, which kills the process. A burst of requests (a
+// dynamo-pause releasing what it held) made that likely.
+type tableGuard struct {
+	mu   sync.RWMutex
+	next http.Handler
+}
+
+func (g *tableGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	switch target[strings.LastIndexByte(target, '.')+1:] {
+	case "CreateTable", "UpdateTable", "DeleteTable":
+		g.mu.Lock()
+		defer g.mu.Unlock()
+	default:
+		g.mu.RLock()
+		defer g.mu.RUnlock()
+	}
+	g.next.ServeHTTP(w, r)
+}

@@ -38,6 +38,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logger receives the server's warnings (nil: discarded).
 	Logger *slog.Logger
+	// Wrap, when set, wraps the server's handler once Start serves it:
+	// the nemesis's gate (storm --nemesis) stands there.
+	Wrap func(http.Handler) http.Handler
 }
 
 // Server is the ingest server: an http.Handler over a Store and an Index.
@@ -167,7 +170,11 @@ func (s *Server) Start(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("ingest: listen on %s: %w", addr, err)
 	}
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug)}
+	var h http.Handler = s
+	if s.cfg.Wrap != nil {
+		h = s.cfg.Wrap(s)
+	}
+	s.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug)}
 	s.url = "http://" + l.Addr().String()
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.hs.Serve(l) }()

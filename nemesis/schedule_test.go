@@ -1,0 +1,154 @@
+package nemesis
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSchedule(t *testing.T) {
+	cfg := Config{Kinds: KindList(Kinds), Faults: 3, Window: 2 * time.Second, Gap: 5 * time.Second}
+	available := map[string][]Kind{
+		"postgres": {PGRestart, PGTerminate, Latency},
+		"vercel":   {Ingest503, DynamoPause, RedisDown, Latency},
+		"local":    {FSUnavailable},
+	}
+	got := Schedule(cfg, 7, available)
+	if again := Schedule(cfg, 7, available); !reflect.DeepEqual(got, again) {
+		t.Fatal("the same config, seed and targets gave two schedules")
+	}
+	if other := Schedule(cfg, 8, available); reflect.DeepEqual(got, other) {
+		t.Fatal("seeds 7 and 8 gave the same schedule")
+	}
+	count := map[string]map[Kind]int{}
+	last := map[string]time.Duration{} // planned end of each world's previous fault
+	for i, f := range got {
+		if f.ID != i+1 {
+			t.Errorf("fault %d has id %d", i, f.ID)
+		}
+		if i > 0 && f.At < got[i-1].At {
+			t.Errorf("fault %d starts at %s, before fault %d at %s", f.ID, f.At, got[i-1].ID, got[i-1].At)
+		}
+		if count[f.World] == nil {
+			count[f.World] = map[Kind]int{}
+		}
+		count[f.World][f.Kind]++
+		if gap := f.At - last[f.World]; gap < cfg.Gap/2 || gap > cfg.Gap*3/2 {
+			t.Errorf("fault %d (%s) follows its world's previous one after %s, want [%s, %s]", f.ID, f.World, gap, cfg.Gap/2, cfg.Gap*3/2)
+		}
+		last[f.World] = f.At + f.For
+		switch {
+		case f.Kind.Instant() && f.For != 0:
+			t.Errorf("fault %d (%s) lasts %s, want an instant", f.ID, f.Kind, f.For)
+		case !f.Kind.Instant() && (f.For < cfg.Window/2 || f.For > cfg.Window):
+			t.Errorf("fault %d (%s) lasts %s, want [%s, %s]", f.ID, f.Kind, f.For, cfg.Window/2, cfg.Window)
+		case f.Kind == Latency && (f.Delay < MinDelay || f.Delay > MaxDelay):
+			t.Errorf("latency fault %d adds %s, want [%s, %s]", f.ID, f.Delay, MinDelay, MaxDelay)
+		case f.Kind != Latency && f.Delay != 0:
+			t.Errorf("fault %d (%s) has a delay", f.ID, f.Kind)
+		}
+	}
+	for world, kinds := range available {
+		for _, k := range kinds {
+			if count[world][k] != cfg.Faults {
+				t.Errorf("%s gets %d %s faults, want %d", world, count[world][k], k, cfg.Faults)
+			}
+		}
+		if len(count[world]) != len(kinds) {
+			t.Errorf("%s gets kinds %v, want only %v", world, count[world], kinds)
+		}
+	}
+}
+
+// TestScheduleOnlyConfiguredKinds: a world gets the configured kinds it has
+// targets for, and no others.
+func TestScheduleOnlyConfiguredKinds(t *testing.T) {
+	cfg := Config{Kinds: KindList{Latency, FSUnavailable}, Faults: 2}
+	got := Schedule(cfg, 1, map[string][]Kind{"postgres": {PGRestart, Latency}, "vercel": {Ingest503}})
+	if len(got) != 2 {
+		t.Fatalf("got %d faults, want 2 latency faults on postgres: %+v", len(got), got)
+	}
+	for _, f := range got {
+		if f.Kind != Latency || f.World != "postgres" {
+			t.Errorf("unexpected fault %+v", f)
+		}
+	}
+	if got := Schedule(Config{}, 1, map[string][]Kind{"local": {FSUnavailable}}); got != nil {
+		t.Errorf("the zero Config (off) scheduled %+v", got)
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []Kind
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"none", nil, false},
+		{"all", Kinds, false},
+		{"pg-restart,latency", []Kind{PGRestart, Latency}, false},
+		{" latency , ", []Kind{Latency}, false},
+		{"pg-restart,pg-restart", nil, true},
+		{"reboot", nil, true},
+		{",", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseKinds(tt.in)
+		if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseKinds(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	on := Config{Kinds: KindList{Latency}}.Defaults()
+	tests := []struct {
+		name    string
+		cfg     Config
+		worlds  []string
+		wantErr bool
+	}{
+		{"off", Config{}, []string{"local"}, false},
+		{"defaults", on, []string{"postgres"}, false},
+		{"no faults", Config{Kinds: on.Kinds, Faults: 0, Window: time.Second}, []string{"postgres"}, true},
+		{"too many faults", Config{Kinds: on.Kinds, Faults: MaxFaults + 1, Window: time.Second}, []string{"postgres"}, true},
+		{"window too short", Config{Kinds: on.Kinds, Faults: 1, Window: time.Millisecond}, []string{"postgres"}, true},
+		{"window too long", Config{Kinds: on.Kinds, Faults: 1, Window: time.Hour}, []string{"postgres"}, true},
+		{"negative gap", Config{Kinds: on.Kinds, Faults: 1, Window: time.Second, Gap: -1}, []string{"postgres"}, true},
+		{"kind without its world", on, []string{"local"}, true},
+		{"all on one world", Config{Kinds: KindList(Kinds)}.Defaults(), []string{"local"}, false},
+	}
+	for _, tt := range tests {
+		if err := tt.cfg.Validate(tt.worlds); (err != nil) != tt.wantErr {
+			t.Errorf("%s: Validate = %v, want error %v", tt.name, err, tt.wantErr)
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	tests := []struct {
+		endpoint string
+		ok       bool
+	}{
+		{"127.0.0.1:5432", true},
+		{"localhost:5432", true},
+		{"[::1]:8000", true},
+		{"http://127.0.0.1:8000", true},
+		{"postgres://u:secret@127.0.0.2:5432/db", true},
+		{"10.0.0.5:5432", false},
+		{"db.example.com:5432", false},
+		{"https://dynamodb.us-east-1.amazonaws.com", false},
+		{"redis://u:secret@cache.internal:6379/0", false},
+	}
+	for _, tt := range tests {
+		err := CheckLoopback("endpoint", tt.endpoint)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckLoopback(%q) = %v, want ok %v", tt.endpoint, err, tt.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("CheckLoopback(%q) prints the password: %v", tt.endpoint, err)
+		}
+	}
+}
