@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -27,6 +28,9 @@ type StormOptions struct {
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
 	Endpoints  WorldEndpoints
+	// Nemesis holds the --nemesis flags; it becomes Config.Nemesis only
+	// when --nemesis names a kind (off: the zero Config).
+	Nemesis nemesis.Config
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -84,6 +88,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 					return &UsageError{Err: fmt.Errorf("--%s must be at least 1, got %d", f.name, f.v)}
 				}
 			}
+			opts.Config.Nemesis = nemesisOf(opts.Nemesis)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -109,7 +114,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	opts.Endpoints.AddFlags(fl)
-	addNemesisFlags(fl, &c.Nemesis)
+	addNemesisFlags(fl, &opts.Nemesis)
 	return cmd
 }
 
