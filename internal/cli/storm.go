@@ -133,9 +133,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	plan, err := cfg.Validate(reg)
+	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before Validate creates --out
+	var plan *storm.Plan
 	if err == nil {
-		err = checkNemesisEndpoints(cfg, opts.Endpoints)
+		plan, err = cfg.Validate(reg)
 	}
 	if err != nil {
 		return &UsageError{Err: err}
