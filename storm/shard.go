@@ -176,7 +176,9 @@ func MergeMeta(shards []ShardDir, out string) (*MergedMeta, error) {
 	m := &MergedMeta{StormMeta: *first.Meta}
 	m.Config.Shard = Shard{}
 	m.Config.Out = out
+	m.Faults = nil // every shard's nemesis faults, shard by shard (ids repeat across shards)
 	for _, s := range sorted {
+		m.Faults = append(m.Faults, s.Meta.Faults...)
 		m.Merged.Shards = append(m.Merged.Shards, s.Meta.Config.Shard.String())
 		m.Merged.From = append(m.Merged.From, s.Dir)
 		if s.Meta.Started.Before(m.Started) {

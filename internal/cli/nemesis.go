@@ -25,6 +25,15 @@ func addNemesisFlags(fl *pflag.FlagSet, c *nemesis.Config) {
 	fl.DurationVar(&c.Gap, "nemesis-gap", nemesis.DefaultGap, "mean quiet time before each fault (drawn between half and 1.5 times it)")
 }
 
+// nemesisOf is the storm's nemesis from its flags: the zero Config (off)
+// unless --nemesis names a kind, so that a storm without one records none.
+func nemesisOf(c nemesis.Config) nemesis.Config {
+	if !c.On() {
+		return nemesis.Config{}
+	}
+	return c
+}
+
 // checkNemesisEndpoints refuses, with one line, a storm whose nemesis would
 // act on an endpoint it does not own: every endpoint a storm world is
 // pointed at must be on loopback, and a kind that needs an embedded server

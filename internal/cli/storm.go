@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -35,6 +36,9 @@ type StormOptions struct {
 	// Given names the flags given on the command line: with Resume, those
 	// of the matrix and measurements must agree with storm.json.
 	Given []string
+	// Nemesis holds the --nemesis flags; it becomes Config.Nemesis only
+	// when --nemesis names a kind (off: the zero Config).
+	Nemesis nemesis.Config
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -103,6 +107,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 					return &UsageError{Err: fmt.Errorf("--%s must be at least 1, got %d", f.name, f.v)}
 				}
 			}
+			opts.Config.Nemesis = nemesisOf(opts.Nemesis)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -129,7 +134,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	fl.StringVar(&opts.Resume, "resume", "", "continue the interrupted storm in this directory: only its missing runs run, appended to it (its storm.json gives the config)")
 	opts.Endpoints.AddFlags(fl)
-	addNemesisFlags(fl, &c.Nemesis)
+	addNemesisFlags(fl, &opts.Nemesis)
 	return cmd
 }
 
@@ -163,9 +168,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	plan, err := cfg.Validate(reg)
+	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before Validate creates --out
+	var plan *storm.Plan
 	if err == nil {
-		err = checkNemesisEndpoints(cfg, opts.Endpoints)
+		plan, err = cfg.Validate(reg)
 	}
 	if err != nil {
 		return &UsageError{Err: err}

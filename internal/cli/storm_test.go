@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/nemesis"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -103,10 +102,6 @@ func TestStormFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := parseStorm(t, tc.args...)
-			// The nemesis flags (off unless --nemesis) parse to their
-			// defaults; internal/cli/nemesis_test.go covers them.
-			tc.want.Nemesis = nemesis.Config{Kinds: o.Config.Nemesis.Kinds,
-				Faults: nemesis.DefaultFaults, Window: nemesis.DefaultWindow, Gap: nemesis.DefaultGap}
 			if !reflect.DeepEqual(o.Config, tc.want) {
 				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, tc.want)
 			}
