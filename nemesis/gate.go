@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/stormctl/stormctl/worlds"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -101,7 +102,7 @@ func (g *Gate) window(ctx context.Context, mode gateMode, f Fault) {
 		g.counts[i].Store(0)
 	}
 	g.mu.Unlock()
-	_ = sleep(ctx, f.For)
+	_ = worlds.Sleep(ctx, f.For)
 	g.mu.Lock()
 	g.mode = gateOpen
 	close(g.release)

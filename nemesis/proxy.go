@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stormctl/stormctl/worlds"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func (p *Proxy) Target(name string) Target {
 		Inject: func(ctx context.Context, f Fault) (string, error) {
 			p.SetDelay(f.Delay)
 			defer p.SetDelay(0)
-			_ = sleep(ctx, f.For)
+			_ = worlds.Sleep(ctx, f.For)
 			return fmt.Sprintf("+%s per forwarded chunk", f.Delay), nil
 		}}
 }

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/stormctl/stormctl/worlds"
 	"log/slog"
 	"maps"
 	"slices"
@@ -181,7 +182,7 @@ func (r *Runner) Overlapping(cell string, from, to time.Time) []string {
 func (r *Runner) play(ctx context.Context, chain []Fault) {
 	var plannedEnd time.Duration
 	for _, f := range chain {
-		if sleep(ctx, f.At-plannedEnd) != nil {
+		if worlds.Sleep(ctx, f.At-plannedEnd) != nil {
 			return
 		}
 		plannedEnd = f.At + f.For
@@ -235,21 +236,6 @@ func (r *Runner) changed() {
 	defer r.mu.Unlock()
 	if r.notify != nil {
 		r.notify(slices.Clone(r.records))
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

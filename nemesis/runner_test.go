@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"github.com/stormctl/stormctl/worlds"
 	"go.uber.org/goleak"
 	"slices"
 	"sync"
@@ -24,7 +25,7 @@ func (f *fakeTarget) target(k Kind, name string) Target {
 		f.mu.Lock()
 		f.calls = append(f.calls, fl)
 		f.mu.Unlock()
-		_ = sleep(ctx, fl.For)
+		_ = worlds.Sleep(ctx, fl.For)
 		return "ok", nil
 	}}
 }
