@@ -48,18 +48,10 @@ type NoopPayload struct {
 // after must be after+1, after+2, …; a missing position is a *HoleError (the
 // reader refuses to cross an empty slot), a repeated one a *DuplicateError.
 func CheckSlots(runID string, after int64, events []Event) error {
-	want := after + 1
-	for _, e := range events {
-		switch {
-		case e.Seq == want:
-			want++
-		case e.Seq != 0 && e.Seq < want:
-			return &DuplicateError{RunID: runID, Seq: e.Seq}
-		case e.Seq > want:
-			return &HoleError{RunID: runID, Slot: want, Above: e.Seq}
-		default:
-			return &GapError{RunID: runID, Want: want, Got: e.Seq}
+	return checkPositions(runID, after, events, func(want, got int64) error {
+		if got > want {
+			return &HoleError{RunID: runID, Slot: want, Above: got}
 		}
-	}
-	return nil
+		return &GapError{RunID: runID, Want: want, Got: got}
+	})
 }
