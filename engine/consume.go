@@ -14,6 +14,10 @@ import (
 // errStepFailed is the error a failed step's future settles with.
 var errStepFailed = errors.New("step failed")
 
+// ErrHookConflict is the error a hook's payloads fail with when the store
+// answered its creation with a hook_conflict: another hook holds its token.
+var ErrHookConflict = errors.New("hook token conflict: another hook holds the token")
+
 // deliveryKind is what a delivery resolves, for the delivery barriers.
 type deliveryKind int
 
@@ -149,6 +153,23 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 			}}, nil
 		}
 		return &delivery{kind: deliverHook, val: e.Payload, run: func() []*branch { return r.receive(o, e.Payload) }}, nil
+
+	case eventlog.HookConflict:
+		// Written by the store in place of the hook's hook_created (the
+		// devkit packages, when another hook holds the token). As in core:
+		// the hook counts as created, and what awaits its payloads fails.
+		if err := want(opHook, false); err != nil {
+			return nil, err
+		}
+		o.created, o.conflict = true, ErrHookConflict
+		return &delivery{kind: deliverHook, run: func() []*branch {
+			var woken []*branch
+			for _, f := range o.pending {
+				woken = append(woken, r.settle(f, nil, o.conflict, 0)...)
+			}
+			o.pending = nil
+			return woken
+		}}, nil
 
 	case eventlog.HookDisposed:
 		// Consumed whatever the code intends, as in core: the hook stops

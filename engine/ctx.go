@@ -71,6 +71,9 @@ type op struct {
 	pending   []*Future
 	disposing bool
 	disposed  bool
+	// conflict is set when the store answered the hook's creation with a
+	// hook_conflict (its token is another hook's): every Next fails with it.
+	conflict error
 }
 
 // intent is a decision the code made, in call order.
@@ -143,6 +146,10 @@ func (h *Hook) Next() *Future {
 	defer r.mu.Unlock()
 	f := &Future{}
 	o := h.op
+	if o.conflict != nil {
+		r.settle(f, nil, o.conflict, 0)
+		return f
+	}
 	if o.next < len(o.payloads) {
 		// Claiming a buffered payload retires its delivery barrier.
 		if o.unarmed > 0 {

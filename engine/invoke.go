@@ -158,6 +158,17 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			s.stats.infra.Add(1)
 			rt.enqueue(s, m, rt.backoff(m.restarts+2))
 			return
+		case errors.Is(err, eventlog.ErrRefused):
+			// The store refused a decision where the log stands (the devkit
+			// packages validate each event): this invocation fails, and the
+			// queue delivers the run again, within the restart budget.
+			s.stats.refusals.Add(1)
+			if m.restarts+1 > rt.cfg.RestartsTotal {
+				s.stats.gaveUp.Add(1)
+				return
+			}
+			rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1}, rt.backoff(m.restarts+1))
+			return
 		default:
 			rt.cfg.Logger.Warn("suspension write failed", "run", s.id, "err", err)
 			s.stats.infra.Add(1)

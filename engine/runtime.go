@@ -132,11 +132,15 @@ type RunStats struct {
 	HoleRefusals int64 `json:"holeRefusals,omitempty"`
 	Seals        int64 `json:"seals,omitempty"`
 	SealedWrites int64 `json:"sealedWrites,omitempty"`
+	// Refusals counts writes the store refused as invalid where they stood
+	// (eventlog.ErrRefused: the devkit packages validate every event
+	// against its entity's state, and have no attribute event).
+	Refusals int64 `json:"refusals,omitempty"`
 }
 
 type runStats struct {
 	invocations, replays, divergences, recoveries, rejections, conflicts,
-	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites atomic.Int64
+	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites, refusals atomic.Int64
 }
 
 func (s *runStats) snapshot() RunStats {
@@ -145,6 +149,7 @@ func (s *runStats) snapshot() RunStats {
 		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
 		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(), Recovered: s.recovered.Load(),
 		HoleRefusals: s.holeRefusals.Load(), Seals: s.seals.Load(), SealedWrites: s.sealedWrites.Load(),
+		Refusals: s.refusals.Load(),
 	}
 }
 

@@ -58,7 +58,13 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 			for _, k := range slices.Sorted(maps.Keys(res.Attrs)) {
 				attr := eventlog.Draft{Type: eventlog.AttrSet, CorrelationID: corr, Dedup: StepAttrDedup + k,
 					Payload: mustJSON(attrSet{Key: k, Value: mustJSON(res.Attrs[k])})}
-				if werr := rt.appendFact(ctx, s, attr); werr != nil && !errors.Is(werr, eventlog.ErrConflict) {
+				werr := rt.appendFact(ctx, s, attr)
+				switch {
+				case errors.Is(werr, eventlog.ErrRefused):
+					// A store without attributes (the devkit packages have
+					// no attr_set event): the step runs on without it.
+					s.stats.refusals.Add(1)
+				case werr != nil && !errors.Is(werr, eventlog.ErrConflict):
 					return // the run ended, or the store is gone (counted by appendFact)
 				}
 			}
@@ -116,8 +122,14 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 	}
 	d := eventlog.Draft{Type: eventlog.HookReceived, CorrelationID: corr, Dedup: dedup, Payload: mustJSON(payload)}
 	if err := rt.appendFact(ctx, s, d); err != nil {
-		if errors.Is(err, eventlog.ErrConflict) {
+		switch {
+		case errors.Is(err, eventlog.ErrConflict):
 			return nil // delivered before
+		case errors.Is(err, eventlog.ErrRefused):
+			// The store no longer knows the hook (the devkit packages
+			// refuse a payload for a disposed hook): dropped.
+			s.stats.refusals.Add(1)
+			return fmt.Errorf("resume hook %s: %w: %w", token, ErrHookDisposed, err)
 		}
 		return fmt.Errorf("resume hook %s: %w", token, err)
 	}

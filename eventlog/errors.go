@@ -27,6 +27,11 @@ var (
 	// ErrSealed: a write's reserved slot was sealed (filled with a noop)
 	// before the write committed; nothing of the write is visible.
 	ErrSealed = errors.New("slot sealed")
+	// ErrRefused: the store refused the event as invalid where it stands:
+	// the state of its run, step, hook or wait does not allow it, or the
+	// store has no such event (the devkit worlds, whose packages validate
+	// every event). Not a conflict on a key, and not infrastructure.
+	ErrRefused = errors.New("event refused by the store")
 )
 
 // FencedError is a rejected fenced append: the writer expected the log to hold
@@ -116,6 +121,23 @@ func (e *SealedError) Error() string {
 // Is makes errors.Is(err, ErrSealed) true.
 func (e *SealedError) Is(target error) bool { return target == ErrSealed }
 
+// RefusedError is an event the store refused (ErrRefused): Reason is the
+// store's own word for why (an error name such as HookNotFoundError), and
+// Message its explanation.
+type RefusedError struct {
+	RunID   string
+	Type    Type
+	Reason  string
+	Message string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("run %s: %s refused by the store: %s: %s", e.RunID, e.Type, e.Reason, e.Message)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
 // Unavailable wraps an infrastructure error so that errors.Is(err,
 // ErrUnavailable) holds and the cause stays reachable.
 func Unavailable(op string, cause error) error {
@@ -134,8 +156,8 @@ func (e *unavailableError) Unwrap() error        { return e.cause }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // Classify names the class of an error the way history and reports record it:
-// "fenced", "conflict", "gap", "duplicate", "hole", "sealed", "unavailable",
-// "no_run", "other", or "" for nil.
+// "fenced", "conflict", "gap", "duplicate", "hole", "sealed", "refused",
+// "unavailable", "no_run", "other", or "" for nil.
 func Classify(err error) string {
 	switch {
 	case err == nil:
@@ -152,6 +174,8 @@ func Classify(err error) string {
 		return "hole"
 	case errors.Is(err, ErrSealed):
 		return "sealed"
+	case errors.Is(err, ErrRefused):
+		return "refused"
 	case errors.Is(err, ErrUnavailable):
 		return "unavailable"
 	case errors.Is(err, ErrNoRun):

@@ -27,13 +27,18 @@ const (
 	// Noop is a seal (spec 7): written into an empty slot by a reader that
 	// waited on it. It carries no workflow meaning; replay steps over it.
 	Noop Type = "noop"
+	// HookConflict is written by a store in place of a hook_created whose
+	// token another hook already holds, as the Workflow DevKit's storage
+	// packages do (the devkit worlds): the hook counts as created, and
+	// whatever awaits its payloads fails. No writer drafts it.
+	HookConflict Type = "hook_conflict"
 )
 
 var allTypes = []Type{
 	RunCreated, RunCompleted, RunFailed,
 	StepCreated, StepStarted, StepCompleted, StepFailed,
 	HookCreated, HookReceived, HookDisposed,
-	WaitCreated, WaitCompleted, AttrSet, Noop,
+	WaitCreated, WaitCompleted, AttrSet, Noop, HookConflict,
 }
 
 // Types returns every known event type, decisions and facts alike.

@@ -136,7 +136,9 @@ func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
 // controlClear reports whether a payload sent now stays clear of the race's
 // timer: no race sleep (a wait_created of the scaled 5 s) is pending, or the
 // pending one fires more than the clearance away, the clearance being
-// max(20% of the sleep, 2 x the storm's longest fact window). A race sleep
+// max(20% of the sleep, 2 x the storm's longest fact window). A wait whose
+// duration the log does not carry (the devkit worlds: the packages keep
+// only a wait's resumeAt) counts as a race sleep. A race sleep
 // is pending until its wait_completed is in the log, even past its
 // resumeAt: the engine writes that completion at the first invocation after
 // resumeAt (timer wake-ups are rounded up to whole seconds). An unreadable
@@ -154,7 +156,7 @@ func controlClear(log []eventlog.Event, env Env, now time.Time) bool {
 			if json.Unmarshal(e.Payload, &p) != nil {
 				return false
 			}
-			if p.DurationMs == raceMs {
+			if p.DurationMs == raceMs || p.DurationMs == 0 {
 				pending[e.CorrelationID] = p.ResumeAt
 			}
 		case eventlog.WaitCompleted:

@@ -182,9 +182,8 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		e, _ := reg.Lookup(w)
 		for _, item := range c.Conditions {
 			cond := p.Conditions[strings.TrimSpace(item)]
-			if !contains(e.Schemes, string(cond.Knobs.Scheme)) {
-				return nil, fmt.Errorf("--condition %q needs scheme %s, which world %s does not support (it supports: %s)",
-					cond.Name, cond.Knobs.Scheme, w, strings.Join(e.Schemes, ", "))
+			if err := Supports(e, cond.Knobs); err != nil {
+				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
 			}
 			if g := cond.Knobs.Guard; g != "" && g != "none" && !contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
@@ -230,6 +229,42 @@ func (p *Plan) Only(keys []reports.CellKey) error {
 	}
 	p.Conditions, p.PageSizes = conds, pages
 	return nil
+}
+
+// Supports says why world e cannot run a condition with knobs k (nil: it
+// can): its scheme or fence is not one the world has. The error reads after
+// the condition's name: "needs scheme seq, which world ... does not support
+// (it supports: ...)". The guard is checked by Validate, which can name the
+// worlds that have it.
+func Supports(e worlds.Entry, k Knobs) error {
+	if !contains(e.Schemes, string(k.Scheme)) {
+		return fmt.Errorf("needs scheme %s, which world %s does not support (it supports: %s)", k.Scheme, e.Name, supported(e))
+	}
+	if len(e.Fences) > 0 && !contains(e.Fences, string(k.Fence)) {
+		return fmt.Errorf("needs fence %s, which world %s does not have (it supports: %s)", k.Fence, e.Name, supported(e))
+	}
+	return nil
+}
+
+// supported lists what a world runs: its schemes, and its fences and the
+// conditions they leave when it does not honour every fence.
+func supported(e worlds.Entry) string {
+	s := "scheme " + strings.Join(e.Schemes, ", ")
+	if len(e.Fences) == 0 {
+		return s
+	}
+	return s + "; fence " + strings.Join(e.Fences, ", ") + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
+}
+
+// SupportedPresets names the presets world e can run as they are.
+func SupportedPresets(e worlds.Entry) []string {
+	var out []string
+	for _, p := range Presets() {
+		if Supports(e, p.Knobs) == nil {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {

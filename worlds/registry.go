@@ -19,6 +19,10 @@ type Entry struct {
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
 	Guards []string
+	// Fences lists the fence policies (a condition's fence knob) the world
+	// can honour; nil: every one. A world without AppendFenced (the devkit
+	// worlds, which run the legacy packages) lists only "none".
+	Fences []string
 	// PageSizes is, per scheme, how many events an invocation asks for per
 	// List while loading its log on this world, unless the storm sets one
 	// (a scheme not listed: 100, what every world uses). A scheme whose

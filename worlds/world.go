@@ -138,3 +138,29 @@ type Slotter interface {
 	// (sealed false, nil error). A slot never reserved is an error.
 	Seal(ctx context.Context, runID string, slot int64) (noop eventlog.Event, sealed bool, err error)
 }
+
+// Limits are what a world cannot do of what the contract of its schemes
+// asks, each with the reason. A world that runs a real implementation (the
+// devkit worlds, which run the Workflow DevKit's own packages) has them; the
+// conformance suite skips, with the reason, the parts a world declares it
+// cannot do, and checks the rest. Empty reasons mean the world can.
+type Limits struct {
+	// Fence: AppendFenced is refused.
+	Fence string
+	// Lifecycle: events must follow their entity's lifecycle (a step's
+	// step_created before its step_started, nothing after its run's end) and
+	// carry payloads only where the store keeps them, so the suite writes
+	// drafts of that shape (worldtest: lifecycle drafts).
+	Lifecycle string
+	// Unkeyed lists idempotency keys (by their first segment, as in
+	// eventlog.Draft.Keys: an event type, or "hook_token") the world does
+	// not enforce.
+	Unkeyed map[string]string
+	// Types lists event types the world cannot store.
+	Types map[eventlog.Type]string
+}
+
+// Limited is implemented by worlds with Limits.
+type Limited interface {
+	Limits() Limits
+}

@@ -24,6 +24,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
@@ -125,6 +127,12 @@ type WorldEndpoints struct {
 	IngestURL      string
 	DynamoEndpoint string
 	RedisURL       string
+	// DevkitDir is a vercel/workflow checkout whose built packages the
+	// devkit worlds run instead of the published ones.
+	DevkitDir string
+	// Progress receives what setting a world up reports once (the devkit
+	// packages' first install); not a flag. Nil: nothing is reported.
+	Progress io.Writer
 }
 
 // AddFlags registers the endpoint flags on fl.
@@ -133,6 +141,7 @@ func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&ep.IngestURL, "ingest-url", "", "running ingest server for the vercel world (default: stormctl starts one on 127.0.0.1)")
 	fl.StringVar(&ep.DynamoEndpoint, "dynamo-endpoint", "", "DynamoDB endpoint (DynamoDB Local or AWS) for the vercel world (default: an embedded DynamoDB-API server)")
 	fl.StringVar(&ep.RedisURL, "redis-url", "", "Redis for the vercel world's count index (default: an embedded Redis-API server)")
+	fl.StringVar(&ep.DevkitDir, "devkit-dir", "", "a vercel/workflow checkout whose built packages (packages/world-local/dist, packages/world-postgres/dist) the devkit worlds run instead of the published ones")
 }
 
 // Validate checks each endpoint flag's syntax before anything is opened;
@@ -155,6 +164,11 @@ func (ep WorldEndpoints) Validate() error {
 			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %v", ep.RedisURL, err)
 		}
 	}
+	if ep.DevkitDir != "" {
+		if _, err := sidecar.CheckoutLayout(ep.DevkitDir); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -175,7 +189,9 @@ func validPGURL(flag, s string) error {
 }
 
 // DefaultWorlds registers every built-in world. Nothing is started until a
-// world is opened: the embedded cluster starts on the first postgres Open.
+// world is opened: the embedded cluster starts on the first postgres Open,
+// the devkit sidecar (and devkit-postgres's own cluster) on the first devkit
+// Open.
 func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
 	r := &worlds.Registry{}
 	local.Register(r)
@@ -198,7 +214,9 @@ func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, fu
 	})
 	vc := vercel.Config{IngestURL: ep.IngestURL, DynamoEndpoint: ep.DynamoEndpoint, RedisURL: ep.RedisURL, Keep: ep.Keep}
 	vercel.Register(r, func(context.Context) (vercel.Config, error) { return vc, nil })
-	return r, stop
+	host := devkit.NewHost(devkit.Config{Dir: ep.DevkitDir, Progress: ep.Progress, Logger: logger})
+	devkit.Register(r, host)
+	return r, func() error { return errors.Join(stop(), host.Stop()) }
 }
 
 // warnCommitTimestamps says plainly when a server given with --pg-url cannot

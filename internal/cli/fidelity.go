@@ -164,6 +164,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	logger := opts.Factory.Logger()
 	ep := opts.Endpoints
 	ep.PoolSize = poolSize(fidelityConfig(opts, postgres.Name, out))
+	ep.Progress = opts.IO.ErrOut
 	reg, stopWorlds := opts.Factory.Worlds(ep, logger) // nothing starts until a world opens
 	defer func() {
 		if err := stopWorlds(); err != nil {

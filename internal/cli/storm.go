@@ -19,6 +19,7 @@ import (
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -161,6 +162,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
 	opts.Endpoints.Keep = cfg.Keep
 	opts.Endpoints.PoolSize = poolSize(cfg)
+	opts.Endpoints.Progress = opts.IO.ErrOut
 	logger := opts.Factory.Logger()
 	reg, stopWorlds := opts.Factory.Worlds(opts.Endpoints, logger)
 	defer func() {
@@ -230,7 +232,7 @@ func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registr
 	switch {
 	case errors.Is(runErr, storm.ErrInterrupted):
 		return sum, ErrInterrupted
-	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres):
+	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres), errors.Is(runErr, devkit.ErrNoNode):
 		return sum, &InfraError{Err: runErr}
 	}
 	return sum, runErr

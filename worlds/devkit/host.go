@@ -1,0 +1,161 @@
+package devkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+	"github.com/stormctl/stormctl/worlds/postgres"
+)
+
+// Config configures the devkit worlds of one stormctl process.
+type Config struct {
+	// Dir is a vercel/workflow checkout whose built packages run instead of
+	// the published ones (--devkit-dir); "" runs the published ones.
+	Dir string
+	// CacheDir is where the published packages are installed (default: the
+	// user's cache directory, os.UserCacheDir).
+	CacheDir string
+	// Progress receives the line a first install prints (nil: none).
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Host owns what the devkit worlds share: one sidecar process (started on
+// the first Open, serving every devkit world at once) and devkit-postgres's
+// own embedded PostgreSQL cluster (started on the first devkit-postgres
+// Open, with track_commit_timestamp on; each world gets a database of its
+// own in it). Stop ends both.
+type Host struct {
+	cfg Config
+
+	mu         sync.Mutex
+	proc       *sidecar.Process
+	layout     sidecar.Layout
+	procErr    error
+	cluster    *postgres.Cluster
+	clusterErr error
+	databases  int
+	stopped    bool
+}
+
+// NewHost returns a host that starts nothing until a world opens.
+func NewHost(cfg Config) *Host {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Host{cfg: cfg}
+}
+
+// process returns the running sidecar, installing and starting it the first
+// time.
+func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.stopped:
+		return nil, errors.New("devkit: the host is stopped")
+	case h.proc != nil || h.procErr != nil:
+		return h.proc, h.procErr
+	}
+	cache := h.cfg.CacheDir
+	if cache == "" {
+		var err error
+		if cache, err = os.UserCacheDir(); err != nil {
+			cache = os.TempDir()
+		}
+	}
+	var l sidecar.Layout
+	var err error
+	if h.cfg.Dir != "" {
+		l, err = sidecar.Checkout(ctx, h.cfg.Dir, cache)
+	} else {
+		l, err = sidecar.Install(ctx, cache, h.cfg.Progress)
+	}
+	if err == nil {
+		var p *sidecar.Process
+		if p, err = sidecar.Start(l); err == nil {
+			h.proc, h.layout = p, l
+			h.cfg.Logger.Info("devkit sidecar started", "pid", p.PID(), "packages", l.Source)
+			return p, nil
+		}
+	}
+	if errors.Is(err, sidecar.ErrNoNode) || errors.Is(err, sidecar.ErrNotBuilt) {
+		h.procErr = err // the machine will not change during this process
+	}
+	return nil, err
+}
+
+// database creates a fresh database in the devkit-postgres cluster (started
+// the first time) and returns its URL.
+func (h *Host) database(ctx context.Context) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return "", errors.New("devkit: the host is stopped")
+	}
+	if h.cluster == nil && h.clusterErr == nil {
+		h.cluster, h.clusterErr = postgres.StartEmbedded(ctx, h.cfg.Logger)
+	}
+	if h.clusterErr != nil {
+		return "", h.clusterErr
+	}
+	h.databases++
+	name := fmt.Sprintf("devkit_%d", h.databases)
+	conn, err := pgx.Connect(ctx, h.cluster.URL())
+	if err != nil {
+		return "", fmt.Errorf("devkit-postgres: connect to its cluster: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("devkit-postgres: create database %s: %w", name, err)
+	}
+	u, err := url.Parse(h.cluster.URL())
+	if err != nil {
+		return "", fmt.Errorf("devkit-postgres: cluster URL: %w", err)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// Versions asks the sidecar which packages (and Node) it runs.
+func (h *Host) Versions(ctx context.Context) (map[string]string, error) {
+	p, err := h.process(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Versions map[string]string `json:"versions"`
+		Node     string            `json:"node"`
+	}
+	if err := p.Call(ctx, "hello", nil, &out); err != nil {
+		return nil, err
+	}
+	out.Versions["node"] = out.Node
+	return out.Versions, nil
+}
+
+// Stop stops the sidecar and the cluster, whichever started.
+func (h *Host) Stop() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	var errs []error
+	if h.proc != nil {
+		errs = append(errs, h.proc.Stop())
+		h.proc = nil
+	}
+	if h.cluster != nil {
+		errs = append(errs, h.cluster.Stop())
+		h.cluster = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,43 @@
+package devkit
+
+import (
+	"context"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Names of the devkit worlds in the registry.
+const (
+	LocalName    = "devkit-local"
+	PostgresName = "devkit-postgres"
+)
+
+// Register adds devkit-local and devkit-postgres to r, both served by h.
+// The packages implement the legacy contract only: scheme ulid, no fence,
+// no guard; the conditions whose other knobs are engine-side (ids, wake,
+// admission) run on them.
+func Register(r *worlds.Registry, h *Host) {
+	for _, k := range []struct {
+		kind Kind
+		name string
+		desc string
+	}{
+		{Local, LocalName, "the published @workflow/world-local (or --devkit-dir's), run in a Node sidecar: one JSON file per event, listed by a directory scan"},
+		{Postgres, PostgresName, "the published @workflow/world-postgres (or --devkit-dir's), run in a Node sidecar against its own embedded PostgreSQL"},
+	} {
+		r.Register(worlds.Entry{
+			Name:        k.name,
+			Description: k.desc,
+			Schemes:     []string{string(eventlog.SchemeULID)},
+			Fences:      []string{"none"},
+			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
+				w, err := Open(ctx, h, k.kind, opts)
+				if err != nil {
+					return nil, err
+				}
+				return w, nil
+			},
+		})
+	}
+}

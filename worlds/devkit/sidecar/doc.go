@@ -1,0 +1,23 @@
+// Package sidecar installs and runs the Node process through which the devkit
+// worlds reach the Workflow DevKit's own storage packages
+// (@workflow/world-local, @workflow/world-postgres).
+//
+// The sidecar is stormctl's own small script, node/sidecar.mjs, embedded in
+// the binary with the package.json and package-lock.json that pin the
+// packages' versions. Install puts it in a cache directory
+// ($XDG_CACHE_HOME/stormctl/devkit/<hash of the lock>, ~/.cache/... by
+// default) and installs the pinned packages there with npm on first use,
+// printing one progress line; later runs reuse the directory. A Checkout
+// layout runs the same script against a local vercel/workflow checkout's
+// built packages instead (--devkit-dir), and installs nothing. node and npm
+// are the only prerequisites; without them Install fails with ErrNoNode.
+//
+// Start runs the script under node and speaks its protocol: one JSON object
+// per line on its stdin and stdout, each request with an id and answered by
+// id, so that any number of requests are in flight at once (sidecar.mjs's
+// header lists the operations). The Go side owns the process: it runs in a
+// process group of its own (so a terminal's Ctrl-C reaches stormctl, which
+// then stops it), is killed when stormctl's thread dies (Pdeathsig, Linux),
+// and exits by itself when its stdin closes, which happens however stormctl
+// ends. Stop closes stdin, waits, and kills the group if it lingers.
+package sidecar

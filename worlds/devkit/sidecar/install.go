@@ -1,0 +1,234 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+//go:embed node/sidecar.mjs node/package.json node/package-lock.json
+var assets embed.FS
+
+// ErrNoNode is returned when node or npm cannot be run: the devkit worlds
+// need both (Node 20 or newer).
+var ErrNoNode = errors.New("the devkit worlds need node (20 or newer) and npm on PATH: install Node.js from https://nodejs.org or your package manager (apt install nodejs npm)")
+
+// ErrNotBuilt is returned by Checkout for a directory whose packages are not
+// built.
+var ErrNotBuilt = errors.New("not a built vercel/workflow checkout")
+
+// Layout is what the sidecar runs: its script and the directories of the two
+// packages (each holding package.json and dist/).
+type Layout struct {
+	Script   string
+	Local    string
+	Postgres string
+	// Source says where the packages come from: "published" (pinned by the
+	// embedded lock) or the checkout's directory.
+	Source string
+}
+
+// minNode is the oldest Node major version the packages run on.
+const minNode = 20
+
+// Install returns the layout of the published packages, installing them into
+// a directory under cacheDir the first time (a line on progress says so),
+// and writing the script next to them.
+func Install(ctx context.Context, cacheDir string, progress io.Writer) (Layout, error) {
+	if err := checkNode(ctx); err != nil {
+		return Layout{}, err
+	}
+	pkg, lock, err := manifests()
+	if err != nil {
+		return Layout{}, err
+	}
+	dir := filepath.Join(cacheDir, "stormctl", "devkit", digest(pkg, lock))
+	if _, err := os.Stat(filepath.Join(dir, installedMarker)); err != nil {
+		if err := install(ctx, dir, pkg, lock, progress); err != nil {
+			return Layout{}, err
+		}
+	}
+	script, err := writeScript(dir)
+	if err != nil {
+		return Layout{}, err
+	}
+	mods := filepath.Join(dir, "node_modules", "@workflow")
+	return Layout{Script: script, Local: filepath.Join(mods, "world-local"), Postgres: filepath.Join(mods, "world-postgres"), Source: "published"}, nil
+}
+
+// Checkout returns the layout of a vercel/workflow checkout's built packages
+// (packages/world-local, packages/world-postgres), with the script written
+// under cacheDir. A package without dist/index.js is refused with one line
+// saying how to build it.
+func Checkout(ctx context.Context, dir, cacheDir string) (Layout, error) {
+	l, err := CheckoutLayout(dir)
+	if err != nil {
+		return Layout{}, err
+	}
+	if err := checkNode(ctx); err != nil {
+		return Layout{}, err
+	}
+	scripts := filepath.Join(cacheDir, "stormctl", "devkit", "checkout")
+	if l.Script, err = writeScript(scripts); err != nil {
+		return Layout{}, err
+	}
+	return l, nil
+}
+
+// CheckoutLayout checks that dir is a checkout with both packages built and
+// returns their directories (Script is left empty). It touches nothing.
+func CheckoutLayout(dir string) (Layout, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Layout{}, fmt.Errorf("--devkit-dir %s: %w", dir, err)
+	}
+	l := Layout{Local: filepath.Join(abs, "packages", "world-local"), Postgres: filepath.Join(abs, "packages", "world-postgres"), Source: abs}
+	var missing []string
+	for _, p := range []string{l.Local, l.Postgres} {
+		for _, f := range []string{"package.json", filepath.Join("dist", "index.js")} {
+			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
+				missing = append(missing, filepath.Join(p, f))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return Layout{}, fmt.Errorf("--devkit-dir %s: %w: missing %s (in the checkout run: pnpm install && pnpm build --filter @workflow/world-local --filter @workflow/world-postgres)",
+			dir, ErrNotBuilt, strings.Join(missing, ", "))
+	}
+	return l, nil
+}
+
+// installedMarker is written into an install directory once npm succeeded.
+const installedMarker = ".stormctl-installed"
+
+// install runs npm in a fresh directory next to dir and renames it into
+// place, so a failed or concurrent install never leaves a half-filled dir.
+// npm install (not ci) reads the lock: it installs the locked versions, and
+// unlike ci it tolerates optional platform binaries a registry does not
+// serve (cbor-x's cbor-extract, which falls back to JavaScript). Install
+// scripts are not run: none of the packages needs one.
+func install(ctx context.Context, dir string, pkg, lock []byte, progress io.Writer) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("devkit: install the packages: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".install-")
+	if err != nil {
+		return fmt.Errorf("devkit: install the packages: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			return fmt.Errorf("devkit: install the packages: %w", err)
+		}
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "devkit: installing @workflow/world-local and @workflow/world-postgres (pinned by stormctl's package-lock.json) into %s with npm; first use only\n", dir)
+	}
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	cmd.Dir = tmp
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("devkit: npm install in %s: %w: %s", tmp, err, tail(out.String(), 600))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, installedMarker), nil, 0o644); err != nil {
+		return fmt.Errorf("devkit: install the packages: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, installedMarker)); serr == nil {
+			return nil // another stormctl installed the same lock meanwhile
+		}
+		return fmt.Errorf("devkit: install the packages: %w", err)
+	}
+	return nil
+}
+
+// writeScript writes the embedded script into dir, under a name that holds
+// its digest (so a stormctl with another script never runs a stale one).
+func writeScript(dir string) (string, error) {
+	b, err := assets.ReadFile("node/sidecar.mjs")
+	if err != nil {
+		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+	}
+	path := filepath.Join(dir, "sidecar-"+digest(b)+".mjs")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".sidecar-*.mjs")
+	if err != nil {
+		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+	}
+	return path, nil
+}
+
+func manifests() (pkg, lock []byte, err error) {
+	if pkg, err = assets.ReadFile("node/package.json"); err != nil {
+		return nil, nil, fmt.Errorf("devkit: %w", err)
+	}
+	if lock, err = assets.ReadFile("node/package-lock.json"); err != nil {
+		return nil, nil, fmt.Errorf("devkit: %w", err)
+	}
+	return pkg, lock, nil
+}
+
+// digest is the first 16 hex digits of the SHA-256 of parts.
+func digest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// checkNode fails with ErrNoNode unless node (minNode or newer) and npm run.
+func checkNode(ctx context.Context) error {
+	for _, bin := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("devkit: %s not found: %w", bin, ErrNoNode)
+		}
+	}
+	out, err := exec.CommandContext(ctx, "node", "--version").Output()
+	if err != nil {
+		return fmt.Errorf("devkit: node --version: %v: %w", err, ErrNoNode)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	major, _, _ := strings.Cut(v, ".")
+	if n, err := strconv.Atoi(major); err != nil || n < minNode {
+		return fmt.Errorf("devkit: node %s is too old: %w", strings.TrimSpace(string(out)), ErrNoNode)
+	}
+	return nil
+}
+
+// tail is the end of s, at most n bytes, on one line.
+func tail(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = "…" + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,276 @@
+// stormctl's devkit sidecar: runs the Workflow DevKit's own storage packages
+// (@workflow/world-local, @workflow/world-postgres) for stormctl's engine,
+// which drives them through the packages' events.create and events.list.
+//
+// Protocol: JSON lines on stdin and stdout. A request is
+//   {"id": N, "op": OP, ...arguments}
+// and its answer, in any order (requests run concurrently), is
+//   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code"}}
+// Ops:
+//   hello                                  -> {versions: {package: version}}
+//   open   {kind: "local", dataDir}        -> {handle}
+//   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
+//   create {handle, runId, event, delayMs} -> {event, cursor}
+//   list   {handle, runId, after, limit}   -> {events: [{event, cursor}], hasMore}
+//   cancel {target}                        -> {}  (ends request target's window early)
+//   close  {handle}                        -> {}
+// Events go to and come from the packages as they are; "after" and "cursor"
+// are event ids (world-local's own cursors are kept here, per event id).
+// delayMs is the write's mint-to-commit window: it is spent after the
+// package minted the event's id and before the event becomes visible (the
+// temp file of world-local's event file is written after it, then hard-linked
+// into place; world-postgres's INSERT into workflow_events runs after it).
+// Standard error carries diagnostics only. The process exits when stdin ends.
+//
+// Arguments: --local DIR --postgres DIR, the packages' directories (each
+// holding package.json and its built dist/).
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import fsp from 'node:fs/promises';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+
+const dirs = parseArgs(process.argv.slice(2));
+const windows = new AsyncLocalStorage();
+const inflight = new Map(); // request id -> AbortController of its window
+const handles = new Map();
+let nextHandle = 1;
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '');
+    out[key] = path.resolve(argv[i + 1]);
+  }
+  return out;
+}
+
+// spendWindow waits out the current request's window once, if it has one.
+async function spendWindow() {
+  const w = windows.getStore();
+  if (!w || w.spent || !(w.delayMs > 0)) return;
+  w.spent = true;
+  await sleep(w.delayMs, undefined, { signal: w.signal });
+}
+
+// world-local publishes an event by writing <dataDir>/events/<run>-<id>.json.tmp.<ulid>
+// and hard-linking it into place; the window goes before that write.
+const writeFile = fsp.writeFile;
+fsp.writeFile = async function (file, ...rest) {
+  const w = windows.getStore();
+  if (w?.eventsDir && typeof file === 'string' && file.startsWith(w.eventsDir)) {
+    await spendWindow();
+  }
+  return writeFile.call(this, file, ...rest);
+};
+syncBuiltinESMExports();
+
+const loaded = new Map();
+
+// load imports a package from its directory, with the modules it depends on
+// resolved from there.
+async function load(kind) {
+  if (loaded.has(kind)) return loaded.get(kind);
+  const dir = dirs[kind];
+  if (!dir) throw new Error(`no package directory for ${kind}`);
+  const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
+  const req = createRequire(path.join(dir, 'package.json'));
+  const mod = await import(pathToFileURL(path.join(dir, pkg.main ?? 'dist/index.js')).href);
+  const world = await import(pathToFileURL(req.resolve('@workflow/world')).href);
+  const out = {
+    dir, pkg, req, mod,
+    EventSchema: world.EventSchema,
+    CreateEventSchema: world.CreateEventSchema,
+    specVersion: world.SPEC_VERSION_CURRENT,
+  };
+  if (kind === 'postgres') {
+    out.pg = req('pg');
+    patchPostgres(out.pg);
+    out.drizzle = req('drizzle-orm/node-postgres');
+    out.migrator = req('drizzle-orm/node-postgres/migrator');
+  }
+  loaded.set(kind, out);
+  return out;
+}
+
+// world-postgres mints an event's id when it builds its INSERT; the window
+// goes before the statement runs (inside the package's transaction where it
+// has one).
+function patchPostgres(pg) {
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const w = windows.getStore();
+    const text = typeof config === 'string' ? config : config?.text;
+    if (!w || w.spent || !(w.delayMs > 0) || typeof text !== 'string' ||
+      !/^insert into "workflow"\."workflow_events"/i.test(text)) {
+      return query.call(this, config, values, callback);
+    }
+    const cb = typeof values === 'function' ? values : callback;
+    const run = spendWindow().then(() => query.call(this, config, values, callback));
+    if (cb) {
+      run.catch((err) => cb(err));
+      return undefined;
+    }
+    return run;
+  };
+}
+
+async function open(req) {
+  const pkg = await load(req.kind);
+  let world;
+  let stop = async () => {};
+  let eventsDir;
+  if (req.kind === 'local') {
+    world = pkg.mod.createLocalWorld({ dataDir: req.dataDir, recoverActiveRuns: false });
+    await world.start();
+    eventsDir = path.join(path.resolve(req.dataDir), 'events') + path.sep;
+    stop = () => world.close();
+  } else if (req.kind === 'postgres') {
+    const pool = new pkg.pg.Pool({ connectionString: req.url, max: req.poolSize || 20 });
+    const migrations = path.join(pkg.dir, 'src', 'drizzle', 'migrations');
+    await pkg.migrator.migrate(pkg.drizzle.drizzle(pool), {
+      migrationsFolder: migrations,
+      migrationsTable: 'workflow_migrations',
+      migrationsSchema: 'workflow_drizzle',
+    });
+    world = pkg.mod.createWorld({ connectionString: req.url, pool });
+    stop = async () => {
+      await world.close?.();
+      await pool.end();
+    };
+  } else {
+    throw new Error(`unknown kind ${req.kind}`);
+  }
+  const h = nextHandle++;
+  handles.set(h, { kind: req.kind, world, stop, eventsDir, pkg, cursors: new Map() });
+  return { handle: h };
+}
+
+function handleOf(req) {
+  const h = handles.get(req.handle);
+  if (!h) throw new Error(`unknown handle ${req.handle}`);
+  return h;
+}
+
+// cursorOf is the package's own list cursor just past event e: world-local's
+// is its createdAt and id, world-postgres's its id.
+function cursorOf(h, e) {
+  const c = h.kind === 'local' ? `${new Date(e.createdAt).toISOString()}|${e.eventId}` : e.eventId;
+  h.cursors.set(e.eventId, c);
+  return c;
+}
+
+async function create(req) {
+  const h = handleOf(req);
+  const ac = new AbortController();
+  inflight.set(req.id, ac);
+  try {
+    // As the runtime does: validate (and coerce) the request with the
+    // package's own schema, stamped with the spec version it speaks.
+    const data = h.pkg.CreateEventSchema.parse({ specVersion: h.pkg.specVersion, ...req.event });
+    const w = { delayMs: req.delayMs, signal: ac.signal, eventsDir: h.eventsDir, spent: false };
+    const res = await windows.run(w, () => h.world.events.create(req.runId, data));
+    if (!res?.event) throw new Error(`events.create(${data.eventType}) returned no event`);
+    const event = h.pkg.EventSchema.parse(res.event);
+    cursorOf(h, event);
+    return { event };
+  } finally {
+    inflight.delete(req.id);
+  }
+}
+
+async function list(req) {
+  const h = handleOf(req);
+  let cursor;
+  if (req.after) {
+    cursor = h.cursors.get(req.after);
+    if (cursor === undefined) throw new Error(`list after ${req.after}: an event this sidecar has not seen`);
+  }
+  const page = await h.world.events.list({
+    runId: req.runId,
+    pagination: { limit: req.limit, cursor, sortOrder: 'asc' },
+    resolveData: 'all',
+  });
+  const events = page.data.map((e) => ({ event: e, cursor: cursorOf(h, e) }));
+  const last = events.at(-1);
+  if (last && page.cursor && last.cursor !== page.cursor) {
+    throw new Error(`the package's list cursor ${page.cursor} is not the one this sidecar derives (${last.cursor}): its cursor format changed`);
+  }
+  return { events: events.map((e) => e.event), hasMore: page.hasMore };
+}
+
+async function close(req) {
+  const h = handleOf(req);
+  handles.delete(req.handle);
+  await h.stop();
+  return {};
+}
+
+async function hello() {
+  const versions = {};
+  for (const [kind, dir] of Object.entries(dirs)) {
+    try {
+      const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
+      versions[pkg.name ?? kind] = pkg.version;
+    } catch (err) {
+      versions[kind] = `unreadable: ${err.message}`;
+    }
+  }
+  return { versions, node: process.version };
+}
+
+const ops = {
+  hello,
+  open,
+  create,
+  list,
+  close,
+  cancel: async (req) => {
+    inflight.get(req.target)?.abort();
+    return {};
+  },
+};
+
+function errorOf(err) {
+  const cause = err?.cause ?? {};
+  return {
+    name: String(err?.name ?? 'Error'),
+    message: String(err?.message ?? err),
+    code: String(err?.code ?? cause.code ?? ''),
+    status: Number(err?.status ?? 0),
+  };
+}
+
+function send(msg) {
+  process.stdout.write(JSON.stringify(msg) + '\n');
+}
+
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+rl.on('line', (line) => {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (err) {
+    process.stderr.write(`sidecar: unreadable request: ${err.message}\n`);
+    return;
+  }
+  const op = ops[req.op];
+  if (!op) {
+    send({ id: req.id, error: { name: 'Error', message: `unknown op ${req.op}` } });
+    return;
+  }
+  op(req).then(
+    (result) => send({ id: req.id, result }),
+    (err) => send({ id: req.id, error: errorOf(err) }),
+  );
+});
+rl.on('close', async () => {
+  for (const h of handles.values()) {
+    await h.stop().catch(() => {});
+  }
+  process.exit(0);
+});

@@ -1,0 +1,298 @@
+package devkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+)
+
+// Kind is which package a devkit world runs.
+type Kind string
+
+// The two packages.
+const (
+	// Local is @workflow/world-local: one JSON file per event in a directory.
+	Local Kind = "local"
+	// Postgres is @workflow/world-postgres: rows of workflow.workflow_events.
+	Postgres Kind = "postgres"
+)
+
+// World is one instance of a package, reached through the host's sidecar:
+// a data directory of its own (Local) or a database of its own (Postgres).
+// It is safe for concurrent use.
+type World struct {
+	kind    Kind
+	proc    *sidecar.Process
+	handle  int64
+	dataDir string // Local: the package's data directory
+	dbURL   string // Postgres: the world's database
+	latency worlds.Profile
+
+	mu   sync.Mutex
+	runs map[string]bool
+	// seen is when this world first saw each event committed: the answer
+	// of the create that wrote it, or the first read that returned it.
+	seen map[string]time.Time
+
+	closed atomic.Bool
+}
+
+var (
+	_ worlds.World       = (*World)(nil)
+	_ worlds.CommitTimes = (*World)(nil)
+	_ worlds.Limited     = (*World)(nil)
+)
+
+// Open opens a fresh instance of the package of kind k: the host's sidecar
+// (installed and started on first use) opens it on opts.Dir/world-local
+// (Local) or on a new database of the host's cluster, which it migrates
+// first (Postgres). opts.Latency is each write's mint-to-commit window,
+// spent inside the package between its id mint and its publish.
+func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, error) {
+	if opts.Nemesis {
+		return nil, fmt.Errorf("devkit-%s: --nemesis has no faults for the devkit worlds", k)
+	}
+	p, err := h.process(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &World{kind: k, proc: p, latency: opts.Latency, runs: map[string]bool{}, seen: map[string]time.Time{}}
+	if w.latency == nil {
+		if w.latency, err = worlds.ParseProfile("none", 0); err != nil {
+			return nil, err
+		}
+	}
+	args := map[string]any{"kind": string(k)}
+	switch k {
+	case Local:
+		if opts.Dir == "" {
+			return nil, errors.New("devkit-local: Options.Dir is empty: the package needs a data directory")
+		}
+		w.dataDir = opts.Dir + "/world-local"
+		args["dataDir"] = w.dataDir
+	case Postgres:
+		if w.dbURL, err = h.database(ctx); err != nil {
+			return nil, err
+		}
+		args["url"], args["poolSize"] = w.dbURL, poolSize
+	default:
+		return nil, fmt.Errorf("devkit: unknown kind %q", k)
+	}
+	var out struct {
+		Handle int64 `json:"handle"`
+	}
+	if err := p.Call(ctx, "open", args, &out); err != nil {
+		return nil, fmt.Errorf("devkit-%s: open: %w", k, classify("open", "", nil, err))
+	}
+	w.handle = out.Handle
+	return w, nil
+}
+
+// poolSize is each devkit-postgres world's connection pool: a storm's
+// concurrency (20) per cell, as many cells as a storm of 3 scenarios x 2
+// conditions has, in the cluster's 220.
+const poolSize = 20
+
+// Limits implements worlds.Limited: what the legacy packages do not do of
+// what the conformance suite asks.
+func (w *World) Limits() worlds.Limits {
+	return worlds.Limits{
+		Fence:     ErrNoFence.Error(),
+		Lifecycle: "the package validates every event against its run, step, hook or wait (a step_started needs its step_created, nothing follows a run's end) and keeps only the fields its schema names (no payload on step_started, hook_disposed; only resumeAt on waits)",
+		Unkeyed: map[string]string{
+			string(eventlog.HookReceived): "the package appends every hook_received: a repeated payload is not refused",
+			"hook_token":                  "a hook_created whose token another hook holds is answered with a hook_conflict event in the log, not refused",
+			string(eventlog.StepStarted):  "the package appends every step_started of a live step (a retry's next attempt)",
+		},
+		Types: map[eventlog.Type]string{
+			eventlog.AttrSet:      "the package has no attr_set event",
+			eventlog.Noop:         "the package has no noop event (slot scheme)",
+			eventlog.HookConflict: "only the package writes hook_conflict",
+		},
+	}
+}
+
+// CreateRun records the run: the package creates it with its run_created
+// event. Only scheme ulid without a guard exists in the packages, and they
+// take client run ids of the form wrun_<ULID> (as the runtime mints them).
+func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
+	if err := w.usable(ctx); err != nil {
+		return err
+	}
+	switch {
+	case r.Scheme != eventlog.SchemeULID:
+		return fmt.Errorf("devkit-%s: scheme %s: the package implements only ulid (the legacy contract)", w.kind, r.Scheme)
+	case r.Guard != "":
+		return fmt.Errorf("devkit-%s: guard %s: the package has none", w.kind, r.Guard)
+	}
+	rest, ok := strings.CutPrefix(r.ID, "wrun_")
+	if _, err := ulid.ParseStrict(rest); !ok || err != nil {
+		return fmt.Errorf("devkit-%s: run id %q: the package takes wrun_<ULID> run ids", w.kind, r.ID)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runs[r.ID] {
+		return fmt.Errorf("devkit-%s: run %s exists", w.kind, r.ID)
+	}
+	w.runs[r.ID] = true
+	return nil
+}
+
+// Append writes the drafts one by one through the package's events.create,
+// as the runtime does; a failure returns the events written before it. A
+// hook_created whose token another hook holds comes back as the package's
+// hook_conflict event (in the log now) with an *eventlog.ConflictError.
+func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+	if err := w.known(ctx, runID); err != nil {
+		return nil, err
+	}
+	out := make([]eventlog.Event, 0, len(d))
+	for i, x := range d {
+		e, err := w.create(ctx, runID, x)
+		if e.ID != "" {
+			out = append(out, e)
+		}
+		if err != nil {
+			return out, fmt.Errorf("devkit-%s: append to run %s: draft %d (%s): %w", w.kind, runID, i, x.Type, err)
+		}
+	}
+	return out, nil
+}
+
+func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eventlog.Event, error) {
+	pe, err := toPackage(runID, d)
+	if err != nil {
+		return eventlog.Event{}, err
+	}
+	var out struct {
+		Event pkgEvent `json:"event"`
+	}
+	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": w.latency.Delay(d.Type).Milliseconds()}
+	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
+		return eventlog.Event{}, classify("create", runID, &d, err)
+	}
+	e, err := fromPackage(runID, out.Event)
+	if err != nil {
+		return eventlog.Event{}, err
+	}
+	e.CommittedAt = w.observe(e.ID, time.Now())
+	if d.Type == eventlog.HookCreated && e.Type == eventlog.HookConflict {
+		return e, &eventlog.ConflictError{RunID: runID, Key: "hook_token/" + d.Token}
+	}
+	return e, nil
+}
+
+// AppendFenced fails with ErrNoFence: the package has no fence.
+func (w *World) AppendFenced(ctx context.Context, runID string, _ int64, _ []eventlog.Draft) ([]eventlog.Event, error) {
+	if err := w.known(ctx, runID); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("devkit-%s: fenced append to run %s: %w", w.kind, runID, ErrNoFence)
+}
+
+// List returns up to limit events after the cursor (limit <= 0: all of
+// them) through the package's events.list, in the package's order:
+// world-local sorts by createdAt, then id; world-postgres by id.
+func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	if err := w.known(ctx, runID); err != nil {
+		return eventlog.Page{}, err
+	}
+	if limit > 0 {
+		return w.page(ctx, runID, after, limit)
+	}
+	all := eventlog.Page{Next: after}
+	for {
+		p, err := w.page(ctx, runID, all.Next, 1000)
+		if err != nil {
+			return eventlog.Page{}, err
+		}
+		all.Events, all.Next = append(all.Events, p.Events...), p.Next
+		if !p.More || len(p.Events) == 0 {
+			return all, nil
+		}
+	}
+}
+
+func (w *World) page(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	var out struct {
+		Events  []pkgEvent `json:"events"`
+		HasMore bool       `json:"hasMore"`
+	}
+	args := map[string]any{"handle": w.handle, "runId": runID, "after": after.ID, "limit": limit}
+	if err := w.proc.Call(ctx, "list", args, &out); err != nil {
+		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, classify("list", runID, nil, err))
+	}
+	now := time.Now()
+	p := eventlog.Page{Events: make([]eventlog.Event, 0, len(out.Events)), Next: after, More: out.HasMore}
+	for _, pe := range out.Events {
+		e, err := fromPackage(runID, pe)
+		if err != nil {
+			return eventlog.Page{}, err
+		}
+		e.CommittedAt = w.observe(e.ID, now)
+		p.Events = append(p.Events, e)
+	}
+	if n := len(p.Events); n > 0 {
+		p.Next = eventlog.Cursor{ID: p.Events[n-1].ID}
+	}
+	return p, nil
+}
+
+// observe returns when this world first saw event id committed, recording
+// at as that time if it had not seen it yet.
+func (w *World) observe(id string, at time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t, ok := w.seen[id]; ok {
+		return t
+	}
+	w.seen[id] = at
+	return at
+}
+
+// Close closes the package's instance; its files or database stay (the
+// storm's temp directory and the host's cluster are removed with them).
+func (w *World) Close() error {
+	if w.closed.Swap(true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.proc.Call(ctx, "close", map[string]any{"handle": w.handle}, nil); err != nil && !errors.Is(err, sidecar.ErrExited) {
+		return fmt.Errorf("devkit-%s: close: %w", w.kind, err)
+	}
+	return nil
+}
+
+var errClosed = errors.New("devkit: world is closed")
+
+func (w *World) usable(ctx context.Context) error {
+	if w.closed.Load() {
+		return errClosed
+	}
+	return ctx.Err()
+}
+
+// known fails with eventlog.ErrNoRun for a run this world did not create.
+func (w *World) known(ctx context.Context, runID string) error {
+	if err := w.usable(ctx); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	ok := w.runs[runID]
+	w.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("devkit-%s: run %s: %w", w.kind, runID, eventlog.ErrNoRun)
+	}
+	return nil
+}
