@@ -256,11 +256,14 @@ func supported(e worlds.Entry) string {
 	return s + "; fence " + strings.Join(e.Fences, ", ") + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
 }
 
-// SupportedPresets names the presets world e can run as they are.
+// SupportedPresets names the presets world e can run as they are (their
+// scheme, fence and guard are the world's).
 func SupportedPresets(e worlds.Entry) []string {
 	var out []string
 	for _, p := range Presets() {
-		if Supports(e, p.Knobs) == nil {
+		k := p.Knobs
+		if contains(e.Schemes, string(k.Scheme)) && (len(e.Fences) == 0 || contains(e.Fences, string(k.Fence))) &&
+			(k.Guard == "" || k.Guard == "none" || contains(e.Guards, k.Guard)) {
 			out = append(out, p.Name)
 		}
 	}

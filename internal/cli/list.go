@@ -117,14 +117,15 @@ func NewCmdScenarios(f *Factory, runF func(context.Context, *ListOptions) error)
 
 // NewCmdWorlds returns `stormctl worlds`.
 func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	return newListCmd(f, "worlds", "List the worlds (event-log stores) and the schemes each supports", "  stormctl worlds\n  stormctl worlds --format json",
+	return newListCmd(f, "worlds", "List the worlds (event-log stores), the schemes each supports and the condition presets it runs", "  stormctl worlds\n  stormctl worlds --format json",
 		func(o *ListOptions) listing {
-			l := listing{header: []string{"world", "schemes", "store"}}
+			l := listing{header: []string{"world", "schemes", "conditions", "store"}}
 			var js []map[string]any
 			reg, _ := o.Factory.Worlds(WorldEndpoints{}, o.Factory.Logger())
 			for _, e := range reg.Entries() {
-				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), e.Description})
-				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "description": e.Description})
+				conds := storm.SupportedPresets(e)
+				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), e.Description})
+				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "conditions": conds, "description": e.Description})
 			}
 			l.json = js
 			return l

@@ -43,8 +43,11 @@ type Host struct {
 	procErr    error
 	cluster    *postgres.Cluster
 	clusterErr error
-	databases  int
-	stopped    bool
+	// template is a database the package has migrated, which every
+	// world's database is created from (a copy, instead of a migration).
+	template  string
+	databases int
+	stopped   bool
 }
 
 // NewHost returns a host that starts nothing until a world opens.
@@ -95,8 +98,9 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 }
 
 // database creates a fresh database in the devkit-postgres cluster (started
-// the first time) and returns its URL.
-func (h *Host) database(ctx context.Context) (string, error) {
+// the first time) and returns its URL. The first call also creates the
+// template the others copy: a database the package migrated through p.
+func (h *Host) database(ctx context.Context, p *sidecar.Process) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
@@ -108,16 +112,53 @@ func (h *Host) database(ctx context.Context) (string, error) {
 	if h.clusterErr != nil {
 		return "", h.clusterErr
 	}
-	h.databases++
-	name := fmt.Sprintf("devkit_%d", h.databases)
 	conn, err := pgx.Connect(ctx, h.cluster.URL())
 	if err != nil {
 		return "", fmt.Errorf("devkit-postgres: connect to its cluster: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", fmt.Errorf("devkit-postgres: create database %s: %w", name, err)
+	if h.template == "" {
+		const name = "devkit_template"
+		if err := createDatabase(ctx, conn, name, ""); err != nil {
+			return "", err
+		}
+		url, err := h.urlOf(name)
+		if err != nil {
+			return "", err
+		}
+		var out struct {
+			Handle int64 `json:"handle"`
+		}
+		if err := p.Call(ctx, "open", map[string]any{"kind": string(Postgres), "url": url, "poolSize": 1}, &out); err != nil {
+			return "", fmt.Errorf("devkit-postgres: migrate the template database: %w", err)
+		}
+		if err := p.Call(ctx, "close", map[string]any{"handle": out.Handle}, nil); err != nil {
+			return "", fmt.Errorf("devkit-postgres: migrate the template database: %w", err)
+		}
+		h.template = name
 	}
+	h.databases++
+	name := fmt.Sprintf("devkit_%d", h.databases)
+	if err := createDatabase(ctx, conn, name, h.template); err != nil {
+		return "", err
+	}
+	return h.urlOf(name)
+}
+
+// createDatabase creates database name, a copy of template if one is named.
+func createDatabase(ctx context.Context, conn *pgx.Conn, name, template string) error {
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("devkit-postgres: create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// urlOf is the URL of database name in the cluster.
+func (h *Host) urlOf(name string) (string, error) {
 	u, err := url.Parse(h.cluster.URL())
 	if err != nil {
 		return "", fmt.Errorf("devkit-postgres: cluster URL: %w", err)

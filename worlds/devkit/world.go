@@ -81,7 +81,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 		w.dataDir = opts.Dir + "/world-local"
 		args["dataDir"] = w.dataDir
 	case Postgres:
-		if w.dbURL, err = h.database(ctx); err != nil {
+		if w.dbURL, err = h.database(ctx, p); err != nil {
 			return nil, err
 		}
 		args["url"], args["poolSize"] = w.dbURL, poolSize

@@ -30,7 +30,9 @@ func testFencedBatch(t *testing.T, s *suite) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			s.skipFence(t, "fenced batch")
 			f := s.fixture(t, eventlog.FenceOnLog)
+			f.skipFence("fenced batch")
 			base := f.append(draft(eventlog.StepCompleted, "base_0"), taken, draft(eventlog.StepCompleted, "base_2"))
 			evs, err := f.w.AppendFenced(f.ctx, f.run, tt.expected, tt.drafts)
 			if tt.want == nil {
@@ -116,7 +118,9 @@ func testFenceBasis(t *testing.T, s *suite) {
 			if tt.basis == eventlog.FenceOnDecisions && !s.fenceBasis {
 				t.Skipf("%s fences on the event count; the fence basis does not apply", s.scheme)
 			}
+			s.skipFence(t, "fence basis")
 			f := s.fixture(t, tt.basis)
+			f.skipFence("fence basis")
 			var want []eventlog.Event
 			for i, st := range tt.steps {
 				if !st.fenced {

@@ -21,12 +21,18 @@ type fixture struct {
 	w   worlds.World
 	ctx context.Context
 	run string
+	// limits are the world's (worlds.Limited), zero for a world without.
+	limits worlds.Limits
 }
 
 // fixture opens a fresh world and creates a run with the given fence basis.
 func (s *suite) fixture(t *testing.T, basis eventlog.FenceBasis) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, w: s.open(t), ctx: t.Context()}
+	if l, ok := f.w.(worlds.Limited); ok {
+		f.limits = l.Limits()
+	}
+	s.limits = &f.limits
 	f.run = f.createRun(basis)
 	return f
 }

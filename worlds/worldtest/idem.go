@@ -58,9 +58,32 @@ func testIdempotency(t *testing.T, s *suite) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var ds []eventlog.Draft
+			var conflict []bool
+			for _, wr := range tt.writes {
+				ds, conflict = append(ds, wr.d), append(conflict, wr.conflict)
+			}
+			skipUnkeyed(t, s.limits, ds, conflict)
 			f := s.fixture(t, eventlog.FenceOnLog)
+			skipUnkeyed(t, &f.limits, ds, conflict)
 			var want []eventlog.Event
-			for i, wr := range tt.writes {
+			writes := tt.writes
+			if f.lifecycle() {
+				// The writes shaped for the store, after the creation of
+				// each entity they address that they do not create.
+				writes = slices.Clone(tt.writes)
+				shaped := make([]eventlog.Draft, len(writes))
+				for i := range writes {
+					writes[i].d = f.shape(writes[i].d)
+					shaped[i] = writes[i].d
+				}
+				for _, d := range f.withCreators(nil, shaped...) {
+					if !slices.ContainsFunc(writes, func(wr write) bool { return sameDraft(wr.d, d) }) {
+						want = append(want, f.append(d)...)
+					}
+				}
+			}
+			for i, wr := range writes {
 				if shares := sharesKey(wr.d, want); shares != wr.conflict {
 					t.Fatalf("write %d: table says conflict=%v but Draft.Keys says %v", i, wr.conflict, shares)
 				}

@@ -1,6 +1,7 @@
 package worldtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -12,8 +13,16 @@ import (
 // carry run id, prefixed id, position, MintedAt <= CommittedAt.
 func testFields(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
+	if f.lifecycle() {
+		testFieldsLifecycle(f)
+		return
+	}
 	var written []eventlog.Event
 	for _, typ := range eventlog.Types() {
+		if why := f.limits.Types[typ]; why != "" {
+			t.Logf("%s not written: %s", typ, why)
+			continue
+		}
 		d := draft(typ, "fields_"+string(typ))
 		switch typ {
 		case eventlog.RunCreated:
@@ -28,26 +37,67 @@ func testFields(t *testing.T, s *suite) {
 	f.checkSame("log", f.all(), written)
 }
 
+// testFieldsLifecycle is testFields for a store that validates each event
+// against its entity: every type it can store, each after its entity's
+// creation, the run's end last; run_failed ends a second run.
+func testFieldsLifecycle(f *fixture) {
+	tok := f.draft(eventlog.HookCreated, "fields_hook")
+	tok.Token = "tok_fields"
+	recv := f.draft(eventlog.HookReceived, "fields_hook")
+	recv.Dedup = "payload_7"
+	created := eventlog.Draft{Type: eventlog.RunCreated}
+	first := []eventlog.Draft{created,
+		f.draft(eventlog.StepCreated, "fields_step"), f.draft(eventlog.StepStarted, "fields_step"), f.draft(eventlog.StepCompleted, "fields_step"),
+		f.draft(eventlog.StepCreated, "fields_fail"), f.draft(eventlog.StepStarted, "fields_fail"), f.draft(eventlog.StepFailed, "fields_fail"),
+		tok, recv, f.draft(eventlog.HookDisposed, "fields_hook"),
+		f.draft(eventlog.WaitCreated, "fields_wait"), f.draft(eventlog.WaitCompleted, "fields_wait"),
+		f.draft(eventlog.RunCompleted, "")}
+	first[len(first)-1].CorrelationID = ""
+	second := []eventlog.Draft{created, {Type: eventlog.RunFailed, Payload: json.RawMessage(`{"code":"X"}`)}}
+	covered := map[eventlog.Type]bool{}
+	for _, d := range append(first, second...) {
+		covered[d.Type] = true
+	}
+	for _, typ := range eventlog.Types() {
+		if why := f.limits.Types[typ]; why != "" {
+			f.t.Logf("%s not written: %s", typ, why)
+		} else if !covered[typ] {
+			f.t.Fatalf("testFieldsLifecycle writes no %s", typ)
+		}
+	}
+	var written []eventlog.Event
+	for _, d := range first {
+		written = append(written, f.append(d)...)
+	}
+	f.checkSame("log", f.all(), written)
+	f.run = f.createRun(eventlog.FenceOnLog)
+	written = nil
+	for _, d := range second {
+		written = append(written, f.append(d)...)
+	}
+	f.checkSame("second run's log", f.all(), written)
+}
+
 // testOrdering: a single writer's events come back in scheme order, which is
 // also append order, however they were batched.
 func testOrdering(t *testing.T, s *suite) {
-	ds := mix("ord", 10)
 	tests := []struct {
-		name  string
-		write func(f *fixture) []eventlog.Event
+		name   string
+		fenced bool
+		write  func(f *fixture, ds []eventlog.Draft) []eventlog.Event
 	}{
-		{"one_by_one", func(f *fixture) []eventlog.Event {
+		{"one_by_one", false, func(f *fixture, ds []eventlog.Draft) []eventlog.Event {
 			var out []eventlog.Event
 			for _, d := range ds {
 				out = append(out, f.append(d)...)
 			}
 			return out
 		}},
-		{"one_batch", func(f *fixture) []eventlog.Event { return f.append(ds...) }},
-		{"fenced_batches", func(f *fixture) []eventlog.Event {
+		{"one_batch", false, func(f *fixture, ds []eventlog.Draft) []eventlog.Event { return f.append(ds...) }},
+		{"fenced_batches", true, func(f *fixture, ds []eventlog.Draft) []eventlog.Event {
 			return append(f.appendFenced(0, ds[:4]...), f.appendFenced(4, ds[4:]...)...)
 		}},
-		{"mixed", func(f *fixture) []eventlog.Event {
+		{"mixed", true, func(f *fixture, ds []eventlog.Draft) []eventlog.Event {
 			out := f.append(ds[:3]...)
 			out = append(out, f.appendFenced(3, ds[3:6]...)...)
 			for _, d := range ds[6:] {
@@ -58,8 +108,14 @@ func testOrdering(t *testing.T, s *suite) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.fenced {
+				s.skipFence(t, tt.name)
+			}
 			f := s.fixture(t, eventlog.FenceOnLog)
-			written := tt.write(f)
+			if tt.fenced {
+				f.skipFence(tt.name)
+			}
+			written := tt.write(f, f.mix("ord", 10))
 			f.checkSame("log", f.all(), written)
 		})
 	}
@@ -72,7 +128,7 @@ func testPagination(t *testing.T, s *suite) {
 	for _, limit := range []int{1, 2, 3, 10} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			f := s.fixture(t, eventlog.FenceOnLog)
-			f.append(mix("page", 10)...)
+			f.append(f.mix("page", 10)...)
 			want := f.all()
 			got := f.pages(eventlog.Cursor{}, limit)
 			f.checkSame("pages", got, want)
@@ -125,19 +181,19 @@ func (s *suite) sameCursor(a, b eventlog.Cursor) bool {
 // past the cursor.
 func testCursorResume(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	first := f.append(mix("old", 10)...)
+	first := f.append(f.mix("old", 10)...)
 	half := f.list(eventlog.Cursor{}, 5)
 	f.checkSame("first half", half.Events, first[:5])
 	if !half.More {
 		t.Fatalf("first half of 10 events: More=false")
 	}
-	more := f.append(mix("new", 3)...)
-	more = append(more, f.appendFenced(13, mix("newf", 2)...)...)
+	more := f.append(f.mix("new", 3)...)
+	more = append(more, f.appendMaybeFenced(13, f.mix("newf", 2)...)...)
 	rest := f.pages(half.Next, 4)
 	f.checkResume(half.Next, rest, slices.Concat(first[5:], more))
 
 	end := eventlog.After(rest[len(rest)-1])
-	last := f.append(mix("last", 2)...)
+	last := f.append(f.mix("last", 2)...)
 	f.checkResume(end, f.pages(end, 4), last)
 }
 
@@ -161,10 +217,10 @@ func (f *fixture) checkResume(after eventlog.Cursor, got, unseen []eventlog.Even
 // is set whenever events remain.
 func testDensity(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(mix("a", 4)...)
-	f.appendFenced(4, mix("b", 3)...)
-	f.append(mix("c", 1)...)
-	f.append(mix("d", 4)...)
+	f.append(f.mix("a", 4)...)
+	f.appendMaybeFenced(4, f.mix("b", 3)...)
+	f.append(f.mix("c", 1)...)
+	f.append(f.mix("d", 4)...)
 	all := f.all()
 	n := len(all)
 	for k := 0; k <= n; k++ {

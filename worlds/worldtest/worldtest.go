@@ -38,6 +38,10 @@ type suite struct {
 	scheme eventlog.Scheme
 	contract
 	open func(t *testing.T) worlds.World
+	// limits are the world's, once a fixture has opened one (subtests run
+	// one at a time): a subtest the world cannot do is skipped before it
+	// opens another.
+	limits *worlds.Limits
 }
 
 // Exercise runs the conformance suite against a world under one ordering
