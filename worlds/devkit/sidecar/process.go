@@ -47,6 +47,21 @@ type response struct {
 	Error  *Error          `json:"error"`
 }
 
+// idOf reads the id an answer line starts with ({"id":N,...}), so that the
+// reader hands each line on without decoding it.
+func idOf(line []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"id":`))
+	if !ok {
+		return 0, false
+	}
+	var id int64
+	n := 0
+	for ; n < len(rest) && rest[n] >= '0' && rest[n] <= '9'; n++ {
+		id = id*10 + int64(rest[n]-'0')
+	}
+	return id, n > 0
+}
+
 // Process is a running sidecar. Its methods are safe for concurrent use.
 type Process struct {
 	cmd   *exec.Cmd
@@ -57,7 +72,7 @@ type Process struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan response
+	pending map[int64]chan []byte
 	exitErr error // set once the process is gone
 	stderr  *ring
 
@@ -66,27 +81,34 @@ type Process struct {
 }
 
 // Start runs the sidecar of l under node. The process ends with Stop, or by
-// itself when this process dies (its stdin closes).
+// itself when this process dies (its stdin closes). It answers on a pipe
+// of its own (its file descriptor 3); its stdout and stderr are kept for
+// the error that reports its exit.
 func Start(l Layout) (*Process, error) {
 	cmd := exec.Command("node", l.Script, "--local", l.Local, "--postgres", l.Postgres)
 	cmd.SysProcAttr = procAttr()
 	cmd.Dir = os.TempDir() // the packages resolve relative paths (.workflow-data) from here; nothing is written
-	p := &Process{cmd: cmd, pending: map[int64]chan response{}, stderr: &ring{max: 4 << 10}}
-	cmd.Stderr = p.stderr
+	p := &Process{cmd: cmd, pending: map[int64]chan []byte{}, stderr: &ring{max: 4 << 10}}
+	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	answers, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		answers.Close()
 		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
 	}
 	p.stdin = stdin
 	p.g.Go(func() error {
-		p.read(stdout)
+		p.read(answers)
+		answers.Close()
 		err := cmd.Wait()
 		p.fail(fmt.Errorf("%w (%v): %s", ErrExited, err, tail(p.stderr.String(), 800)))
 		return nil
@@ -97,25 +119,26 @@ func Start(l Layout) (*Process, error) {
 // PID returns the sidecar's process id.
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 
-// read dispatches the answers on stdout to their requests until it ends.
-func (p *Process) read(stdout io.Reader) {
-	sc := bufio.NewScanner(stdout)
+// read hands each answer line to its request until the pipe ends; the
+// request decodes it, so the reader keeps up with the sidecar.
+func (p *Process) read(answers io.Reader) {
+	sc := bufio.NewScanner(answers)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	for sc.Scan() {
-		var r response
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			p.stderr.Write([]byte("stormctl: unreadable sidecar answer: " + err.Error() + "\n"))
+		id, ok := idOf(sc.Bytes())
+		if !ok {
+			p.stderr.Write([]byte("stormctl: unreadable sidecar answer\n"))
 			continue
 		}
 		p.mu.Lock()
-		ch, ok := p.pending[r.ID]
-		delete(p.pending, r.ID)
+		ch, ok := p.pending[id]
+		delete(p.pending, id)
 		p.mu.Unlock()
 		if ok {
-			ch <- r
+			ch <- bytes.Clone(sc.Bytes())
 		}
 	}
-	_, _ = io.Copy(io.Discard, stdout)
+	_, _ = io.Copy(io.Discard, answers)
 }
 
 // fail ends every pending and later request with err.
@@ -127,7 +150,7 @@ func (p *Process) fail(err error) {
 	}
 	for id, ch := range p.pending {
 		delete(p.pending, id)
-		ch <- response{ID: id, Error: nil}
+		ch <- nil
 	}
 }
 
@@ -146,7 +169,7 @@ func (p *Process) Call(ctx context.Context, op string, args map[string]any, out 
 	}
 	p.nextID++
 	id := p.nextID
-	ch := make(chan response, 1)
+	ch := make(chan []byte, 1)
 	p.pending[id] = ch
 	p.mu.Unlock()
 
@@ -165,7 +188,14 @@ func (p *Process) Call(ctx context.Context, op string, args map[string]any, out 
 		return err
 	}
 	select {
-	case r := <-ch:
+	case line := <-ch:
+		if line == nil {
+			return p.exited()
+		}
+		var r response
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("devkit sidecar %s: unreadable answer: %w", op, err)
+		}
 		switch {
 		case r.Error != nil:
 			r.Error.Op = op

@@ -2,9 +2,13 @@
 // (@workflow/world-local, @workflow/world-postgres) for stormctl's engine,
 // which drives them through the packages' events.create and events.list.
 //
-// Protocol: JSON lines on stdin and stdout. A request is
+// Protocol: JSON lines, requests on stdin and answers on file descriptor 3
+// (a pipe written asynchronously: Node writes stdout to a pipe
+// synchronously, which would stall every request behind the reader). A
+// request is
 //   {"id": N, "op": OP, ...arguments}
-// and its answer, in any order (requests run concurrently), is
+// and its answer, in any order (requests run concurrently), starts with
+// its id:
 //   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code"}}
 // Ops:
 //   hello                                  -> {versions: {package: version}}
@@ -20,7 +24,8 @@
 // package minted the event's id and before the event becomes visible (the
 // temp file of world-local's event file is written after it, then hard-linked
 // into place; world-postgres's INSERT into workflow_events runs after it).
-// Standard error carries diagnostics only. The process exits when stdin ends.
+// Standard output and error carry diagnostics only. The process exits when
+// stdin ends.
 //
 // Arguments: --local DIR --postgres DIR, the packages' directories (each
 // holding package.json and its built dist/).
@@ -28,6 +33,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fsp from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -82,7 +88,6 @@ async function load(kind) {
   const world = await import(pathToFileURL(req.resolve('@workflow/world')).href);
   const out = {
     dir, pkg, req, mod,
-    EventSchema: world.EventSchema,
     CreateEventSchema: world.CreateEventSchema,
     specVersion: world.SPEC_VERSION_CURRENT,
   };
@@ -156,9 +161,10 @@ function handleOf(req) {
 }
 
 // cursorOf is the package's own list cursor just past event e: world-local's
-// is its createdAt and id, world-postgres's its id.
+// is its createdAt and id (kept per event id), world-postgres's its id.
 function cursorOf(h, e) {
-  const c = h.kind === 'local' ? `${new Date(e.createdAt).toISOString()}|${e.eventId}` : e.eventId;
+  if (h.kind !== 'local') return e.eventId;
+  const c = `${new Date(e.createdAt).toISOString()}|${e.eventId}`;
   h.cursors.set(e.eventId, c);
   return c;
 }
@@ -174,9 +180,8 @@ async function create(req) {
     const w = { delayMs: req.delayMs, signal: ac.signal, eventsDir: h.eventsDir, spent: false };
     const res = await windows.run(w, () => h.world.events.create(req.runId, data));
     if (!res?.event) throw new Error(`events.create(${data.eventType}) returned no event`);
-    const event = h.pkg.EventSchema.parse(res.event);
-    cursorOf(h, event);
-    return { event };
+    cursorOf(h, res.event);
+    return { event: res.event };
   } finally {
     inflight.delete(req.id);
   }
@@ -185,7 +190,9 @@ async function create(req) {
 async function list(req) {
   const h = handleOf(req);
   let cursor;
-  if (req.after) {
+  if (req.after && h.kind !== 'local') {
+    cursor = req.after;
+  } else if (req.after) {
     cursor = h.cursors.get(req.after);
     if (cursor === undefined) throw new Error(`list after ${req.after}: an event this sidecar has not seen`);
   }
@@ -244,8 +251,9 @@ function errorOf(err) {
   };
 }
 
+const answers = new net.Socket({ fd: 3, readable: false });
 function send(msg) {
-  process.stdout.write(JSON.stringify(msg) + '\n');
+  answers.write(JSON.stringify(msg) + '\n');
 }
 
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
