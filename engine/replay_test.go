@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +193,42 @@ func TestSameJSON(t *testing.T) {
 	for _, tt := range tests {
 		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
 			t.Errorf("sameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestHookConflict: a store that answered a hook's creation with a
+// hook_conflict (another hook holds its token) leaves the hook created, and
+// the code awaiting its payload fails, as in core: the run fails with the
+// workflow's error, no hook_created is derived again, and nothing diverges.
+func TestHookConflict(t *testing.T) {
+	log := simulate(t, shaped(baseShape), nil, IDsCallsite)
+	log = log[:len(log)-1]
+	h := find(log, eventlog.HookCreated)
+	hook := log[h].CorrelationID
+	log = slices.Clone(log)
+	log[h].Type = eventlog.HookConflict
+	// The store refuses payloads for a hook it never created.
+	log = slices.DeleteFunc(log, func(e eventlog.Event) bool {
+		return e.CorrelationID == hook && (e.Type == eventlog.HookReceived || e.Type == eventlog.HookDisposed)
+	})
+	for _, wake := range allWakes {
+		out := Replay(shaped(baseShape), "run-sim", log, IDsCallsite, wake, simNow)
+		if out.Divergence != nil {
+			t.Fatalf("%s: divergence %v", wake, out.Divergence)
+		}
+		if len(out.Decisions) == 0 {
+			t.Fatalf("%s: no decisions, want the run to fail", wake)
+		}
+		last := out.Decisions[len(out.Decisions)-1]
+		f := Failure(eventlog.Event{Payload: last.Payload})
+		if last.Type != eventlog.RunFailed || f.Code != CodeWorkflow || !strings.Contains(f.Message, ErrHookConflict.Error()) {
+			t.Fatalf("%s: last decision %s %+v, want run_failed %s with %q", wake, last.Type, f, CodeWorkflow, ErrHookConflict)
+		}
+		for _, d := range out.Decisions {
+			if d.Type == eventlog.HookCreated {
+				t.Fatalf("%s: derived hook_created %s again after its hook_conflict", wake, d.CorrelationID)
+			}
 		}
 	}
 }

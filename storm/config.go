@@ -249,11 +249,10 @@ func Supports(e worlds.Entry, k Knobs) error {
 // supported lists what a world runs: its schemes, and its fences and the
 // conditions they leave when it does not honour every fence.
 func supported(e worlds.Entry) string {
-	s := "scheme " + strings.Join(e.Schemes, ", ")
 	if len(e.Fences) == 0 {
-		return s
+		return strings.Join(e.Schemes, ", ")
 	}
-	return s + "; fence " + strings.Join(e.Fences, ", ") + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
+	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + strings.Join(e.Fences, ", ") + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
 }
 
 // SupportedPresets names the presets world e can run as they are (their

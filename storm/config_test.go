@@ -77,6 +77,7 @@ func testRegistry() *worlds.Registry {
 	local.Register(r)
 	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSizes: map[string]int{"ulid": 1000}, RunsPerCore: 3})
 	r.Register(worlds.Entry{Name: "paged", Description: "test world", Schemes: []string{"ulid", "seq"}, PageSizes: map[string]int{"seq": 500}})
+	r.Register(worlds.Entry{Name: "unfenced", Description: "test world without AppendFenced", Schemes: []string{"ulid"}, Fences: []string{"none"}})
 	return r
 }
 
@@ -119,6 +120,13 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"scheme one of two worlds lacks", func(_ *testing.T, c *storm.Config) {
 			c.Worlds, c.Conditions = []string{"local", "ulid-only"}, []string{"main", "seq"}
 		}, []string{"--condition", `"seq"`, "ulid-only"}},
+		{"fence the world lacks", func(_ *testing.T, c *storm.Config) { c.Worlds, c.Conditions = []string{"unfenced"}, []string{"tail-fence"} },
+			[]string{"--condition", `"tail-fence"`, "needs fence all", "unfenced", "fence none", "conditions main, callsite"}},
+		{"fence set by an override", func(_ *testing.T, c *storm.Config) {
+			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"callsite/fence=decisions"}
+		}, []string{"--condition", `"callsite/fence=decisions"`, "needs fence decisions", "unfenced"}},
+		{"scheme an unfenced world lacks", func(_ *testing.T, c *storm.Config) { c.Worlds, c.Conditions = []string{"unfenced"}, []string{"seq+callsite"} },
+			[]string{"--condition", `"seq+callsite"`, "needs scheme seq", "unfenced", "conditions main, callsite"}},
 		{"world twice", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
 		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},
@@ -355,5 +363,30 @@ func TestPlanOnly(t *testing.T) {
 				t.Errorf("plan.PageSizes = %v, want %v", plan.PageSizes, tc.pageSizes)
 			}
 		})
+	}
+}
+
+// TestUnfencedWorld: a world without AppendFenced runs the conditions whose
+// fence is none, with any engine-side override, and lists them.
+func TestUnfencedWorld(t *testing.T) {
+	c := validConfig(t)
+	c.Worlds = []string{"unfenced"}
+	c.Conditions = []string{"main", "callsite", "main/ids=callsite", "callsite/wake=ordered", "main/admission=single-runner"}
+	if _, err := c.Validate(testRegistry()); err != nil {
+		t.Fatalf("Validate(%v on an unfenced world): %v", c.Conditions, err)
+	}
+	e, err := testRegistry().Lookup("unfenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storm.SupportedPresets(e); !slices.Equal(got, []string{"main", "callsite"}) {
+		t.Errorf("SupportedPresets(unfenced) = %v, want [main callsite]", got)
+	}
+	l, err := testRegistry().Lookup("local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storm.SupportedPresets(l); !slices.Contains(got, "tail-fence") || !slices.Contains(got, "seq+callsite+ordered") || slices.Contains(got, "sequence") {
+		t.Errorf("SupportedPresets(local) = %v: want its schemes' presets with every fence, without sequence", got)
 	}
 }

@@ -161,6 +161,9 @@ func (p *Process) fail(err error) {
 // ended early (the package carries on from there, as a write whose caller
 // gave up does).
 func (p *Process) Call(ctx context.Context, op string, args map[string]any, out any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	if p.exitErr != nil {
 		err := p.exitErr
