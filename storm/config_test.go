@@ -120,12 +120,16 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"scheme one of two worlds lacks", func(_ *testing.T, c *storm.Config) {
 			c.Worlds, c.Conditions = []string{"local", "ulid-only"}, []string{"main", "seq"}
 		}, []string{"--condition", `"seq"`, "ulid-only"}},
-		{"fence the world lacks", func(_ *testing.T, c *storm.Config) { c.Worlds, c.Conditions = []string{"unfenced"}, []string{"tail-fence"} },
+		{"fence the world lacks", func(_ *testing.T, c *storm.Config) {
+			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"tail-fence"}
+		},
 			[]string{"--condition", `"tail-fence"`, "needs fence all", "unfenced", "fence none", "conditions main, callsite"}},
 		{"fence set by an override", func(_ *testing.T, c *storm.Config) {
 			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"callsite/fence=decisions"}
 		}, []string{"--condition", `"callsite/fence=decisions"`, "needs fence decisions", "unfenced"}},
-		{"scheme an unfenced world lacks", func(_ *testing.T, c *storm.Config) { c.Worlds, c.Conditions = []string{"unfenced"}, []string{"seq+callsite"} },
+		{"scheme an unfenced world lacks", func(_ *testing.T, c *storm.Config) {
+			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"seq+callsite"}
+		},
 			[]string{"--condition", `"seq+callsite"`, "needs scheme seq", "unfenced", "conditions main, callsite"}},
 		{"world twice", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
 		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },

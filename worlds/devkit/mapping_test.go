@@ -149,7 +149,7 @@ func TestUnrepresentable(t *testing.T) {
 // token unscoped.
 func TestHookConflictEvent(t *testing.T) {
 	pe := pkgEvent{EventType: "hook_conflict", CorrelationID: "hook_2", RunID: testRun,
-		EventID: "wevt_01M8XMFXHNDH8J2K8VFNDYBHZW",
+		EventID:   "wevt_01M8XMFXHNDH8J2K8VFNDYBHZW",
 		EventData: json.RawMessage(`{"token":"` + testRun + `:tok","conflictingRunId":"` + testRun + `"}`)}
 	e, err := fromPackage(testRun, pe)
 	if err != nil {
