@@ -1,19 +1,24 @@
 package devkit_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/oklog/ulid/v2"
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
@@ -76,5 +81,63 @@ func TestConformance(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			worldtest.Exercise(t, eventlog.SchemeULID, func(t *testing.T) worlds.World { return open(t, k) })
 		})
+	}
+}
+
+// TestCheckout runs a world from a checkout-shaped directory (Config.Dir,
+// --devkit-dir) whose packages are links to the published ones: the
+// sidecar imports them from there, and the package mints the ids.
+func TestCheckout(t *testing.T) {
+	open(t, devkit.Local) // the published packages, installed
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("skipping: no cache directory: %v", err)
+	}
+	l, err := sidecar.Install(t.Context(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "packages"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"world-local": l.Local, "world-postgres": l.Postgres} {
+		if err := os.Symlink(target, filepath.Join(dir, "packages", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := devkit.NewHost(devkit.Config{Dir: dir, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	versions, err := h.Versions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if versions["@workflow/world-local"] == "" || versions["@workflow/world-postgres"] == "" {
+		t.Fatalf("the checkout's sidecar reports versions %v", versions)
+	}
+	w, err := devkit.Open(t.Context(), h, devkit.Local, worlds.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	run := "wrun_" + ulid.Make().String()
+	if err := w.CreateRun(t.Context(), eventlog.Run{ID: run, Scheme: eventlog.SchemeULID}); err != nil {
+		t.Fatal(err)
+	}
+	written, err := w.Append(t.Context(), run, []eventlog.Draft{{Type: eventlog.RunCreated, Payload: json.RawMessage(`{"n":1}`)},
+		{Type: eventlog.StepCreated, CorrelationID: "step_1", Payload: json.RawMessage(`{"name":"a","args":1}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.List(t.Context(), run, eventlog.Cursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) != 2 || p.Events[0].ID != written[0].ID || p.Events[1].ID != written[1].ID || !strings.HasPrefix(written[0].ID, eventlog.LocalPrefix) {
+		t.Fatalf("wrote %v, read %v: want the package's two evnt_ ids back in order", written, p.Events)
 	}
 }

@@ -102,7 +102,7 @@ func CheckoutLayout(dir string) (Layout, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Layout{}, fmt.Errorf("--devkit-dir %s: %w: missing %s (in the checkout run: pnpm install && pnpm build --filter @workflow/world-local --filter @workflow/world-postgres)",
+		return Layout{}, fmt.Errorf("--devkit-dir %s: %w: missing %s (in the checkout run: pnpm install && pnpm --filter \"@workflow/world-local...\" --filter \"@workflow/world-postgres...\" build)",
 			dir, ErrNotBuilt, strings.Join(missing, ", "))
 	}
 	return l, nil

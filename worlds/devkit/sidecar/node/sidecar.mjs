@@ -31,6 +31,7 @@
 // holding package.json and its built dist/).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
@@ -45,11 +46,15 @@ const inflight = new Map(); // request id -> AbortController of its window
 const handles = new Map();
 let nextHandle = 1;
 
+// parseArgs reads --kind DIR pairs; each DIR is taken by its real path, from
+// which its own dependencies resolve (a linked package's are beside its
+// target, not its link).
 function parseArgs(argv) {
   const out = {};
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    out[key] = path.resolve(argv[i + 1]);
+    const dir = path.resolve(argv[i + 1]);
+    out[key] = fs.existsSync(dir) ? fs.realpathSync(dir) : dir;
   }
   return out;
 }
