@@ -88,6 +88,7 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 		if p, err = sidecar.Start(l); err == nil {
 			h.proc, h.layout = p, l
 			h.cfg.Logger.Info("devkit sidecar started", "pid", p.PID(), "packages", l.Source)
+			h.announce(ctx, p, l)
 			return p, nil
 		}
 	}
@@ -95,6 +96,23 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 		h.procErr = err // the machine will not change during this process
 	}
 	return nil, err
+}
+
+// announce says on Progress which packages the sidecar runs, and from
+// where, once per stormctl: a storm's log then names what it stormed.
+func (h *Host) announce(ctx context.Context, p *sidecar.Process, l sidecar.Layout) {
+	if h.cfg.Progress == nil {
+		return
+	}
+	var out struct {
+		Versions map[string]string `json:"versions"`
+		Node     string            `json:"node"`
+	}
+	if err := p.Call(ctx, "hello", nil, &out); err != nil {
+		return // the first request will report a broken sidecar
+	}
+	fmt.Fprintf(h.cfg.Progress, "devkit: @workflow/world-local %s and @workflow/world-postgres %s (%s) on node %s\n",
+		out.Versions["@workflow/world-local"], out.Versions["@workflow/world-postgres"], l.Source, out.Node)
 }
 
 // database creates a fresh database in the devkit-postgres cluster (started
