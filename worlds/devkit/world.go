@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,8 @@ var (
 // (installed and started on first use) opens it on opts.Dir/world-local
 // (Local) or on a new database of the host's cluster, which it migrates
 // first (Postgres). opts.Latency is each write's mint-to-commit window,
-// spent inside the package between its id mint and its publish.
+// spent inside the package between its id mint and its publish. The
+// package mints ids with its own entropy: opts.Seed does not reach them.
 func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, error) {
 	if opts.Nemesis {
 		return nil, fmt.Errorf("devkit-%s: --nemesis has no faults for the devkit worlds", k)
@@ -78,7 +80,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 		if opts.Dir == "" {
 			return nil, errors.New("devkit-local: Options.Dir is empty: the package needs a data directory")
 		}
-		w.dataDir = opts.Dir + "/world-local"
+		w.dataDir = filepath.Join(opts.Dir, "world-local")
 		args["dataDir"] = w.dataDir
 	case Postgres:
 		if w.dbURL, err = h.database(ctx, p); err != nil {
