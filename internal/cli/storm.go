@@ -232,7 +232,7 @@ func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registr
 	switch {
 	case errors.Is(runErr, storm.ErrInterrupted):
 		return sum, ErrInterrupted
-	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres), errors.Is(runErr, devkit.ErrNoNode):
+	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres), errors.Is(runErr, devkit.ErrNoNode), errors.Is(runErr, devkit.ErrInstall):
 		return sum, &InfraError{Err: runErr}
 	}
 	return sum, runErr

@@ -17,6 +17,9 @@ var ErrNoFence = errors.New("the Workflow DevKit package has no fenced append (l
 // ErrNoNode is returned when node or npm is missing.
 var ErrNoNode = sidecar.ErrNoNode
 
+// ErrInstall is returned when npm could not install the published packages.
+var ErrInstall = sidecar.ErrInstall
+
 // refusals are the package's error classes for an event its entity's state
 // does not allow (@workflow/errors), and the validation errors of its
 // schemas and ids.

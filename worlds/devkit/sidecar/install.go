@@ -23,6 +23,10 @@ var assets embed.FS
 // need both (Node 20 or newer).
 var ErrNoNode = errors.New("the devkit worlds need node (20 or newer) and npm on PATH: install Node.js from https://nodejs.org or your package manager (apt install nodejs npm)")
 
+// ErrInstall is returned when npm could not install the published packages
+// (no registry, no disk): the machine's set-up, like a missing node.
+var ErrInstall = errors.New("could not install the devkit packages")
+
 // ErrNotBuilt is returned by Checkout for a directory whose packages are not
 // built.
 var ErrNotBuilt = errors.New("not a built vercel/workflow checkout")
@@ -140,7 +144,7 @@ func install(ctx context.Context, dir string, pkg, lock []byte, progress io.Writ
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("devkit: npm install in %s: %w: %s", tmp, err, tail(out.String(), 600))
+		return fmt.Errorf("devkit: %w: npm install in %s: %v: %s", ErrInstall, tmp, err, tail(out.String(), 600))
 	}
 	if err := os.WriteFile(filepath.Join(tmp, installedMarker), nil, 0o644); err != nil {
 		return fmt.Errorf("devkit: install the packages: %w", err)
