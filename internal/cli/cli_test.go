@@ -230,7 +230,7 @@ func TestListings(t *testing.T) {
 	}{
 		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}, presetNames()},
 		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"}},
-		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres", "vercel"}},
+		{"worlds", []string{"world", "schemes", "conditions", "store"}, []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd+"/table", func(t *testing.T) {
