@@ -29,4 +29,12 @@
 //
 // Event ids carry a world prefix (eventlog.LocalPrefix or
 // eventlog.ServerPrefix) followed by a ULID.
+//
+// A world that runs a real implementation as it is (the devkit worlds) may
+// lack parts of its scheme's contract; it says which, and why, as
+// worlds.Limits (worlds.Limited). The suite then skips exactly those parts,
+// printing the reason (fenced appends; the idempotency keys the world does
+// not enforce; the event types it cannot store), and for a world whose
+// events must follow their entity's lifecycle it writes its drafts in that
+// shape (limits.go). Worlds without Limits are checked as before.
 package worldtest
