@@ -13,7 +13,7 @@ import (
 func TestCellAdd(t *testing.T) {
 	stats := engine.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
 	findings := forensics.RunFindings{
-		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, InvertedPairs: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
+		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, Inversions: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
 	}
 	tests := []struct {
 		name string
@@ -47,7 +47,9 @@ func TestCellAdd(t *testing.T) {
 			want: reports.Cell{
 				Runs: 3, Completed: 1, Corrupted: 2,
 				Rejections: 6, Divergences: 4, Recoveries: 2, Invocations: 10,
-				Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14,
+				RunFindings: forensics.RunFindings{
+					Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14, Unpositioned: 198,
+				},
 			},
 		},
 		{

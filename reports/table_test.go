@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -23,13 +24,14 @@ func testSummary(interrupted bool) *reports.Summary {
 			{
 				World: "local", Scenario: "step-storm", Condition: "main",
 				Runs: 24, Completed: 1, Corrupted: 23,
-				Rejections: 0, Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Gaps: 0, Duplicates: 0,
-				Divergences: 30, Recoveries: 5, Invocations: 480, Displaced: 12,
+				Rejections:  0,
+				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12},
+				Divergences: 30, Recoveries: 5, Invocations: 480,
 			},
 			{
 				World: "local", Scenario: "step-storm", Condition: "seq+callsite+ordered",
 				Runs: 24, Completed: 22, Silent: 1, Gap: 1, Stuck: 0, Failed: 0, Infra: 0,
-				Rejections: 7, TruePositives: &tp, Reads: 790,
+				Rejections: 7, TruePositives: &tp, RunFindings: forensics.RunFindings{Reads: 790},
 				Invocations: 470,
 			},
 		},
