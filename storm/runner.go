@@ -95,9 +95,9 @@ type runner struct {
 	started time.Time // the storm's first start: every run id's time
 	mu      sync.Mutex
 	summary *reports.Summary
-	// cells gathers each cell's commit order and mint-to-commit windows,
-	// for the summary's cells and the plots.
-	cells map[reports.CellKey]*cellForensics
+	// tally counts each run into summary's cells and gathers their commit
+	// order and mint-to-commit windows, for the cells and the plots.
+	tally *reports.Tally
 	plots []string
 	// timelines counts the timelines written per cell and class.
 	timelines map[reports.CellKey]map[string]int
@@ -125,9 +125,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
 		summary:   reports.NewSummary(keys),
-		cells:     map[reports.CellKey]*cellForensics{},
 		timelines: map[reports.CellKey]map[string]int{},
 	}
+	r.tally = reports.NewTally(r.summary)
 	if err := r.addPrior(prior); err != nil {
 		out.Close()
 		return nil, err
@@ -173,7 +173,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		deps.Progress.Finish()
 	}
 	r.summary.Ended = time.Now().UTC()
-	r.cellForensics()
+	r.mu.Lock()
+	r.tally.Finish()
+	r.mu.Unlock()
 	r.summary.Interrupted = ctx.Err() != nil || runErr != nil // runs are missing: --resume runs them
 	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
 	if err != nil {
@@ -351,16 +353,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	}
 	evs := forensics.CommitEvents(final, ops, source == "store")
 	r.mu.Lock()
-	cf := r.cells[c.key]
-	if cf == nil {
-		cf = &cellForensics{}
-		r.cells[c.key] = cf
-	}
-	order.AddTo(&cf.order)
-	cf.windows.Add(evs)
-	sc := r.summary.Cell(c.key)
-	sc.Add(rec)
-	snapshot := *sc
+	snapshot := *r.tally.Add(rec, order, evs)
 	r.mu.Unlock()
 	if r.deps.Progress != nil {
 		r.deps.Progress.Update(snapshot)
@@ -383,32 +376,13 @@ func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
 	return true
 }
 
-// cellForensics is one cell's commit order and windows, over its runs.
-type cellForensics struct {
-	order   forensics.CommitOrder
-	windows forensics.WindowSet
-}
-
-// cellForensics fills in each summary cell's windows and top type pairs.
-func (r *runner) cellForensics() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, sc := range r.summary.Cells {
-		if cf := r.cells[sc.Key()]; cf != nil {
-			pairs := cf.order.SortedPairs()
-			sc.Pairs = pairs[:min(len(pairs), reports.MaxCellPairs)]
-			sc.Windows = cf.windows.Windows()
-		}
-	}
-}
-
 // plotData is the cells' windows in milliseconds, for the plots.
 func (r *runner) plotData() reports.PlotData {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := reports.PlotData{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
-	for k, cf := range r.cells {
-		byType := cf.windows.Samples()
+	for _, k := range r.tally.Keys() {
+		byType := r.tally.Samples(k)
 		for _, xs := range byType {
 			for i := range xs {
 				xs[i] /= 1e6

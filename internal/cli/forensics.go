@@ -92,7 +92,8 @@ guessed.`,
 	return cmd
 }
 
-// cellForensics is the forensics of one cell.
+// cellForensics is the forensics of one cell: what the tally of its runs
+// came to, every type pair listed.
 type cellForensics struct {
 	reports.CellKey
 	Runs     int                                `json:"runs"`
@@ -105,7 +106,6 @@ type cellForensics struct {
 	// divergences recovery replays cleared.
 	Classes   map[string]int `json:"classes,omitempty"`
 	Recovered int            `json:"recovered_divergences"`
-	windows   forensics.WindowSet
 }
 
 type pairRow struct {
@@ -134,61 +134,53 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			problems = append(problems, e)
 		}
 	}
-	rep := forensicsReport{Dir: opts.Dir}
-	cells := map[reports.CellKey]*cellForensics{}
-	meta, metaErr := readStormMeta(opts.Dir)
-	if metaErr != nil {
-		problems = append(problems, fmt.Errorf("no classes computed: %w", metaErr))
+	// The scheme that orders each run's log is its condition's, as
+	// storm.json records it: without it the findings cannot be computed.
+	meta, err := readStormMeta(opts.Dir)
+	if err != nil {
+		return &UsageError{Err: err}
 	}
+	tally := reports.NewTally(reports.NewSummary(nil))
 	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}}
-	for i, r := range runs {
+	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
-		c := cells[k]
-		if c == nil {
-			c = &cellForensics{CellKey: k}
-			cells[k] = c
-			rep.Cells = append(rep.Cells, c)
+		r := &runs[i]
+		cond, ok := meta.Conditions[r.Condition]
+		if !ok {
+			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", reports.FileStorm, r.Condition, r.RunID))
+			continue
 		}
+		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
 		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
 		ops := history[r.RunID]
-		bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
-		scheme := eventlog.SchemeULID
-		if bySeq {
-			scheme = eventlog.SchemeSeq
-		}
 		storeTimes := r.CommitSource == "store"
-		findings, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
-		c.Findings.Add(findings)
-		order.AddTo(&c.Order)
-		c.windows.Add(forensics.CommitEvents(final, ops, storeTimes))
-		c.Runs++
-		c.Recovered += int(r.Stats.Recovered)
-		if err := cls.classify(&runs[i], final, ops); err != nil {
+		if err := cls.classify(r, final, ops); err != nil {
 			problems = append(problems, err)
 		}
-		if runs[i].Class != "" {
-			if c.Classes == nil {
-				c.Classes = map[string]int{}
-			}
-			c.Classes[runs[i].Class]++
-		}
+		rec := *r
+		var order forensics.CommitOrder
+		rec.Findings, order = forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
+		tally.Add(rec, order, forensics.CommitEvents(final, ops, storeTimes))
 	}
 	if cls.computed > 0 {
 		if err := cls.store(runs); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: classes computed but not stored: %v\n", opts.Dir, err)
 		}
 	}
-	for _, c := range rep.Cells {
-		c.Windows = c.windows.Windows()
-		for _, p := range c.Order.SortedPairs() {
-			c.Pairs = append(c.Pairs, pairRow{p.TypePair, p.PairStat})
+	tally.Finish()
+	rep := forensicsReport{Dir: opts.Dir}
+	for _, c := range tally.Summary.Cells {
+		cf := &cellForensics{CellKey: c.Key(), Runs: c.Runs, Order: tally.Order(c.Key()), Windows: c.Windows,
+			Findings: c.RunFindings, Classes: c.Classes, Recovered: c.Recovered}
+		for _, p := range cf.Order.SortedPairs() {
+			cf.Pairs = append(cf.Pairs, pairRow{p.TypePair, p.PairStat})
 		}
+		rep.Cells = append(rep.Cells, cf)
 	}
 	if err := printForensics(opts.IO.Out, &rep, format, opts.Pairs); err != nil {
 		return err
@@ -345,19 +337,8 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 		cell.Classes, cell.Timelines = nil, nil
 	}
 	for _, r := range runs {
-		if r.Class == "" {
-			continue
-		}
-		cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition})
-		if cell == nil {
-			continue
-		}
-		if cell.Classes == nil {
-			cell.Classes, cell.Timelines = map[string]int{}, map[string][]string{}
-		}
-		cell.Classes[r.Class]++
-		if r.Timeline != "" && len(cell.Timelines[r.Class]) < reports.MaxTimelines {
-			cell.Timelines[r.Class] = append(cell.Timelines[r.Class], r.Timeline)
+		if cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}); cell != nil {
+			cell.AddClass(r.Class, r.Timeline)
 		}
 	}
 	return reports.RewriteSummary(c.dir, st.Summary)
