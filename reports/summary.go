@@ -55,8 +55,8 @@ type RunRecord struct {
 	Findings forensics.RunFindings `json:"findings"`
 	// Verdicts judge every fenced or guard rejection of the run; Judged
 	// says they were computed (a run without rejections has none).
-	Verdicts []verdict.Verdict `json:"verdicts,omitempty"`
-	Judged   bool              `json:"judged,omitempty"`
+	Verdicts []verdict.Judgement `json:"verdicts,omitempty"`
+	Judged   bool                `json:"judged,omitempty"`
 	// Class is the run's root-cause class (explain.Classify) when its
 	// outcome gets one (corrupted, silent, gap, hole, stuck); Timeline is
 	// the path of its timeline under the storm directory, when one was

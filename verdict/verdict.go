@@ -24,20 +24,24 @@ import (
 	"github.com/stormctl/stormctl/worlds"
 )
 
+// Verdict is what a judgement found: a three-state verdict.
+type Verdict string
+
 // The three verdicts.
 const (
-	TruePositive = "true_positive"
-	Benign       = "benign"
-	Unknown      = "unknown"
+	TruePositive Verdict = "true_positive"
+	Benign       Verdict = "benign"
+	Unknown      Verdict = "unknown"
 )
 
-// Verdict is the judgement of one rejection.
-type Verdict struct {
+// Judgement is the verdict on one rejection, with why. **contract**
+// (runs.jsonl's verdicts)
+type Judgement struct {
 	Actor    string    `json:"actor"`
 	At       time.Time `json:"at"`
 	Expected int64     `json:"expectedSeq"`
 	Actual   int64     `json:"actualSeq"`
-	Verdict  string    `json:"verdict"`
+	Verdict  Verdict   `json:"verdict"`
 	Reason   string    `json:"reason,omitempty"`
 }
 
@@ -82,7 +86,7 @@ var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Judge returns a verdict for every rejected fenced append of the run, in
 // history order.
-func Judge(in Input) []Verdict {
+func Judge(in Input) []Judgement {
 	ordered := slices.Clone(in.Final)
 	commits := map[string]time.Time{}
 	for _, e := range forensics.CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
@@ -99,13 +103,13 @@ func Judge(in Input) []Verdict {
 			input = e.Payload
 		}
 	}
-	memo := map[string]Verdict{} // the same batch rejected at the same log is judged once
-	var out []Verdict
+	memo := map[string]Judgement{} // the same batch rejected at the same log is judged once
+	var out []Judgement
 	for _, op := range in.Ops {
 		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
 			continue
 		}
-		v := Verdict{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
+		v := Judgement{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
 		log, why := logAt(in, ordered, commits, op)
 		if why != "" {
 			v.Verdict, v.Reason = Unknown, why
@@ -185,7 +189,7 @@ func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op 
 const rejectedPrefix = "rejected-"
 
 // judgeBatch replays log plus the rejected batch.
-func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (string, string) {
+func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (Verdict, string) {
 	hyp := log
 	for i, w := range op.Wrote {
 		hyp = append(hyp, eventlog.Event{
@@ -219,8 +223,8 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 	return Benign, ""
 }
 
-// Split counts verdicts by kind.
-func Split(vs []Verdict) (truePositives, benign, unknown int) {
+// Split counts judgements by verdict.
+func Split(vs []Judgement) (truePositives, benign, unknown int) {
 	for _, v := range vs {
 		switch v.Verdict {
 		case TruePositive:

@@ -87,7 +87,7 @@ func TestJudge(t *testing.T) {
 			final []eventlog.Event
 			op    worlds.Op
 			check func(in, out json.RawMessage) error
-			want  string
+			want  verdict.Verdict
 		}{
 			{"the right decisions, fenced by a fact: benign", final, rejected(n, n+1, next), nil, verdict.Benign},
 			{"decisions drawn in the other wake order", final, rejected(n, n+1, swapNames(next)), nil, verdict.TruePositive},
@@ -138,7 +138,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 		guard  string
 		final  []eventlog.Event
 		op     worlds.Op
-		want   string
+		want   verdict.Verdict
 	}{
 		// Actual 2 is the last fenced position: read as a length, the log
 		// would be two events long and the batch judged against it.
@@ -167,7 +167,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	tp, benign, unknown := verdict.Split([]verdict.Verdict{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
+	tp, benign, unknown := verdict.Split([]verdict.Judgement{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
 		{Verdict: verdict.Benign}, {Verdict: verdict.Unknown}})
 	if tp != 1 || benign != 2 || unknown != 1 {
 		t.Fatalf("split %d/%d/%d", tp, benign, unknown)
