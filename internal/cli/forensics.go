@@ -45,7 +45,9 @@ func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) e
 (id or seq order against the commit order the writers observed), which event
 types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
-(gaps, duplicates). Nothing is re-run; a newer checker can analyse an old storm.
+(gaps, duplicates). Each run is read by its condition's scheme, as the
+storm's storm.json records it. Nothing is re-run; a newer checker can
+analyse an old storm.
 
 With --pg-url it attaches to an existing Workflow DevKit world-postgres
 database instead and reads <schema>.workflow_events in a READ ONLY
