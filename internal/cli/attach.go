@@ -182,7 +182,7 @@ func (rep *attachReport) write(w io.Writer, style table.Style) error {
 // windows first, indented, then the runs, one per line, so that a report of
 // many thousands of runs stays quick to write and to grep.
 func (rep *attachReport) JSON(w io.Writer) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(w) // keeps its first write error; Flush returns it
 	head := []struct {
 		key string
 		v   any

@@ -176,16 +176,18 @@ func (e explanation) JSON(w io.Writer) error { return writeJSON(w, e.ex) }
 // evidence in one line.
 func (e explanation) Markdown(w io.Writer) error {
 	ex := e.ex
-	fmt.Fprintf(w, "**%s** (%s, %s)", ex.Run, ex.Cell, ex.Outcome)
+	var b strings.Builder // never fails: w gets one checked write
+	fmt.Fprintf(&b, "**%s** (%s, %s)", ex.Run, ex.Cell, ex.Outcome)
 	if ex.Class == "" {
-		_, err := fmt.Fprintf(w, ": nothing to explain\n")
-		return err
+		b.WriteString(": nothing to explain\n")
+	} else {
+		fmt.Fprintf(&b, ": **%s**\n\n", ex.Class)
+		for _, s := range ex.Steps {
+			fmt.Fprintf(&b, "%s\n", s)
+		}
+		fmt.Fprintf(&b, "\nevidence: %s\n", strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
 	}
-	fmt.Fprintf(w, ": **%s**\n\n", ex.Class)
-	for _, s := range ex.Steps {
-		fmt.Fprintf(w, "%s\n", s)
-	}
-	_, err := fmt.Fprintf(w, "\nevidence: %s\n", strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -193,20 +195,22 @@ func (e explanation) Markdown(w io.Writer) error {
 // evidence indented, a line each.
 func (e explanation) Table(w io.Writer) error {
 	ex := e.ex
-	fmt.Fprintf(w, "%s %s %s", ex.Run, ex.Cell, ex.Outcome)
+	var b strings.Builder // never fails: w gets one checked write
+	fmt.Fprintf(&b, "%s %s %s", ex.Run, ex.Cell, ex.Outcome)
 	if ex.Class == "" {
-		_, err := fmt.Fprintf(w, ": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n")
-		return err
+		b.WriteString(": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n")
+	} else {
+		fmt.Fprintf(&b, ": %s\n", ex.Summary)
+		for _, s := range ex.Steps {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+		for _, e := range ex.Evidence {
+			fmt.Fprintf(&b, "  evidence: %s\n", e)
+		}
+		for _, e := range ex.MissingEvidence {
+			fmt.Fprintf(&b, "  missing evidence: %s\n", e)
+		}
 	}
-	fmt.Fprintf(w, ": %s\n", ex.Summary)
-	for _, s := range ex.Steps {
-		fmt.Fprintf(w, "  %s\n", s)
-	}
-	for _, e := range ex.Evidence {
-		fmt.Fprintf(w, "  evidence: %s\n", e)
-	}
-	for _, e := range ex.MissingEvidence {
-		fmt.Fprintf(w, "  missing evidence: %s\n", e)
-	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }
