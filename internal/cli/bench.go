@@ -202,13 +202,13 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 		if err != nil {
 			return benchErr(ctx, err)
 		}
-		return opts.Format.Print(opts.IO.Out, benchAppend{res})
+		return opts.Format.Print(opts.IO.Out, styled{res, func(w io.Writer, s table.Style) error { return writeBenchAppend(w, res, s) }})
 	}
 	res, err := bench.RunForensics(ctx, opts.Forensics, bench.ForensicsDeps{URL: url, Progress: opts.IO.ErrOut, Command: attachCommand})
 	if err != nil {
 		return benchErr(ctx, err)
 	}
-	return opts.Format.Print(opts.IO.Out, benchForensics{res})
+	return opts.Format.Print(opts.IO.Out, styled{res, func(w io.Writer, s table.Style) error { return writeBenchForensics(w, res, s) }})
 }
 
 // attachCommand is side (c) of the forensics benchmark: what `stormctl
@@ -234,21 +234,10 @@ func benchErr(ctx context.Context, err error) error {
 	return &InfraError{Err: err}
 }
 
-// benchAppend prints the append benchmark: a row per script, placement
-// and clients, then how it was measured and the rows below the target.
-type benchAppend struct{ res *bench.AppendResult }
-
-// JSON writes the whole result.
-func (b benchAppend) JSON(w io.Writer) error { return writeJSON(w, b.res) }
-
-// Table writes the rows as a boxed table, then the notes.
-func (b benchAppend) Table(w io.Writer) error { return b.write(w, table.Boxed) }
-
-// Markdown writes the rows as a markdown table, then the notes.
-func (b benchAppend) Markdown(w io.Writer) error { return b.write(w, table.Markdown) }
-
-func (b benchAppend) write(w io.Writer, style table.Style) error {
-	res := b.res
+// writeBenchAppend writes the append benchmark: a row per script,
+// placement and clients, then how it was measured and the rows below the
+// target.
+func writeBenchAppend(w io.Writer, res *bench.AppendResult, style table.Style) error {
 	var rows [][]string
 	var misses []string
 	for _, r := range res.Rows {
@@ -279,21 +268,9 @@ func (b benchAppend) write(w io.Writer, style table.Style) error {
 	return nil
 }
 
-// benchForensics prints the forensics benchmark: a row per side, then how
-// it was measured and what forensics found.
-type benchForensics struct{ res *bench.ForensicsResult }
-
-// JSON writes the whole result.
-func (b benchForensics) JSON(w io.Writer) error { return writeJSON(w, b.res) }
-
-// Table writes the sides as a boxed table, then the notes.
-func (b benchForensics) Table(w io.Writer) error { return b.write(w, table.Boxed) }
-
-// Markdown writes the sides as a markdown table, then the notes.
-func (b benchForensics) Markdown(w io.Writer) error { return b.write(w, table.Markdown) }
-
-func (b benchForensics) write(w io.Writer, style table.Style) error {
-	res := b.res
+// writeBenchForensics writes the forensics benchmark: a row per side, then
+// how it was measured and what forensics found.
+func writeBenchForensics(w io.Writer, res *bench.ForensicsResult, style table.Style) error {
 	var rows [][]string
 	for _, s := range res.Sides {
 		rows = append(rows, []string{fmt.Sprintf("%d / %d", res.Rows, res.Totals.Runs), s.Name, fmt.Sprintf("%d ms", s.Median.Milliseconds()),

@@ -172,45 +172,42 @@ type explanation struct{ ex explain.Explanation }
 // JSON writes the whole explanation.
 func (e explanation) JSON(w io.Writer) error { return writeJSON(w, e.ex) }
 
+// Table writes the run, its outcome and summary, then the steps and the
+// evidence indented, a line each.
+func (e explanation) Table(w io.Writer) error { return e.write(w, false) }
+
 // Markdown writes the run and its class in bold, the steps, and the
 // evidence in one line.
-func (e explanation) Markdown(w io.Writer) error {
+func (e explanation) Markdown(w io.Writer) error { return e.write(w, true) }
+
+// write writes the narrative for a terminal, or in markdown when md.
+func (e explanation) write(w io.Writer, md bool) error {
 	ex := e.ex
+	head, nothing := "%s %s %s", ": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n"
+	if md {
+		head, nothing = "**%s** (%s, %s)", ": nothing to explain\n"
+	}
 	var b strings.Builder // never fails: w gets one checked write
-	fmt.Fprintf(&b, "**%s** (%s, %s)", ex.Run, ex.Cell, ex.Outcome)
-	if ex.Class == "" {
-		b.WriteString(": nothing to explain\n")
-	} else {
-		fmt.Fprintf(&b, ": **%s**\n\n", ex.Class)
-		for _, s := range ex.Steps {
-			fmt.Fprintf(&b, "%s\n", s)
-		}
-		fmt.Fprintf(&b, "\nevidence: %s\n", strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
+	fmt.Fprintf(&b, head, ex.Run, ex.Cell, ex.Outcome)
+	switch {
+	case ex.Class == "":
+		b.WriteString(nothing)
+	case md:
+		fmt.Fprintf(&b, ": **%s**\n\n%s\nevidence: %s\n", ex.Class, eachLine("", ex.Steps),
+			strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
+	default:
+		fmt.Fprintf(&b, ": %s\n%s%s%s", ex.Summary, eachLine("  ", ex.Steps),
+			eachLine("  evidence: ", ex.Evidence), eachLine("  missing evidence: ", ex.MissingEvidence))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Table writes the run, its outcome and summary, then the steps and the
-// evidence indented, a line each.
-func (e explanation) Table(w io.Writer) error {
-	ex := e.ex
-	var b strings.Builder // never fails: w gets one checked write
-	fmt.Fprintf(&b, "%s %s %s", ex.Run, ex.Cell, ex.Outcome)
-	if ex.Class == "" {
-		b.WriteString(": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n")
-	} else {
-		fmt.Fprintf(&b, ": %s\n", ex.Summary)
-		for _, s := range ex.Steps {
-			fmt.Fprintf(&b, "  %s\n", s)
-		}
-		for _, e := range ex.Evidence {
-			fmt.Fprintf(&b, "  evidence: %s\n", e)
-		}
-		for _, e := range ex.MissingEvidence {
-			fmt.Fprintf(&b, "  missing evidence: %s\n", e)
-		}
+// eachLine is every x on a line of its own, after prefix.
+func eachLine(prefix string, xs []string) string {
+	var b strings.Builder
+	for _, x := range xs {
+		b.WriteString(prefix + x + "\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }

@@ -118,13 +118,6 @@ type forensicsReport struct {
 	maxPairs int
 }
 
-// Table writes the cells' table, then per cell its classes, type pairs
-// and windows.
-func (rep *forensicsReport) Table(w io.Writer) error { return rep.write(w, table.Boxed) }
-
-// Markdown writes what Table does as markdown tables.
-func (rep *forensicsReport) Markdown(w io.Writer) error { return rep.write(w, table.Markdown) }
-
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	runs, runsErr := reports.ReadRuns(opts.Dir)
 	if runs == nil && runsErr != nil {
@@ -193,7 +186,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			c.Pairs = append(c.Pairs, pairRow{p.TypePair, p.PairStat})
 		}
 	}
-	if err := opts.Format.Print(opts.IO.Out, &rep); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, styled{&rep, rep.write}); err != nil {
 		return err
 	}
 	if len(problems) > 0 {

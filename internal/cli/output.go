@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // Format is how a command prints its result: the value of every --format
@@ -101,6 +102,22 @@ type Printable interface {
 type jsonPrintable interface {
 	JSON(w io.Writer) error
 }
+
+// styled is a Printable whose table and markdown differ only in the
+// tables' style: write draws it in a style; its JSON is doc.
+type styled struct {
+	doc   any
+	write func(io.Writer, table.Style) error
+}
+
+// Table draws it with boxed tables.
+func (s styled) Table(w io.Writer) error { return s.write(w, table.Boxed) }
+
+// Markdown draws it with markdown tables.
+func (s styled) Markdown(w io.Writer) error { return s.write(w, table.Markdown) }
+
+// JSON writes doc.
+func (s styled) JSON(w io.Writer) error { return writeJSON(w, s.doc) }
 
 // Print writes v to w in format f. Every write is checked: the first that
 // fails ends the output and is returned.
