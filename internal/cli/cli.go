@@ -1,6 +1,8 @@
 // Package cli is stormctl's command line: one file per command, each an
 // options struct, a NewCmdX constructor and a runX function. Typed errors
-// decide the exit code in one place, ExitCode.
+// decide the exit code in one place, ExitCode. Every command prints through
+// one layer (output.go): --format declared by addFormatFlag, and
+// Format.Print dispatching a Printable to its table, markdown or JSON.
 package cli
 
 import (
