@@ -22,6 +22,8 @@ import (
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/plots"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
@@ -177,11 +179,11 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	r.tally.Finish()
 	r.mu.Unlock()
 	r.summary.Interrupted = ctx.Err() != nil || runErr != nil // runs are missing: --resume runs them
-	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
+	written, err := plots.Write(cfg.Out, r.summary, r.plotData())
 	if err != nil {
 		deps.Logger.Warn("plots", "err", err)
 	}
-	r.plots = plots
+	r.plots = written
 	if err := r.writeSummary(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -377,10 +379,10 @@ func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
 }
 
 // plotData is the cells' windows in milliseconds, for the plots.
-func (r *runner) plotData() reports.PlotData {
+func (r *runner) plotData() plots.Data {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := reports.PlotData{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
+	d := plots.Data{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
 	for _, k := range r.tally.Keys() {
 		byType := r.tally.Samples(k)
 		for _, xs := range byType {
@@ -396,7 +398,7 @@ func (r *runner) plotData() reports.PlotData {
 func (r *runner) writeSummary() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	md, err := reports.SummaryMarkdown(r.summary, r.plots)
+	md, err := table.SummaryMarkdown(r.summary, r.plots)
 	if err != nil {
 		return err
 	}

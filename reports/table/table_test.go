@@ -1,8 +1,9 @@
-package reports_test
+package table_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // testSummary is a small summary with every field of a cell set.
@@ -38,41 +40,6 @@ func testSummary(interrupted bool) *reports.Summary {
 	}
 }
 
-func TestParseFormat(t *testing.T) {
-	tests := []struct {
-		in      string
-		wantErr bool
-	}{
-		{"table", false},
-		{"markdown", false},
-		{"json", false},
-		{"", true},
-		{"xml", true},
-		{"JSON", true},
-		{" json", true},
-		{"md", true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := reports.ParseFormat(tc.in)
-			if tc.wantErr {
-				if err == nil {
-					t.Fatalf("ParseFormat(%q) = %q, want an error", tc.in, got)
-				}
-				for _, w := range []string{"--format", "table", "markdown", "json"} {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				return
-			}
-			if err != nil || got != tc.in {
-				t.Fatalf("ParseFormat(%q) = %q, %v", tc.in, got, err)
-			}
-		})
-	}
-}
-
 // tableHeaders are the columns of the table and of the markdown details.
 var tableHeaders = []string{
 	"world", "scenario", "condition", "runs",
@@ -87,9 +54,10 @@ func TestRender(t *testing.T) {
 	}
 	tests := []struct {
 		format string
+		write  func(table.Summary, io.Writer) error
 		check  func(t *testing.T, out string, s *reports.Summary)
 	}{
-		{reports.FormatTable, func(t *testing.T, out string, _ *reports.Summary) {
+		{"table", table.Summary.Table, func(t *testing.T, out string, _ *reports.Summary) {
 			containsAll(t, out, tableHeaders...)
 			containsAll(t, out, "812", "97", "41", "63")
 			for _, line := range compact {
@@ -98,7 +66,7 @@ func TestRender(t *testing.T) {
 				}
 			}
 		}},
-		{reports.FormatMarkdown, func(t *testing.T, out string, _ *reports.Summary) {
+		{"markdown", table.Summary.Markdown, func(t *testing.T, out string, _ *reports.Summary) {
 			seed := "| world | scenario | condition | result |\n|---|---|---|---|\n"
 			if !strings.HasPrefix(out, seed) {
 				t.Errorf("markdown does not start with the seed-style table %q:\n%s", seed, out)
@@ -119,13 +87,16 @@ func TestRender(t *testing.T) {
 			containsAll(t, details, tableHeaders...)
 			containsAll(t, details, "812", "97", "41", "63")
 		}},
-		{reports.FormatJSON, func(t *testing.T, out string, s *reports.Summary) {
+		{"json", writeJSON, func(t *testing.T, out string, s *reports.Summary) {
 			var back reports.Summary
 			if err := json.Unmarshal([]byte(out), &back); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
 			if !reflect.DeepEqual(&back, s) {
 				t.Errorf("JSON does not round-trip:\n got %+v\nwant %+v", back, *s)
+			}
+			if want, err := json.MarshalIndent(s, "", "  "); err != nil || out != string(want)+"\n" {
+				t.Errorf("the JSON of a table.Summary is not its summary's (summary.json): %v\n%s", err, out)
 			}
 			checkSummaryContract(t, []byte(out), s)
 		}},
@@ -139,13 +110,21 @@ func TestRender(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				s := testSummary(interrupted)
 				var buf bytes.Buffer
-				if err := reports.Render(&buf, s, tc.format); err != nil {
-					t.Fatalf("Render: %v", err)
+				if err := tc.write(table.Summary{Summary: s}, &buf); err != nil {
+					t.Fatalf("%s: %v", tc.format, err)
 				}
 				tc.check(t, buf.String(), s)
 			})
 		}
 	}
+}
+
+// writeJSON writes s as a command's --format json does: its own encoding,
+// which must be the summary's.
+func writeJSON(s table.Summary, w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }
 
 // checkSummaryContract checks summary.json against ARCHITECTURE.md: an
