@@ -17,8 +17,8 @@ type whole struct {
 func table() []knob.Knob[part] {
 	return []knob.Knob[part]{
 		{Name: "color", Values: []string{"red", "blue"},
-			Set: func(p *part, v string) error { p.Color = v; return nil },
-			Get: func(p part) string { return p.Color },
+			Set:  func(p *part, v string) error { p.Color = v; return nil },
+			Get:  func(p part) string { return p.Color },
 			Cell: func(p part) string { return "[" + p.Color + "]" }},
 		{Name: "size", Hidden: true,
 			Set: func(p *part, v string) error { p.Size = v; return nil },
