@@ -186,7 +186,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 				return nil, fmt.Errorf("--condition %q needs scheme %s, which world %s does not support (it supports: %s)",
 					cond.Name, cond.Knobs.Scheme, w, strings.Join(e.Schemes, ", "))
 			}
-			if g := cond.Knobs.Guard; g != "" && g != "none" && !contains(e.Guards, g) {
+			if g := cond.Knobs.Guard; g != eventlog.GuardNone && !slices.Contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
 			}
 			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)

@@ -222,7 +222,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
+			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
 			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
 			Logger: r.deps.Logger,
 		})
@@ -321,7 +321,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
-		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
+		Guard:        guardCounts(rctx2, c.world, runID, c.cond.Knobs.Guard),
 		Findings:     findings,
 		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
@@ -446,17 +446,9 @@ func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlo
 	}
 }
 
-// guardOf is the guard stamped on runs: "" for none.
-func guardOf(k Knobs) string {
-	if k.Guard == "none" {
-		return ""
-	}
-	return k.Guard
-}
-
 // guardCounts asks the world how its legacy guard fared on a run.
-func guardCounts(ctx context.Context, w worlds.World, runID, guard string) *worlds.GuardCounts {
-	if guard == "" {
+func guardCounts(ctx context.Context, w worlds.World, runID string, guard eventlog.Guard) *worlds.GuardCounts {
+	if guard == eventlog.GuardNone {
 		return nil
 	}
 	gc, ok := worlds.Inner(w).(worlds.GuardCounter)

@@ -61,18 +61,17 @@ type Input struct {
 	Check func(input, output json.RawMessage) error
 	// StoreCommitTimes says Final carries the store's commit times.
 	StoreCommitTimes bool
-	// Fence and Guard are the run's fence policy and world guard ("" or
-	// "none": no guard). They say what a rejection's Actual is: the length
+	// Fence and Guard are the run's fence policy and world guard. They say what a rejection's Actual is: the length
 	// of the log the store held only when a positioned scheme fences on the
 	// whole log and no guard stands in front of it; otherwise (decisions-only
 	// fences report the last fenced position, a guard its own count) the log
 	// at a rejection is placed by commit time (see logAt).
 	Fence engine.FencePolicy
-	Guard string
+	Guard eventlog.Guard
 }
 
 // noGuard says the run has no world guard.
-func (in Input) noGuard() bool { return in.Guard == "" || in.Guard == "none" }
+func (in Input) noGuard() bool { return in.Guard == eventlog.GuardNone }
 
 // actualIsLength says a rejection's Actual is the length of the log the
 // store held when it rejected.

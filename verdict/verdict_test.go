@@ -135,25 +135,25 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 		name   string
 		scheme eventlog.Scheme
 		fence  engine.FencePolicy
-		guard  string
+		guard  eventlog.Guard
 		final  []eventlog.Event
 		op     worlds.Op
 		want   verdict.Verdict
 	}{
 		// Actual 2 is the last fenced position: read as a length, the log
 		// would be two events long and the batch judged against it.
-		{"decisions-only, after the fact", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, next), time.Hour), verdict.Benign},
-		{"decisions-only, wrong decisions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, swapNames(next)), time.Hour), verdict.TruePositive},
-		{"a guard's count", eventlog.SchemeSeq, engine.FenceDecisions, "count-index", final, at(rejected(n, 99, next), time.Hour), verdict.Benign},
-		{"an event without a commit time", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", unstamped, at(rejected(n, 2, next), time.Hour), verdict.Unknown},
-		{"ulid: an event without a commit time", eventlog.SchemeULID, engine.FenceDecisions, "none", unstamped, at(rejected(n, n, next), time.Hour), verdict.Unknown},
-		{"ulid: wrong decisions on the whole log", eventlog.SchemeULID, engine.FenceDecisions, "none", final, at(rejected(n, n, swapNames(next)), time.Hour), verdict.TruePositive},
+		{"decisions-only, after the fact", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, next), time.Hour), verdict.Benign},
+		{"decisions-only, wrong decisions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, swapNames(next)), time.Hour), verdict.TruePositive},
+		{"a guard's count", eventlog.SchemeSeq, engine.FenceDecisions, eventlog.GuardCountIndex, final, at(rejected(n, 99, next), time.Hour), verdict.Benign},
+		{"an event without a commit time", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, unstamped, at(rejected(n, 2, next), time.Hour), verdict.Unknown},
+		{"ulid: an event without a commit time", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, unstamped, at(rejected(n, n, next), time.Hour), verdict.Unknown},
+		{"ulid: wrong decisions on the whole log", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, final, at(rejected(n, n, swapNames(next)), time.Hour), verdict.TruePositive},
 		// Cut off after the step_created events, before their completions:
 		// the follow-up decisions come too early for that log.
-		{"decisions-only, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, next), 2500*time.Microsecond), verdict.TruePositive},
-		{"decisions-only, a fenced position past the cutoff", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.Benign},
-		{"a guard's count, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisions, "count-index", final, at(rejected(n, 99, next), 2500*time.Microsecond), verdict.TruePositive},
-		{"ulid: cut off before the completions", eventlog.SchemeULID, engine.FenceDecisions, "none", final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"decisions-only, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"decisions-only, a fenced position past the cutoff", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.Benign},
+		{"a guard's count, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisions, eventlog.GuardCountIndex, final, at(rejected(n, 99, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"ulid: cut off before the completions", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.TruePositive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

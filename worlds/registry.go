@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/stormctl/stormctl/eventlog"
 )
 
 // Factory opens a world instance.
@@ -18,7 +20,7 @@ type Entry struct {
 	Schemes []string
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
-	Guards []string
+	Guards []eventlog.Guard
 	// PageSizes is, per scheme, how many events an invocation asks for per
 	// List while loading its log on this world, unless the storm sets one
 	// (a scheme not listed: 100, what every world uses). A scheme whose
@@ -72,7 +74,7 @@ func (r *Registry) Names() []string {
 func (r *Registry) Entries() []Entry { return slices.Clone(r.entries) }
 
 // WithGuard returns the names of the worlds that can apply guard g.
-func (r *Registry) WithGuard(g string) []string {
+func (r *Registry) WithGuard(g eventlog.Guard) []string {
 	var out []string
 	for _, e := range r.entries {
 		if slices.Contains(e.Guards, g) {

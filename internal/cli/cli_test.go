@@ -228,7 +228,8 @@ func TestListings(t *testing.T) {
 		header []string
 		names  []string
 	}{
-		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}, presetNames()},
+		// a column per knob of the table, in its order
+		{"conditions", append(append([]string{"preset"}, storm.KnobColumns()...), "about"), presetNames()},
 		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"}},
 		{"worlds", []string{"world", "schemes", "store"}, []string{"local", "postgres", "vercel"}},
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
@@ -62,32 +60,49 @@ func newListCmd(f *Factory, use, short, example string, build func(*ListOptions)
 	return cmd
 }
 
-// NewCmdConditions returns `stormctl conditions`.
+// NewCmdConditions returns `stormctl conditions`: a column per knob of
+// storm.KnobTable, and the table's help.
 func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	return newListCmd(f, "conditions", "List the condition presets and their knobs",
+	cmd := newListCmd(f, "conditions", "List the condition presets and their knobs",
 		`  stormctl conditions
   stormctl conditions --format json
   # any preset takes /key=value overrides in --condition:
   stormctl storm --condition seq/wake=ordered,main/guard=count-index`,
 		func(*ListOptions) listing {
-			l := listing{header: []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}}
+			l := listing{header: append(append([]string{"preset"}, storm.KnobColumns()...), "about")}
 			var js []map[string]any
 			for _, p := range storm.Presets() {
-				k := p.Knobs
-				seal := "-"
-				if k.Scheme == eventlog.SchemeSlot {
-					seal = string(k.Seal)
-					if k.Sealing() {
-						seal += " after " + engine.DefaultSealAfter.String()
-					}
-				}
-				l.rows = append(l.rows, []string{p.Name, string(k.Scheme), string(k.Fence), string(k.OnReject),
-					string(k.IDs), string(k.Wake), string(k.Admission), k.Guard, seal, p.About})
-				js = append(js, map[string]any{"name": p.Name, "knobs": k, "about": p.About})
+				l.rows = append(l.rows, append(append([]string{p.Name}, p.Knobs.Cells()...), p.About))
+				js = append(js, map[string]any{"name": p.Name, "knobs": p.Knobs, "about": p.About})
 			}
 			l.json = js
 			return l
 		}, runF)
+	cmd.Long = "List the condition presets and their knobs.\n\n" + knobHelp()
+	return cmd
+}
+
+// knobHelp lists the knobs of storm.KnobTable: name, values and what each
+// decides.
+func knobHelp() string {
+	var b strings.Builder
+	b.WriteString("Any preset takes /key=value overrides in --condition (seq/wake=ordered), one\nper knob:\n\n")
+	table := storm.KnobTable()
+	width := 0
+	for _, k := range table {
+		width = max(width, len(k.Name))
+	}
+	for _, k := range table {
+		fmt.Fprintf(&b, "  %-*s  %s", width, k.Name, k.Help)
+		if k.SlotOnly {
+			b.WriteString(" (slot only)")
+		}
+		if k.Values != nil {
+			fmt.Fprintf(&b, "\n  %-*s  valid: %s", width, "", strings.Join(k.Values, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // NewCmdScenarios returns `stormctl scenarios`.

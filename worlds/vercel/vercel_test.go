@@ -61,7 +61,7 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-func newRun(t *testing.T, w worlds.World, s eventlog.Scheme, guard string) string {
+func newRun(t *testing.T, w worlds.World, s eventlog.Scheme, guard eventlog.Guard) string {
 	t.Helper()
 	id := "wrun_" + ulid.Make().String()
 	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s, Guard: guard}); err != nil {

@@ -92,7 +92,7 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 			"seq through TransactWriteItems on the run item's counter; slot as reserve, window, commit (conditional " +
 			"transactions on slot items, noop seals); legacy count-index guard in Redis",
 		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
-		Guards:  []string{eventlog.GuardCountIndex},
+		Guards:  []eventlog.Guard{eventlog.GuardCountIndex},
 		// A seq page reads the whole run (Query, sorted by seq after the
 		// read): pages of 100 made loading an n-event log cost n²/100 item
 		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n. A

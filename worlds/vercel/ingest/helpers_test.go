@@ -136,7 +136,7 @@ func (e *env) post(path string, v any) answer {
 }
 
 // createRun creates a run and returns its id.
-func (e *env) createRun(s eventlog.Scheme, guard string) string {
+func (e *env) createRun(s eventlog.Scheme, guard eventlog.Guard) string {
 	e.t.Helper()
 	id := "wrun_" + ulid.Make().String()
 	if a := e.post("/v1/runs", eventlog.Run{ID: id, Scheme: s, Guard: guard}); a.status != http.StatusCreated {
