@@ -13,9 +13,9 @@ import (
 // eventlog.ErrNoRun, even when other runs exist.
 func testUnknownRun(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(draft(eventlog.StepCompleted, "other"))
+	f.append(Draft(eventlog.StepCompleted, "other"))
 	missing := "wrun_" + ulid.Make().String()
-	d := []eventlog.Draft{draft(eventlog.StepCreated, "x")}
+	d := []eventlog.Draft{Draft(eventlog.StepCreated, "x")}
 	tests := []struct {
 		name string
 		call func() error

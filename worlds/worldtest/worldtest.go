@@ -33,28 +33,75 @@ var contracts = map[eventlog.Scheme]contract{
 	eventlog.SchemeSlot:     {gapsInFlight: true, slots: true},
 }
 
+// Opener opens a fresh, empty world with opts and registers its cleanup
+// with t (closing it; the suite may have closed it already, so Close must
+// be safe to call twice).
+type Opener func(t *testing.T, opts worlds.Options) worlds.World
+
 // suite is one scheme's run of the conformance suite.
 type suite struct {
 	scheme eventlog.Scheme
 	contract
-	open func(t *testing.T) worlds.World
+	openWith Opener
 }
 
-// Exercise runs the conformance suite against a world under one ordering
-// scheme. open must return a fresh, empty world and register its cleanup
-// with t; every subtest calls it once.
-func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worlds.World) {
+// open opens a fresh world with the suite's default options: a directory
+// of its own (t.TempDir) and no latency.
+func (s *suite) open(t *testing.T) worlds.World {
 	t.Helper()
-	c, ok := contracts[scheme]
-	if !ok {
-		t.Fatalf("worldtest: scheme %q has no conformance contract", scheme)
+	return s.openWith(t, s.options(t))
+}
+
+// options are the Options every world of the suite is opened with.
+func (s *suite) options(t *testing.T) worlds.Options {
+	return worlds.Options{Dir: t.TempDir(), Seed: 1}
+}
+
+// Exercise runs the conformance suite against the world entry describes,
+// once per scheme in entry.Schemes, and checks the optional abilities
+// (worlds.Dumper, worlds.CommitTimes, worlds.Resetter, a latency window
+// drawn from Options.Latency) on the worlds that have them. Every subtest
+// opens a fresh world through open, with Options carrying a directory of
+// its own (t.TempDir) and a seed, and runs in parallel with the others.
+// open may be nil: the suite then opens through entry.Open and closes the
+// world when the subtest ends.
+func Exercise(t *testing.T, entry worlds.Entry, open Opener) {
+	t.Helper()
+	if len(entry.Schemes) == 0 {
+		t.Fatalf("worldtest: world %q lists no scheme", entry.Name)
 	}
-	c.positioned = scheme.Positioned()
-	s := &suite{scheme: scheme, contract: c, open: open}
-	tests := []struct {
-		name string
-		run  func(*testing.T, *suite)
-	}{
+	if open == nil {
+		open = OpenEntry(entry)
+	}
+	for _, name := range entry.Schemes {
+		scheme := eventlog.Scheme(name)
+		c, ok := contracts[scheme]
+		if !ok {
+			t.Fatalf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
+		}
+		c.positioned = scheme.Positioned()
+		s := &suite{scheme: scheme, contract: c, openWith: open}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, tt := range s.tests() {
+				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
+					tt.run(t, s)
+				})
+			}
+		})
+	}
+}
+
+// subtest is one named check of the suite.
+type subtest struct {
+	name string
+	run  func(*testing.T, *suite)
+}
+
+// tests lists the suite's checks for its scheme.
+func (s *suite) tests() []subtest {
+	tests := []subtest{
 		{"fields", testFields},
 		{"ordering", testOrdering},
 		{"pagination", testPagination},
@@ -65,12 +112,14 @@ func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worl
 		{"idempotency", testIdempotency},
 		{"concurrent_appenders", testConcurrentAppenders},
 		{"unknown_run", testUnknownRun},
+		{"closed_world", testClosedWorld},
+		{"cancelled_window", testCancelledWindow},
+		{"dump", testDump},
+		{"commit_times", testCommitTimes},
+		{"reset", testReset},
 	}
-	if c.slots {
-		tests = append(tests, []struct {
-			name string
-			run  func(*testing.T, *suite)
-		}{
+	if s.slots {
+		tests = append(tests, []subtest{
 			{"slot_ids", testSlotIDs},
 			{"slot_hole", testSlotHole},
 			{"slot_seal", testSlotSeal},
@@ -79,7 +128,24 @@ func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worl
 			{"slot_seal_race", testSlotSealRace},
 		}...)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.run(t, s) })
+	return tests
+}
+
+// OpenEntry is the Opener of a world that needs nothing but its entry:
+// it opens through entry.Open with t's context and closes the world when t
+// ends, failing t if Close does.
+func OpenEntry(entry worlds.Entry) Opener {
+	return func(t *testing.T, opts worlds.Options) worlds.World {
+		t.Helper()
+		w, err := entry.Open(t.Context(), opts)
+		if err != nil {
+			t.Fatalf("open world %q: %v", entry.Name, err)
+		}
+		t.Cleanup(func() {
+			if err := w.Close(); err != nil {
+				t.Errorf("close world %q: %v", entry.Name, err)
+			}
+		})
+		return w
 	}
 }
