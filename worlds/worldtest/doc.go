@@ -10,7 +10,8 @@
 // through entry.Open (open nil) or the test's own Opener (for a world that
 // needs a server the test owns, or extra checks on Close), with Options
 // carrying a directory of its own (t.TempDir) and a seed; it creates its
-// runs with the scheme under test and runs in parallel with the others.
+// runs with the scheme under test and runs in parallel with the scheme's
+// other checks (except the stress checks, which run alone).
 // The suite covers ordering, pagination, cursor resumption, fenced batches,
 // the fence basis, idempotency keys, density, concurrent appenders, unknown
 // runs, the fields of returned events and a closed world. It checks the
@@ -35,6 +36,11 @@
 //     read may meet a hole and fail with eventlog.ErrGap, which the
 //     concurrent subtest counts and retries instead of failing on. Once the
 //     writers are done the log must be dense and hold every accepted event.
+//   - slot: as seq for a single writer, ids eventlog.SlotID(seq); the fence
+//     counts reserved slots; the world is a worlds.Slotter and a worlds.Dumper;
+//     a reservation left uncommitted below a committed event is a hole every
+//     read refuses with eventlog.ErrHole (tolerated while writes overlap)
+//     until a seal fills it.
 //
 // Event ids carry a world prefix (eventlog.LocalPrefix or
 // eventlog.ServerPrefix) followed by a ULID.
