@@ -153,6 +153,7 @@ func TestDeadEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			w, err := vercel.Open(t.Context(), tt.cfg)
 			if err == nil {

@@ -8,45 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
 
-// This file holds the checks every world passes whatever its scheme
-// (closing) and those of the optional abilities, each skipped, saying why,
-// on a world without the ability.
-
-// testClosedWorld: a closed world refuses every operation with an error,
-// and a second Close is harmless.
-func testClosedWorld(t *testing.T, s *suite) {
-	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(Draft(eventlog.StepCompleted, "before"))
-	if err := f.w.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	d := []eventlog.Draft{Draft(eventlog.StepCreated, "after")}
-	calls := []struct {
-		name string
-		call func() error
-	}{
-		{"CreateRun", func() error {
-			return f.w.CreateRun(f.ctx, eventlog.Run{ID: "wrun_" + ulid.Make().String(), Scheme: s.scheme})
-		}},
-		{"Append", func() error { _, err := f.w.Append(f.ctx, f.run, d); return err }},
-		{"AppendFenced", func() error { _, err := f.w.AppendFenced(f.ctx, f.run, 1, d); return err }},
-		{"List", func() error { _, err := f.w.List(f.ctx, f.run, eventlog.Cursor{}, 10); return err }},
-	}
-	for _, c := range calls {
-		if err := c.call(); err == nil {
-			t.Errorf("%s on a closed world succeeded", c.name)
-		}
-	}
-	if err := f.w.Close(); err != nil {
-		t.Errorf("a second Close: %v", err)
-	}
-}
+// This file holds the checks of the optional abilities, each skipped,
+// saying why, on a world without the ability.
 
 // cancelProfile is a latency profile that cancels the write drawing its
 // next window: arm hands it the write's cancel function, and the write's
@@ -130,34 +97,24 @@ func testCancelledWindow(t *testing.T, s *suite) {
 	}
 }
 
-// testDump: a worlds.Dumper returns the same log as List (a log without
-// holes), and fails on an unknown run with eventlog.ErrNoRun.
+// testDump: a worlds.Dumper returns the same log as List (on a log
+// without holes).
 func testDump(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	d, ok := worlds.Inner(f.w).(worlds.Dumper)
-	if !ok {
-		t.Skipf("%T is not a worlds.Dumper", f.w)
-	}
+	ability[worlds.Dumper](t, f.w)
 	f.append(mix("a", 5)...)
 	f.appendFenced(5, mix("b", 3)...)
 	f.append(mix("c", 2)...)
 	f.checkSame("Dump", f.dump(), f.all())
-	if _, err := d.Dump(f.ctx, "wrun_"+ulid.Make().String()); !errors.Is(err, eventlog.ErrNoRun) {
-		t.Fatalf("Dump of an unknown run = %v; want an error matching %v", err, eventlog.ErrNoRun)
-	}
 }
 
 // testCommitTimes: a worlds.CommitTimes has one commit time per event, in
 // scheme order, naming its event, with a source, between the event's mint
 // and the return of its append, and never before the commit time of an
-// append that returned earlier; an unknown run fails with
-// eventlog.ErrNoRun.
+// append that returned earlier.
 func testCommitTimes(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	ct, ok := worlds.Inner(f.w).(worlds.CommitTimes)
-	if !ok {
-		t.Skipf("%T is not a worlds.CommitTimes", f.w)
-	}
+	ct := ability[worlds.CommitTimes](t, f.w)
 	var written []eventlog.Event
 	for i := range 4 {
 		written = append(written, f.append(Draft(eventlog.StepCompleted, fmt.Sprint("c", i)))...)
@@ -183,19 +140,13 @@ func testCommitTimes(t *testing.T, s *suite) {
 			t.Fatalf("event %s committed at %v, before %s at %v whose append returned first", e.ID, c.At, cts[i-1].EventID, cts[i-1].At)
 		}
 	}
-	if _, err := ct.CommitTimes(f.ctx, "wrun_"+ulid.Make().String()); !errors.Is(err, eventlog.ErrNoRun) {
-		t.Fatalf("CommitTimes of an unknown run = %v; want an error matching %v", err, eventlog.ErrNoRun)
-	}
 }
 
 // testReset: a worlds.Resetter's Reset drops every run, and the world
 // stays usable: a run of a dropped id starts afresh, its keys free.
 func testReset(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	r, ok := worlds.Inner(f.w).(worlds.Resetter)
-	if !ok {
-		t.Skipf("%T is not a worlds.Resetter", f.w)
-	}
+	r := ability[worlds.Resetter](t, f.w)
 	other := f.createRun(eventlog.FenceOnLog)
 	d := Draft(eventlog.StepCompleted, "a")
 	f.append(d, Draft(eventlog.StepCreated, "b"))
