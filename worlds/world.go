@@ -39,7 +39,9 @@ type CommitTimes interface {
 	CommitTimes(ctx context.Context, runID string) ([]CommitTime, error)
 }
 
-// Resetter is implemented by worlds that can drop their whole namespace.
+// Resetter is implemented by worlds that can drop their whole namespace:
+// every run is gone and the world stays usable (the conformance suite,
+// worlds/worldtest, checks both).
 type Resetter interface {
 	Reset(ctx context.Context) error
 }

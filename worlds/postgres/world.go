@@ -53,8 +53,13 @@ type Source func(ctx context.Context) (Config, error)
 
 // Register adds the postgres world to r. Every World it opens gets its
 // connection settings from src and its own fresh schema.
-func Register(r *worlds.Registry, src Source) {
-	r.Register(worlds.Entry{
+func Register(r *worlds.Registry, src Source) { r.Register(Entry(src)) }
+
+// Entry describes the postgres world whose Worlds take their connection
+// settings from src, each in a fresh schema of its own: the registry's
+// entry, and what a test hands the conformance suite (worldtest.Exercise).
+func Entry(src Source) worlds.Entry {
+	return worlds.Entry{
 		Name:        Name,
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
@@ -70,7 +75,7 @@ func Register(r *worlds.Registry, src Source) {
 			}
 			return w, nil
 		},
-	})
+	}
 }
 
 // Open connects, creates the World's schema and tables and returns the

@@ -86,7 +86,14 @@ var (
 // endpoints from src (called once per Open); latency and seed come from
 // worlds.Options.
 func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error)) {
-	r.Register(worlds.Entry{
+	r.Register(Entry(src))
+}
+
+// Entry describes the vercel world whose Worlds take their endpoints from
+// src (called once per Open): the registry's entry, and what a test hands
+// the conformance suite (worldtest.Exercise).
+func Entry(src func(ctx context.Context) (Config, error)) worlds.Entry {
+	return worlds.Entry{
 		Name: Name,
 		Description: "HTTP ingest server minting wevt_ ids over DynamoDB (aws-sdk-go-v2; embedded minidyn by default); " +
 			"seq through TransactWriteItems on the run item's counter; slot as reserve, window, commit (conditional " +
@@ -118,7 +125,7 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 			}
 			return w, nil
 		},
-	})
+	}
 }
 
 // Open returns a World. Without cfg.IngestURL it starts a Stack (ingest

@@ -42,9 +42,9 @@ func testConcurrentAppenders(t *testing.T, s *suite) {
 				var evs []eventlog.Event
 				var err error
 				if i%2 == 0 {
-					evs, err = f.w.Append(ctx, f.run, []eventlog.Draft{draft(eventlog.StepCompleted, corr)})
+					evs, err = f.w.Append(ctx, f.run, []eventlog.Draft{Draft(eventlog.StepCompleted, corr)})
 				} else {
-					evs, err = v.appendWithRetry(ctx, f.w, f.run, draft(eventlog.StepCreated, corr))
+					evs, err = v.appendWithRetry(ctx, f.w, f.run, Draft(eventlog.StepCreated, corr))
 				}
 				if err != nil {
 					return fmt.Errorf("writer %d, append %d: %w", w, i, err)

@@ -14,7 +14,7 @@ func testFields(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	var written []eventlog.Event
 	for _, typ := range eventlog.Types() {
-		d := draft(typ, "fields_"+string(typ))
+		d := Draft(typ, "fields_"+string(typ))
 		switch typ {
 		case eventlog.RunCreated:
 			d.CorrelationID, d.Payload = "", nil

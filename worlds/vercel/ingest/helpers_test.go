@@ -3,11 +3,9 @@ package ingest_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,16 +19,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/vercel/ingest: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // env is one ingest server under test on an embedded minidyn and a
 // miniredis the test owns (so it can move Redis's clock).
