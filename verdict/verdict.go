@@ -207,19 +207,32 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 	case out.Divergence != nil:
 		return TruePositive, "accepted, the batch would make the log diverge: " + out.Divergence.Msg
 	case out.Terminal != nil && !strings.HasPrefix(out.Terminal.ID, rejectedPrefix):
-		// The replay stopped at the log's own end: the batch was never
-		// replayed, so whatever the result, it is not the batch's doing.
-		return Unknown, "the log ended before the batch"
-	case out.Terminal != nil && out.Terminal.Type == eventlog.RunCompleted && in.Check != nil:
-		got, err := engine.Output(*out.Terminal)
-		if err == nil {
-			err = in.Check(input, got)
+		// The run had ended when the writer was rejected: accepted, the
+		// batch would follow the terminal event, which no replay reads past.
+		// A wrong result is the log's own damage, not the batch's.
+		if err := wrongResult(in, input, *out.Terminal); err != nil {
+			return Unknown, "the run had already ended, with a wrong result: " + err.Error()
 		}
-		if err != nil {
+		return Benign, "the run had already ended: accepted, the batch would follow its terminal event, which no replay reads past"
+	case out.Terminal != nil:
+		if err := wrongResult(in, input, *out.Terminal); err != nil {
 			return TruePositive, "accepted, the run would complete with a wrong result: " + err.Error()
 		}
 	}
 	return Benign, ""
+}
+
+// wrongResult is the scenario's ledger check of a run_completed terminal
+// (nil for other terminals, or without a check).
+func wrongResult(in Input, input json.RawMessage, terminal eventlog.Event) error {
+	if terminal.Type != eventlog.RunCompleted || in.Check == nil {
+		return nil
+	}
+	got, err := engine.Output(terminal)
+	if err == nil {
+		err = in.Check(input, got)
+	}
+	return err
 }
 
 // Split counts judgements by verdict.

@@ -102,6 +102,28 @@ func TestJudge(t *testing.T) {
 					return nil
 				}, verdict.TruePositive},
 		}
+		// The run had completed before the writer was rejected.
+		done := func(output string) []eventlog.Event {
+			return append(append([]eventlog.Event{}, final...), ev(len(final)+1, eventlog.Draft{Type: eventlog.RunCompleted,
+				Payload: json.RawMessage(`{"output":` + output + `}`)}))
+		}
+		checkDone := func(_, out json.RawMessage) error {
+			if string(out) != `"done"` {
+				return errors.New("wrong output " + string(out))
+			}
+			return nil
+		}
+		m := int64(len(final) + 1)
+		tests = append(tests, []struct {
+			name  string
+			final []eventlog.Event
+			op    worlds.Op
+			check func(in, out json.RawMessage) error
+			want  verdict.Verdict
+		}{
+			{"a write after the run completed: benign", done(`"done"`), rejected(n, m, next), checkDone, verdict.Benign},
+			{"a write after the run completed wrongly", done(`"wrong"`), rejected(n, m, next), checkDone, verdict.Unknown},
+		}...)
 		for _, tt := range tests {
 			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
 				want := tt.want
