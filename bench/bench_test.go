@@ -1,69 +1,25 @@
 package bench
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/internal/pgtest"
 )
 
-// The package's one embedded cluster, or why there is none.
-var (
-	cluster    *postgres.Cluster
-	skipReason string
-)
+// cluster is the package's one embedded cluster.
+var cluster pgtest.Shared
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
-
-func runTests(m *testing.M) int {
-	c, err := postgres.StartEmbedded(context.Background(), nil)
-	switch {
-	case errors.Is(err, postgres.ErrNoPostgres):
-		skipReason = "no PostgreSQL binaries: " + err.Error()
-		fmt.Println("bench: skipping the cluster tests:", skipReason)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "bench: start the embedded cluster:", err)
-		return 1
-	default:
-		cluster = c
-	}
-	code := m.Run()
-	if cluster != nil {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: stop the embedded cluster:", err)
-			code = 1
-		}
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	return code
-}
-
-func needCluster(t *testing.T) string {
-	t.Helper()
-	if cluster == nil {
-		t.Skip(skipReason)
-	}
-	return cluster.URL()
-}
+func TestMain(m *testing.M) { os.Exit(cluster.Main(m)) }
 
 // TestAppendSmoke runs every script on the hot run with 2 clients for one
 // 1 s round per side (the SPREAD rendering is checked by
 // TestPgbenchScripts and the CLI smoke test) and checks that each row has
 // positive figures on both sides. It asserts nothing about speed.
 func TestAppendSmoke(t *testing.T) {
-	url := needCluster(t)
+	url := cluster.URL(t)
 	var progress strings.Builder
 	res, err := RunAppend(t.Context(), AppendConfig{Placements: []Placement{PlaceHot}, Clients: []int{2}, Rounds: 1, Duration: time.Second},
 		AppendDeps{URL: url, Progress: &progress})
@@ -92,7 +48,7 @@ func TestAppendSmoke(t *testing.T) {
 // TestForensicsSmoke loads 20,000 events over 200 runs and runs both sides
 // once each; it checks the figures are there and sane, never how fast.
 func TestForensicsSmoke(t *testing.T) {
-	url := needCluster(t)
+	url := cluster.URL(t)
 	var progress strings.Builder
 	res, err := RunForensics(t.Context(), ForensicsConfig{Events: 20_000, Runs: 200, Rounds: 2},
 		ForensicsDeps{URL: url, Progress: &progress})

@@ -398,7 +398,7 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 	for _, d := range drafts {
 		var evs []eventlog.Event
 		var err error
-		if rt.cfg.Guard != "" {
+		if rt.cfg.Policy.Guard != eventlog.GuardNone {
 			// The legacy guard: each decision carries the count of events
 			// the writer has seen, its own earlier writes included.
 			evs, err = rt.appendFenced(ctx, s.id, expected+written, []eventlog.Draft{d})

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/knob"
 )
 
 // IDPolicy is how correlation ids are drawn.
@@ -75,7 +78,8 @@ const (
 // hole filled by its own commit first.
 const DefaultSealAfter = 500 * time.Millisecond
 
-// Policy is the engine's share of a storm condition.
+// Policy is the engine's share of a storm condition. Each field is a knob
+// of PolicyKnobs.
 type Policy struct {
 	IDs       IDPolicy        `json:"ids"`
 	Wake      WakePolicy      `json:"wake"`
@@ -86,41 +90,99 @@ type Policy struct {
 	// SealNone (storms recorded before seals existed).
 	Seal      SealPolicy    `json:"seal,omitempty"`
 	SealAfter time.Duration `json:"seal_after,omitempty"`
+	// Guard is the legacy interim guard stamped on every run; under a guard
+	// decisions carry the writer's count.
+	Guard eventlog.Guard `json:"guard"`
 }
 
-// Validate names the first knob with an unknown value.
-func (p Policy) Validate() error {
-	check := func(knob, v string, valid ...string) error {
-		for _, x := range valid {
-			if v == x {
-				return nil
-			}
-		}
-		var shown []string // "" is only storm.json's way of saying none
-		for _, x := range valid {
-			if x != "" {
-				shown = append(shown, x)
-			}
-		}
-		return fmt.Errorf("unknown %s %q (valid: %s)", knob, v, strings.Join(shown, ", "))
-	}
-	for _, err := range []error{
-		check("ids", string(p.IDs), string(IDsPositional), string(IDsCallsite)),
-		check("wake", string(p.Wake), string(WakeOrdered), string(WakeEngine), string(WakeShuffle), string(WakeRacy)),
-		check("fence", string(p.Fence), string(FenceNone), string(FenceDecisions), string(FenceDecisionsOnly), string(FenceAll)),
-		check("on-reject", string(p.OnReject), string(RejectRederive), string(RejectRepost)),
-		check("admission", string(p.Admission), string(AdmitAll), string(AdmitSingleRunner)),
-		check("seal", string(p.Seal), "", string(SealNone), string(SealNoop)),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	if p.SealAfter < 0 {
-		return fmt.Errorf("invalid seal-after %s: want a duration >= 0", p.SealAfter)
-	}
-	return nil
+// DefaultPolicy is the policy a condition preset starts from: the legacy
+// contract's engine, unfenced and unguarded.
+func DefaultPolicy() Policy {
+	return Policy{IDs: IDsPositional, Wake: WakeEngine, Fence: FenceNone, OnReject: RejectRederive,
+		Admission: AdmitAll, Seal: SealNone, Guard: eventlog.GuardNone}
 }
+
+// PolicyKnobs is the table of the policy's knobs, in the order of the
+// conditions listing's columns. It is the one place a knob is declared:
+// Validate, the --condition override parser, `stormctl conditions` and its
+// help read it.
+func PolicyKnobs() []knob.Knob[Policy] {
+	wake := choice("wake", "how results reach the workflow code (racy is the old name of shuffle)",
+		func(p *Policy) *WakePolicy { return &p.Wake }, WakeOrdered, WakeEngine, WakeShuffle, WakeRacy)
+	wake.Set = func(p *Policy, v string) error { p.Wake = WakePolicy(v).Canonical(); return nil }
+	seal := choice("seal", "what a reader does about an empty slot below a committed one",
+		func(p *Policy) *SealPolicy { return &p.Seal }, SealNone, SealNoop)
+	seal.SlotOnly = true
+	seal.Get = func(p Policy) string { return string(cmp.Or(p.Seal, SealNone)) }
+	seal.Cell = func(p Policy) string {
+		if !p.Sealing() {
+			return string(p.Seal)
+		}
+		return string(p.Seal) + " after " + cmp.Or(p.SealAfter, DefaultSealAfter).String()
+	}
+	return []knob.Knob[Policy]{
+		choice("fence", "which appends are fenced",
+			func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll),
+		choice("on-reject", "what a writer does after a fenced rejection",
+			func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost),
+		choice("ids", "how correlation ids are drawn",
+			func(p *Policy) *IDPolicy { return &p.IDs }, IDsPositional, IDsCallsite),
+		wake,
+		choice("admission", "how many invocations of one run may replay at once",
+			func(p *Policy) *AdmissionPolicy { return &p.Admission }, AdmitAll, AdmitSingleRunner),
+		{
+			Name: "guard", Help: "the legacy interim guard a world applies instead of a fence",
+			Values: names(eventlog.Guards(), eventlog.Guard.String),
+			Set: func(p *Policy, v string) (err error) {
+				p.Guard, err = eventlog.ParseGuard(v)
+				return err
+			},
+			Get: func(p Policy) string { return p.Guard.String() },
+		},
+		seal,
+		{
+			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +
+				DefaultSealAfter.String() + ", scaled by --time-scale)",
+			SlotOnly: true, Hidden: true,
+			Set: func(p *Policy, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return fmt.Errorf("invalid seal-after %q: want a positive duration such as 500ms", v)
+				}
+				p.SealAfter = d
+				return nil
+			},
+			Get: func(p Policy) string { return p.SealAfter.String() },
+			Check: func(p Policy) error {
+				if p.SealAfter < 0 {
+					return fmt.Errorf("invalid seal-after %s: want a duration >= 0", p.SealAfter)
+				}
+				return nil
+			},
+		},
+	}
+}
+
+// choice declares a knob whose value is one of values, held in the field
+// that field returns.
+func choice[V ~string](name, help string, field func(*Policy) *V, values ...V) knob.Knob[Policy] {
+	return knob.Knob[Policy]{
+		Name: name, Help: help, Values: names(values, func(v V) string { return string(v) }),
+		Set: func(p *Policy, v string) error { *field(p) = V(v); return nil },
+		Get: func(p Policy) string { return string(*field(&p)) },
+	}
+}
+
+func names[V any](values []V, name func(V) string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = name(v)
+	}
+	return out
+}
+
+// Validate names the first knob, in PolicyKnobs order, with an unknown value.
+func (p Policy) Validate() error { return knob.Validate(PolicyKnobs(), p) }
 
 // Sealing reports whether readers seal holes.
 func (p Policy) Sealing() bool { return p.Seal == SealNoop }

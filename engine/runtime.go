@@ -43,9 +43,6 @@ type Config struct {
 	Policy  Policy
 	// Scheme is stamped on every run this runtime starts.
 	Scheme eventlog.Scheme
-	// Guard is the legacy interim guard stamped on every run ("" or
-	// eventlog.GuardCountIndex); decisions then carry the writer's count.
-	Guard string
 	// Concurrency bounds the invocations of one run that replay at once.
 	Concurrency int
 	// PageSize is the limit of each List while loading a log.
@@ -226,7 +223,7 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
 		basis = eventlog.FenceOnDecisions
 	}
 	ctx = worlds.WithActor(ctx, "starter")
-	if err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Guard}); err != nil {
+	if err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard}); err != nil {
 		return fmt.Errorf("create run %s: %w", runID, err)
 	}
 	created := []eventlog.Draft{{Type: eventlog.RunCreated, Payload: mustJSON(input)}}

@@ -13,13 +13,9 @@ type Run struct {
 	// FenceBasis says what moves the fence of AppendFenced on this run.
 	FenceBasis FenceBasis `json:"fenceBasis,omitempty"`
 	// Guard names a legacy interim guard the world applies to this run's
-	// AppendFenced instead of a fence: "" (none) or GuardCountIndex.
-	Guard string `json:"guard,omitempty"`
+	// AppendFenced instead of a fence; GuardNone is left out of the JSON.
+	Guard Guard `json:"guard,omitzero"`
 }
-
-// GuardCountIndex is the legacy interim guard: a per-run event count in a
-// side index (Redis), checked by the handler before the write, one-sided.
-const GuardCountIndex = "count-index"
 
 // FenceBasis says which appends move a run's fence.
 type FenceBasis string

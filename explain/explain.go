@@ -351,7 +351,7 @@ func classify(in Input, ex *Explanation) {
 	}
 	r := prepare(in)
 	switch {
-	case in.Outcome == outcomeHole || (in.Outcome == outcomeStuck && in.Scheme == eventlog.SchemeSlot && firstHole(r.ordered) > 0):
+	case in.Outcome == outcomeHole || (in.Outcome == outcomeStuck && in.Scheme == eventlog.SchemeSlot && r.firstGap() > 0):
 		// A corrupted or silent slot run with a hole left in its log is
 		// still explained by its divergence: the hole did not stop it.
 		r.hole(ex)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -17,20 +18,10 @@ const (
 	errDup  = "duplicate"
 )
 
-// firstHole is the lowest empty position below a committed one in a log
-// sorted by seq, or 0.
-func firstHole(ordered []eventlog.Event) int64 {
-	want := int64(1)
-	for _, e := range ordered {
-		switch {
-		case e.Seq == 0 || e.Seq < want:
-		case e.Seq == want:
-			want++
-		default:
-			return want
-		}
-	}
-	return 0
+// firstGap is the lowest position missing below a present one in the
+// final log (a slot log's first hole), or 0.
+func (r *run) firstGap() int64 {
+	return forensics.ScanPositions(forensics.PositionsOf(r.ordered)).FirstGap
 }
 
 // refusal is the load refusal (a list failing with one of errs) that
@@ -59,7 +50,7 @@ func (r *run) refusal(errs ...string) int {
 // first refused it, and whether and when it was ever filled.
 func (r *run) hole(ex *Explanation) {
 	ex.Class = Hole
-	slot, above := firstHole(r.ordered), int64(0)
+	slot, above := r.firstGap(), int64(0)
 	refused := r.refusal(errHole)
 	if refused >= 0 {
 		op := r.in.Ops[refused]
@@ -126,7 +117,7 @@ func (r *run) density(ex *Explanation) {
 	ex.Class = Density
 	refused := r.refusal(errGap, errDup)
 	if refused < 0 {
-		if pos := firstHole(r.ordered); pos > 0 {
+		if pos := r.firstGap(); pos > 0 {
 			ex.Offending = &Event{Index: -1, Seq: pos}
 			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the final log has no event at seq %d below a committed one", pos))
 			return

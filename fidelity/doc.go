@@ -7,7 +7,7 @@
 //
 // Definitions, per world and cell:
 //   - n is a cell's runs less its infra runs (an unreachable store measured
-//     nothing), as in reports.Compare; stuck and failed runs stay in n and
+//     nothing), as in compare.Compare; stuck and failed runs stay in n and
 //     count as not corrupted. A claim over cells with infra or stuck runs is
 //     still judged, and its Note says so;
 //   - bad is corrupted + silent; a rate is a count over n;
@@ -15,7 +15,7 @@
 //     integers (bad_B x n_A >= 5 x bad_A x n_B), and needs B > 0: when B did
 //     not corrupt there is nothing to cut and the claim fails;
 //   - "A is not worse than B" passes unless A's rate is higher and the
-//     one-sided Fisher exact test (reports.FisherGreater) gives p < 0.05;
+//     one-sided Fisher exact test (stats.FisherGreater) gives p < 0.05;
 //     "not better" is the same with the direction reversed.
 //
 // Nothing here runs a storm or reads a file: Evaluate is a pure function of

@@ -4,13 +4,15 @@ import (
 	"slices"
 
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/gate"
+	"github.com/stormctl/stormctl/reports/stats"
 )
 
 // The scenarios the claims read, in the order their cells run.
 const (
 	StepStorm = "step-storm"
 	HookStorm = "hook-storm"
-	Control   = reports.ControlScenario
+	Control   = gate.ControlScenario
 )
 
 // The conditions the claims read, in the order their cells run.
@@ -31,7 +33,7 @@ const Factor = 5
 
 // Alpha is the one-sided significance level of the "not worse" and "not
 // better" claims.
-const Alpha = reports.Alpha
+const Alpha = stats.Alpha
 
 // Verdict is a claim's judgement on one world. **contract** (fidelity.json)
 type Verdict string

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/stats"
 )
 
 // judgement is what a judge makes of a claim's cells.
@@ -241,9 +242,9 @@ func judgeShift(m metric, name string, d direction) func([]cell) judgement {
 		var moved bool
 		var p float64
 		if d == higher {
-			moved, p = xk*bn > bk*xn, reports.FisherGreater(xk, xn-xk, bk, bn-bk)
+			moved, p = xk*bn > bk*xn, stats.FisherGreater(xk, xn-xk, bk, bn-bk)
 		} else {
-			moved, p = xk*bn < bk*xn, reports.FisherGreater(bk, bn-bk, xk, xn-xk)
+			moved, p = xk*bn < bk*xn, stats.FisherGreater(bk, bn-bk, xk, xn-xk)
 		}
 		j := judgement{measured: fmt.Sprintf("%s → %s, p=%.3g", frac(bk, bn), frac(xk, xn), p)}
 		who := fmt.Sprintf("%s's %s", other.key.Condition, name)

@@ -1,15 +1,11 @@
 package fidelity
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // SchemaVersion is the version of fidelity.json this build writes.
@@ -112,32 +108,34 @@ func explanations(results []Result) []string {
 	return out
 }
 
-// Render writes the report in format (reports.FormatTable, FormatMarkdown
-// or FormatJSON): per world a table claim | reference | measured | verdict
-// and the reasons of the claims that did not pass, then Line.
-func Render(w io.Writer, r *Report, format string) error {
-	if format == reports.FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+// Table writes the report for a terminal: per world a table claim |
+// reference | measured | verdict and the reasons of the claims that did not
+// pass, then Line. Its JSON is the report itself (fidelity.json).
+func (r *Report) Table(w io.Writer) error { return r.write(w, false) }
+
+// Markdown writes the report as Table does, in markdown: a heading and a
+// table per world, the reasons as a list, Line in bold.
+func (r *Report) Markdown(w io.Writer) error { return r.write(w, true) }
+
+// write writes the report as a table, or in markdown when md.
+func (r *Report) write(w io.Writer, md bool) error {
+	style := table.Boxed
+	if md {
+		style = table.Markdown
 	}
-	md := format == reports.FormatMarkdown
 	names, by := r.worlds()
 	for _, world := range names {
 		title := world
 		if dir := r.Storms[world]; dir != "" {
 			title += " (" + dir + ")"
 		}
-		opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 		if md {
 			title = "#### " + title + "\n"
-			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 		}
 		if _, err := fmt.Fprintln(w, title); err != nil {
 			return err
 		}
-		t := tablewriter.NewTable(w, opts...)
-		t.Header(header)
+		var rows [][]string
 		for _, x := range by[world] {
 			row := []string{x.Text, x.Reference, x.Measured, shown(x.Verdict)}
 			if md {
@@ -145,11 +143,9 @@ func Render(w io.Writer, r *Report, format string) error {
 					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
 				}
 			}
-			if err := t.Append(row); err != nil {
-				return err
-			}
+			rows = append(rows, row)
 		}
-		if err := t.Render(); err != nil {
+		if err := table.Write(w, style, header, rows); err != nil {
 			return err
 		}
 		prefix := "  "
@@ -157,7 +153,9 @@ func Render(w io.Writer, r *Report, format string) error {
 		if md {
 			prefix = "- "
 			if lines != nil {
-				fmt.Fprintln(w)
+				if _, err := fmt.Fprintln(w); err != nil {
+					return err
+				}
 			}
 		}
 		for _, l := range lines {

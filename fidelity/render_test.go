@@ -3,12 +3,12 @@ package fidelity_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/fidelity"
-	"github.com/stormctl/stormctl/reports"
 )
 
 func results(verdicts ...fidelity.Verdict) []fidelity.Result {
@@ -54,17 +54,18 @@ func TestRender(t *testing.T) {
 	r := fidelity.NewReport(results(fidelity.Pass, fidelity.Fail, fidelity.Unknown), map[string]string{"local": "out/local"})
 	tests := []struct {
 		format string
+		write  func(io.Writer) error
 		want   []string // in this order
 	}{
-		{reports.FormatTable, []string{"local (out/local)", "claim", "reference", "measured", "verdict", "PASS", "unknown",
+		{"table", r.Table, []string{"local (out/local)", "claim", "reference", "measured", "verdict", "PASS", "unknown",
 			"  unknown cc: because unknown", "postgres\n", "FAIL", "  FAIL cb: because fail", "fidelity: 1 of 3 claims pass (1 fail, 1 unknown)\n"}},
-		{reports.FormatMarkdown, []string{"#### local (out/local)\n", "| claim", "| PASS", "- unknown cc: because unknown", "#### postgres\n",
+		{"markdown", r.Markdown, []string{"#### local (out/local)\n", "| claim", "| PASS", "- unknown cc: because unknown", "#### postgres\n",
 			"- FAIL cb: because fail", "**fidelity: 1 of 3 claims pass (1 fail, 1 unknown)**\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := fidelity.Render(&buf, r, tc.format); err != nil {
+			if err := tc.write(&buf); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()
@@ -80,7 +81,9 @@ func TestRender(t *testing.T) {
 	}
 	t.Run("json", func(t *testing.T) {
 		var buf bytes.Buffer
-		if err := fidelity.Render(&buf, r, reports.FormatJSON); err != nil {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
 			t.Fatal(err)
 		}
 		var back fidelity.Report

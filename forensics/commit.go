@@ -541,13 +541,25 @@ func WindowOf(xs []float64) Window {
 	return Window{N: len(xs), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: time.Duration(xs[len(xs)-1])}
 }
 
-// DensityOf counts holes, repeats and unpositioned events of a positioned
-// run's events, in any order.
-func DensityOf(evs []CommitEvent) (gaps, dups, unpositioned int) {
-	ks := make([]keyed, len(evs))
-	for i, e := range evs {
-		ks[i] = keyed{id: e.ID, seq: e.Seq}
+// checkCommitOrder compares the run's key order with its commit order
+// (AnalyzeCommitOrder): inverted pairs and displaced events. In a
+// positioned scheme an unpositioned event has no key to be out of order
+// with: it is left out of the comparison and counted as an event only.
+func checkCommitOrder(r *run, f *RunFindings) {
+	ordered := r.commits
+	untimed := 0
+	if r.Scheme.Positioned() {
+		ordered = make([]CommitEvent, 0, len(r.commits))
+		for _, e := range r.commits {
+			switch {
+			case e.Seq >= 1:
+				ordered = append(ordered, e)
+			case e.CommitAt.IsZero():
+				untimed++
+			}
+		}
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.seq, b.seq) })
-	return Density(ks)
+	r.order = AnalyzeCommitOrder(ordered, r.Scheme.Positioned())
+	r.order.Events, r.order.WithoutCommitTS = len(r.commits), r.order.WithoutCommitTS+untimed
+	f.Inversions, f.Displaced = r.order.InvertedPairs, r.order.Displaced
 }

@@ -15,5 +15,14 @@
 //     had already passed, before the load's last page was read (the load
 //     could have seen it and never will);
 //   - gaps, duplicates and unpositioned events are density violations of a
-//     positioned scheme's final log.
+//     positioned scheme's final log (ScanPositions, which also finds the
+//     slot scheme's holes and seal races for everyone who needs them).
+//
+// Checkers are data: AnalyzeRun applies the checks listed in checks(), each
+// a pure func(*run, *RunFindings) in its own file. A new checker is a new
+// file in this package holding its check, plus in run.go its field in
+// RunFindings (with its JSON name), its line in RunFindings.Add and its line
+// in checks(). Its field then reaches runs.jsonl's findings, summary.json's
+// cells (reports.Cell embeds RunFindings) and stormctl forensics DIR's JSON
+// with no other change; a table column for it is reports' table code.
 package forensics

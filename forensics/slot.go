@@ -69,26 +69,20 @@ func (f *SlotFindings) Fill() (p50, p99, maxMs float64) {
 // AnalyzeSlots computes the slot findings of one run from its final log (as
 // stored, holes and all, any order) and its history.
 func AnalyzeSlots(final []eventlog.Event, ops []worlds.Op) SlotFindings {
-	var f SlotFindings
-	bySlot := map[int64][]eventlog.Event{}
-	var top int64
-	for _, e := range final {
-		bySlot[e.Seq] = append(bySlot[e.Seq], e)
-		top = max(top, e.Seq)
-		if e.Type == eventlog.Noop {
-			f.Seals++
-		}
+	return analyzeSlots(ScanPositions(PositionsOf(final)), final, ops)
+}
+
+// checkSlots adds a slot-scheme run's slot findings.
+func checkSlots(r *run, f *RunFindings) {
+	if r.Scheme == eventlog.SchemeSlot {
+		sf := analyzeSlots(r.positions, r.Final, r.Ops)
+		f.Slot = &sf
 	}
-	for pos := int64(1); pos < top; pos++ {
-		if len(bySlot[pos]) == 0 {
-			f.FinalHoles++
-		}
-	}
-	for _, evs := range bySlot {
-		if len(evs) > 1 && slices.ContainsFunc(evs, func(e eventlog.Event) bool { return e.Type == eventlog.Noop }) {
-			f.SealRaces++
-		}
-	}
+}
+
+// analyzeSlots is AnalyzeSlots given the final log's position scan.
+func analyzeSlots(scan PositionScan, final []eventlog.Event, ops []worlds.Op) SlotFindings {
+	f := scan.SlotFindings()
 	seen := map[int64]bool{}
 	type wait struct {
 		actor string
@@ -112,13 +106,22 @@ func AnalyzeSlots(final []eventlog.Event, ops []worlds.Op) SlotFindings {
 			f.SealedWrites++
 		}
 	}
-	for _, pos := range slices.Sorted(maps.Keys(seen)) {
-		evs := bySlot[pos]
-		if len(evs) == 0 {
-			continue // still empty at the end: counted in FinalHoles
+	if len(seen) == 0 {
+		return f
+	}
+	// The first event stored at each slot a reader saw empty filled it
+	// (a slot still empty at the end is counted in FinalHoles).
+	filledBy := map[int64]eventlog.Event{}
+	for _, e := range final {
+		if _, done := filledBy[e.Seq]; seen[e.Seq] && !done {
+			filledBy[e.Seq] = e
 		}
-		if d, ok := fillTime(evs[0]); ok {
-			f.FillMillis = append(f.FillMillis, float64(d)/float64(time.Millisecond))
+	}
+	for _, pos := range slices.Sorted(maps.Keys(seen)) {
+		if e, ok := filledBy[pos]; ok {
+			if d, ok := fillTime(e); ok {
+				f.FillMillis = append(f.FillMillis, float64(d)/float64(time.Millisecond))
+			}
 		}
 	}
 	return f

@@ -94,8 +94,9 @@ type Findings struct {
 func Examine(r Run) Findings {
 	if r.Scheme == eventlog.SchemeSlot {
 		f := Findings{Order: forensics.AnalyzeCommitOrder(r.Events, true)}
-		sf, dups := slotFindings(r.Events)
-		f.Slots, f.Duplicates, f.Gaps = &sf, dups, sf.FinalHoles
+		scan := forensics.ScanPositions(forensics.CommitPositions(r.Events))
+		sf := scan.SlotFindings()
+		f.Slots, f.Duplicates, f.Gaps = &sf, scan.Duplicates, scan.Gaps
 		return f
 	}
 	bySeq := len(r.Events) > 0 && !slices.ContainsFunc(r.Events, func(e forensics.CommitEvent) bool { return e.Seq == 0 })

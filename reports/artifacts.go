@@ -2,13 +2,11 @@ package reports
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -50,7 +48,7 @@ func openWriter(dir string, meta any, flag int) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, DirEvents), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := writeJSON(filepath.Join(dir, FileStorm), meta); err != nil {
+	if err := WriteJSON(filepath.Join(dir, FileStorm), meta); err != nil {
 		return nil, err
 	}
 	a := &Writer{dir: dir}
@@ -144,7 +142,7 @@ func (a *Writer) Close() error {
 func (a *Writer) WriteSummary(s *Summary, md []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := writeJSON(filepath.Join(a.dir, FileSummary), s); err != nil {
+	if err := WriteJSON(filepath.Join(a.dir, FileSummary), s); err != nil {
 		return err
 	}
 	return WriteFile(filepath.Join(a.dir, FileMD), md)
@@ -153,9 +151,9 @@ func (a *Writer) WriteSummary(s *Summary, md []byte) error {
 // Dir returns the storm directory.
 func (a *Writer) Dir() string { return a.dir }
 
-// writeJSON writes v to path via a temp file and rename, so a reader never
+// WriteJSON writes v to path via a temp file and rename, so a reader never
 // sees half a file.
-func writeJSON(path string, v any) error {
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
@@ -175,35 +173,21 @@ func WriteFile(path string, b []byte) error {
 	return nil
 }
 
-// SummaryMarkdown renders summary.md: the summary in markdown, then the
-// plots (file names in the storm directory) linked.
-func SummaryMarkdown(s *Summary, plots []string) ([]byte, error) {
-	var md bytes.Buffer
-	if err := Render(&md, s, FormatMarkdown); err != nil {
-		return nil, err
-	}
-	for _, p := range plots {
-		fmt.Fprintf(&md, "\n![%s](%s)\n", strings.TrimSuffix(p, ".png"), p)
-	}
-	return md.Bytes(), nil
-}
-
-// RewriteSummary writes summary.json and summary.md of a stored storm
-// again from s (after checkers computed something the storm did not),
-// linking the plots the directory holds.
-func RewriteSummary(dir string, s *Summary) error {
-	var plots []string
-	for _, p := range []string{PlotOutcomes, PlotWindows, PlotInversions} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
-			plots = append(plots, p)
-		}
-	}
-	md, err := SummaryMarkdown(s, plots)
+// WriteLines creates path and fills it through fill (a JSONL file written
+// whole, not appended to).
+func WriteLines(path string, fill func(*bufio.Writer) error) error {
+	f, err := os.Create(path)
 	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := fill(w); err != nil {
+		f.Close()
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, FileSummary), s); err != nil {
-		return err
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	return WriteFile(filepath.Join(dir, FileMD), md)
+	return f.Close()
 }

@@ -7,5 +7,5 @@ import "path/filepath"
 func (a *Writer) WriteMeta(meta any) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return writeJSON(filepath.Join(a.dir, FileStorm), meta)
+	return WriteJSON(filepath.Join(a.dir, FileStorm), meta)
 }

@@ -37,10 +37,10 @@ var ErrNotStorm = errors.New("not a storm directory (no storm.json or runs.jsonl
 // maxLine bounds one JSONL line (a final log line or an op).
 const maxLine = 16 << 20
 
-// eachLine decodes every line of a JSONL file into a fresh T and calls fn.
+// EachLine decodes every line of a JSONL file into a fresh T and calls fn.
 // A line that does not decode is reported as an *ArtifactError and skipped,
 // so the rest of the file is still read; all such errors are joined.
-func eachLine[T any](path string, fn func(T) error) error {
+func EachLine[T any](path string, fn func(T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return &ArtifactError{File: path, Err: err}
@@ -79,7 +79,7 @@ func ReadRuns(dir string) ([]RunRecord, error) {
 		return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
 	}
 	var out []RunRecord
-	err := eachLine(path, func(r RunRecord) error {
+	err := EachLine(path, func(r RunRecord) error {
 		out = append(out, r)
 		return nil
 	})
@@ -89,7 +89,7 @@ func ReadRuns(dir string) ([]RunRecord, error) {
 // ReadHistory reads history.jsonl grouped by run id.
 func ReadHistory(dir string) (map[string][]worlds.Op, error) {
 	out := map[string][]worlds.Op{}
-	err := eachLine(filepath.Join(dir, FileHistory), func(op worlds.Op) error {
+	err := EachLine(filepath.Join(dir, FileHistory), func(op worlds.Op) error {
 		out[op.RunID] = append(out[op.RunID], op)
 		return nil
 	})
@@ -138,7 +138,7 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 // ReadEvents reads a run's final log from events/<cell>/<run>.jsonl.
 func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
 	var out []eventlog.Event
-	err := eachLine(filepath.Join(dir, DirEvents, CellDir(k), runID+".jsonl"), func(e eventlog.Event) error {
+	err := EachLine(filepath.Join(dir, DirEvents, CellDir(k), runID+".jsonl"), func(e eventlog.Event) error {
 		out = append(out, e)
 		return nil
 	})

@@ -141,7 +141,7 @@ func (t *Trimmed) history(dir string, ids map[string]bool) error {
 		return fmt.Errorf("read %s: %w", FileHistory, err)
 	}
 	defer in.Close()
-	err = writeLines(path+".tmp", func(w *bufio.Writer) error {
+	err = WriteLines(path+".tmp", func(w *bufio.Writer) error {
 		br := bufio.NewReaderSize(in, 1<<20)
 		for {
 			b, err := br.ReadBytes('\n')

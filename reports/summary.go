@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -54,8 +55,8 @@ type RunRecord struct {
 	Findings forensics.RunFindings `json:"findings"`
 	// Verdicts judge every fenced or guard rejection of the run; Judged
 	// says they were computed (a run without rejections has none).
-	Verdicts []verdict.Verdict `json:"verdicts,omitempty"`
-	Judged   bool              `json:"judged,omitempty"`
+	Verdicts []verdict.Judgement `json:"verdicts,omitempty"`
+	Judged   bool                `json:"judged,omitempty"`
 	// Class is the run's root-cause class (explain.Classify) when its
 	// outcome gets one (corrupted, silent, gap, hole, stuck); Timeline is
 	// the path of its timeline under the storm directory, when one was
@@ -98,17 +99,15 @@ type Cell struct {
 	// Benign and UnknownVerdicts complete the verdict split of Rejections.
 	Benign          int `json:"benign"`
 	UnknownVerdicts int `json:"unknown_verdicts"`
-	Reads           int `json:"reads"`
-	NonPrefixReads  int `json:"non_prefix_reads"`
-	CursorSkips     int `json:"cursor_skips"`
-	Inversions      int `json:"inversions"`
-	Gaps            int `json:"gaps"`
-	Duplicates      int `json:"duplicates"`
+	// RunFindings sums the checkers' findings over the cell's runs, their
+	// fields inline (reads, inversions, ..., slot: the slot scheme's
+	// findings, only for slot conditions). summary.json leaves out
+	// unpositioned (see MarshalJSON).
+	forensics.RunFindings
 	// Beyond the contract: what the engine did.
 	Divergences int `json:"divergences"`
 	Recoveries  int `json:"recoveries"`
 	Invocations int `json:"invocations"`
-	Displaced   int `json:"displaced"`
 	// Recovered counts divergences a recovery replay cleared (invisible
 	// in the outcome).
 	Recovered int `json:"recovered_divergences"`
@@ -127,13 +126,11 @@ type Cell struct {
 	// ones included).
 	Windows map[eventlog.Type]forensics.Window `json:"windows,omitempty"`
 	Pairs   []forensics.PairCount              `json:"pairs,omitempty"`
-	// Slot sums the slot scheme's findings over the cell's runs (only
-	// for slot conditions); FillP50/P99/Max summarize its hole-fill
-	// latencies in milliseconds.
-	Slot    *forensics.SlotFindings `json:"slot,omitempty"`
-	FillP50 float64                 `json:"hole_fill_p50_ms,omitempty"`
-	FillP99 float64                 `json:"hole_fill_p99_ms,omitempty"`
-	FillMax float64                 `json:"hole_fill_max_ms,omitempty"`
+	// FillP50/P99/Max summarize the slot findings' hole-fill latencies in
+	// milliseconds.
+	FillP50 float64 `json:"hole_fill_p50_ms,omitempty"`
+	FillP99 float64 `json:"hole_fill_p99_ms,omitempty"`
+	FillMax float64 `json:"hole_fill_max_ms,omitempty"`
 	// Faulted counts the runs a nemesis fault overlapped, per outcome
 	// (storm --nemesis; absent without one).
 	Faulted map[Outcome]int `json:"faulted,omitempty"`
@@ -182,18 +179,7 @@ func (c *Cell) Add(r RunRecord) {
 	c.Divergences += int(r.Stats.Divergences)
 	c.Recoveries += int(r.Stats.Recoveries)
 	c.Recovered += int(r.Stats.Recovered)
-	if r.Class != "" {
-		if c.Classes == nil {
-			c.Classes = map[string]int{}
-		}
-		c.Classes[r.Class]++
-		if r.Timeline != "" && len(c.Timelines[r.Class]) < MaxTimelines {
-			if c.Timelines == nil {
-				c.Timelines = map[string][]string{}
-			}
-			c.Timelines[r.Class] = append(c.Timelines[r.Class], r.Timeline)
-		}
-	}
+	c.AddClass(r.Class, r.Timeline)
 	c.Invocations += int(r.Stats.Invocations)
 	if len(r.Faults) > 0 {
 		if c.Faulted == nil {
@@ -207,20 +193,40 @@ func (c *Cell) Add(r RunRecord) {
 		}
 		c.Guard.Add(*r.Guard)
 	}
-	f := r.Findings
-	c.Reads += f.Reads
-	c.NonPrefixReads += f.NonPrefixReads
-	c.CursorSkips += f.CursorSkips
-	c.Inversions += f.InvertedPairs
-	c.Displaced += f.Displaced
-	c.Gaps += f.Gaps
-	c.Duplicates += f.Duplicates
-	if f.Slot != nil {
-		if c.Slot == nil {
-			c.Slot = &forensics.SlotFindings{}
-		}
-		c.Slot.Add(*f.Slot)
+	c.RunFindings.Add(r.Findings)
+	if r.Findings.Slot != nil {
 		c.FillP50, c.FillP99, c.FillMax = c.Slot.Fill()
+	}
+}
+
+// MarshalJSON writes the cell as summary.json has it: RunFindings' fields
+// inline but unpositioned, which the cells never listed (runs.jsonl's
+// findings and stormctl forensics DIR do).
+func (c Cell) MarshalJSON() ([]byte, error) {
+	type plain Cell // Cell without this method
+	return json.Marshal(struct {
+		plain
+		// Unpositioned, always nil, hides RunFindings.Unpositioned: the
+		// shallower of two fields of one JSON name wins.
+		Unpositioned *int `json:"unpositioned,omitempty"`
+	}{plain: plain(c)})
+}
+
+// AddClass counts a run of root-cause class (none when "") and links its
+// timeline (when not "") while the class has fewer than MaxTimelines.
+func (c *Cell) AddClass(class, timeline string) {
+	if class == "" {
+		return
+	}
+	if c.Classes == nil {
+		c.Classes = map[string]int{}
+	}
+	c.Classes[class]++
+	if timeline != "" && len(c.Timelines[class]) < MaxTimelines {
+		if c.Timelines == nil {
+			c.Timelines = map[string][]string{}
+		}
+		c.Timelines[class] = append(c.Timelines[class], timeline)
 	}
 }
 

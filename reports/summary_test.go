@@ -1,19 +1,25 @@
 package reports_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 func TestCellAdd(t *testing.T) {
 	stats := engine.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
 	findings := forensics.RunFindings{
-		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, InvertedPairs: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
+		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, Inversions: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
 	}
 	tests := []struct {
 		name string
@@ -47,7 +53,9 @@ func TestCellAdd(t *testing.T) {
 			want: reports.Cell{
 				Runs: 3, Completed: 1, Corrupted: 2,
 				Rejections: 6, Divergences: 4, Recoveries: 2, Invocations: 10,
-				Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14,
+				RunFindings: forensics.RunFindings{
+					Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14, Unpositioned: 198,
+				},
 			},
 		},
 		{
@@ -163,5 +171,69 @@ func TestNewSummaryAndCell(t *testing.T) {
 	}
 	if got, want := keys[1].String(), "local/step-storm/seq/wake=ordered"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// TestCellJSON: a summary.json cell has the keys it had before Cell
+// embedded forensics.RunFindings (the findings' fields inline, by their
+// JSON names; unpositioned, which cells never listed, left out however
+// many there were), plus any field a new checker adds to RunFindings; and
+// it reads back as written.
+func TestCellJSON(t *testing.T) {
+	tp := 3
+	c := reports.Cell{
+		World: "local", Scenario: "step-storm", Condition: "slot", Runs: 9,
+		Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Hole: 1, Stuck: 1, Failed: 1, Infra: 2,
+		Rejections: 4, TruePositives: &tp, Benign: 1, UnknownVerdicts: 0,
+		RunFindings: forensics.RunFindings{Reads: 5, NonPrefixReads: 1, CursorSkips: 2, Inversions: 6, Displaced: 7, Gaps: 1,
+			Duplicates: 2, Unpositioned: 3, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
+		Divergences: 2, Recoveries: 1, Invocations: 30, Recovered: 1,
+		Classes: map[string]int{"hole": 1}, Timelines: map[string][]string{"hole": {"timelines/r.html"}},
+		Guard:   &worlds.GuardCounts{Evaluated: 2},
+		Windows: map[eventlog.Type]forensics.Window{eventlog.StepCreated: {N: 1}},
+		Pairs:   []forensics.PairCount{{TypePair: forensics.TypePair{Overtaking: eventlog.StepCompleted, Overtaken: eventlog.StepCreated}}},
+		FillP50: 4, FillP99: 4, FillMax: 4,
+		Faulted: map[reports.Outcome]int{reports.Infra: 2},
+	}
+	b, err := json.Marshal(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	before := []string{"world", "scenario", "condition", "runs", "completed", "corrupted", "silent", "gap", "hole", "stuck",
+		"failed", "infra", "rejections", "true_positives", "benign", "unknown_verdicts", "reads", "non_prefix_reads",
+		"cursor_skips", "inversions", "gaps", "duplicates", "divergences", "recoveries", "invocations", "displaced",
+		"recovered_divergences", "classes", "timelines", "guard", "windows", "pairs", "slot", "hole_fill_p50_ms",
+		"hole_fill_p99_ms", "hole_fill_max_ms", "faulted"}
+	want := map[string]bool{}
+	for _, k := range before {
+		want[k] = true
+	}
+	findings := reflect.TypeFor[forensics.RunFindings]()
+	for i := range findings.NumField() {
+		if name, _, _ := strings.Cut(findings.Field(i).Tag.Get("json"), ","); name != "unpositioned" {
+			want[name] = true
+		}
+	}
+	got := map[string]bool{}
+	for k := range m {
+		got[k] = true
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary.json cell keys %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+	if m["inversions"] != 6.0 || m["displaced"] != 7.0 || m["reads"] != 5.0 {
+		t.Errorf("findings written as %s", b)
+	}
+	var back reports.Cell
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	c.Unpositioned = 0
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("read back\n%+v\nwant\n%+v", back, c)
 	}
 }

@@ -4,17 +4,90 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/knob"
 )
 
-// Knobs are the independent settings a condition fixes.
+// Knobs are the independent settings a condition fixes: the scheme, and
+// the engine's policy. Each is a knob of KnobTable.
 type Knobs struct {
 	Scheme eventlog.Scheme `json:"scheme"`
 	engine.Policy
-	Guard string `json:"guard"`
+}
+
+// KnobTable returns the condition knobs in the conditions listing's column
+// order: the scheme, then the engine's policy knobs (engine.PolicyKnobs). It
+// drives ParseCondition's overrides, Knobs.Validate, `stormctl conditions`
+// and its help.
+func KnobTable() []knob.Knob[Knobs] {
+	scheme := knob.Knob[Knobs]{
+		Name: "scheme", Help: "how a run's log is ordered and cursored",
+		Set: func(k *Knobs, v string) (err error) {
+			k.Scheme, err = eventlog.ParseScheme(v)
+			return err
+		},
+		Get: func(k Knobs) string { return string(k.Scheme) },
+	}
+	for _, s := range eventlog.Schemes() {
+		scheme.Values = append(scheme.Values, string(s))
+	}
+	return append([]knob.Knob[Knobs]{scheme}, knob.Embed(engine.PolicyKnobs(), func(k *Knobs) *engine.Policy { return &k.Policy })...)
+}
+
+// Validate names the first knob, in KnobTable order, with an unknown value,
+// then refuses a slot-only knob moved from its default under another scheme.
+func (k Knobs) Validate() error {
+	table := KnobTable()
+	if err := knob.Validate(table, k); err != nil {
+		return err
+	}
+	if k.Scheme == eventlog.SchemeSlot {
+		return nil
+	}
+	defaults := Knobs{Scheme: k.Scheme, Policy: engine.DefaultPolicy()}
+	var slotOnly []string
+	moved := false
+	for _, kn := range table {
+		if kn.SlotOnly {
+			slotOnly = append(slotOnly, kn.Name)
+			moved = moved || kn.Get(k) != kn.Get(defaults)
+		}
+	}
+	if moved {
+		return fmt.Errorf("%s apply to scheme=slot only (this condition's scheme is %s)", strings.Join(slotOnly, " and "), k.Scheme)
+	}
+	return nil
+}
+
+// Cells returns the knobs' cells of the conditions listing, one per knob
+// with a column (KnobColumns), in table order; a slot-only knob shows "-"
+// under another scheme.
+func (k Knobs) Cells() []string {
+	var cells []string
+	for _, kn := range KnobTable() {
+		switch {
+		case kn.Hidden:
+		case kn.SlotOnly && k.Scheme != eventlog.SchemeSlot:
+			cells = append(cells, "-")
+		default:
+			cells = append(cells, kn.ShowCell(k))
+		}
+	}
+	return cells
+}
+
+// KnobColumns returns the headers of the conditions listing's knob columns,
+// in table order.
+func KnobColumns() []string {
+	var cols []string
+	for _, kn := range KnobTable() {
+		if !kn.Hidden {
+			cols = append(cols, kn.Name)
+		}
+	}
+	return cols
 }
 
 // Condition is a named preset with optional overrides, reported under the
@@ -32,10 +105,9 @@ type Preset struct {
 }
 
 func knobs(scheme eventlog.Scheme, fence engine.FencePolicy, ids engine.IDPolicy, wake engine.WakePolicy) Knobs {
-	return Knobs{Scheme: scheme, Guard: "none", Policy: engine.Policy{
-		IDs: ids, Wake: wake, Fence: fence, OnReject: engine.RejectRederive, Admission: engine.AdmitAll,
-		Seal: engine.SealNone,
-	}}
+	p := engine.DefaultPolicy()
+	p.Fence, p.IDs, p.Wake = fence, ids, wake
+	return Knobs{Scheme: scheme, Policy: p}
 }
 
 // Presets returns the condition presets in display order.
@@ -62,41 +134,11 @@ func Presets() []Preset {
 	}
 }
 
-// knobSetters apply one key=value override.
-var knobSetters = map[string]func(k *Knobs, v string) error{
-	"scheme": func(k *Knobs, v string) error {
-		s, err := eventlog.ParseScheme(v)
-		k.Scheme = s
-		return err
-	},
-	"fence":     func(k *Knobs, v string) error { k.Fence = engine.FencePolicy(v); return nil },
-	"on-reject": func(k *Knobs, v string) error { k.OnReject = engine.RejectPolicy(v); return nil },
-	"ids":       func(k *Knobs, v string) error { k.IDs = engine.IDPolicy(v); return nil },
-	"wake": func(k *Knobs, v string) error {
-		k.Wake = engine.WakePolicy(v).Canonical()
-		return nil
-	},
-	"admission": func(k *Knobs, v string) error { k.Admission = engine.AdmissionPolicy(v); return nil },
-	"seal":      func(k *Knobs, v string) error { k.Seal = engine.SealPolicy(v); return nil },
-	"seal-after": func(k *Knobs, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("invalid seal-after %q: want a positive duration such as 500ms", v)
-		}
-		k.SealAfter = d
-		return nil
-	},
-	"guard": func(k *Knobs, v string) error {
-		if v != "none" && v != "count-index" {
-			return fmt.Errorf("unknown guard %q (valid: none, count-index)", v)
-		}
-		k.Guard = v
-		return nil
-	},
-}
-
 // ParseCondition parses one --condition item: a preset name optionally
-// followed by /key=value overrides ("seq/wake=ordered").
+// followed by /key=value overrides ("seq/wake=ordered"), one per knob of
+// KnobTable. A value that does not parse is refused at once; the knobs are
+// validated after the last override, so a later override may replace an
+// earlier one.
 func ParseCondition(item string) (Condition, error) {
 	parts := strings.Split(strings.TrimSpace(item), "/")
 	var preset *Preset
@@ -111,26 +153,20 @@ func ParseCondition(item string) (Condition, error) {
 		return Condition{}, fmt.Errorf("unknown condition %q (valid presets: %s; add /key=value overrides)", parts[0], strings.Join(names, ", "))
 	}
 	c := Condition{Name: strings.TrimSpace(item), Knobs: preset.Knobs}
+	table := KnobTable()
 	for _, kv := range parts[1:] {
 		key, val, ok := strings.Cut(kv, "=")
-		set := knobSetters[key]
-		if !ok || set == nil {
-			keys := make([]string, 0, len(knobSetters))
-			for k := range knobSetters {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+		kn, found := knob.Find(table, key)
+		if !ok || !found {
+			keys := slices.Sorted(slices.Values(knob.Names(table)))
 			return Condition{}, fmt.Errorf("condition %q: bad override %q (want key=value, keys: %s)", item, kv, strings.Join(keys, ", "))
 		}
-		if err := set(&c.Knobs, val); err != nil {
+		if err := kn.Set(&c.Knobs, val); err != nil {
 			return Condition{}, fmt.Errorf("condition %q: %w", item, err)
 		}
 	}
-	if err := c.Knobs.Policy.Validate(); err != nil {
+	if err := c.Knobs.Validate(); err != nil {
 		return Condition{}, fmt.Errorf("condition %q: %w", item, err)
-	}
-	if c.Knobs.Scheme != eventlog.SchemeSlot && (c.Knobs.Sealing() || c.Knobs.SealAfter > 0) {
-		return Condition{}, fmt.Errorf("condition %q: seal and seal-after apply to scheme=slot only (this condition's scheme is %s)", item, c.Knobs.Scheme)
 	}
 	return c, nil
 }

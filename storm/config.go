@@ -185,7 +185,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 			if err := Supports(e, cond.Knobs); err != nil {
 				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
 			}
-			if g := cond.Knobs.Guard; g != "" && g != "none" && !contains(e.Guards, g) {
+			if g := cond.Knobs.Guard; g != eventlog.GuardNone && !slices.Contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
 			}
 			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)
@@ -262,7 +262,7 @@ func SupportedPresets(e worlds.Entry) []string {
 	for _, p := range Presets() {
 		k := p.Knobs
 		if contains(e.Schemes, string(k.Scheme)) && (len(e.Fences) == 0 || contains(e.Fences, string(k.Fence))) &&
-			(k.Guard == "" || k.Guard == "none" || contains(e.Guards, k.Guard)) {
+			(k.Guard == eventlog.GuardNone || slices.Contains(e.Guards, k.Guard)) {
 			out = append(out, p.Name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 )
@@ -20,8 +21,9 @@ func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats 
 	case readErr != nil:
 		return reports.Infra, readErr.Error()
 	}
-	if pos, ok := sealRace(final); ok {
-		return reports.Corrupted, fmt.Sprintf("slot %d holds a noop seal and a committed event at once: a seal raced a late commit and both are visible", pos)
+	slots := forensics.ScanPositions(forensics.PositionsOf(final))
+	if slots.SealRaces > 0 {
+		return reports.Corrupted, fmt.Sprintf("slot %d holds a noop seal and a committed event at once: a seal raced a late commit and both are visible", slots.FirstSealRace)
 	}
 	var input []byte
 	for _, e := range final {
@@ -50,53 +52,11 @@ func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats 
 			return reports.Failed, f.Code + ": " + f.Message
 		}
 	}
-	if pos, above, ok := firstHole(final); ok && stats.HoleRefusals > 0 {
-		return reports.Hole, fmt.Sprintf("no terminal event: loads stopped at empty slot %d below committed slot %d (%d refusals)", pos, above, stats.HoleRefusals)
+	if slots.FirstGap > 0 && stats.HoleRefusals > 0 {
+		return reports.Hole, fmt.Sprintf("no terminal event: loads stopped at empty slot %d below committed slot %d (%d refusals)", slots.FirstGap, slots.FirstGapAbove, stats.HoleRefusals)
 	}
 	if stats.InfraErrors > 0 {
 		return reports.Infra, fmt.Sprintf("no terminal event; %d infrastructure errors", stats.InfraErrors)
 	}
 	return reports.Stuck, "no terminal event before the timeout"
-}
-
-// sealRace finds a slot holding a noop and another event at once.
-func sealRace(final []eventlog.Event) (int64, bool) {
-	noops := map[int64]int{}
-	count := map[int64]int{}
-	for _, e := range final {
-		if e.Seq == 0 {
-			continue
-		}
-		count[e.Seq]++
-		if e.Type == eventlog.Noop {
-			noops[e.Seq]++
-		}
-	}
-	for pos, n := range noops {
-		if count[pos] > n || n > 1 {
-			return pos, true
-		}
-	}
-	return 0, false
-}
-
-// firstHole finds the lowest empty slot below a committed one in a final
-// slot log (any order).
-func firstHole(final []eventlog.Event) (slot, above int64, ok bool) {
-	have := map[int64]bool{}
-	var top int64
-	for _, e := range final {
-		have[e.Seq] = true
-		top = max(top, e.Seq)
-	}
-	for pos := int64(1); pos < top; pos++ {
-		if !have[pos] {
-			for a := pos + 1; a <= top; a++ {
-				if have[a] {
-					return pos, a, true
-				}
-			}
-		}
-	}
-	return 0, 0, false
 }

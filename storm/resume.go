@@ -233,14 +233,7 @@ func (r *runner) addPrior(p *prior) error {
 		store := rec.CommitSource == "store"
 		_, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: r.plan.Conditions[k.Condition].Knobs.Scheme,
 			Final: final, Ops: ops, StoreCommitTimes: store})
-		cf := r.cells[k]
-		if cf == nil {
-			cf = &cellForensics{}
-			r.cells[k] = cf
-		}
-		order.AddTo(&cf.order)
-		cf.windows.Add(forensics.CommitEvents(final, ops, store))
-		r.summary.Cell(k).Add(rec)
+		r.tally.Add(rec, order, forensics.CommitEvents(final, ops, store))
 		if rec.Class != "" && rec.Timeline != "" {
 			if r.timelines[k] == nil {
 				r.timelines[k] = map[string]int{}

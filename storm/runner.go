@@ -22,6 +22,8 @@ import (
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/plots"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
@@ -95,9 +97,9 @@ type runner struct {
 	started time.Time // the storm's first start: every run id's time
 	mu      sync.Mutex
 	summary *reports.Summary
-	// cells gathers each cell's commit order and mint-to-commit windows,
-	// for the summary's cells and the plots.
-	cells map[reports.CellKey]*cellForensics
+	// tally counts each run into summary's cells and gathers their commit
+	// order and mint-to-commit windows, for the cells and the plots.
+	tally *reports.Tally
 	plots []string
 	// timelines counts the timelines written per cell and class.
 	timelines map[reports.CellKey]map[string]int
@@ -125,9 +127,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
 		summary:   reports.NewSummary(keys),
-		cells:     map[reports.CellKey]*cellForensics{},
 		timelines: map[reports.CellKey]map[string]int{},
 	}
+	r.tally = reports.NewTally(r.summary)
 	if err := r.addPrior(prior); err != nil {
 		out.Close()
 		return nil, err
@@ -173,13 +175,15 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		deps.Progress.Finish()
 	}
 	r.summary.Ended = time.Now().UTC()
-	r.cellForensics()
+	r.mu.Lock()
+	r.tally.Finish()
+	r.mu.Unlock()
 	r.summary.Interrupted = ctx.Err() != nil || runErr != nil // runs are missing: --resume runs them
-	plots, err := reports.WritePlots(cfg.Out, r.summary, r.plotData())
+	written, err := plots.Write(cfg.Out, r.summary, r.plotData())
 	if err != nil {
 		deps.Logger.Warn("plots", "err", err)
 	}
-	r.plots = plots
+	r.plots = written
 	if err := r.writeSummary(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -218,7 +222,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Guard: guardOf(cond.Knobs), Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
+			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
 			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
 			Logger: r.deps.Logger,
 		})
@@ -317,7 +321,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
-		Guard:        guardCounts(rctx2, c.world, runID, guardOf(c.cond.Knobs)),
+		Guard:        guardCounts(rctx2, c.world, runID, c.cond.Knobs.Guard),
 		Findings:     findings,
 		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
@@ -351,16 +355,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	}
 	evs := forensics.CommitEvents(final, ops, source == "store")
 	r.mu.Lock()
-	cf := r.cells[c.key]
-	if cf == nil {
-		cf = &cellForensics{}
-		r.cells[c.key] = cf
-	}
-	order.AddTo(&cf.order)
-	cf.windows.Add(evs)
-	sc := r.summary.Cell(c.key)
-	sc.Add(rec)
-	snapshot := *sc
+	snapshot := *r.tally.Add(rec, order, evs)
 	r.mu.Unlock()
 	if r.deps.Progress != nil {
 		r.deps.Progress.Update(snapshot)
@@ -383,32 +378,13 @@ func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
 	return true
 }
 
-// cellForensics is one cell's commit order and windows, over its runs.
-type cellForensics struct {
-	order   forensics.CommitOrder
-	windows forensics.WindowSet
-}
-
-// cellForensics fills in each summary cell's windows and top type pairs.
-func (r *runner) cellForensics() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, sc := range r.summary.Cells {
-		if cf := r.cells[sc.Key()]; cf != nil {
-			pairs := cf.order.SortedPairs()
-			sc.Pairs = pairs[:min(len(pairs), reports.MaxCellPairs)]
-			sc.Windows = cf.windows.Windows()
-		}
-	}
-}
-
 // plotData is the cells' windows in milliseconds, for the plots.
-func (r *runner) plotData() reports.PlotData {
+func (r *runner) plotData() plots.Data {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := reports.PlotData{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
-	for k, cf := range r.cells {
-		byType := cf.windows.Samples()
+	d := plots.Data{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
+	for _, k := range r.tally.Keys() {
+		byType := r.tally.Samples(k)
 		for _, xs := range byType {
 			for i := range xs {
 				xs[i] /= 1e6
@@ -422,7 +398,7 @@ func (r *runner) plotData() reports.PlotData {
 func (r *runner) writeSummary() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	md, err := reports.SummaryMarkdown(r.summary, r.plots)
+	md, err := table.SummaryMarkdown(r.summary, r.plots)
 	if err != nil {
 		return err
 	}
@@ -470,17 +446,9 @@ func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlo
 	}
 }
 
-// guardOf is the guard stamped on runs: "" for none.
-func guardOf(k Knobs) string {
-	if k.Guard == "none" {
-		return ""
-	}
-	return k.Guard
-}
-
 // guardCounts asks the world how its legacy guard fared on a run.
-func guardCounts(ctx context.Context, w worlds.World, runID, guard string) *worlds.GuardCounts {
-	if guard == "" {
+func guardCounts(ctx context.Context, w worlds.World, runID string, guard eventlog.Guard) *worlds.GuardCounts {
+	if guard == eventlog.GuardNone {
 		return nil
 	}
 	gc, ok := worlds.Inner(w).(worlds.GuardCounter)

@@ -24,20 +24,24 @@ import (
 	"github.com/stormctl/stormctl/worlds"
 )
 
+// Verdict is what a judgement found: a three-state verdict.
+type Verdict string
+
 // The three verdicts.
 const (
-	TruePositive = "true_positive"
-	Benign       = "benign"
-	Unknown      = "unknown"
+	TruePositive Verdict = "true_positive"
+	Benign       Verdict = "benign"
+	Unknown      Verdict = "unknown"
 )
 
-// Verdict is the judgement of one rejection.
-type Verdict struct {
+// Judgement is the verdict on one rejection, with why. **contract**
+// (runs.jsonl's verdicts)
+type Judgement struct {
 	Actor    string    `json:"actor"`
 	At       time.Time `json:"at"`
 	Expected int64     `json:"expectedSeq"`
 	Actual   int64     `json:"actualSeq"`
-	Verdict  string    `json:"verdict"`
+	Verdict  Verdict   `json:"verdict"`
 	Reason   string    `json:"reason,omitempty"`
 }
 
@@ -57,18 +61,17 @@ type Input struct {
 	Check func(input, output json.RawMessage) error
 	// StoreCommitTimes says Final carries the store's commit times.
 	StoreCommitTimes bool
-	// Fence and Guard are the run's fence policy and world guard ("" or
-	// "none": no guard). They say what a rejection's Actual is: the length
+	// Fence and Guard are the run's fence policy and world guard. They say what a rejection's Actual is: the length
 	// of the log the store held only when a positioned scheme fences on the
 	// whole log and no guard stands in front of it; otherwise (decisions-only
 	// fences report the last fenced position, a guard its own count) the log
 	// at a rejection is placed by commit time (see logAt).
 	Fence engine.FencePolicy
-	Guard string
+	Guard eventlog.Guard
 }
 
 // noGuard says the run has no world guard.
-func (in Input) noGuard() bool { return in.Guard == "" || in.Guard == "none" }
+func (in Input) noGuard() bool { return in.Guard == eventlog.GuardNone }
 
 // actualIsLength says a rejection's Actual is the length of the log the
 // store held when it rejected.
@@ -82,7 +85,7 @@ var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Judge returns a verdict for every rejected fenced append of the run, in
 // history order.
-func Judge(in Input) []Verdict {
+func Judge(in Input) []Judgement {
 	ordered := slices.Clone(in.Final)
 	commits := map[string]time.Time{}
 	for _, e := range forensics.CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
@@ -99,13 +102,13 @@ func Judge(in Input) []Verdict {
 			input = e.Payload
 		}
 	}
-	memo := map[string]Verdict{} // the same batch rejected at the same log is judged once
-	var out []Verdict
+	memo := map[string]Judgement{} // the same batch rejected at the same log is judged once
+	var out []Judgement
 	for _, op := range in.Ops {
 		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
 			continue
 		}
-		v := Verdict{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
+		v := Judgement{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
 		log, why := logAt(in, ordered, commits, op)
 		if why != "" {
 			v.Verdict, v.Reason = Unknown, why
@@ -185,7 +188,7 @@ func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op 
 const rejectedPrefix = "rejected-"
 
 // judgeBatch replays log plus the rejected batch.
-func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (string, string) {
+func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (Verdict, string) {
 	hyp := log
 	for i, w := range op.Wrote {
 		hyp = append(hyp, eventlog.Event{
@@ -204,23 +207,36 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds
 	case out.Divergence != nil:
 		return TruePositive, "accepted, the batch would make the log diverge: " + out.Divergence.Msg
 	case out.Terminal != nil && !strings.HasPrefix(out.Terminal.ID, rejectedPrefix):
-		// The replay stopped at the log's own end: the batch was never
-		// replayed, so whatever the result, it is not the batch's doing.
-		return Unknown, "the log ended before the batch"
-	case out.Terminal != nil && out.Terminal.Type == eventlog.RunCompleted && in.Check != nil:
-		got, err := engine.Output(*out.Terminal)
-		if err == nil {
-			err = in.Check(input, got)
+		// The run had ended when the writer was rejected: accepted, the
+		// batch would follow the terminal event, which no replay reads past.
+		// A wrong result is the log's own damage, not the batch's.
+		if err := wrongResult(in, input, *out.Terminal); err != nil {
+			return Unknown, "the run had already ended, with a wrong result: " + err.Error()
 		}
-		if err != nil {
+		return Benign, "the run had already ended: accepted, the batch would follow its terminal event, which no replay reads past"
+	case out.Terminal != nil:
+		if err := wrongResult(in, input, *out.Terminal); err != nil {
 			return TruePositive, "accepted, the run would complete with a wrong result: " + err.Error()
 		}
 	}
 	return Benign, ""
 }
 
-// Split counts verdicts by kind.
-func Split(vs []Verdict) (truePositives, benign, unknown int) {
+// wrongResult is the scenario's ledger check of a run_completed terminal
+// (nil for other terminals, or without a check).
+func wrongResult(in Input, input json.RawMessage, terminal eventlog.Event) error {
+	if terminal.Type != eventlog.RunCompleted || in.Check == nil {
+		return nil
+	}
+	got, err := engine.Output(terminal)
+	if err == nil {
+		err = in.Check(input, got)
+	}
+	return err
+}
+
+// Split counts judgements by verdict.
+func Split(vs []Judgement) (truePositives, benign, unknown int) {
 	for _, v := range vs {
 		switch v.Verdict {
 		case TruePositive:

@@ -87,7 +87,7 @@ func TestJudge(t *testing.T) {
 			final []eventlog.Event
 			op    worlds.Op
 			check func(in, out json.RawMessage) error
-			want  string
+			want  verdict.Verdict
 		}{
 			{"the right decisions, fenced by a fact: benign", final, rejected(n, n+1, next), nil, verdict.Benign},
 			{"decisions drawn in the other wake order", final, rejected(n, n+1, swapNames(next)), nil, verdict.TruePositive},
@@ -102,6 +102,28 @@ func TestJudge(t *testing.T) {
 					return nil
 				}, verdict.TruePositive},
 		}
+		// The run had completed before the writer was rejected.
+		done := func(output string) []eventlog.Event {
+			return append(append([]eventlog.Event{}, final...), ev(len(final)+1, eventlog.Draft{Type: eventlog.RunCompleted,
+				Payload: json.RawMessage(`{"output":` + output + `}`)}))
+		}
+		checkDone := func(_, out json.RawMessage) error {
+			if string(out) != `"done"` {
+				return errors.New("wrong output " + string(out))
+			}
+			return nil
+		}
+		m := int64(len(final) + 1)
+		tests = append(tests, []struct {
+			name  string
+			final []eventlog.Event
+			op    worlds.Op
+			check func(in, out json.RawMessage) error
+			want  verdict.Verdict
+		}{
+			{"a write after the run completed: benign", done(`"done"`), rejected(n, m, next), checkDone, verdict.Benign},
+			{"a write after the run completed wrongly", done(`"wrong"`), rejected(n, m, next), checkDone, verdict.Unknown},
+		}...)
 		for _, tt := range tests {
 			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
 				want := tt.want
@@ -135,25 +157,25 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 		name   string
 		scheme eventlog.Scheme
 		fence  engine.FencePolicy
-		guard  string
+		guard  eventlog.Guard
 		final  []eventlog.Event
 		op     worlds.Op
-		want   string
+		want   verdict.Verdict
 	}{
 		// Actual 2 is the last fenced position: read as a length, the log
 		// would be two events long and the batch judged against it.
-		{"decisions-only, after the fact", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, next), time.Hour), verdict.Benign},
-		{"decisions-only, wrong decisions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, swapNames(next)), time.Hour), verdict.TruePositive},
-		{"a guard's count", eventlog.SchemeSeq, engine.FenceDecisions, "count-index", final, at(rejected(n, 99, next), time.Hour), verdict.Benign},
-		{"an event without a commit time", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", unstamped, at(rejected(n, 2, next), time.Hour), verdict.Unknown},
-		{"ulid: an event without a commit time", eventlog.SchemeULID, engine.FenceDecisions, "none", unstamped, at(rejected(n, n, next), time.Hour), verdict.Unknown},
-		{"ulid: wrong decisions on the whole log", eventlog.SchemeULID, engine.FenceDecisions, "none", final, at(rejected(n, n, swapNames(next)), time.Hour), verdict.TruePositive},
+		{"decisions-only, after the fact", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, next), time.Hour), verdict.Benign},
+		{"decisions-only, wrong decisions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, swapNames(next)), time.Hour), verdict.TruePositive},
+		{"a guard's count", eventlog.SchemeSeq, engine.FenceDecisions, eventlog.GuardCountIndex, final, at(rejected(n, 99, next), time.Hour), verdict.Benign},
+		{"an event without a commit time", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, unstamped, at(rejected(n, 2, next), time.Hour), verdict.Unknown},
+		{"ulid: an event without a commit time", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, unstamped, at(rejected(n, n, next), time.Hour), verdict.Unknown},
+		{"ulid: wrong decisions on the whole log", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, final, at(rejected(n, n, swapNames(next)), time.Hour), verdict.TruePositive},
 		// Cut off after the step_created events, before their completions:
 		// the follow-up decisions come too early for that log.
-		{"decisions-only, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, 2, next), 2500*time.Microsecond), verdict.TruePositive},
-		{"decisions-only, a fenced position past the cutoff", eventlog.SchemeSeq, engine.FenceDecisionsOnly, "none", final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.Benign},
-		{"a guard's count, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisions, "count-index", final, at(rejected(n, 99, next), 2500*time.Microsecond), verdict.TruePositive},
-		{"ulid: cut off before the completions", eventlog.SchemeULID, engine.FenceDecisions, "none", final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"decisions-only, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, 2, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"decisions-only, a fenced position past the cutoff", eventlog.SchemeSeq, engine.FenceDecisionsOnly, eventlog.GuardNone, final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.Benign},
+		{"a guard's count, cut off before the completions", eventlog.SchemeSeq, engine.FenceDecisions, eventlog.GuardCountIndex, final, at(rejected(n, 99, next), 2500*time.Microsecond), verdict.TruePositive},
+		{"ulid: cut off before the completions", eventlog.SchemeULID, engine.FenceDecisions, eventlog.GuardNone, final, at(rejected(n, n, next), 2500*time.Microsecond), verdict.TruePositive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,7 +189,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	tp, benign, unknown := verdict.Split([]verdict.Verdict{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
+	tp, benign, unknown := verdict.Split([]verdict.Judgement{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
 		{Verdict: verdict.Benign}, {Verdict: verdict.Unknown}})
 	if tp != 1 || benign != 2 || unknown != 1 {
 		t.Fatalf("split %d/%d/%d", tp, benign, unknown)

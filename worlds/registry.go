@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/stormctl/stormctl/eventlog"
 )
 
 // Factory opens a world instance.
@@ -18,11 +20,15 @@ type Entry struct {
 	Schemes []string
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
-	Guards []string
+	Guards []eventlog.Guard
 	// Fences lists the fence policies (a condition's fence knob) the world
 	// can honour; nil: every one. A world without AppendFenced (the devkit
 	// worlds, which run the legacy packages) lists only "none".
 	Fences []string
+	// Limits are the parts of its schemes' contract the world cannot do
+	// (the conformance suite skips them, saying why); zero for our own
+	// worlds.
+	Limits Limits
 	// PageSizes is, per scheme, how many events an invocation asks for per
 	// List while loading its log on this world, unless the storm sets one
 	// (a scheme not listed: 100, what every world uses). A scheme whose
@@ -76,7 +82,7 @@ func (r *Registry) Names() []string {
 func (r *Registry) Entries() []Entry { return slices.Clone(r.entries) }
 
 // WithGuard returns the names of the worlds that can apply guard g.
-func (r *Registry) WithGuard(g string) []string {
+func (r *Registry) WithGuard(g eventlog.Guard) []string {
 	var out []string
 	for _, e := range r.entries {
 		if slices.Contains(e.Guards, g) {

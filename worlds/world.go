@@ -39,7 +39,9 @@ type CommitTimes interface {
 	CommitTimes(ctx context.Context, runID string) ([]CommitTime, error)
 }
 
-// Resetter is implemented by worlds that can drop their whole namespace.
+// Resetter is implemented by worlds that can drop their whole namespace:
+// every run is gone and the world stays usable (the conformance suite,
+// worlds/worldtest, checks both).
 type Resetter interface {
 	Reset(ctx context.Context) error
 }
@@ -140,10 +142,11 @@ type Slotter interface {
 }
 
 // Limits are what a world cannot do of what the contract of its schemes
-// asks, each with the reason. A world that runs a real implementation (the
-// devkit worlds, which run the Workflow DevKit's own packages) has them; the
-// conformance suite skips, with the reason, the parts a world declares it
-// cannot do, and checks the rest. Empty reasons mean the world can.
+// asks, each with the reason (Entry.Limits). A world that runs a real
+// implementation as it is (the devkit worlds, which run the Workflow
+// DevKit's own packages) has them; the conformance suite skips, with the
+// reason, the parts a world declares it cannot do, and checks the rest.
+// Empty reasons mean the world can.
 type Limits struct {
 	// Fence: AppendFenced is refused.
 	Fence string
@@ -158,9 +161,8 @@ type Limits struct {
 	Unkeyed map[string]string
 	// Types lists event types the world cannot store.
 	Types map[eventlog.Type]string
-}
-
-// Limited is implemented by worlds with Limits.
-type Limited interface {
-	Limits() Limits
+	// CommitClock: the world's CommitTimes come from a clock coarser than
+	// the mint and append times they are checked against (a filesystem's),
+	// so they may fall a little outside them; their order still holds.
+	CommitClock string
 }

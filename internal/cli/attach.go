@@ -11,12 +11,10 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/pgattach"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // attachCounts are what the attach report counts, per run and in total.
@@ -72,18 +70,24 @@ type attachReport struct {
 	Totals  attachTotals                       `json:"totals"`
 	Pairs   []pairRow                          `json:"pairs"`
 	Windows map[eventlog.Type]forensics.Window `json:"windows"`
+	// maxPairs bounds the type-pair rows in a table.
+	maxPairs int
 }
 
+// Table writes the layout line, the runs' table with its total, and the
+// type pairs and windows.
+func (rep *attachReport) Table(w io.Writer) error { return rep.write(w, table.Boxed) }
+
+// Markdown writes what Table does as a paragraph and markdown tables.
+func (rep *attachReport) Markdown(w io.Writer) error { return rep.write(w, table.Markdown) }
+
 func runAttach(ctx context.Context, opts *ForensicsOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	if err := validPGURL("--pg-url", opts.PGURL); err != nil {
 		return &UsageError{Err: err}
 	}
 	o := pgattach.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID}
 	if opts.Since != "" {
+		var err error
 		if o.Since, err = time.Parse(time.RFC3339, opts.Since); err != nil {
 			return usage("--since %q: want an RFC 3339 time such as 2026-07-29T00:00:00Z", opts.Since)
 		}
@@ -97,7 +101,7 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	case err != nil:
 		return &UsageError{Err: err}
 	}
-	rep := attachReport{Info: found.Info, Windows: found.Windows, Runs: make([]attachRun, 0, len(found.Runs))}
+	rep := attachReport{Info: found.Info, Windows: found.Windows, Runs: make([]attachRun, 0, len(found.Runs)), maxPairs: opts.Pairs}
 	slot := found.Info.Scheme == eventlog.SchemeSlot
 	if slot {
 		rep.Totals.Slot = &attachSlot{}
@@ -126,21 +130,18 @@ func runAttach(ctx context.Context, opts *ForensicsOptions) error {
 	if rep.Windows == nil {
 		rep.Windows = map[eventlog.Type]forensics.Window{}
 	}
-	return printAttach(opts.IO.Out, opts.IO.ErrOut, &rep, format, opts.Pairs)
-}
-
-func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs int) error {
 	if !rep.Info.CommitTimestamp {
-		fmt.Fprintln(errw, "note: track_commit_timestamp is off on this server: no commit times, so no commit-order forensics "+
+		fmt.Fprintln(opts.IO.ErrOut, "note: track_commit_timestamp is off on this server: no commit times, so no commit-order forensics "+
 			"(enable it with ALTER SYSTEM SET track_commit_timestamp = on and a restart; rows written before that stay without)")
 	}
-	if format == reports.FormatJSON {
-		return writeAttachJSON(w, rep)
-	}
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	return opts.Format.Print(opts.IO.Out, &rep)
+}
+
+// write writes the layout line, the runs' table with its total, and the
+// type pairs and windows, every table in style.
+func (rep *attachReport) write(w io.Writer, style table.Style) error {
 	layout := "layout: " + rep.Info.Layout.Why + "\n"
-	if format == reports.FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
+	if style == table.Markdown {
 		layout += "\n" // a paragraph, then the table
 	}
 	if _, err := io.WriteString(w, layout); err != nil {
@@ -164,25 +165,24 @@ func printAttach(w, errw io.Writer, rep *attachReport, format string, maxPairs i
 		}
 		return cells
 	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(header)
+	rows := make([][]string, 0, len(rep.Runs)+1)
 	for _, r := range rep.Runs {
-		_ = t.Append(row(r.RunID, r.attachCounts))
+		rows = append(rows, row(r.RunID, r.attachCounts))
 	}
 	tt := rep.Totals
-	_ = t.Append(row(fmt.Sprintf("total (%d runs)", tt.Runs), tt.attachCounts))
-	if err := t.Render(); err != nil {
+	rows = append(rows, row(fmt.Sprintf("total (%d runs)", tt.Runs), tt.attachCounts))
+	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}
 	c := &cellForensics{Pairs: rep.Pairs, Windows: rep.Windows}
-	return printPairsAndWindows(w, c, opts, maxPairs)
+	return printPairsAndWindows(w, c, style, rep.maxPairs)
 }
 
-// writeAttachJSON writes the report as one JSON object: the source, totals,
-// pairs and windows first, indented, then the runs, one per line, so that a
-// report of many thousands of runs stays quick to write and to grep.
-func writeAttachJSON(w io.Writer, rep *attachReport) error {
-	bw := bufio.NewWriter(w)
+// JSON writes the report as one JSON object: the source, totals, pairs and
+// windows first, indented, then the runs, one per line, so that a report of
+// many thousands of runs stays quick to write and to grep.
+func (rep *attachReport) JSON(w io.Writer) error {
+	bw := bufio.NewWriter(w) // keeps its first write error; Flush returns it
 	head := []struct {
 		key string
 		v   any

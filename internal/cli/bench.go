@@ -2,20 +2,16 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/stormctl/stormctl/bench"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -37,7 +33,7 @@ type BenchOptions struct {
 	Mode      string
 	Append    bench.AppendConfig
 	Forensics bench.ForensicsConfig
-	Format    string
+	Format    Format
 	// PGURL is a server to use instead of a throw-away embedded cluster.
 	PGURL string
 	// CPUProfile, when set, receives a CPU profile of the whole benchmark.
@@ -61,7 +57,7 @@ removes it at the end.`,
 	}
 	cmd.AddCommand(newCmdBenchAppend(f, runF), newCmdBenchForensics(f, runF))
 	for _, c := range cmd.Commands() {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+		c.SetFlagErrorFunc(flagError)
 	}
 	return cmd
 }
@@ -109,7 +105,7 @@ the rounds' ratios. The issue's target is 0.85 or more at 16 clients.`,
 	fl.IntVar(&c.Rounds, "rounds", 3, "rounds per row, each side once per round")
 	fl.DurationVar(&c.Duration, "duration", 4*time.Second, "time per side and round (whole seconds: pgbench -T)")
 	fl.StringVar(&c.Pgbench, "pgbench", "", "pgbench binary (default: next to the server binaries, else on PATH)")
-	addBenchFlags(fl, opts)
+	addBenchFlags(cmd, opts)
 	return cmd
 }
 
@@ -145,21 +141,19 @@ peak Go heap and resident set of (b) (target 1 GiB or less).`,
 	fl.IntVar(&c.Loaders, "loaders", 8, "concurrent loading transactions")
 	fl.IntVar(&c.Rounds, "rounds", 3, "rounds, each side once per round")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for the runs and types drawn")
-	addBenchFlags(fl, opts)
+	addBenchFlags(cmd, opts)
 	return cmd
 }
 
-func addBenchFlags(fl *pflag.FlagSet, opts *BenchOptions) {
-	fl.StringVar(&opts.PGURL, "pg-url", "", "PostgreSQL server to use (default: a throw-away embedded cluster)")
-	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+// addBenchFlags declares the flags both benchmarks have.
+func addBenchFlags(cmd *cobra.Command, opts *BenchOptions) {
+	fl := cmd.Flags()
+	addPGURLFlag(fl, &opts.PGURL, pgURLHelp)
+	addFormatFlag(cmd, &opts.Format, nil)
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the benchmark to this file (go tool pprof)")
 }
 
 func runBench(ctx context.Context, opts *BenchOptions) (err error) {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	// Every numeric flag carries its default, so a zero was typed and must
 	// reach Validate (Defaults would take it for "unset"); only the lists
 	// default when left empty.
@@ -208,13 +202,13 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 		if err != nil {
 			return benchErr(ctx, err)
 		}
-		return printBenchAppend(opts.IO.Out, res, format)
+		return opts.Format.Print(opts.IO.Out, styled{res, func(w io.Writer, s table.Style) error { return writeBenchAppend(w, res, s) }})
 	}
 	res, err := bench.RunForensics(ctx, opts.Forensics, bench.ForensicsDeps{URL: url, Progress: opts.IO.ErrOut, Command: attachCommand})
 	if err != nil {
 		return benchErr(ctx, err)
 	}
-	return printBenchForensics(opts.IO.Out, res, format)
+	return opts.Format.Print(opts.IO.Out, styled{res, func(w io.Writer, s table.Style) error { return writeBenchForensics(w, res, s) }})
 }
 
 // attachCommand is side (c) of the forensics benchmark: what `stormctl
@@ -222,7 +216,7 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 // written to out.
 func attachCommand(ctx context.Context, url, schema string, out io.Writer) error {
 	return runAttach(ctx, &ForensicsOptions{IO: &IOStreams{Out: out, ErrOut: io.Discard},
-		PGURL: url, Schema: schema, Format: reports.FormatJSON, Pairs: 6})
+		PGURL: url, Schema: schema, Format: FormatJSON, Pairs: 6})
 }
 
 // benchErr maps a benchmark's failure to its exit code.
@@ -240,66 +234,57 @@ func benchErr(ctx context.Context, err error) error {
 	return &InfraError{Err: err}
 }
 
-func benchTable(w io.Writer, format string) *tablewriter.Table {
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
-	if format == reports.FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
-	}
-	return tablewriter.NewTable(w, opts...)
-}
-
-func printBenchAppend(w io.Writer, res *bench.AppendResult, format string) error {
-	if format == reports.FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	t := benchTable(w, format)
-	t.Header([]string{"row", "pgbench TPS", "stormctl TPS", "pgbench ev/s", "stormctl ev/s", "ratio stormctl/pgbench"})
+// writeBenchAppend writes the append benchmark: a row per script,
+// placement and clients, then how it was measured and the rows below the
+// target.
+func writeBenchAppend(w io.Writer, res *bench.AppendResult, style table.Style) error {
+	var rows [][]string
 	var misses []string
 	for _, r := range res.Rows {
 		pgEv, stEv := "", ""
 		if r.Script.Events() > 1 {
 			pgEv, stEv = fmt.Sprintf("%.0f", r.Pgbench.EventsPerSec), fmt.Sprintf("%.0f", r.Stormctl.EventsPerSec)
 		}
-		_ = t.Append([]string{r.Name(), fmt.Sprintf("%.0f", r.Pgbench.TPS), fmt.Sprintf("%.0f", r.Stormctl.TPS),
+		rows = append(rows, []string{r.Name(), fmt.Sprintf("%.0f", r.Pgbench.TPS), fmt.Sprintf("%.0f", r.Stormctl.TPS),
 			pgEv, stEv, fmt.Sprintf("%.2f", r.Ratio)})
 		if r.Clients == 16 && r.Ratio < appendTarget {
 			misses = append(misses, r.Name())
 		}
 	}
-	if err := t.Render(); err != nil {
+	header := []string{"row", "pgbench TPS", "stormctl TPS", "pgbench ev/s", "stormctl ev/s", "ratio stormctl/pgbench"}
+	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}
 	c := res.Config
-	fmt.Fprintf(w, "\nPostgreSQL %s, pgbench %s; medians of %d rounds of %ds per side, sides alternating; ratio = median of the rounds' stormctl/pgbench in committed events/s (TPS for one-event rows).\n",
-		res.Server, res.Pgbench, c.Rounds, int((c.Duration+time.Second-1)/time.Second))
+	if _, err := fmt.Fprintf(w, "\nPostgreSQL %s, pgbench %s; medians of %d rounds of %ds per side, sides alternating; ratio = median of the rounds' stormctl/pgbench in committed events/s (TPS for one-event rows).\n",
+		res.Server, res.Pgbench, c.Rounds, int((c.Duration+time.Second-1)/time.Second)); err != nil {
+		return err
+	}
 	if len(misses) > 0 {
-		fmt.Fprintf(w, "Below the %.2f target at 16 clients: %v\n", appendTarget, misses)
+		if _, err := fmt.Fprintf(w, "Below the %.2f target at 16 clients: %v\n", appendTarget, misses); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func printBenchForensics(w io.Writer, res *bench.ForensicsResult, format string) error {
-	if format == reports.FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	t := benchTable(w, format)
-	t.Header([]string{"events / runs", "side", "median wall time", "ratio to (a)", "peak Go heap", "peak RSS"})
+// writeBenchForensics writes the forensics benchmark: a row per side, then
+// how it was measured and what forensics found.
+func writeBenchForensics(w io.Writer, res *bench.ForensicsResult, style table.Style) error {
+	var rows [][]string
 	for _, s := range res.Sides {
-		_ = t.Append([]string{fmt.Sprintf("%d / %d", res.Rows, res.Totals.Runs), s.Name, fmt.Sprintf("%d ms", s.Median.Milliseconds()),
+		rows = append(rows, []string{fmt.Sprintf("%d / %d", res.Rows, res.Totals.Runs), s.Name, fmt.Sprintf("%d ms", s.Median.Milliseconds()),
 			fmt.Sprintf("%.2f", s.Ratio), bench.MiB(s.PeakHeap), bench.MiB(s.PeakRSS)})
 	}
-	if err := t.Render(); err != nil {
+	header := []string{"events / runs", "side", "median wall time", "ratio to (a)", "peak Go heap", "peak RSS"}
+	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}
 	tt := res.Totals
-	fmt.Fprintf(w, "\nPostgreSQL %s; medians of %d rounds, sides in rotating order; ratio = median of the rounds' side/(a). "+
+	_, err := fmt.Fprintf(w, "\nPostgreSQL %s; medians of %d rounds, sides in rotating order; ratio = median of the rounds' side/(a). "+
 		"Loaded in %.0f s (%d transactions of %d events, %d loaders, %d pairs of transactions committed out of id order on purpose); "+
 		"forensics found %d displaced events, %d inverted pairs, %d without commit time. Targets: (b) within 2x of (a), within 1 GiB.\n",
 		res.Server, res.Config.Rounds, res.Load.Seconds, res.Load.Transactions, res.Config.Batch, res.Config.Loaders,
 		res.Load.Swapped, tt.Displaced, tt.InvertedPairs, tt.WithoutCommitTS)
-	return nil
+	return err
 }

@@ -1,6 +1,8 @@
 // Package cli is stormctl's command line: one file per command, each an
 // options struct, a NewCmdX constructor and a runX function. Typed errors
-// decide the exit code in one place, ExitCode.
+// decide the exit code in one place, ExitCode. Every command prints through
+// one layer (output.go): --format declared by addFormatFlag, and
+// Format.Print dispatching a Printable to its table, markdown or JSON.
 package cli
 
 import (
@@ -83,8 +85,10 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// OutTTY and ErrTTY report whether the outputs are terminals.
-	OutTTY, ErrTTY bool
+	// ErrTTY reports whether ErrOut is a terminal: progress redraws a live
+	// line per cell there, and writes plain lines otherwise. Out is the
+	// same on a terminal and in a pipe (--format chooses).
+	ErrTTY bool
 }
 
 // Factory builds the commands' dependencies lazily.
@@ -100,8 +104,7 @@ type Factory struct {
 
 // NewFactory returns the production factory on the process's stdio.
 func NewFactory() *Factory {
-	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		OutTTY: isatty.IsTerminal(os.Stdout.Fd()), ErrTTY: isatty.IsTerminal(os.Stderr.Fd())}
+	io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: isatty.IsTerminal(os.Stderr.Fd())}
 	return &Factory{
 		IO:      io,
 		Version: version(),
@@ -135,13 +138,36 @@ type WorldEndpoints struct {
 	Progress io.Writer
 }
 
+// pgURLHelp is the help of --pg-url wherever stormctl opens the postgres
+// world's store (storm, fidelity, bench).
+const pgURLHelp = "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)"
+
+// addPGURLFlag declares --pg-url into p: a PostgreSQL server, as a
+// postgres:// URL or keyword=value settings (validPGURL checks it). help
+// says what the server is for: pgURLHelp, or the database forensics
+// attaches to.
+func addPGURLFlag(fl *pflag.FlagSet, p *string, help string) {
+	fl.StringVar(p, "pg-url", "", help)
+}
+
 // AddFlags registers the endpoint flags on fl.
 func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&ep.PGURL, "pg-url", "", "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)")
+	addPGURLFlag(fl, &ep.PGURL, pgURLHelp)
 	fl.StringVar(&ep.IngestURL, "ingest-url", "", "running ingest server for the vercel world (default: stormctl starts one on 127.0.0.1)")
 	fl.StringVar(&ep.DynamoEndpoint, "dynamo-endpoint", "", "DynamoDB endpoint (DynamoDB Local or AWS) for the vercel world (default: an embedded DynamoDB-API server)")
 	fl.StringVar(&ep.RedisURL, "redis-url", "", "Redis for the vercel world's count index (default: an embedded Redis-API server)")
 	fl.StringVar(&ep.DevkitDir, "devkit-dir", "", "a vercel/workflow checkout whose built packages (packages/world-local/dist, packages/world-postgres/dist) the devkit worlds run instead of the published ones")
+}
+
+// endpointFlagNames are the names of the flags AddFlags declares, in the
+// order it declares them.
+func endpointFlagNames() []string {
+	fl := pflag.NewFlagSet("endpoints", pflag.ContinueOnError)
+	fl.SortFlags = false
+	new(WorldEndpoints).AddFlags(fl)
+	var names []string
+	fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
 }
 
 // Validate checks each endpoint flag's syntax before anything is opened;
@@ -324,7 +350,7 @@ forensics to what every reader saw, and prints the table you paste into a PR.`,
 	}
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		NewCmdStorm(f, nil),
 		NewCmdReport(f, nil),
@@ -341,7 +367,7 @@ forensics to what every reader saw, and prints the table you paste into a PR.`,
 		NewCmdVersion(f),
 	)
 	for _, c := range root.Commands() {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+		c.SetFlagErrorFunc(flagError)
 	}
 	guardRuns(root)
 	return root

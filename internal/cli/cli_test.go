@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 )
 
@@ -53,6 +54,30 @@ func presetNames() []string {
 		names = append(names, p.Name)
 	}
 	return names
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, s := range scenarios.Registry() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func worldNames(t *testing.T) []string {
+	r, stop := cli.DefaultWorlds(cli.WorldEndpoints{}, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { _ = stop() })
+	return r.Names()
+}
+
+// TestDefaultWorlds pins the built-in worlds.
+func TestDefaultWorlds(t *testing.T) {
+	names := worldNames(t)
+	for _, w := range []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"} {
+		if !slices.Contains(names, w) {
+			t.Errorf("world %s is not registered (got %v)", w, names)
+		}
+	}
 }
 
 // readOnlyDir returns a directory nobody may write to, or skips the test
@@ -228,9 +253,12 @@ func TestListings(t *testing.T) {
 		header []string
 		names  []string
 	}{
-		{"conditions", []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}, presetNames()},
-		{"scenarios", []string{"scenario", "shape"}, []string{"step-storm", "hook-storm", "blocked-branch", "wake-loop", "control"}},
-		{"worlds", []string{"world", "schemes", "conditions", "store"}, []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"}},
+		// a column per knob of the table, in its order
+		{"conditions", append(append([]string{"preset"}, storm.KnobColumns()...), "about"), presetNames()},
+		// a row per registered scenario and world (scenarios.TestRegistry
+		// and TestDefaultWorlds pin the built-in ones)
+		{"scenarios", []string{"scenario", "shape"}, scenarioNames()},
+		{"worlds", []string{"world", "schemes", "conditions", "store"}, worldNames(t)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd+"/table", func(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/compare"
 )
 
 // CompareOptions are the compare command's options.
@@ -13,7 +13,7 @@ type CompareOptions struct {
 	IO     *IOStreams
 	Base   string
 	Head   string
-	Format string
+	Format Format
 }
 
 // NewCmdCompare returns `stormctl compare`. runF replaces runCompare in tests.
@@ -46,15 +46,11 @@ else "no evidence". Both storms are read as ` + "`stormctl report`" + ` reads th
 			return runCompare(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	return cmd
 }
 
 func runCompare(_ context.Context, opts *CompareOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	base, baseErr := loadStorm(opts.IO, "compare", opts.Base)
 	if base == nil {
 		return baseErr
@@ -63,9 +59,9 @@ func runCompare(_ context.Context, opts *CompareOptions) error {
 	if head == nil {
 		return headErr
 	}
-	cmp := reports.Compare(base.Summary, head.Summary)
+	cmp := compare.Compare(base.Summary, head.Summary)
 	cmp.Base, cmp.Head = opts.Base, opts.Head
-	if err := reports.RenderComparison(opts.IO.Out, cmp, format); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, cmp); err != nil {
 		return err
 	}
 	if err := errors.Join(baseErr, headErr); err != nil {

@@ -6,23 +6,23 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/compare"
 )
 
 func TestCompareCommand(t *testing.T) {
 	base, head := fixtureStorm(t, "clean"), fixtureStorm(t, "seq-worse")
 	want := map[string]string{
-		"local/step-storm/main":                 reports.NoEvidence,
-		"local/control/main":                    reports.NoEvidence,
-		"local/step-storm/seq+callsite+ordered": reports.Worse,
-		"local/control/seq+callsite+ordered":    reports.NoEvidence,
-		"local/hook-storm/seq+callsite+ordered": reports.OnlyHead,
+		"local/step-storm/main":                 compare.NoEvidence,
+		"local/control/main":                    compare.NoEvidence,
+		"local/step-storm/seq+callsite+ordered": compare.Worse,
+		"local/control/seq+callsite+ordered":    compare.NoEvidence,
+		"local/hook-storm/seq+callsite+ordered": compare.OnlyHead,
 	}
 	code, stdout, stderr := run(t.Context(), "compare", base, head, "--format", "json")
 	if code != cli.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	var cmp reports.Comparison
+	var cmp compare.Comparison
 	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
 		t.Fatalf("not a comparison: %v\n%s", err, stdout)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +24,7 @@ type ExplainOptions struct {
 	IO     *IOStreams
 	Dir    string
 	RunID  string
-	Format string
+	Format Format
 	// Timeline, when set, is an HTML file to write the run's timeline to.
 	Timeline string
 }
@@ -77,16 +76,12 @@ directory exits 2.`,
 			return runExplain(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table (the narrative), markdown or json")
+	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatTable: "the narrative"})
 	cmd.Flags().StringVar(&opts.Timeline, "timeline", "", "write the run's timeline as a self-contained HTML file")
 	return cmd
 }
 
 func runExplain(_ context.Context, opts *ExplainOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	meta, err := readStormMeta(opts.Dir)
 	if err != nil {
 		return &UsageError{Err: err}
@@ -124,7 +119,7 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 			return err
 		}
 	}
-	return printExplanation(opts.IO.Out, ex, format)
+	return opts.Format.Print(opts.IO.Out, explanation{ex})
 }
 
 // readStormMeta reads storm.json: the conditions' knobs the reference
@@ -170,41 +165,49 @@ func writeTimeline(path string, in explain.Input, ex explain.Explanation) error 
 	return nil
 }
 
-// printExplanation prints the narrative (table, markdown) or the whole
-// explanation (json).
-func printExplanation(w io.Writer, ex explain.Explanation, format string) error {
-	switch format {
-	case reports.FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ex)
-	case reports.FormatMarkdown:
-		fmt.Fprintf(w, "**%s** (%s, %s)", ex.Run, ex.Cell, ex.Outcome)
-		if ex.Class == "" {
-			_, err := fmt.Fprintf(w, ": nothing to explain\n")
-			return err
-		}
-		fmt.Fprintf(w, ": **%s**\n\n", ex.Class)
-		for _, s := range ex.Steps {
-			fmt.Fprintf(w, "%s\n", s)
-		}
-		_, err := fmt.Fprintf(w, "\nevidence: %s\n", strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
-		return err
+// explanation prints one run's explanation: the narrative (table,
+// markdown) or the whole explanation (json).
+type explanation struct{ ex explain.Explanation }
+
+// JSON writes the whole explanation.
+func (e explanation) JSON(w io.Writer) error { return writeJSON(w, e.ex) }
+
+// Table writes the run, its outcome and summary, then the steps and the
+// evidence indented, a line each.
+func (e explanation) Table(w io.Writer) error { return e.write(w, false) }
+
+// Markdown writes the run and its class in bold, the steps, and the
+// evidence in one line.
+func (e explanation) Markdown(w io.Writer) error { return e.write(w, true) }
+
+// write writes the narrative for a terminal, or in markdown when md.
+func (e explanation) write(w io.Writer, md bool) error {
+	ex := e.ex
+	head, nothing := "%s %s %s", ": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n"
+	if md {
+		head, nothing = "**%s** (%s, %s)", ": nothing to explain\n"
 	}
-	fmt.Fprintf(w, "%s %s %s", ex.Run, ex.Cell, ex.Outcome)
-	if ex.Class == "" {
-		_, err := fmt.Fprintf(w, ": nothing to explain (only corrupted, silent, gap, hole and stuck runs get a class)\n")
-		return err
+	var b strings.Builder // never fails: w gets one checked write
+	fmt.Fprintf(&b, head, ex.Run, ex.Cell, ex.Outcome)
+	switch {
+	case ex.Class == "":
+		b.WriteString(nothing)
+	case md:
+		fmt.Fprintf(&b, ": **%s**\n\n%s\nevidence: %s\n", ex.Class, eachLine("", ex.Steps),
+			strings.Join(append(ex.Evidence, ex.MissingEvidence...), "; "))
+	default:
+		fmt.Fprintf(&b, ": %s\n%s%s%s", ex.Summary, eachLine("  ", ex.Steps),
+			eachLine("  evidence: ", ex.Evidence), eachLine("  missing evidence: ", ex.MissingEvidence))
 	}
-	fmt.Fprintf(w, ": %s\n", ex.Summary)
-	for _, s := range ex.Steps {
-		fmt.Fprintf(w, "  %s\n", s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// eachLine is every x on a line of its own, after prefix.
+func eachLine(prefix string, xs []string) string {
+	var b strings.Builder
+	for _, x := range xs {
+		b.WriteString(prefix + x + "\n")
 	}
-	for _, e := range ex.Evidence {
-		fmt.Fprintf(w, "  evidence: %s\n", e)
-	}
-	for _, e := range ex.MissingEvidence {
-		fmt.Fprintf(w, "  missing evidence: %s\n", e)
-	}
-	return nil
+	return b.String()
 }

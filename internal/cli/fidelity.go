@@ -49,7 +49,7 @@ type FidelityOptions struct {
 	// Out is the directory the storms (Out/<world>/) and fidelity.json go
 	// to; with From, only fidelity.json, and only when given.
 	Out    string
-	Format string
+	Format Format
 	// From are stored storm directories to judge instead of storming.
 	From      []string
 	Endpoints WorldEndpoints
@@ -110,7 +110,7 @@ claims are judged on what was measured).`,
 			fl := cmd.Flags()
 			opts.WorldsGiven = fl.Changed("world")
 			if len(opts.From) > 0 {
-				for _, name := range []string{"runs", "vercel-runs", "time-scale", "timeout", "runs-in-flight", "pg-url", "ingest-url", "dynamo-endpoint", "redis-url"} {
+				for _, name := range append([]string{"runs", "vercel-runs", "time-scale", "timeout", "runs-in-flight"}, endpointFlagNames()...) {
 					if fl.Changed(name) {
 						return usage("--%s applies to storms fidelity runs; --from judges stored storms and runs nothing", name)
 					}
@@ -138,17 +138,13 @@ claims are judged on what was measured).`,
 	fl.DurationVar(&opts.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
 	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency; vercel at most 4 per core)", storm.DefaultRunsInFlight))
 	fl.StringVar(&opts.Out, "out", "", "directory for the storms (OUT/<world>/) and fidelity.json (default storms/fidelity-<UTC time>; with --from, fidelity.json only, and only when given)")
-	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json (fidelity.json's document)")
+	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatJSON: "fidelity.json's document"})
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
 	opts.Endpoints.AddFlags(fl)
 	return cmd
 }
 
 func runFidelity(ctx context.Context, opts *FidelityOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	opts.Worlds = trimList(opts.Worlds)
 	if d, ok := storm.FirstDuplicate(opts.Worlds); ok {
 		return usage("--world: %q is given twice", d)
@@ -182,7 +178,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 				return usage("--out %s: %w", opts.Out, err)
 			}
 		}
-		return fidelityFrom(opts, reg.Names(), format)
+		return fidelityFrom(opts, reg.Names())
 	}
 	if len(opts.Worlds) == 0 {
 		return usage("--world: no world given (valid: %s)", strings.Join(reg.Names(), ", "))
@@ -231,7 +227,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if err := writeFidelity(out, rep); err != nil && stormErr == nil {
 		stormErr = err
 	}
-	if err := fidelity.Render(opts.IO.Out, rep, format); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, rep); err != nil {
 		return err
 	}
 	if stormErr != nil {
@@ -268,7 +264,7 @@ func writeFidelity(dir string, rep *fidelity.Report) error {
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}
 	var b bytes.Buffer
-	if err := fidelity.Render(&b, rep, reports.FormatJSON); err != nil {
+	if err := writeJSON(&b, rep); err != nil {
 		return fmt.Errorf("encode %s: %w", FidelityFile, err)
 	}
 	return reports.WriteFile(filepath.Join(dir, FidelityFile), b.Bytes())

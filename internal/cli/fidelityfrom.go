@@ -13,7 +13,7 @@ import (
 // fidelityFrom judges stored storms: each --from is a storm directory or a
 // directory of them (a fidelity --out). A cell found in two storms is
 // refused: which one to judge would be a guess.
-func fidelityFrom(opts *FidelityOptions, known []string, format string) error {
+func fidelityFrom(opts *FidelityOptions, known []string) error {
 	dirs, err := stormDirs(opts.From)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func fidelityFrom(opts *FidelityOptions, known []string, format string) error {
 			return err
 		}
 	}
-	if err := fidelity.Render(opts.IO.Out, rep, format); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, rep); err != nil {
 		return err
 	}
 	switch {

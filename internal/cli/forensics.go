@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -25,7 +23,7 @@ import (
 type ForensicsOptions struct {
 	IO     *IOStreams
 	Dir    string
-	Format string
+	Format Format
 	// Pairs bounds the type-pair rows printed per cell in table format.
 	Pairs int
 	// Attach mode: read an existing Workflow DevKit world-postgres database.
@@ -45,7 +43,9 @@ func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) e
 (id or seq order against the commit order the writers observed), which event
 types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
-(gaps, duplicates). Nothing is re-run; a newer checker can analyse an old storm.
+(gaps, duplicates). Each run is read by its condition's scheme, as the
+storm's storm.json records it. Nothing is re-run; a newer checker can
+analyse an old storm.
 
 With --pg-url it attaches to an existing Workflow DevKit world-postgres
 database instead and reads <schema>.workflow_events in a READ ONLY
@@ -83,16 +83,17 @@ guessed.`,
 			return runForensics(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
-	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach to an existing world-postgres database (read-only)")
+	addPGURLFlag(cmd.Flags(), &opts.PGURL, "attach to an existing world-postgres database (read-only)")
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")
 	return cmd
 }
 
-// cellForensics is the forensics of one cell.
+// cellForensics is the forensics of one cell: what the tally of its runs
+// came to, every type pair listed.
 type cellForensics struct {
 	reports.CellKey
 	Runs     int                                `json:"runs"`
@@ -105,7 +106,6 @@ type cellForensics struct {
 	// divergences recovery replays cleared.
 	Classes   map[string]int `json:"classes,omitempty"`
 	Recovered int            `json:"recovered_divergences"`
-	windows   forensics.WindowSet
 }
 
 type pairRow struct {
@@ -116,13 +116,11 @@ type pairRow struct {
 type forensicsReport struct {
 	Dir   string           `json:"dir"`
 	Cells []*cellForensics `json:"cells"`
+	// maxPairs bounds the type-pair rows per cell in a table.
+	maxPairs int
 }
 
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	runs, runsErr := reports.ReadRuns(opts.Dir)
 	if runs == nil && runsErr != nil {
 		return &UsageError{Err: runsErr}
@@ -134,63 +132,55 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			problems = append(problems, e)
 		}
 	}
-	rep := forensicsReport{Dir: opts.Dir}
-	cells := map[reports.CellKey]*cellForensics{}
-	meta, metaErr := readStormMeta(opts.Dir)
-	if metaErr != nil {
-		problems = append(problems, fmt.Errorf("no classes computed: %w", metaErr))
+	// The scheme that orders each run's log is its condition's, as
+	// storm.json records it: without it the findings cannot be computed.
+	meta, err := readStormMeta(opts.Dir)
+	if err != nil {
+		return &UsageError{Err: err}
 	}
+	tally := reports.NewTally(reports.NewSummary(nil))
 	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}}
-	for i, r := range runs {
+	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
-		c := cells[k]
-		if c == nil {
-			c = &cellForensics{CellKey: k}
-			cells[k] = c
-			rep.Cells = append(rep.Cells, c)
+		r := &runs[i]
+		cond, ok := meta.Conditions[r.Condition]
+		if !ok {
+			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", reports.FileStorm, r.Condition, r.RunID))
+			continue
 		}
+		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
 		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
 		ops := history[r.RunID]
-		bySeq := slices.ContainsFunc(final, func(e eventlog.Event) bool { return e.Seq != 0 })
-		scheme := eventlog.SchemeULID
-		if bySeq {
-			scheme = eventlog.SchemeSeq
-		}
 		storeTimes := r.CommitSource == "store"
-		findings, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
-		c.Findings.Add(findings)
-		order.AddTo(&c.Order)
-		c.windows.Add(forensics.CommitEvents(final, ops, storeTimes))
-		c.Runs++
-		c.Recovered += int(r.Stats.Recovered)
-		if err := cls.classify(&runs[i], final, ops); err != nil {
+		if err := cls.classify(r, final, ops); err != nil {
 			problems = append(problems, err)
 		}
-		if runs[i].Class != "" {
-			if c.Classes == nil {
-				c.Classes = map[string]int{}
-			}
-			c.Classes[runs[i].Class]++
-		}
+		rec := *r
+		var order forensics.CommitOrder
+		rec.Findings, order = forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
+		tally.Add(rec, order, forensics.CommitEvents(final, ops, storeTimes))
 	}
 	if cls.computed > 0 {
 		if err := cls.store(runs); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: classes computed but not stored: %v\n", opts.Dir, err)
 		}
 	}
-	for _, c := range rep.Cells {
-		c.Windows = c.windows.Windows()
-		for _, p := range c.Order.SortedPairs() {
-			c.Pairs = append(c.Pairs, pairRow{p.TypePair, p.PairStat})
+	tally.Finish()
+	rep := forensicsReport{Dir: opts.Dir, maxPairs: opts.Pairs}
+	for _, c := range tally.Summary.Cells {
+		cf := &cellForensics{CellKey: c.Key(), Runs: c.Runs, Order: tally.Order(c.Key()), Windows: c.Windows,
+			Findings: c.RunFindings, Classes: c.Classes, Recovered: c.Recovered}
+		for _, p := range cf.Order.SortedPairs() {
+			cf.Pairs = append(cf.Pairs, pairRow{p.TypePair, p.PairStat})
 		}
+		rep.Cells = append(rep.Cells, cf)
 	}
-	if err := printForensics(opts.IO.Out, &rep, format, opts.Pairs); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, styled{&rep, rep.write}); err != nil {
 		return err
 	}
 	if len(problems) > 0 {
@@ -199,34 +189,31 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	return nil
 }
 
-func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs int) error {
-	if format == reports.FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
-	if format == reports.FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(markdownRenderer()))
-	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header([]string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dups"})
+// write writes the cells' table, then per cell its classes, type pairs and
+// windows, every table in style.
+func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
+	var rows [][]string
 	for _, c := range rep.Cells {
 		f := c.Findings
 		o := c.Order
-		_ = t.Append([]string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
+		rows = append(rows, []string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
 			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS), fmt.Sprint(f.Reads), pct(f.NonPrefixReads, f.Reads),
 			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates)})
 	}
-	if err := t.Render(); err != nil {
+	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dups"}
+	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}
 	for _, c := range rep.Cells {
-		fmt.Fprintf(w, "\n%s\n", c.CellKey.String())
-		if line := classLine(c); line != "" {
-			fmt.Fprintln(w, line)
+		if _, err := fmt.Fprintf(w, "\n%s\n", c.CellKey.String()); err != nil {
+			return err
 		}
-		if err := printPairsAndWindows(w, c, opts, maxPairs); err != nil {
+		if line := classLine(c); line != "" {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
+		if err := printPairsAndWindows(w, c, style, rep.maxPairs); err != nil {
 			return err
 		}
 	}
@@ -234,22 +221,21 @@ func printForensics(w io.Writer, rep *forensicsReport, format string, maxPairs i
 }
 
 // printPairsAndWindows prints the type-pair table and the window table.
-func printPairsAndWindows(w io.Writer, c *cellForensics, opts []tablewriter.Option, maxPairs int) error {
+func printPairsAndWindows(w io.Writer, c *cellForensics, style table.Style, maxPairs int) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
 	if len(c.Pairs) > 0 {
-		pt := tablewriter.NewTable(w, opts...)
-		pt.Header([]string{"overtaking", "overtaken", "pairs", "mean delta", "max delta"})
+		var rows [][]string
 		for i, p := range c.Pairs {
 			if i == maxPairs {
 				break
 			}
-			_ = pt.Append([]string{string(p.Overtaking), string(p.Overtaken), fmt.Sprint(p.Count), ms(p.MeanDelta), ms(p.MaxDelta)})
+			rows = append(rows, []string{string(p.Overtaking), string(p.Overtaken), fmt.Sprint(p.Count), ms(p.MeanDelta), ms(p.MaxDelta)})
 		}
-		if err := pt.Render(); err != nil {
+		if err := table.Write(w, style, []string{"overtaking", "overtaken", "pairs", "mean delta", "max delta"}, rows); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintln(w, "no commit-order inversions")
+	} else if _, err := fmt.Fprintln(w, "no commit-order inversions"); err != nil {
+		return err
 	}
 	if len(c.Windows) == 0 {
 		_, err := fmt.Fprintln(w, "no mint-to-commit windows (no event knows both its mint and its commit time)")
@@ -260,13 +246,12 @@ func printPairsAndWindows(w io.Writer, c *cellForensics, opts []tablewriter.Opti
 		types = append(types, typ)
 	}
 	slices.Sort(types)
-	wt := tablewriter.NewTable(w, opts...)
-	wt.Header([]string{"mint-to-commit", "n", "p50", "p90", "p99", "max"})
+	var rows [][]string
 	for _, typ := range types {
 		win := c.Windows[typ]
-		_ = wt.Append([]string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
+		rows = append(rows, []string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
 	}
-	return wt.Render()
+	return table.Write(w, style, []string{"mint-to-commit", "n", "p50", "p90", "p99", "max"}, rows)
 }
 
 func pct(n, of int) string {
@@ -345,20 +330,9 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 		cell.Classes, cell.Timelines = nil, nil
 	}
 	for _, r := range runs {
-		if r.Class == "" {
-			continue
-		}
-		cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition})
-		if cell == nil {
-			continue
-		}
-		if cell.Classes == nil {
-			cell.Classes, cell.Timelines = map[string]int{}, map[string][]string{}
-		}
-		cell.Classes[r.Class]++
-		if r.Timeline != "" && len(cell.Timelines[r.Class]) < reports.MaxTimelines {
-			cell.Timelines[r.Class] = append(cell.Timelines[r.Class], r.Timeline)
+		if cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}); cell != nil {
+			cell.AddClass(r.Class, r.Timeline)
 		}
 	}
-	return reports.RewriteSummary(c.dir, st.Summary)
+	return table.RewriteSummary(c.dir, st.Summary)
 }

@@ -2,22 +2,19 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/gate"
 )
 
 // GateOptions are the gate command's options.
 type GateOptions struct {
 	IO     *IOStreams
 	Dir    string
-	Format string
+	Format Format
 	// Config holds the rules as given (before defaults).
-	Config reports.GateConfig
+	Config gate.Config
 	// Baseline is the storm --no-worse compares against.
 	Baseline string
 }
@@ -74,7 +71,7 @@ and the gate fails; a storm with no legacy cells makes no calibration claim.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
 			for _, s := range maxRules {
-				r, err := reports.ParseMaxRule(s)
+				r, err := gate.ParseMaxRule(s)
 				if err != nil {
 					return &UsageError{Err: err}
 				}
@@ -99,15 +96,11 @@ and the gate fails; a storm with no legacy cells makes no calibration claim.`,
 	fl.Float64Var(&infraRate, "max-infra-rate", 0, "at most this rate of infra runs per cell, e.g. 0.05")
 	fl.BoolVar(&c.NoWorse, "no-worse", false, "no cell is worse than in --baseline")
 	fl.StringVar(&opts.Baseline, "baseline", "", "baseline storm directory for --no-worse")
-	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table (plain lines), markdown or json")
+	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatTable: "plain lines"})
 	return cmd
 }
 
 func runGate(_ context.Context, opts *GateOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	cfg := opts.Config.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return &UsageError{Err: err}
@@ -133,8 +126,8 @@ func runGate(_ context.Context, opts *GateOptions) error {
 		}
 		base = b.Summary
 	}
-	res := reports.Gate(st.Summary, base, cfg)
-	if err := printGate(opts.IO.Out, res, format); err != nil {
+	res := gate.Check(st.Summary, base, cfg)
+	if err := opts.Format.Print(opts.IO.Out, res); err != nil {
 		return err
 	}
 	switch {
@@ -142,35 +135,6 @@ func runGate(_ context.Context, opts *GateOptions) error {
 		return loadErr
 	case !res.Passed:
 		return ErrGateFailed
-	}
-	return nil
-}
-
-func printGate(w io.Writer, res *reports.GateResult, format string) error {
-	switch format {
-	case reports.FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	case reports.FormatMarkdown:
-		verdict := "passed"
-		if !res.Passed {
-			verdict = "failed"
-		}
-		if _, err := fmt.Fprintf(w, "**stormctl gate %s** (%d cells, %d rules)\n\n", verdict, res.Cells, res.Rules); err != nil {
-			return err
-		}
-		for _, l := range res.Lines() {
-			if _, err := fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(l, "|", `\|`)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, l := range res.Lines() {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
 	}
 	return nil
 }

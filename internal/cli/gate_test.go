@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/gate"
 )
 
 // fixtureStorm writes the storm described by testdata/storms/NAME.txt (one
@@ -154,11 +155,11 @@ func TestGateFormats(t *testing.T) {
 	if code != cli.ExitGateFailed {
 		t.Errorf("exit %d, want %d", code, cli.ExitGateFailed)
 	}
-	var res reports.GateResult
+	var res gate.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("not a gate result: %v\n%s", err, stdout)
 	}
-	if res.Passed || len(res.Broken) != 1 || res.Broken[0].Rule != "--max corrupted=0" || res.Calibration.Claim != reports.Calibrated {
+	if res.Passed || len(res.Broken) != 1 || res.Broken[0].Rule != "--max corrupted=0" || res.Calibration.Claim != gate.Calibrated {
 		t.Errorf("json result = %+v", res)
 	}
 	code, stdout, _ = run(t.Context(), "gate", dir, "--format", "markdown")

@@ -2,16 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 )
@@ -20,7 +16,7 @@ import (
 type ListOptions struct {
 	IO      *IOStreams
 	Factory *Factory
-	Format  string
+	Format  Format
 }
 
 // listing is a table of rows, or their JSON objects.
@@ -30,6 +26,25 @@ type listing struct {
 	json   any
 }
 
+// Table writes the rows as a boxed table.
+func (l listing) Table(w io.Writer) error { return table.Write(w, table.Boxed, l.header, l.rows) }
+
+// Markdown writes the rows as a markdown table, unpadded.
+func (l listing) Markdown(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(l.header, " | "), strings.Repeat("---|", len(l.header))); err != nil {
+		return err
+	}
+	for _, r := range l.rows {
+		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JSON writes the rows' JSON objects.
+func (l listing) JSON(w io.Writer) error { return writeJSON(w, l.json) }
+
 func newListCmd(f *Factory, use, short, example string, build func(*ListOptions) listing, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
@@ -38,66 +53,56 @@ func newListCmd(f *Factory, use, short, example string, build func(*ListOptions)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return printListing(opts, build(opts))
+			return opts.Format.Print(opts.IO.Out, build(opts))
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	return cmd
 }
 
-func printListing(opts *ListOptions, l listing) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	if format == reports.FormatJSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(l.json)
-	}
-	if format == reports.FormatMarkdown {
-		fmt.Fprintf(opts.IO.Out, "| %s |\n|%s\n", strings.Join(l.header, " | "), strings.Repeat("---|", len(l.header)))
-		for _, r := range l.rows {
-			fmt.Fprintf(opts.IO.Out, "| %s |\n", strings.Join(r, " | "))
-		}
-		return nil
-	}
-	t := tablewriter.NewTable(opts.IO.Out, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header(l.header)
-	for _, r := range l.rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-// NewCmdConditions returns `stormctl conditions`.
+// NewCmdConditions returns `stormctl conditions`: a column per knob of
+// storm.KnobTable, and the table's help.
 func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	return newListCmd(f, "conditions", "List the condition presets and their knobs",
+	cmd := newListCmd(f, "conditions", "List the condition presets and their knobs",
 		`  stormctl conditions
   stormctl conditions --format json
   # any preset takes /key=value overrides in --condition:
   stormctl storm --condition seq/wake=ordered,main/guard=count-index`,
 		func(*ListOptions) listing {
-			l := listing{header: []string{"preset", "scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal", "about"}}
+			l := listing{header: append(append([]string{"preset"}, storm.KnobColumns()...), "about")}
 			var js []map[string]any
 			for _, p := range storm.Presets() {
-				k := p.Knobs
-				seal := "-"
-				if k.Scheme == eventlog.SchemeSlot {
-					seal = string(k.Seal)
-					if k.Sealing() {
-						seal += " after " + engine.DefaultSealAfter.String()
-					}
-				}
-				l.rows = append(l.rows, []string{p.Name, string(k.Scheme), string(k.Fence), string(k.OnReject),
-					string(k.IDs), string(k.Wake), string(k.Admission), k.Guard, seal, p.About})
-				js = append(js, map[string]any{"name": p.Name, "knobs": k, "about": p.About})
+				l.rows = append(l.rows, append(append([]string{p.Name}, p.Knobs.Cells()...), p.About))
+				js = append(js, map[string]any{"name": p.Name, "knobs": p.Knobs, "about": p.About})
 			}
 			l.json = js
 			return l
 		}, runF)
+	cmd.Long = "List the condition presets and their knobs.\n\n" + knobHelp()
+	return cmd
+}
+
+// knobHelp lists the knobs of storm.KnobTable: name, values and what each
+// decides.
+func knobHelp() string {
+	var b strings.Builder
+	b.WriteString("Any preset takes /key=value overrides in --condition (seq/wake=ordered), one\nper knob:\n\n")
+	table := storm.KnobTable()
+	width := 0
+	for _, k := range table {
+		width = max(width, len(k.Name))
+	}
+	for _, k := range table {
+		fmt.Fprintf(&b, "  %-*s  %s", width, k.Name, k.Help)
+		if k.SlotOnly {
+			b.WriteString(" (slot only)")
+		}
+		if k.Values != nil {
+			fmt.Fprintf(&b, "\n  %-*s  valid: %s", width, "", strings.Join(k.Values, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // NewCmdScenarios returns `stormctl scenarios`.

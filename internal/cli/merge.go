@@ -12,7 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/merge"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
 )
 
@@ -21,7 +22,7 @@ type MergeOptions struct {
 	IO     *IOStreams
 	Dirs   []string
 	Out    string
-	Format string
+	Format Format
 }
 
 // NewCmdMerge returns `stormctl merge`. runF replaces runMerge in tests.
@@ -56,7 +57,7 @@ non-empty --out. Missing shards are merged around, with a warning.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory of the merged storm (must not exist, or be empty)")
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	return cmd
 }
 
@@ -79,10 +80,6 @@ func creatable(dir string) error {
 }
 
 func runMerge(_ context.Context, opts *MergeOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	if opts.Out == "" {
 		return usage("merge needs --out DIR: the directory of the merged storm")
 	}
@@ -106,25 +103,25 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 			strings.Join(meta.Merged.Missing, ", "), meta.Config.Runs)
 	}
 	slices.SortFunc(shards, func(a, b storm.ShardDir) int { return a.Meta.Config.Shard.Index - b.Meta.Config.Shard.Index })
-	var in []reports.MergeShard
+	var in []merge.Shard
 	for _, s := range shards {
 		sh := s.Meta.Config.Shard
-		in = append(in, reports.MergeShard{Dir: s.Dir, Name: sh.String(), Owns: sh.Owns})
+		in = append(in, merge.Shard{Dir: s.Dir, Name: sh.String(), Owns: sh.Owns})
 	}
-	res, err := reports.Merge(opts.Out, meta, meta.Cells, in)
+	res, err := merge.Merge(opts.Out, meta, meta.Cells, in)
 	if res != nil {
 		for _, n := range res.Notes {
 			fmt.Fprintf(opts.IO.ErrOut, "merge: %s\n", n)
 		}
 	}
-	var oe *reports.OutputError
+	var oe *merge.OutputError
 	switch {
 	case errors.As(err, &oe):
 		return err // not the shards' fault: exit 4
 	case err != nil:
 		return &UsageError{Err: err}
 	}
-	if err := reports.Render(opts.IO.Out, res.Summary, format); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, table.Summary{Summary: res.Summary}); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "merge: %d shards (%s) into %s; checked: every cell's runs equal the sum of its shards'\n",

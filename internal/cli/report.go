@@ -6,13 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // ReportOptions are the report command's options.
 type ReportOptions struct {
 	IO     *IOStreams
 	Dir    string
-	Format string
+	Format Format
 }
 
 // NewCmdReport returns `stormctl report`. runF replaces runReport in tests.
@@ -41,20 +42,16 @@ and make stormctl exit 2; what could be read is still printed.`,
 			return runReport(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	return cmd
 }
 
 func runReport(_ context.Context, opts *ReportOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	st, err := loadStorm(opts.IO, "report", opts.Dir)
 	if st == nil {
 		return err
 	}
-	if rerr := reports.Render(opts.IO.Out, st.Summary, format); rerr != nil {
+	if rerr := opts.Format.Print(opts.IO.Out, table.Summary{Summary: st.Summary}); rerr != nil {
 		return rerr
 	}
 	return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
@@ -47,13 +48,13 @@ func TestReportRendersTheStorm(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "storm")
 	sum := tinyStorm(t.Context(), t, dir, storm.Shard{})
-	for _, format := range []string{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON} {
-		t.Run(format, func(t *testing.T) {
+	for _, format := range cli.Formats() {
+		t.Run(string(format), func(t *testing.T) {
 			var want bytes.Buffer
-			if err := reports.Render(&want, sum, format); err != nil {
+			if err := format.Print(&want, table.Summary{Summary: sum}); err != nil {
 				t.Fatal(err)
 			}
-			code, stdout, stderr := run(t.Context(), "report", dir, "--format", format)
+			code, stdout, stderr := run(t.Context(), "report", dir, "--format", string(format))
 			if code != cli.ExitOK || stderr != "" {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
@@ -28,7 +29,7 @@ type StormOptions struct {
 	IO      *IOStreams
 	Factory *Factory
 	Config  storm.Config
-	Format  string
+	Format  Format
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
 	Endpoints  WorldEndpoints
@@ -131,7 +132,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
 	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
-	fl.StringVar(&opts.Format, "format", reports.FormatTable, "output: table, markdown or json")
+	addFormatFlag(cmd, &opts.Format, nil)
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	fl.StringVar(&opts.Resume, "resume", "", "continue the interrupted storm in this directory: only its missing runs run, appended to it (its storm.json gives the config)")
 	opts.Endpoints.AddFlags(fl)
@@ -140,15 +141,12 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 }
 
 func runStorm(ctx context.Context, opts *StormOptions) error {
-	format, err := reports.ParseFormat(opts.Format)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	if err := opts.Endpoints.Validate(); err != nil {
 		return &UsageError{Err: err}
 	}
 	cfg := fillEmpty(trimLists(opts.Config))
 	var res *storm.Resume
+	var err error
 	if opts.Resume != "" {
 		if res, err = storm.ReadResume(opts.Resume); err != nil {
 			return usage("--resume: %w", err)
@@ -207,7 +205,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	}
 	sum, runErr := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
 	if sum != nil {
-		if err := reports.Render(opts.IO.Out, sum, format); err != nil {
+		if err := opts.Format.Print(opts.IO.Out, table.Summary{Summary: sum}); err != nil {
 			return err
 		}
 	}

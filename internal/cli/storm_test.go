@@ -56,7 +56,7 @@ func TestStormFlags(t *testing.T) {
 		name       string
 		args       []string
 		want       storm.Config
-		wantFormat string
+		wantFormat cli.Format
 		wantCPU    string
 	}{
 		{"defaults", nil, defaults, "table", ""},

@@ -42,7 +42,7 @@ func Exercise(t *testing.T, w worlds.World, run eventlog.Run, inject func(ctx co
 		t.Fatalf("CreateRun before the fault: %v", err)
 	}
 	pos := run.Scheme.Positioned()
-	x := &exercise{t: t, w: w, run: run.ID, fenced: pos || run.Guard != "", positioned: pos}
+	x := &exercise{t: t, w: w, run: run.ID, fenced: pos || run.Guard != eventlog.GuardNone, positioned: pos}
 	wctx, stop := context.WithCancel(ctx)
 	var g errgroup.Group
 	healed := make(chan struct{})

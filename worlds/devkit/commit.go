@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stormctl/stormctl/pgattach"
@@ -20,16 +21,24 @@ import (
 // the hard link that makes the file visible. Its limits: it is the time
 // the file's bytes were written, an await before the link, so it can lead
 // the publish by as long as Node's event loop is busy (milliseconds under
-// a storm's load); a coarser filesystem (FAT: 2 s, HFS+: 1 s) ties many
-// events; and it is the kernel's clock at that moment, like the others.
+// a storm's load); it comes from the kernel's coarse clock, which ticks
+// every 1 to 10 ms and so can read a little before a precise reading taken
+// earlier (the event's mint time); a coarser filesystem (FAT: 2 s, HFS+:
+// 1 s) ties many events.
 func (w *World) CommitTimes(ctx context.Context, runID string) ([]worlds.CommitTime, error) {
 	if err := w.known(ctx, runID); err != nil {
 		return nil, err
 	}
+	var out []worlds.CommitTime
+	var err error
 	if w.kind == Postgres {
-		return w.pgCommitTimes(ctx, runID)
+		out, err = w.pgCommitTimes(ctx, runID)
+	} else {
+		out, err = w.fileCommitTimes(runID)
 	}
-	return w.fileCommitTimes(runID)
+	// In scheme order: ulid's, by id.
+	slices.SortFunc(out, func(a, b worlds.CommitTime) int { return strings.Compare(a.EventID, b.EventID) })
+	return out, err
 }
 
 func (w *World) pgCommitTimes(ctx context.Context, runID string) ([]worlds.CommitTime, error) {

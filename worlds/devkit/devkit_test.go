@@ -53,13 +53,19 @@ func TestMain(m *testing.M) {
 // packages into the user's cache (npm), once per lock.
 func open(t *testing.T, k devkit.Kind) *devkit.World {
 	t.Helper()
+	return openWith(t, k, worlds.Options{Dir: t.TempDir()})
+}
+
+// openWith is open with the suite's options.
+func openWith(t *testing.T, k devkit.Kind, opts worlds.Options) *devkit.World {
+	t.Helper()
 	for _, bin := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("skipping: the devkit worlds need %s: %v", bin, err)
 		}
 	}
 	hostOnce.Do(func() { host = devkit.NewHost(devkit.Config{Logger: slog.New(slog.DiscardHandler)}) })
-	w, err := devkit.Open(t.Context(), host, k, worlds.Options{Dir: t.TempDir()})
+	w, err := devkit.Open(t.Context(), host, k, opts)
 	switch {
 	case errors.Is(err, postgres.ErrNoPostgres), errors.Is(err, devkit.ErrNoNode):
 		t.Skipf("skipping: %v", err)
@@ -75,11 +81,17 @@ func open(t *testing.T, k devkit.Kind) *devkit.World {
 }
 
 // TestConformance runs the parts of the conformance suite the packages can
-// do (the suite skips, with the world's reasons, the rest).
+// do (the suite skips, with the reasons their entries give, the rest).
 func TestConformance(t *testing.T) {
+	reg := &worlds.Registry{}
+	devkit.Register(reg, nil) // entries only: the worlds open through open
 	for _, k := range []devkit.Kind{devkit.Local, devkit.Postgres} {
+		entry, err := reg.Lookup("devkit-" + string(k))
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Run(string(k), func(t *testing.T) {
-			worldtest.Exercise(t, eventlog.SchemeULID, func(t *testing.T) worlds.World { return open(t, k) })
+			worldtest.Exercise(t, entry, func(t *testing.T, opts worlds.Options) worlds.World { return openWith(t, k, opts) })
 		})
 	}
 }

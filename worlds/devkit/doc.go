@@ -17,7 +17,7 @@
 // guard; ids are minted by the package. What they cannot hold is refused,
 // never invented (attr_set; payloads on step_started and hook_disposed; a
 // wait's fields besides resumeAt are dropped by the package itself), and
-// World.Limits says so to the conformance suite. Commit times are the
+// the registry entry's Limits say so to the conformance suite. Commit times are the
 // store's (CommitTimes): PostgreSQL's commit timestamps for devkit-postgres,
 // event files' modification times for devkit-local.
 package devkit

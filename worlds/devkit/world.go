@@ -51,7 +51,6 @@ type World struct {
 var (
 	_ worlds.World       = (*World)(nil)
 	_ worlds.CommitTimes = (*World)(nil)
-	_ worlds.Limited     = (*World)(nil)
 )
 
 // Open opens a fresh instance of the package of kind k: the host's sidecar
@@ -105,12 +104,17 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 // conditions has, in the cluster's 220.
 const poolSize = 20
 
-// Limits implements worlds.Limited: what the legacy packages do not do of
-// what the conformance suite asks.
-func (w *World) Limits() worlds.Limits {
+// limits are what the legacy packages do not do of what the conformance
+// suite asks (worlds.Entry.Limits).
+func limits(k Kind) worlds.Limits {
+	clock := ""
+	if k == Local {
+		clock = "devkit-local's commit times are event files' modification times, from the kernel's coarse clock (a tick, 1 to 10 ms): one can read a little before its event's mint time"
+	}
 	return worlds.Limits{
-		Fence:     ErrNoFence.Error(),
-		Lifecycle: "the package validates every event against its run, step, hook or wait (a step_started needs its step_created, nothing follows a run's end) and keeps only the fields its schema names (no payload on step_started, hook_disposed; only resumeAt on waits)",
+		CommitClock: clock,
+		Fence:       ErrNoFence.Error(),
+		Lifecycle:   "the package validates every event against its run, step, hook or wait (a step_started needs its step_created, nothing follows a run's end) and keeps only the fields its schema names (no payload on step_started, hook_disposed; only resumeAt on waits)",
 		Unkeyed: map[string]string{
 			string(eventlog.HookReceived): "the package appends every hook_received: a repeated payload is not refused",
 			"hook_token":                  "a hook_created whose token another hook holds is answered with a hook_conflict event in the log, not refused",
@@ -134,7 +138,7 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	switch {
 	case r.Scheme != eventlog.SchemeULID:
 		return fmt.Errorf("devkit-%s: scheme %s: the package implements only ulid (the legacy contract)", w.kind, r.Scheme)
-	case r.Guard != "":
+	case r.Guard != eventlog.GuardNone:
 		return fmt.Errorf("devkit-%s: guard %s: the package has none", w.kind, r.Guard)
 	}
 	rest, ok := strings.CutPrefix(r.ID, "wrun_")

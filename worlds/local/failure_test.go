@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 func TestCreateRunRejects(t *testing.T) {
 	w := open(t, t.TempDir(), 1, nil)
-	newRun(t, w, "wrun_taken", eventlog.SchemeSeq)
+	worldtest.NewRun(t, w, eventlog.Run{ID: "wrun_taken", Scheme: eventlog.SchemeSeq})
 	tests := []struct {
 		name string
 		run  eventlog.Run
@@ -42,34 +42,6 @@ func TestCreateRunRejects(t *testing.T) {
 	}
 }
 
-// TestCancelledWindowWritesNothing: a write whose context ends during the
-// mint-to-commit window returns the context's error and leaves no event and
-// no claimed key behind.
-func TestCancelledWindowWritesNothing(t *testing.T) {
-	for _, s := range schemes {
-		t.Run(string(s), func(t *testing.T) {
-			dir := t.TempDir()
-			slow := open(t, dir, 1, fixed(t, "fixed:1h"))
-			run := "wrun_cancel"
-			newRun(t, slow, run, s)
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			d := step(eventlog.StepCreated, "a")
-			if _, err := slow.Append(ctx, run, []eventlog.Draft{d}); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Append = %v, want context.Canceled", err)
-			}
-			if _, err := slow.AppendFenced(ctx, run, 0, []eventlog.Draft{d}); !errors.Is(err, context.Canceled) {
-				t.Fatalf("AppendFenced = %v, want context.Canceled", err)
-			}
-			fast := open(t, dir, 2, nil)
-			if n := len(listAll(t, fast, run)); n != 0 {
-				t.Fatalf("log holds %d events after cancelled writes", n)
-			}
-			mustAppend(t, fast, run, true, 0, d)
-		})
-	}
-}
-
 // TestUnusableStoreIsUnavailable: when a layout directory is replaced by a
 // file the store is unusable, and every operation says so with
 // eventlog.ErrUnavailable.
@@ -80,8 +52,8 @@ func TestUnusableStoreIsUnavailable(t *testing.T) {
 				dir := t.TempDir()
 				w := open(t, dir, 1, nil)
 				run := "wrun_broken"
-				newRun(t, w, run, s)
-				mustAppend(t, w, run, false, 0, step(eventlog.StepCompleted, "before"))
+				worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+				worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "before"))
 				p := filepath.Join(dir, sub)
 				if err := os.RemoveAll(p); err != nil {
 					t.Fatal(err)
@@ -89,14 +61,14 @@ func TestUnusableStoreIsUnavailable(t *testing.T) {
 				if err := os.WriteFile(p, []byte("not a directory"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				_, aerr := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "after")})
+				_, aerr := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "after")})
 				// The slot scheme's failed Append reserved slot 2 before its
 				// commit failed on the missing events/: the hole counts.
 				expected := int64(1)
 				if s == eventlog.SchemeSlot && sub == "events" {
 					expected = 2
 				}
-				_, ferr := w.AppendFenced(t.Context(), run, expected, []eventlog.Draft{step(eventlog.StepCreated, "after")})
+				_, ferr := w.AppendFenced(t.Context(), run, expected, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "after")})
 				for name, err := range map[string]error{"Append": aerr, "AppendFenced": ferr} {
 					if !errors.Is(err, eventlog.ErrUnavailable) {
 						t.Errorf("%s = %v, want an error matching %v", name, err, eventlog.ErrUnavailable)
@@ -142,8 +114,8 @@ func TestDensityViolationsAreLoud(t *testing.T) {
 			dir := t.TempDir()
 			w := open(t, dir, 1, nil)
 			run := "wrun_damaged"
-			newRun(t, w, run, eventlog.SchemeSeq)
-			evs := mustAppend(t, w, run, false, 0, step(eventlog.StepStarted, "a"), step(eventlog.StepCompleted, "a"), step(eventlog.StepCreated, "b"))
+			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq})
+			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"), worldtest.Draft(eventlog.StepCreated, "b"))
 			tt.damage(t, dir, run, evs)
 			fresh := open(t, dir, 2, nil) // nothing cached
 			if _, err := fresh.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, tt.want) {
@@ -172,22 +144,5 @@ func writeEvent(t *testing.T, dir string, e eventlog.Event) {
 	}
 	if err := os.WriteFile(eventPath(dir, e.RunID, e.ID), b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestClosedWorldFails(t *testing.T) {
-	w := open(t, t.TempDir(), 1, nil)
-	newRun(t, w, "wrun_closed", eventlog.SchemeSeq)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.CreateRun(t.Context(), eventlog.Run{ID: "wrun_late", Scheme: eventlog.SchemeSeq}); err == nil {
-		t.Error("CreateRun on a closed world succeeded")
-	}
-	if _, err := w.Append(t.Context(), "wrun_closed", []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err == nil {
-		t.Error("Append on a closed world succeeded")
-	}
-	if _, err := w.List(t.Context(), "wrun_closed", eventlog.Cursor{}, 0); err == nil {
-		t.Error("List on a closed world succeeded")
 	}
 }

@@ -26,7 +26,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var schemes = []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot}
+// schemes are the local world's schemes, as its entry lists them.
+var schemes = worldtest.Schemes(local.Entry())
 
 // open opens a world on dir and closes it when the test ends.
 func open(t *testing.T, dir string, seed uint64, lat worlds.Profile) *local.World {
@@ -39,49 +40,7 @@ func open(t *testing.T, dir string, seed uint64, lat worlds.Profile) *local.Worl
 	return w
 }
 
-func TestConformance(t *testing.T) {
-	for _, s := range schemes {
-		t.Run(string(s), func(t *testing.T) {
-			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return open(t, t.TempDir(), 1, nil) })
-		})
-	}
-}
-
-// newRun creates a run of scheme s on w.
-func newRun(t *testing.T, w worlds.World, id string, s eventlog.Scheme) {
-	t.Helper()
-	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s}); err != nil {
-		t.Fatalf("CreateRun(%s, %s): %v", id, s, err)
-	}
-}
-
-func mustAppend(t *testing.T, w worlds.World, runID string, fenced bool, expected int64, d ...eventlog.Draft) []eventlog.Event {
-	t.Helper()
-	var evs []eventlog.Event
-	var err error
-	if fenced {
-		evs, err = w.AppendFenced(t.Context(), runID, expected, d)
-	} else {
-		evs, err = w.Append(t.Context(), runID, d)
-	}
-	if err != nil {
-		t.Fatalf("append to %s: %v", runID, err)
-	}
-	return evs
-}
-
-func step(t eventlog.Type, corr string) eventlog.Draft {
-	return eventlog.Draft{Type: t, CorrelationID: corr, Payload: json.RawMessage(`{}`)}
-}
-
-func listAll(t *testing.T, w worlds.World, runID string) []eventlog.Event {
-	t.Helper()
-	p, err := w.List(t.Context(), runID, eventlog.Cursor{}, 0)
-	if err != nil {
-		t.Fatalf("List(%s): %v", runID, err)
-	}
-	return p.Events
-}
+func TestConformance(t *testing.T) { worldtest.Exercise(t, local.Entry(), nil) }
 
 func names(t *testing.T, dir string) []string {
 	t.Helper()
@@ -102,10 +61,10 @@ func TestLayout(t *testing.T) {
 			dir := t.TempDir()
 			w := open(t, dir, 1, nil)
 			run := "wrun_layout"
-			newRun(t, w, run, s)
-			evs := mustAppend(t, w, run, false, 0, step(eventlog.StepStarted, "a"), step(eventlog.StepCompleted, "a"))
+			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"))
 			hook := eventlog.Draft{Type: eventlog.HookCreated, CorrelationID: "h", Token: "tok"}
-			evs = append(evs, mustAppend(t, w, run, true, 2, step(eventlog.StepCreated, "b"), hook)...)
+			evs = append(evs, worldtest.AppendFenced(t, w, run, 2, worldtest.Draft(eventlog.StepCreated, "b"), hook)...)
 
 			var rec eventlog.Run
 			readJSON(t, filepath.Join(dir, "runs", run+".json"), &rec)
@@ -187,19 +146,19 @@ func TestNoTempFilesInEvents(t *testing.T) {
 			dir := t.TempDir()
 			w := open(t, dir, 1, nil)
 			run := "wrun_tmp"
-			newRun(t, w, run, s)
+			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
 			var g errgroup.Group
 			for i := range 4 {
 				g.Go(func() error {
 					for j := range 10 {
-						d := step(eventlog.StepCompleted, fmt.Sprintf("c%d_%d", i, j))
+						d := worldtest.Draft(eventlog.StepCompleted, fmt.Sprintf("c%d_%d", i, j))
 						if _, err := w.Append(t.Context(), run, []eventlog.Draft{d}); err != nil {
 							return err
 						}
 						if _, err := w.Append(t.Context(), run, []eventlog.Draft{d}); !errors.Is(err, eventlog.ErrConflict) {
 							return fmt.Errorf("repeated append = %v, want a conflict", err)
 						}
-						stale := []eventlog.Draft{step(eventlog.StepCreated, "x")}
+						stale := []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "x")}
 						if _, err := w.AppendFenced(t.Context(), run, -1, stale); !errors.Is(err, eventlog.ErrFenced) {
 							return fmt.Errorf("fenced append at -1 = %v, want fenced", err)
 						}
@@ -210,10 +169,10 @@ func TestNoTempFilesInEvents(t *testing.T) {
 			if err := g.Wait(); err != nil {
 				t.Fatal(err)
 			}
-			slow := open(t, dir, 2, fixed(t, "fixed:1h"))
+			slow := open(t, dir, 2, worldtest.Latency(t, "fixed:1h"))
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			if _, err := slow.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "late")}); !errors.Is(err, context.Canceled) {
+			if _, err := slow.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "late")}); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Append with a cancelled context = %v, want context.Canceled", err)
 			}
 			file := regexp.MustCompile(`^` + run + `-evnt_[0-9A-HJKMNP-TV-Z]{26}\.json$`) // a ULID or a slot id
@@ -233,15 +192,6 @@ func TestNoTempFilesInEvents(t *testing.T) {
 	}
 }
 
-func fixed(t *testing.T, spec string) worlds.Profile {
-	t.Helper()
-	p, err := worlds.ParseProfile(spec, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestSecondHandleSameDir: two Worlds on one directory stand for two
 // processes. Their writers interleave on one seq run; flock keeps the log
 // dense and the fence exact: every accepted fenced append landed right after
@@ -250,7 +200,7 @@ func TestSecondHandleSameDir(t *testing.T) {
 	dir := t.TempDir()
 	handles := []*local.World{open(t, dir, 1, nil), open(t, dir, 2, nil)}
 	run := "wrun_shared"
-	newRun(t, handles[0], run, eventlog.SchemeSeq)
+	worldtest.NewRun(t, handles[0], eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq})
 
 	const perHandle, perWriter = 4, 20
 	var (
@@ -266,9 +216,9 @@ func TestSecondHandleSameDir(t *testing.T) {
 					var evs []eventlog.Event
 					var err error
 					if i%2 == 0 {
-						evs, err = w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, corr)})
+						evs, err = w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, corr)})
 					} else {
-						evs, err = fencedRetry(t.Context(), w, run, step(eventlog.StepCreated, corr))
+						evs, err = fencedRetry(t.Context(), w, run, worldtest.Draft(eventlog.StepCreated, corr))
 					}
 					if err != nil {
 						return fmt.Errorf("handle %d writer %d: %w", h, wr, err)
@@ -285,7 +235,7 @@ func TestSecondHandleSameDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 2 * perHandle * perWriter
-	logs := [][]eventlog.Event{listAll(t, handles[0], run), listAll(t, handles[1], run)}
+	logs := [][]eventlog.Event{worldtest.ListAll(t, handles[0], run), worldtest.ListAll(t, handles[1], run)}
 	for h, log := range logs {
 		if len(log) != want {
 			t.Fatalf("handle %d reads %d events, want %d", h, len(log), want)

@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 func TestRegister(t *testing.T) {
@@ -38,8 +38,9 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// TestReset removes the world's contents, leaves its directory and its
-// neighbours alone, and leaves a usable empty world.
+// TestReset removes the world's contents and leaves its directory and its
+// neighbours alone (the conformance suite checks that the runs are gone and
+// the world usable).
 func TestReset(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "world")
@@ -50,9 +51,9 @@ func TestReset(t *testing.T) {
 	w := open(t, dir, 1, nil)
 	for _, s := range schemes {
 		run := "wrun_" + string(s)
-		newRun(t, w, run, s)
-		mustAppend(t, w, run, false, 0, step(eventlog.StepCompleted, "a"))
-		listAll(t, w, run) // fill the cache
+		worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+		worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "a"))
+		worldtest.ListAll(t, w, run) // fill the cache
 	}
 	if err := os.WriteFile(filepath.Join(dir, "stray"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -65,45 +66,5 @@ func TestReset(t *testing.T) {
 	}
 	if got := names(t, dir); !slices.Equal(got, []string{"events", "keys", "locks", "runs", "tmp"}) {
 		t.Fatalf("after Reset the directory holds %v", got)
-	}
-	for _, s := range schemes {
-		run := "wrun_" + string(s)
-		if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
-			t.Fatalf("List of a reset run = %v, want ErrNoRun", err)
-		}
-		newRun(t, w, run, s)
-		mustAppend(t, w, run, true, 0, step(eventlog.StepCompleted, "a"))
-		if n := len(listAll(t, w, run)); n != 1 {
-			t.Fatalf("%s run after Reset holds %d events, want 1", s, n)
-		}
-	}
-}
-
-func TestCommitTimes(t *testing.T) {
-	for _, s := range schemes {
-		t.Run(string(s), func(t *testing.T) {
-			w := open(t, t.TempDir(), 1, nil)
-			run := "wrun_times"
-			newRun(t, w, run, s)
-			mustAppend(t, w, run, false, 0, step(eventlog.StepStarted, "a"), step(eventlog.StepCompleted, "a"))
-			mustAppend(t, w, run, true, 2, step(eventlog.StepCreated, "b"))
-			log := listAll(t, w, run)
-			cts, err := w.CommitTimes(t.Context(), run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(cts) != len(log) {
-				t.Fatalf("%d commit times for %d events", len(cts), len(log))
-			}
-			for i, ct := range cts {
-				e := log[i]
-				if ct.EventID != e.ID || ct.Seq != e.Seq || ct.Source != "world" || !ct.At.Equal(e.CommittedAt) || ct.At.Before(e.MintedAt) {
-					t.Fatalf("commit time %d is %+v for event %s@%d minted %v committed %v", i, ct, e.ID, e.Seq, e.MintedAt, e.CommittedAt)
-				}
-				if s == eventlog.SchemeSeq && i > 0 && ct.At.Before(cts[i-1].At) {
-					t.Fatalf("seq %d committed at %v, before seq %d at %v", ct.Seq, ct.At, cts[i-1].Seq, cts[i-1].At)
-				}
-			}
-		})
 	}
 }

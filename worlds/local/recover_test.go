@@ -1,12 +1,12 @@
 package local
 
 import (
-	"encoding/json"
 	"os"
 	"testing"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // TestAbandonedBatchIsRolledBack stages what a writer that died mid-batch
@@ -23,9 +23,7 @@ func TestAbandonedBatchIsRolledBack(t *testing.T) {
 	if err := w.CreateRun(t.Context(), eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq}); err != nil {
 		t.Fatal(err)
 	}
-	d := func(typ eventlog.Type, corr string) eventlog.Draft {
-		return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: json.RawMessage(`{}`)}
-	}
+	d := worldtest.Draft
 	if _, err := w.Append(t.Context(), run, []eventlog.Draft{d(eventlog.StepStarted, "a"), d(eventlog.StepCompleted, "a")}); err != nil {
 		t.Fatal(err)
 	}

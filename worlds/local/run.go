@@ -26,7 +26,7 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	if r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions {
 		return fmt.Errorf("local: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
 	}
-	if r.Guard != "" {
+	if r.Guard != eventlog.GuardNone {
 		return fmt.Errorf("local: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)
 	}
 	for _, dir := range []string{w.fs.keyDir(r.ID), w.fs.eventDir(r.ID)} {

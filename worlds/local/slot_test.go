@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // TestSlotWindowEndLeavesHole: a writer whose context ends in its window
@@ -26,10 +27,10 @@ import (
 // from another handle (another process) fills it and frees the key.
 func TestSlotWindowEndLeavesHole(t *testing.T) {
 	dir := t.TempDir()
-	slow, fast := open(t, dir, 1, fixed(t, "fixed:1h")), open(t, dir, 2, nil)
+	slow, fast := open(t, dir, 1, worldtest.Latency(t, "fixed:1h")), open(t, dir, 2, nil)
 	run := "wrun_window"
-	newRun(t, fast, run, eventlog.SchemeSlot)
-	d := step(eventlog.StepCompleted, "abandoned")
+	worldtest.NewRun(t, fast, eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
+	d := worldtest.Draft(eventlog.StepCompleted, "abandoned")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
@@ -45,16 +46,16 @@ func TestSlotWindowEndLeavesHole(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Append whose context ends in its window = %v, want context.Canceled", err)
 	}
-	if evs := listAll(t, fast, run); len(evs) != 0 {
+	if evs := worldtest.ListAll(t, fast, run); len(evs) != 0 {
 		t.Fatalf("a reservation is visible: %v", evs)
 	}
 	if _, err := fast.Append(t.Context(), run, []eventlog.Draft{d}); !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("Append of the abandoned draft while its slot is reserved = %v, want a conflict", err)
 	}
-	if _, err := fast.AppendFenced(t.Context(), run, 0, []eventlog.Draft{step(eventlog.StepCreated, "x")}); !errors.Is(err, eventlog.ErrFenced) {
+	if _, err := fast.AppendFenced(t.Context(), run, 0, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "x")}); !errors.Is(err, eventlog.ErrFenced) {
 		t.Fatalf("AppendFenced(0) over a reserved slot = %v, want fenced (the counter counts reservations)", err)
 	}
-	above := mustAppend(t, fast, run, true, 1, step(eventlog.StepCreated, "x"))
+	above := worldtest.AppendFenced(t, fast, run, 1, worldtest.Draft(eventlog.StepCreated, "x"))
 	if above[0].Seq != 2 {
 		t.Fatalf("append above the reservation landed at %d, want 2", above[0].Seq)
 	}
@@ -69,11 +70,11 @@ func TestSlotWindowEndLeavesHole(t *testing.T) {
 	if err != nil || !sealed || noop.Type != eventlog.Noop {
 		t.Fatalf("Seal(1) = %+v, %v, %v; want a noop", noop, sealed, err)
 	}
-	log := listAll(t, slow, run)
+	log := worldtest.ListAll(t, slow, run)
 	if len(log) != 2 || log[0].Type != eventlog.Noop || log[1].ID != above[0].ID {
 		t.Fatalf("log after the seal = %v, want the noop and slot 2", log)
 	}
-	if again := mustAppend(t, fast, run, false, 0, d); again[0].Seq != 3 {
+	if again := worldtest.Append(t, fast, run, d); again[0].Seq != 3 {
 		t.Fatalf("re-append of the sealed draft landed at %d, want 3", again[0].Seq)
 	}
 }
@@ -84,13 +85,13 @@ func TestSlotReadersNeverSeeReservations(t *testing.T) {
 	dir := t.TempDir()
 	w, other := open(t, dir, 1, nil), open(t, dir, 2, nil)
 	run := "wrun_invisible"
-	newRun(t, w, run, eventlog.SchemeSlot)
-	r, err := w.Reserve(t.Context(), run, []eventlog.Draft{step(eventlog.StepCreated, "a"), step(eventlog.StepCreated, "b")})
+	worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
+	r, err := w.Reserve(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a"), worldtest.Draft(eventlog.StepCreated, "b")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, h := range []*local.World{w, other} {
-		if evs := listAll(t, h, run); len(evs) != 0 {
+		if evs := worldtest.ListAll(t, h, run); len(evs) != 0 {
 			t.Fatalf("handle %d lists %d events while only a reservation exists", i, len(evs))
 		}
 		if evs := dump(t, h, run); len(evs) != 0 {
@@ -105,7 +106,7 @@ func TestSlotReadersNeverSeeReservations(t *testing.T) {
 		t.Fatalf("Commit from another handle: %v", err)
 	}
 	for i, h := range []*local.World{w, other} {
-		if got := listAll(t, h, run); len(got) != 2 || got[0].ID != evs[0].ID || got[1].ID != evs[1].ID {
+		if got := worldtest.ListAll(t, h, run); len(got) != 2 || got[0].ID != evs[0].ID || got[1].ID != evs[1].ID {
 			t.Fatalf("handle %d lists %v after the commit, want %v", i, got, evs)
 		}
 	}
@@ -115,11 +116,11 @@ func TestSlotReadersNeverSeeReservations(t *testing.T) {
 // mismatched reservations, a second commit, and a slot below 1.
 func TestSlotMisuse(t *testing.T) {
 	w := open(t, t.TempDir(), 1, nil)
-	newRun(t, w, "wrun_seq", eventlog.SchemeSeq)
+	worldtest.NewRun(t, w, eventlog.Run{ID: "wrun_seq", Scheme: eventlog.SchemeSeq})
 	run := "wrun_slot"
-	newRun(t, w, run, eventlog.SchemeSlot)
+	worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
 	ctx := t.Context()
-	d := []eventlog.Draft{step(eventlog.StepCreated, "a")}
+	d := []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}
 	if _, err := w.Reserve(ctx, "wrun_seq", d); err == nil {
 		t.Error("Reserve on a seq run succeeded")
 	}
@@ -140,9 +141,9 @@ func TestSlotMisuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := r
-	forged.Drafts = []eventlog.Draft{step(eventlog.StepCreated, "b")}
+	forged.Drafts = []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "b")}
 	longer := r
-	longer.Drafts = append(slices.Clone(r.Drafts), step(eventlog.StepCreated, "c"))
+	longer.Drafts = append(slices.Clone(r.Drafts), worldtest.Draft(eventlog.StepCreated, "c"))
 	for name, bad := range map[string]worlds.Reservation{"other drafts": forged, "more drafts": longer} {
 		if _, err := w.Commit(ctx, bad); err == nil || errors.Is(err, eventlog.ErrSealed) {
 			t.Errorf("Commit with %s = %v, want a plain error", name, err)
@@ -154,7 +155,7 @@ func TestSlotMisuse(t *testing.T) {
 	if _, err := w.Commit(ctx, r); err == nil || errors.Is(err, eventlog.ErrSealed) {
 		t.Errorf("second Commit of one reservation = %v, want a plain error", err)
 	}
-	if n := len(listAll(t, w, run)); n != 1 {
+	if n := len(worldtest.ListAll(t, w, run)); n != 1 {
 		t.Fatalf("log holds %d events, want 1", n)
 	}
 }
@@ -201,13 +202,13 @@ func TestSlotDamageIsLoud(t *testing.T) {
 			dir := t.TempDir()
 			w := open(t, dir, 1, nil)
 			run := "wrun_damaged"
-			newRun(t, w, run, eventlog.SchemeSlot)
-			evs := mustAppend(t, w, run, false, 0, step(eventlog.StepStarted, "a"), step(eventlog.StepCompleted, "a"), step(eventlog.StepCreated, "b"))
+			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
+			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"), worldtest.Draft(eventlog.StepCreated, "b"))
 			tt.damage(t, dir, run, evs)
 			fresh := open(t, dir, 2, nil) // nothing cached
 			_, lerr := fresh.List(t.Context(), run, eventlog.Cursor{}, 0)
 			_, derr := fresh.Dump(t.Context(), run)
-			_, aerr := fresh.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCreated, "c")})
+			_, aerr := fresh.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "c")})
 			for name, err := range map[string]error{"List": lerr, "Dump": derr} {
 				if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
 					t.Errorf("%s = %v, want an error (matching %v)", name, err, tt.want)
@@ -242,7 +243,7 @@ func TestSlotStorm(t *testing.T) {
 	lat := &jitter{max: 6 * time.Millisecond}
 	handles := []*local.World{open(t, dir, 1, lat), open(t, dir, 2, lat)}
 	run := "wrun_storm"
-	newRun(t, handles[0], run, eventlog.SchemeSlot)
+	worldtest.NewRun(t, handles[0], eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
 
 	const writers, perWriter, readers = 6, 20, 2
 	var (
@@ -260,7 +261,7 @@ func TestSlotStorm(t *testing.T) {
 		wg.Go(func() error {
 			w := handles[wr%2]
 			for i := range perWriter {
-				d := step(eventlog.StepCompleted, fmt.Sprintf("w%d_%02d", wr, i))
+				d := worldtest.Draft(eventlog.StepCompleted, fmt.Sprintf("w%d_%02d", wr, i))
 				wctx, cancel := t.Context(), context.CancelFunc(func() {})
 				if i%5 == 4 {
 					wctx, cancel = context.WithTimeout(t.Context(), time.Millisecond)
@@ -364,7 +365,7 @@ func TestSlotStorm(t *testing.T) {
 			break // past the last slot handed out
 		}
 	}
-	log := listAll(t, handles[1], run)
+	log := worldtest.ListAll(t, handles[1], run)
 	bySlot := map[int64]eventlog.Event{}
 	byCorr := map[string]eventlog.Event{}
 	noops := 0
@@ -415,7 +416,7 @@ func TestSlotStorm(t *testing.T) {
 	}
 	// The freed keys really are free.
 	for _, d := range dropped {
-		mustAppend(t, w, run, false, 0, d)
+		worldtest.Append(t, w, run, d)
 	}
 	t.Logf("%d accepted, %d dropped (%d voided by a seal), %d noops (%d sealed by readers), %d distinct events seen by readers",
 		len(accepted), len(dropped), voided, noops, sealedN, len(seen))

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // slotWorld opens a world on dir with a slot run.
@@ -27,19 +27,6 @@ func slotWorld(t *testing.T, dir, run string, seed uint64) *World {
 		}
 	}
 	return w
-}
-
-func slotDraft(typ eventlog.Type, corr string) eventlog.Draft {
-	return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: json.RawMessage(`{}`)}
-}
-
-func mustSlotAppend(t *testing.T, w *World, run string, d eventlog.Draft) eventlog.Event {
-	t.Helper()
-	evs, err := w.Append(t.Context(), run, []eventlog.Draft{d})
-	if err != nil {
-		t.Fatalf("Append(%s %s): %v", d.Type, d.CorrelationID, err)
-	}
-	return evs[0]
 }
 
 func wantHoleAt(t *testing.T, w *World, run string, slot int64) {
@@ -74,7 +61,7 @@ func markerSlot(t *testing.T, w *World, run string, d eventlog.Draft) string {
 func TestSlotReserverDiedBeforeMarkers(t *testing.T) {
 	run := "wrun_reserver"
 	w := slotWorld(t, t.TempDir(), run, 1)
-	d := slotDraft(eventlog.StepCompleted, "a")
+	d := worldtest.Draft(eventlog.StepCompleted, "a")
 	digest, err := draftsDigest([]eventlog.Draft{d})
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +73,12 @@ func TestSlotReserverDiedBeforeMarkers(t *testing.T) {
 	if _, err := w.Append(t.Context(), run, []eventlog.Draft{d}); !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("Append of a key only the table holds = %v, want a conflict", err)
 	}
-	mustSlotAppend(t, w, run, slotDraft(eventlog.StepCompleted, "b"))
+	worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "b"))
 	wantHoleAt(t, w, run, 1)
 	if _, sealed, err := w.Seal(t.Context(), run, 1); !sealed || err != nil {
 		t.Fatalf("Seal(1) = %v, %v", sealed, err)
 	}
-	if e := mustSlotAppend(t, w, run, d); e.Seq != 3 || markerSlot(t, w, run, d) != eventlog.SlotID(3) {
+	if e := worldtest.Append(t, w, run, d)[0]; e.Seq != 3 || markerSlot(t, w, run, d) != eventlog.SlotID(3) {
 		t.Fatalf("re-append after the seal landed at %d with marker %q, want slot 3", e.Seq, markerSlot(t, w, run, d))
 	}
 }
@@ -104,7 +91,7 @@ func TestSlotFillerDiedBeforeTable(t *testing.T) {
 		t.Run(fill, func(t *testing.T) {
 			run := "wrun_filler"
 			w := slotWorld(t, t.TempDir(), run, 1)
-			d := slotDraft(eventlog.StepCompleted, "a")
+			d := worldtest.Draft(eventlog.StepCompleted, "a")
 			r, err := w.Reserve(t.Context(), run, []eventlog.Draft{d})
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +103,7 @@ func TestSlotFillerDiedBeforeTable(t *testing.T) {
 			if p, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); err != nil || len(p.Events) != 0 {
 				t.Fatalf("List with only a leftover file = %d events, %v; want none", len(p.Events), err)
 			}
-			mustSlotAppend(t, w, run, slotDraft(eventlog.StepCompleted, "b"))
+			worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "b"))
 			wantHoleAt(t, w, run, 1)
 			if evs, err := w.Dump(t.Context(), run); err != nil || len(evs) != 1 || evs[0].Seq != 2 {
 				t.Fatalf("Dump = %v, %v; want slot 2 alone", evs, err)
@@ -150,7 +137,7 @@ func TestSlotFillerDiedBeforeTable(t *testing.T) {
 func TestSlotSealerDiedBeforeRelease(t *testing.T) {
 	run := "wrun_sealer"
 	w := slotWorld(t, t.TempDir(), run, 1)
-	d := slotDraft(eventlog.StepCompleted, "a")
+	d := worldtest.Draft(eventlog.StepCompleted, "a")
 	if _, err := w.Reserve(t.Context(), run, []eventlog.Draft{d}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +152,10 @@ func TestSlotSealerDiedBeforeRelease(t *testing.T) {
 	if _, err := w.fs.claimKeys(run, []marker{{key: d.Keys()[0], eventID: eventlog.SlotID(1)}}); err != nil {
 		t.Fatal(err)
 	}
-	if e := mustSlotAppend(t, w, run, d); e.Seq != 2 {
+	if e := worldtest.Append(t, w, run, d)[0]; e.Seq != 2 {
 		t.Fatalf("re-append landed at %d, want 2", e.Seq)
 	}
-	mustSlotAppend(t, w, run, slotDraft(eventlog.StepCompleted, "b"))
+	worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "b"))
 	if got := markerSlot(t, w, run, d); got != eventlog.SlotID(2) {
 		t.Fatalf("marker of the re-appended key names %q, want %s", got, eventlog.SlotID(2))
 	}
@@ -184,7 +171,7 @@ func TestSlotReadersTakeNoLock(t *testing.T) {
 	run := "wrun_nolock"
 	w := slotWorld(t, t.TempDir(), run, 1)
 	other := slotWorld(t, w.Dir(), "", 2)
-	mustSlotAppend(t, w, run, slotDraft(eventlog.StepCompleted, "a"))
+	worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "a"))
 	unlock, err := w.locks.lock(t.Context(), run)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +187,7 @@ func TestSlotReadersTakeNoLock(t *testing.T) {
 	}
 	for name, op := range map[string]func(ctx context.Context) error{
 		"Append": func(ctx context.Context) error {
-			_, err := w.Append(ctx, run, []eventlog.Draft{slotDraft(eventlog.StepCompleted, "b")})
+			_, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "b")})
 			return err
 		},
 		"Seal": func(ctx context.Context) error { _, _, err := w.Seal(ctx, run, 1); return err },

@@ -39,8 +39,13 @@ var (
 )
 
 // Register adds the local world to r.
-func Register(r *worlds.Registry) {
-	r.Register(worlds.Entry{
+func Register(r *worlds.Registry) { r.Register(Entry()) }
+
+// Entry describes the local world: the registry's entry, and what a test
+// hands the conformance suite (worldtest.Exercise). Its Open needs
+// Options.Dir.
+func Entry() worlds.Entry {
+	return worlds.Entry{
 		Name:        Name,
 		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq and slot through a flock append serializer",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
@@ -51,7 +56,7 @@ func Register(r *worlds.Registry) {
 			}
 			return w, nil
 		},
-	})
+	}
 }
 
 // Open opens the world rooted at opts.Dir, creating the directory and its

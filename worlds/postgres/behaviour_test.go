@@ -13,52 +13,8 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
-
-// TestCommitTimesFollowCommits: sequential appends have increasing store
-// commit times, in scheme order, each between the event's mint and the
-// moment its append returned.
-func TestCommitTimesFollowCommits(t *testing.T) {
-	needCluster(t)
-	for _, s := range eventlog.Schemes() {
-		t.Run(string(s), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{})
-			if !w.CommitTimestamps() {
-				t.Fatal("the embedded cluster runs without track_commit_timestamp")
-			}
-			run := newRun(t, w, s)
-			var written []eventlog.Event
-			for i := range 5 {
-				evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
-				if err != nil {
-					t.Fatal(err)
-				}
-				written = append(written, evs...)
-			}
-			cts, err := w.CommitTimes(t.Context(), run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(cts) != len(written) {
-				t.Fatalf("%d commit times for %d events", len(cts), len(written))
-			}
-			for i, ct := range cts {
-				e := written[i]
-				switch {
-				case ct.EventID != e.ID || ct.Seq != e.Seq || ct.Source != "store":
-					t.Fatalf("commit time %d = %+v, want event %s seq %d from the store", i, ct, e.ID, e.Seq)
-				case ct.At.Before(e.MintedAt) || ct.At.After(e.CommittedAt):
-					t.Fatalf("event %d committed at %v, outside [minted %v, append returned %v]", i, ct.At, e.MintedAt, e.CommittedAt)
-				case i > 0 && !ct.At.After(cts[i-1].At):
-					t.Fatalf("commit time %d (%v) is not after %d (%v)", i, ct.At, i-1, cts[i-1].At)
-				}
-			}
-			if _, err := w.CommitTimes(t.Context(), "wrun_missing"); !errors.Is(err, eventlog.ErrNoRun) {
-				t.Fatalf("CommitTimes of an unknown run = %v, want ErrNoRun", err)
-			}
-		})
-	}
-}
 
 // TestGapsInFlight: 8 writers append to one run with the seed's
 // mint-to-commit windows while a reader re-reads the log. Under sequence the
@@ -67,7 +23,7 @@ func TestCommitTimesFollowCommits(t *testing.T) {
 // and the final log is dense. Under seq no read ever meets a hole. Nothing
 // here makes a gap happen: it comes from the writers overlapping or not.
 func TestGapsInFlight(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	tests := []struct {
 		scheme  eventlog.Scheme
 		wantGap bool
@@ -106,13 +62,13 @@ func TestGapsInFlight(t *testing.T) {
 func gapRound(t *testing.T, w *postgres.World, s eventlog.Scheme) (reads, gaps int, first *eventlog.GapError) {
 	t.Helper()
 	const writers, perWriter = 8, 6
-	run := newRun(t, w, s)
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s})
 	ctx := t.Context()
 	var g errgroup.Group
 	for i := range writers {
 		g.Go(func() error {
 			for j := range perWriter {
-				if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprintf("w%d_%d", i, j))}); err != nil {
+				if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, fmt.Sprintf("w%d_%d", i, j))}); err != nil {
 					return err
 				}
 			}
@@ -166,7 +122,7 @@ func gapRound(t *testing.T, w *postgres.World, s eventlog.Scheme) (reads, gaps i
 // write) and sequence (a count no lock protects) the check cannot see writes
 // in flight, so several are admitted: the legacy guard's TOCTOU.
 func TestFenceUnderContention(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	tests := []struct {
 		scheme     eventlog.Scheme
 		exactlyOne bool
@@ -179,10 +135,10 @@ func TestFenceUnderContention(t *testing.T) {
 	const writers = 8
 	for _, tt := range tests {
 		t.Run(string(tt.scheme), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:100ms"), PoolSize: writers + 2})
+			w := openWorld(t, postgres.Config{Latency: worldtest.Latency(t, "fixed:100ms"), PoolSize: writers + 2})
 			for round := 1; round <= 3; round++ {
-				run := newRun(t, w, tt.scheme)
-				if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
+				run := worldtest.NewRun(t, w, eventlog.Run{Scheme: tt.scheme})
+				if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
 					t.Fatal(err)
 				}
 				var wg sync.WaitGroup
@@ -191,7 +147,7 @@ func TestFenceUnderContention(t *testing.T) {
 				for i := range writers {
 					wg.Go(func() {
 						<-start
-						_, errs[i] = w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprint("s", i))})
+						_, errs[i] = w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, fmt.Sprint("s", i))})
 					})
 				}
 				close(start)
@@ -234,17 +190,17 @@ func TestFenceUnderContention(t *testing.T) {
 // so writers of one run overlap their windows; holding the run's row lock
 // across them would serialize the run (8 x 300 ms).
 func TestWindowHoldsNoLock(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	const writers, window = 8, 300 * time.Millisecond
 	for _, s := range []eventlog.Scheme{eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:300ms"), PoolSize: writers})
-			run := newRun(t, w, s)
+			w := openWorld(t, postgres.Config{Latency: worldtest.Latency(t, "fixed:300ms"), PoolSize: writers})
+			run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s})
 			start := time.Now()
 			var g errgroup.Group
 			for i := range writers {
 				g.Go(func() error {
-					_, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, fmt.Sprint("c", i))})
+					_, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, fmt.Sprint("c", i))})
 					return err
 				})
 			}
@@ -266,15 +222,15 @@ func TestWindowHoldsNoLock(t *testing.T) {
 // and its key claimed: the same draft conflicts, another lands past a hole
 // every read refuses, and a seal fills the hole and frees the key.
 func TestCancelledWindow(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	for _, s := range eventlog.Schemes() {
 		t.Run(string(s), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{Latency: fixed(t, "fixed:400ms")})
-			run := newRun(t, w, s)
+			w := openWorld(t, postgres.Config{Latency: worldtest.Latency(t, "fixed:400ms")})
+			run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s})
 			ctx, cancel := context.WithCancel(t.Context())
 			timer := time.AfterFunc(100*time.Millisecond, cancel)
 			defer timer.Stop()
-			if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")}); !errors.Is(err, context.Canceled) {
+			if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Append = %v, want context.Canceled", err)
 			}
 			if dump, err := w.Dump(t.Context(), run); err != nil || len(dump) != 0 {
@@ -284,7 +240,7 @@ func TestCancelledWindow(t *testing.T) {
 				cancelledSlot(t, w, run)
 				return
 			}
-			evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
+			evs, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")})
 			if err != nil {
 				t.Fatalf("the same draft after the cancelled write: %v", err)
 			}
@@ -307,10 +263,10 @@ func TestCancelledWindow(t *testing.T) {
 // writer that gave up in its window.
 func cancelledSlot(t *testing.T, w *postgres.World, run string) {
 	ctx := t.Context()
-	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")}); !errors.Is(err, eventlog.ErrConflict) {
+	if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}); !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("the same draft while its cancelled write holds slot 1 = %v, want ErrConflict", err)
 	}
-	evs, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "b")})
+	evs, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "b")})
 	if err != nil || evs[0].Seq != 2 {
 		t.Fatalf("another draft = %+v, %v; want slot 2", evs, err)
 	}
@@ -321,7 +277,7 @@ func cancelledSlot(t *testing.T, w *postgres.World, run string) {
 	if noop, sealed, err := w.Seal(ctx, run, 1); err != nil || !sealed || noop.Type != eventlog.Noop {
 		t.Fatalf("Seal(1) = %+v, %v, %v", noop, sealed, err)
 	}
-	evs, err = w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
+	evs, err = w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")})
 	if err != nil || evs[0].Seq != 3 {
 		t.Fatalf("the draft after the seal freed its key = %+v, %v; want slot 3", evs, err)
 	}

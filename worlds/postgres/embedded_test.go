@@ -28,7 +28,7 @@ import (
 // keeps commit times, keeps durability on and is sized for a storm; as root
 // its data belongs to the unprivileged ClusterUser.
 func TestEmbeddedSettings(t *testing.T) {
-	url := needCluster(t)
+	url := cluster.URL(t)
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +50,15 @@ func TestEmbeddedSettings(t *testing.T) {
 	}
 	var sock string
 	if err := conn.QueryRow(t.Context(), "SELECT current_setting('unix_socket_directories')").Scan(&sock); err != nil ||
-		!strings.HasPrefix(sock, cluster.Dir()) {
-		t.Errorf("unix_socket_directories = %q (%v), want a directory inside %s", sock, err, cluster.Dir())
+		!strings.HasPrefix(sock, cluster.Cluster(t).Dir()) {
+		t.Errorf("unix_socket_directories = %q (%v), want a directory inside %s", sock, err, cluster.Cluster(t).Dir())
 	}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup(postgres.ClusterUser)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fi, err := os.Stat(filepath.Join(cluster.Dir(), "data"))
+		fi, err := os.Stat(filepath.Join(cluster.Cluster(t).Dir(), "data"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func waitGone(t *testing.T, dir string, port int, what string) {
 // killed outright (no Stop, no deferred code), the watcher stops the
 // cluster and removes its directory.
 func TestKilledOwnerLeavesNoCluster(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	cmd, dir, port := startCrashHelper(t)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestKilledOwnerLeavesNoCluster(t *testing.T) {
 // server still does) is found by the next stormctl's SweepLeftovers, its
 // server stopped and its directory removed. A live cluster is left alone.
 func TestSweepRemovesAnAbandonedCluster(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	cmd, dir, port := startCrashHelper(t)
 	b, err := os.ReadFile(filepath.Join(dir, leftover.OwnerFile))
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // again once it heals. pg-restart kills a cluster of its own (the
 // package's is shared with the other tests).
 func TestNemesis(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	tests := []struct {
 		kind  nemesis.Kind
 		fault nemesis.Fault
@@ -77,7 +77,7 @@ func TestNemesisRefusesRemoteServer(t *testing.T) {
 // TestNoTargetsWithoutNemesis: a World opened without the nemesis offers
 // nothing to break.
 func TestNoTargetsWithoutNemesis(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	if ts := openWorld(t, postgres.Config{}).Targets(); len(ts) != 0 {
 		t.Fatalf("Targets() = %d targets, want none", len(ts))
 	}

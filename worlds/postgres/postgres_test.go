@@ -13,64 +13,22 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oklog/ulid/v2"
-	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/pgtest"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
-// The package's one embedded cluster, or why there is none.
-var (
-	cluster    *postgres.Cluster
-	skipReason string
-)
+// cluster is the package's one embedded cluster.
+var cluster pgtest.Shared
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
-
-func runTests(m *testing.M) int {
+func TestMain(m *testing.M) {
 	if os.Getenv(crashHelperEnv) != "" {
-		return m.Run() // a helper process: TestCrashHelper starts its own cluster
+		os.Exit(m.Run()) // a helper process: TestCrashHelper starts its own cluster
 	}
-	c, err := postgres.StartEmbedded(context.Background(), nil)
-	switch {
-	case errors.Is(err, postgres.ErrNoPostgres):
-		skipReason = "no embedded PostgreSQL: " + err.Error()
-		fmt.Println("worlds/postgres: skipping the cluster tests:", skipReason)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "worlds/postgres: start the embedded cluster:", err)
-		return 1
-	default:
-		cluster = c
-	}
-	code := m.Run()
-	if cluster != nil {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/postgres: stop the embedded cluster:", err)
-			code = 1
-		}
-		if _, err := os.Stat(cluster.Dir()); !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(os.Stderr, "worlds/postgres: the cluster's directory is still there:", cluster.Dir(), err)
-			code = 1
-		}
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/postgres: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	return code
-}
-
-// needCluster skips t when the package has no cluster and returns its URL.
-func needCluster(t *testing.T) string {
-	t.Helper()
-	if cluster == nil {
-		t.Skip(skipReason)
-	}
-	return cluster.URL()
+	os.Exit(cluster.Main(m))
 }
 
 // openWorld opens a World on the package's cluster (cfg.URL unless set) and
@@ -78,7 +36,7 @@ func needCluster(t *testing.T) string {
 func openWorld(t *testing.T, cfg postgres.Config) *postgres.World {
 	t.Helper()
 	if cfg.URL == "" {
-		cfg.URL = needCluster(t)
+		cfg.URL = cluster.URL(t)
 	}
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = 10
@@ -125,42 +83,17 @@ func schemaExists(t *testing.T, url, name string) bool {
 	return ok
 }
 
-func newRun(t *testing.T, w worlds.World, s eventlog.Scheme) string {
-	t.Helper()
-	id := "wrun_" + ulid.Make().String()
-	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s}); err != nil {
-		t.Fatalf("CreateRun(%s): %v", s, err)
-	}
-	return id
-}
-
-func step(typ eventlog.Type, corr string) eventlog.Draft {
-	return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: []byte(`{"n":1}`)}
-}
-
-func fixed(t *testing.T, spec string) worlds.Profile {
-	t.Helper()
-	p, err := worlds.ParseProfile(spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestConformance(t *testing.T) {
-	needCluster(t)
-	for _, s := range eventlog.Schemes() {
-		t.Run(string(s), func(t *testing.T) {
-			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return openWorld(t, postgres.Config{Seed: 1}) })
-		})
-	}
+	url := cluster.URL(t)
+	src := func(context.Context) (postgres.Config, error) { return postgres.Config{URL: url, PoolSize: 10}, nil }
+	worldtest.Exercise(t, postgres.Entry(src), nil)
 }
 
 // TestRegister: the registry's postgres entry, fed by EmbeddedSource, opens
 // Worlds on one cluster it starts on first use, each in its own schema that
 // Close drops; the source's stop removes the cluster.
 func TestRegister(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	src, stop := postgres.EmbeddedSource(nil, postgres.Config{PoolSize: 4})
 	t.Cleanup(func() { _ = stop() })
 	var r worlds.Registry
@@ -174,13 +107,13 @@ func TestRegister(t *testing.T) {
 	}
 	var opened []*postgres.World
 	for i := range 2 {
-		w, err := e.Open(t.Context(), worlds.Options{Latency: fixed(t, "fixed:1ms"), Seed: uint64(i)})
+		w, err := e.Open(t.Context(), worlds.Options{Latency: worldtest.Latency(t, "fixed:1ms"), Seed: uint64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		opened = append(opened, w.(*postgres.World))
-		run := newRun(t, w, eventlog.SchemeSeq)
-		if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+		run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
+		if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +121,7 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.URL == cluster.URL() || cfg.PoolSize != 4 {
+	if cfg.URL == cluster.URL(t) || cfg.PoolSize != 4 {
 		t.Fatalf("source config %+v: want the source's own cluster and pool size 4", cfg)
 	}
 	if opened[0].Schema() == opened[1].Schema() {
@@ -202,7 +135,7 @@ func TestRegister(t *testing.T) {
 			t.Fatalf("schema %s survived Close", w.Schema())
 		}
 	}
-	if _, err := opened[0].Append(t.Context(), "wrun_x", []eventlog.Draft{step(eventlog.StepCompleted, "b")}); err == nil {
+	if _, err := opened[0].Append(t.Context(), "wrun_x", []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "b")}); err == nil {
 		t.Fatal("Append on a closed world succeeded")
 	}
 	pc, err := pgx.ParseConfig(cfg.URL)
@@ -261,8 +194,8 @@ func TestOwnSchemaOnly(t *testing.T) {
 		t.Fatalf("Open on %s: %v", url, err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	run := newRun(t, w, eventlog.SchemeSeq)
-	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.CommitTimes(t.Context(), run); w.CommitTimestamps() == errors.Is(err, postgres.ErrNoCommitTimestamps) {
@@ -295,7 +228,7 @@ func TestOwnSchemaOnly(t *testing.T) {
 // TestForeignSchemaIsRefused: a schema that exists (someone else's, or
 // another live World's) is refused with ErrSchemaTaken and left untouched.
 func TestForeignSchemaIsRefused(t *testing.T) {
-	url := needCluster(t)
+	url := cluster.URL(t)
 	db := admin(t, url)
 	foreign := "stormctl_foreign_" + strings.ToLower(ulid.Make().String()[16:])
 	for _, stmt := range []string{
@@ -309,7 +242,7 @@ func TestForeignSchemaIsRefused(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA "+foreign+" CASCADE") })
 	live := openWorld(t, postgres.Config{})
-	liveRun := newRun(t, live, eventlog.SchemeSeq)
+	liveRun := worldtest.NewRun(t, live, eventlog.Run{Scheme: eventlog.SchemeSeq})
 
 	for _, name := range []string{foreign, strings.TrimPrefix(foreign, postgres.SchemaPrefix), live.Schema()} {
 		w, err := postgres.Open(t.Context(), postgres.Config{URL: url, Schema: name})
@@ -325,7 +258,7 @@ func TestForeignSchemaIsRefused(t *testing.T) {
 	if err := db.QueryRow(t.Context(), "SELECT id FROM "+foreign+".workflow_events").Scan(&id); err != nil || id != "precious" {
 		t.Fatalf("the foreign schema's row: %q, %v", id, err)
 	}
-	if _, err := live.Append(t.Context(), liveRun, []eventlog.Draft{step(eventlog.StepCompleted, "still")}); err != nil {
+	if _, err := live.Append(t.Context(), liveRun, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "still")}); err != nil {
 		t.Fatalf("the live world broke: %v", err)
 	}
 }
@@ -333,13 +266,20 @@ func TestForeignSchemaIsRefused(t *testing.T) {
 // TestUnreachableIsUnavailable: a server that cannot be used is
 // eventlog.ErrUnavailable, quickly, whatever the reason.
 func TestUnreachableIsUnavailable(t *testing.T) {
-	urls := map[string]string{"refused": "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}
-	if cluster != nil {
-		urls["wrong password"] = fmt.Sprintf("postgres://postgres:wrong@127.0.0.1:%d/postgres?sslmode=disable", cluster.Port())
-		urls["no database"] = strings.Replace(cluster.URL(), "/postgres?", "/no_such_db?", 1)
+	tests := []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"refused", func(*testing.T) string { return "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable" }},
+		{"wrong password", func(t *testing.T) string {
+			return fmt.Sprintf("postgres://postgres:wrong@127.0.0.1:%d/postgres?sslmode=disable", cluster.Cluster(t).Port())
+		}},
+		{"no database", func(t *testing.T) string { return strings.Replace(cluster.URL(t), "/postgres?", "/no_such_db?", 1) }},
 	}
-	for name, url := range urls {
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url := tt.url(t)
 			start := time.Now()
 			w, err := postgres.Open(t.Context(), postgres.Config{URL: url})
 			if err == nil {
@@ -371,28 +311,15 @@ func TestConfigRejectsBadSchemaNames(t *testing.T) {
 	}
 }
 
-// TestKeepAndReset: Keep leaves the schema and its data after Close; Reset
-// empties a World that stays usable.
-func TestKeepAndReset(t *testing.T) {
-	url := needCluster(t)
+// TestKeep: Keep leaves the schema and its data after Close (the
+// conformance suite checks Reset).
+func TestKeep(t *testing.T) {
+	url := cluster.URL(t)
 	w := openWorld(t, postgres.Config{Keep: true})
 	db := admin(t, url)
 	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+w.Schema()+" CASCADE") })
-	run := newRun(t, w, eventlog.SchemeSequence)
-	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Reset(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
-		t.Fatalf("List after Reset = %v, want ErrNoRun", err)
-	}
-	run = newRun(t, w, eventlog.SchemeSequence)
-	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")})
-	if err != nil || evs[0].Seq != 1 {
-		t.Fatalf("Append after Reset = %+v, %v; want seq 1", evs, err)
-	}
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSequence})
+	worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "a"))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // TestSlotCommitTimesAreTheFills: a reservation is invisible to every reader
@@ -20,17 +21,17 @@ import (
 // forensics measure when a slot was filled. The noop records the
 // reservation's time exactly and who sealed it.
 func TestSlotCommitTimesAreTheFills(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	w := openWorld(t, postgres.Config{})
 	ctx := t.Context()
-	run := newRun(t, w, eventlog.SchemeSlot)
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
 	const pause = 150 * time.Millisecond
 
-	r1, err := w.Reserve(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "a")})
+	r1, err := w.Reserve(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := w.Reserve(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "b")})
+	r2, err := w.Reserve(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestSlotCommitTimesAreTheFills(t *testing.T) {
 	if _, err := w.Commit(ctx, r1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCreated, "c")}); err != nil {
+	if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "c")}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(pause)
@@ -94,14 +95,14 @@ func TestSlotCommitTimesAreTheFills(t *testing.T) {
 // the seal does (the commit fails with ErrSealed and seals the rest): never
 // a batch half committed.
 func TestSlotBatchSealRace(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	w := openWorld(t, postgres.Config{})
 	ctx := t.Context()
-	run := newRun(t, w, eventlog.SchemeSlot)
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
 	const rounds = 20
 	var committed, voided int
 	for i := range rounds {
-		d := []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprint("a", i)), step(eventlog.StepCreated, fmt.Sprint("b", i)), step(eventlog.StepCreated, fmt.Sprint("c", i))}
+		d := []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, fmt.Sprint("a", i)), worldtest.Draft(eventlog.StepCreated, fmt.Sprint("b", i)), worldtest.Draft(eventlog.StepCreated, fmt.Sprint("c", i))}
 		r, err := w.Reserve(ctx, run, d)
 		if err != nil {
 			t.Fatal(err)
@@ -145,11 +146,11 @@ func TestSlotBatchSealRace(t *testing.T) {
 // TestSlotMisuse: the Slotter methods refuse other schemes' runs, unknown
 // runs, slots never reserved and a reservation committed twice.
 func TestSlotMisuse(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	w := openWorld(t, postgres.Config{})
 	ctx := t.Context()
-	seq := newRun(t, w, eventlog.SchemeSeq)
-	d := []eventlog.Draft{step(eventlog.StepCreated, "a")}
+	seq := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
+	d := []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}
 	if _, err := w.Reserve(ctx, seq, d); err == nil {
 		t.Fatal("Reserve in a seq run succeeded")
 	}
@@ -162,7 +163,7 @@ func TestSlotMisuse(t *testing.T) {
 	if _, _, err := w.Seal(ctx, "wrun_missing", 1); !errors.Is(err, eventlog.ErrNoRun) {
 		t.Fatalf("Seal in an unknown run = %v, want ErrNoRun", err)
 	}
-	run := newRun(t, w, eventlog.SchemeSlot)
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
 	for _, slot := range []int64{0, 1} {
 		if _, _, err := w.Seal(ctx, run, slot); err == nil {
 			t.Fatalf("Seal(%d) of an empty run succeeded", slot)
@@ -192,11 +193,11 @@ func TestSlotMisuse(t *testing.T) {
 // TestSlotIDsPerRun: slot ids are positions, so every slot run of a World
 // has its own slot 1; the table keys events on (run_id, id).
 func TestSlotIDsPerRun(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	w := openWorld(t, postgres.Config{})
 	for i := range 3 {
-		run := newRun(t, w, eventlog.SchemeSlot)
-		evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.RunCreated, "")})
+		run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
+		evs, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")})
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -214,14 +215,14 @@ func TestSlotIDsPerRun(t *testing.T) {
 // log reads dense, every write that returned is in it at its slot, and every
 // sealed write's key is free again.
 func TestSlotStormWithSeals(t *testing.T) {
-	needCluster(t)
+	cluster.URL(t)
 	lat, err := worlds.ParseProfile("seed", 7)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := openWorld(t, postgres.Config{Latency: lat, PoolSize: 12})
 	ctx := t.Context()
-	run := newRun(t, w, eventlog.SchemeSlot)
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
 	const writers, perWriter = 8, 10
 	var (
 		mu       sync.Mutex
@@ -268,7 +269,7 @@ func TestSlotStormWithSeals(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			for j := range perWriter {
-				d := step(eventlog.StepCompleted, fmt.Sprintf("w%d_%d", i, j))
+				d := worldtest.Draft(eventlog.StepCompleted, fmt.Sprintf("w%d_%d", i, j))
 				wctx, cancel := context.WithCancel(ctx)
 				if j%5 == 4 {
 					// Dies a moment in: mostly in the window, after Reserve.

@@ -53,8 +53,13 @@ type Source func(ctx context.Context) (Config, error)
 
 // Register adds the postgres world to r. Every World it opens gets its
 // connection settings from src and its own fresh schema.
-func Register(r *worlds.Registry, src Source) {
-	r.Register(worlds.Entry{
+func Register(r *worlds.Registry, src Source) { r.Register(Entry(src)) }
+
+// Entry describes the postgres world whose Worlds take their connection
+// settings from src, each in a fresh schema of its own: the registry's
+// entry, and what a test hands the conformance suite (worldtest.Exercise).
+func Entry(src Source) worlds.Entry {
+	return worlds.Entry{
 		Name:        Name,
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
@@ -70,7 +75,7 @@ func Register(r *worlds.Registry, src Source) {
 			}
 			return w, nil
 		},
-	})
+	}
 }
 
 // Open connects, creates the World's schema and tables and returns the
@@ -191,7 +196,7 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence, slot)", r.ID, r.Scheme)
 	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
 		return fmt.Errorf("postgres: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
-	case r.Guard != "":
+	case r.Guard != eventlog.GuardNone:
 		return fmt.Errorf("postgres: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)
 	}
 	info := runInfo{scheme: r.Scheme, basis: r.FenceBasis}

@@ -39,7 +39,7 @@ func TestNemesis(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			for _, run := range tt.runs {
-				t.Run(string(run.Scheme)+run.Guard, func(t *testing.T) {
+				t.Run(string(run.Scheme)+string(run.Guard), func(t *testing.T) {
 					nemesistest.Exercise(t, w, run, func(ctx context.Context) error {
 						f := nemesis.Fault{Kind: tt.kind, For: window(tt.kind), Delay: 60 * time.Millisecond}
 						for _, x := range ts {

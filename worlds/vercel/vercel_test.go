@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
@@ -27,16 +25,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/vercel: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // openWorld opens a World with its own stack and closes it when t ends.
 func openWorld(t *testing.T, cfg vercel.Config) *vercel.World {
@@ -54,33 +43,7 @@ func openWorld(t *testing.T, cfg vercel.Config) *vercel.World {
 }
 
 func TestConformance(t *testing.T) {
-	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
-		t.Run(string(s), func(t *testing.T) {
-			worldtest.Exercise(t, s, func(t *testing.T) worlds.World { return openWorld(t, vercel.Config{Seed: 1}) })
-		})
-	}
-}
-
-func newRun(t *testing.T, w worlds.World, s eventlog.Scheme, guard string) string {
-	t.Helper()
-	id := "wrun_" + ulid.Make().String()
-	if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s, Guard: guard}); err != nil {
-		t.Fatalf("CreateRun(%s): %v", s, err)
-	}
-	return id
-}
-
-func step(typ eventlog.Type, corr string) eventlog.Draft {
-	return eventlog.Draft{Type: typ, CorrelationID: corr, Payload: []byte(`{"n":1}`)}
-}
-
-func profile(t *testing.T, spec string) worlds.Profile {
-	t.Helper()
-	p, err := worlds.ParseProfile(spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	worldtest.Exercise(t, vercel.Entry(func(context.Context) (vercel.Config, error) { return vercel.Config{}, nil }), nil)
 }
 
 // listening reports whether something accepts connections at a URL's host.
@@ -112,13 +75,13 @@ func TestRegister(t *testing.T) {
 	if want := []string{"ulid", "seq", "slot"}; !slices.Equal(e.Schemes, want) {
 		t.Fatalf("Schemes = %v, want %v", e.Schemes, want)
 	}
-	ww, err := e.Open(t.Context(), worlds.Options{Latency: profile(t, "fixed:1ms"), Seed: 7})
+	ww, err := e.Open(t.Context(), worlds.Options{Latency: worldtest.Latency(t, "fixed:1ms"), Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := ww.(*vercel.World)
-	run := newRun(t, w, eventlog.SchemeSeq, "")
-	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "a")})
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
+	evs, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")})
 	if err != nil || len(evs) != 1 || evs[0].Seq != 1 || evs[0].CommittedAt.Sub(evs[0].MintedAt) < time.Millisecond {
 		t.Fatalf("Append = %+v, %v; want seq 1 committed at least 1 ms (the window) after its mint", evs, err)
 	}
@@ -136,7 +99,7 @@ func TestRegister(t *testing.T) {
 			t.Fatalf("%s still listens after Close", u)
 		}
 	}
-	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")}); err == nil {
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "b")}); err == nil {
 		t.Fatal("Append on a closed world succeeded")
 	}
 	if calls != 1 {
@@ -148,7 +111,7 @@ func TestRegister(t *testing.T) {
 // server: it sees the same runs, and its Close leaves the server running.
 func TestIngestURL(t *testing.T) {
 	owner := openWorld(t, vercel.Config{})
-	run := newRun(t, owner, eventlog.SchemeSeq, "")
+	run := worldtest.NewRun(t, owner, eventlog.Run{Scheme: eventlog.SchemeSeq})
 	client, err := vercel.Open(t.Context(), vercel.Config{IngestURL: owner.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +119,7 @@ func TestIngestURL(t *testing.T) {
 	if client.Stack() != nil {
 		t.Fatal("a World with an ingest URL started its own stack")
 	}
-	if _, err := client.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "via_client")}); err != nil {
+	if _, err := client.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "via_client")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := client.Close(); err != nil {
@@ -190,6 +153,7 @@ func TestDeadEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			w, err := vercel.Open(t.Context(), tt.cfg)
 			if err == nil {
@@ -221,14 +185,14 @@ func TestMachineRedis(t *testing.T) {
 		t.Skipf("no Redis at %s: %v", addr, err)
 	}
 	w := openWorld(t, vercel.Config{RedisURL: "redis://" + addr + "/0"})
-	run := newRun(t, w, eventlog.SchemeULID, eventlog.GuardCountIndex)
-	if _, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeULID, Guard: eventlog.GuardCountIndex})
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, "a")}); err != nil {
+	if _, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}); err != nil {
 		t.Fatalf("a current writer: %v", err)
 	}
-	_, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{step(eventlog.StepCreated, "b")})
+	_, err := w.AppendFenced(t.Context(), run, 1, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "b")})
 	var fe *eventlog.FencedError
 	if !errors.As(err, &fe) || fe.Expected != 1 || fe.Actual != 2 {
 		t.Fatalf("a stale writer: %v, want FencedError{1, 2}", err)
@@ -250,18 +214,18 @@ func TestMachineRedis(t *testing.T) {
 // after its mint and at the time its append reported; guard counts come
 // back through the World; Dump keeps what List would refuse to hide.
 func TestForensics(t *testing.T) {
-	w := openWorld(t, vercel.Config{Latency: profile(t, "fixed:2ms")})
+	w := openWorld(t, vercel.Config{Latency: worldtest.Latency(t, "fixed:2ms")})
 	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
-		run := newRun(t, w, s, eventlog.GuardCountIndex)
+		run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s, Guard: eventlog.GuardCountIndex})
 		var written []eventlog.Event
 		for i := range 4 {
-			evs, err := w.AppendFenced(t.Context(), run, int64(i), []eventlog.Draft{step(eventlog.StepCreated, fmt.Sprint("s", i))})
+			evs, err := w.AppendFenced(t.Context(), run, int64(i), []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, fmt.Sprint("s", i))})
 			if err != nil {
 				t.Fatal(err)
 			}
 			written = append(written, evs...)
 		}
-		if _, err := w.AppendFenced(t.Context(), run, 2, []eventlog.Draft{step(eventlog.StepCreated, "stale")}); !errors.Is(err, eventlog.ErrFenced) {
+		if _, err := w.AppendFenced(t.Context(), run, 2, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "stale")}); !errors.Is(err, eventlog.ErrFenced) {
 			t.Fatalf("%s: stale guarded write = %v, want ErrFenced", s, err)
 		}
 		cts, err := w.CommitTimes(t.Context(), run)
@@ -302,7 +266,7 @@ func TestForensics(t *testing.T) {
 func TestErrorMapping(t *testing.T) {
 	w := openWorld(t, vercel.Config{})
 	ctx := t.Context()
-	run := newRun(t, w, eventlog.SchemeSeq, "")
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
 	if err := w.CreateRun(ctx, eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq}); !errors.Is(err, eventlog.ErrConflict) {
 		t.Fatalf("CreateRun twice = %v, want ErrConflict", err)
 	}
@@ -312,15 +276,15 @@ func TestErrorMapping(t *testing.T) {
 	if _, err := w.Append(ctx, run, []eventlog.Draft{{Type: eventlog.StepCompleted, CorrelationID: "x", Payload: []byte("{nope")}}); err == nil {
 		t.Fatal("a draft with an invalid payload was accepted")
 	}
-	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); err != nil {
+	if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")}); err != nil {
 		t.Fatal(err)
 	}
 	var ce *eventlog.ConflictError
-	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "a")}); !errors.As(err, &ce) || ce.Key != "step_completed/a" || ce.RunID != run {
+	if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")}); !errors.As(err, &ce) || ce.Key != "step_completed/a" || ce.RunID != run {
 		t.Fatalf("duplicate fact = %v, want ConflictError on step_completed/a of %s", err, run)
 	}
 	var fe *eventlog.FencedError
-	if _, err := w.AppendFenced(ctx, run, 0, []eventlog.Draft{step(eventlog.StepCreated, "b")}); !errors.As(err, &fe) || fe.RunID != run || fe.Expected != 0 || fe.Actual != 1 {
+	if _, err := w.AppendFenced(ctx, run, 0, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "b")}); !errors.As(err, &fe) || fe.RunID != run || fe.Expected != 0 || fe.Actual != 1 {
 		t.Fatalf("stale fenced batch = %v, want FencedError{%s, 0, 1}", err, run)
 	}
 	if _, err := w.List(ctx, "wrun_missing", eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
@@ -329,7 +293,7 @@ func TestErrorMapping(t *testing.T) {
 	if err := w.Stack().Embedded().Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(ctx, run, []eventlog.Draft{step(eventlog.StepCompleted, "c")}); !errors.Is(err, eventlog.ErrUnavailable) {
+	if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "c")}); !errors.Is(err, eventlog.ErrUnavailable) {
 		t.Fatalf("Append with DynamoDB gone = %v, want ErrUnavailable", err)
 	}
 	if err := w.Close(); err == nil {
@@ -349,26 +313,6 @@ func TestErrorMapping(t *testing.T) {
 	}
 }
 
-// TestReset: Reset drops every run; the World stays usable.
-func TestReset(t *testing.T) {
-	w := openWorld(t, vercel.Config{})
-	run := newRun(t, w, eventlog.SchemeSeq, eventlog.GuardCountIndex)
-	if _, err := w.AppendFenced(t.Context(), run, 0, []eventlog.Draft{step(eventlog.RunCreated, "")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Reset(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, eventlog.ErrNoRun) {
-		t.Fatalf("List after Reset = %v, want ErrNoRun", err)
-	}
-	run = newRun(t, w, eventlog.SchemeSeq, "")
-	evs, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "b")})
-	if err != nil || evs[0].Seq != 1 {
-		t.Fatalf("Append after Reset = %+v, %v", evs, err)
-	}
-}
-
 // TestSlotWindow: under slot an Append reserves, spends its window, then
 // commits. A writer whose context ends in the window returns the
 // context's error and leaves its slot reserved and empty: a later write
@@ -376,16 +320,16 @@ func TestReset(t *testing.T) {
 // fills it (a noop naming the sealer), freeing its key. A writer whose slot
 // a reader seals in its window gets an *eventlog.SealedError.
 func TestSlotWindow(t *testing.T) {
-	w := openWorld(t, vercel.Config{Latency: profile(t, "fixed:300ms")})
-	run := newRun(t, w, eventlog.SchemeSlot, "")
-	gone := step(eventlog.StepCompleted, "gone")
+	w := openWorld(t, vercel.Config{Latency: worldtest.Latency(t, "fixed:300ms")})
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSlot})
+	gone := worldtest.Draft(eventlog.StepCompleted, "gone")
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	_, err := w.Append(ctx, run, []eventlog.Draft{gone})
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Append whose context ended in the window = %v, want its context's error", err)
 	}
-	next, err := w.Append(t.Context(), run, []eventlog.Draft{step(eventlog.StepCompleted, "next")})
+	next, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "next")})
 	if err != nil || next[0].Seq != 2 {
 		t.Fatalf("Append after the abandoned one = %+v, %v; want slot 2", next, err)
 	}
@@ -410,7 +354,7 @@ func TestSlotWindow(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.Append(worlds.WithActor(t.Context(), "writer"), run, []eventlog.Draft{step(eventlog.StepCompleted, "void")})
+		_, err := w.Append(worlds.WithActor(t.Context(), "writer"), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "void")})
 		done <- err
 	}()
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {

@@ -86,13 +86,20 @@ var (
 // endpoints from src (called once per Open); latency and seed come from
 // worlds.Options.
 func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error)) {
-	r.Register(worlds.Entry{
+	r.Register(Entry(src))
+}
+
+// Entry describes the vercel world whose Worlds take their endpoints from
+// src (called once per Open): the registry's entry, and what a test hands
+// the conformance suite (worldtest.Exercise).
+func Entry(src func(ctx context.Context) (Config, error)) worlds.Entry {
+	return worlds.Entry{
 		Name: Name,
 		Description: "HTTP ingest server minting wevt_ ids over DynamoDB (aws-sdk-go-v2; embedded minidyn by default); " +
 			"seq through TransactWriteItems on the run item's counter; slot as reserve, window, commit (conditional " +
 			"transactions on slot items, noop seals); legacy count-index guard in Redis",
 		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
-		Guards:  []string{eventlog.GuardCountIndex},
+		Guards:  []eventlog.Guard{eventlog.GuardCountIndex},
 		// A seq page reads the whole run (Query, sorted by seq after the
 		// read): pages of 100 made loading an n-event log cost n²/100 item
 		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n. A
@@ -118,7 +125,7 @@ func Register(r *worlds.Registry, src func(ctx context.Context) (Config, error))
 			}
 			return w, nil
 		},
-	})
+	}
 }
 
 // Open returns a World. Without cfg.IngestURL it starts a Stack (ingest

@@ -26,9 +26,9 @@ import (
 func testConcurrentAppenders(t *testing.T, s *suite) {
 	const writers, perWriter = 8, 25
 	f := s.fixture(t, eventlog.FenceOnLog)
-	unfenced := f.limits.Fence != ""
+	unfenced := s.limits.Fence != ""
 	if unfenced {
-		t.Logf("every append unfenced: the world has no fenced append: %s", f.limits.Fence)
+		t.Logf("every append unfenced: the world has no fenced append: %s", s.limits.Fence)
 	}
 	var (
 		mu       sync.Mutex
@@ -54,9 +54,9 @@ func testConcurrentAppenders(t *testing.T, s *suite) {
 					done := f.draft(eventlog.StepCompleted, fmt.Sprintf("w%d_%02d", w, i-1))
 					evs, err = f.w.Append(ctx, f.run, []eventlog.Draft{done})
 				case i%2 == 0:
-					evs, err = f.w.Append(ctx, f.run, []eventlog.Draft{draft(eventlog.StepCompleted, corr)})
+					evs, err = f.w.Append(ctx, f.run, []eventlog.Draft{Draft(eventlog.StepCompleted, corr)})
 				default:
-					evs, err = v.appendWithRetry(ctx, f.w, f.run, draft(eventlog.StepCreated, corr))
+					evs, err = v.appendWithRetry(ctx, f.w, f.run, Draft(eventlog.StepCreated, corr))
 				}
 				if err != nil {
 					return fmt.Errorf("writer %d, append %d: %w", w, i, err)

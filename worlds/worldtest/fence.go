@@ -14,7 +14,7 @@ import (
 // drafts claiming one key) conflicts. A rejected batch writes nothing and
 // claims no key.
 func testFencedBatch(t *testing.T, s *suite) {
-	taken := draft(eventlog.StepCompleted, "base_1")
+	taken := Draft(eventlog.StepCompleted, "base_1")
 	tests := []struct {
 		name     string
 		expected int64
@@ -32,8 +32,7 @@ func testFencedBatch(t *testing.T, s *suite) {
 		t.Run(tt.name, func(t *testing.T) {
 			s.skipFence(t, "fenced batch")
 			f := s.fixture(t, eventlog.FenceOnLog)
-			f.skipFence("fenced batch")
-			base := f.append(draft(eventlog.StepCompleted, "base_0"), taken, draft(eventlog.StepCompleted, "base_2"))
+			base := f.append(Draft(eventlog.StepCompleted, "base_0"), taken, Draft(eventlog.StepCompleted, "base_2"))
 			evs, err := f.w.AppendFenced(f.ctx, f.run, tt.expected, tt.drafts)
 			if tt.want == nil {
 				if err != nil {
@@ -91,8 +90,8 @@ type fenceStep struct {
 // appended after the writer's read rejects its fenced batch; under
 // FenceOnDecisions it does not, but another fenced batch does.
 func testFenceBasis(t *testing.T, s *suite) {
-	d := func(typ eventlog.Type, corr string) []eventlog.Draft { return []eventlog.Draft{draft(typ, corr)} }
-	start := []eventlog.Draft{draft(eventlog.RunCreated, ""), draft(eventlog.StepCreated, "a")}
+	d := func(typ eventlog.Type, corr string) []eventlog.Draft { return []eventlog.Draft{Draft(typ, corr)} }
+	start := []eventlog.Draft{Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a")}
 	tests := []struct {
 		name  string
 		basis eventlog.FenceBasis
@@ -120,7 +119,6 @@ func testFenceBasis(t *testing.T, s *suite) {
 			}
 			s.skipFence(t, "fence basis")
 			f := s.fixture(t, tt.basis)
-			f.skipFence("fence basis")
 			var want []eventlog.Event
 			for i, st := range tt.steps {
 				if !st.fenced {

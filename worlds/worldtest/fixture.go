@@ -21,18 +21,12 @@ type fixture struct {
 	w   worlds.World
 	ctx context.Context
 	run string
-	// limits are the world's (worlds.Limited), zero for a world without.
-	limits worlds.Limits
 }
 
 // fixture opens a fresh world and creates a run with the given fence basis.
 func (s *suite) fixture(t *testing.T, basis eventlog.FenceBasis) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, w: s.open(t), ctx: t.Context()}
-	if l, ok := f.w.(worlds.Limited); ok {
-		f.limits = l.Limits()
-	}
-	s.limits = &f.limits
 	f.run = f.createRun(basis)
 	return f
 }
@@ -40,11 +34,7 @@ func (s *suite) fixture(t *testing.T, basis eventlog.FenceBasis) *fixture {
 // createRun creates another run of the scheme under test.
 func (f *fixture) createRun(basis eventlog.FenceBasis) string {
 	f.t.Helper()
-	id := "wrun_" + ulid.Make().String()
-	if err := f.w.CreateRun(f.ctx, eventlog.Run{ID: id, Scheme: f.s.scheme, FenceBasis: basis}); err != nil {
-		f.t.Fatalf("CreateRun(%s, %s): %v", id, f.s.scheme, err)
-	}
-	return id
+	return NewRun(f.t, f.w, eventlog.Run{Scheme: f.s.scheme, FenceBasis: basis})
 }
 
 // append writes drafts unfenced and checks what came back.

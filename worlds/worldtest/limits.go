@@ -27,12 +27,12 @@ const lifecycleResumeAt = "2026-01-02T03:04:05.678Z"
 var bareTypes = map[eventlog.Type]bool{eventlog.StepStarted: true, eventlog.HookDisposed: true}
 
 // lifecycle reports whether the world needs lifecycle-shaped drafts.
-func (f *fixture) lifecycle() bool { return f.limits.Lifecycle != "" }
+func (f *fixture) lifecycle() bool { return f.s.limits.Lifecycle != "" }
 
-// draft is the suite's draft of type t for corr: draft(t, corr), shaped for
+// draft is the suite's draft of type t for corr: Draft(t, corr), shaped for
 // a lifecycle store when the world is one.
 func (f *fixture) draft(t eventlog.Type, corr string) eventlog.Draft {
-	d := draft(t, corr)
+	d := Draft(t, corr)
 	if !f.lifecycle() {
 		return d
 	}
@@ -113,7 +113,7 @@ func (f *fixture) withCreators(have []eventlog.Event, ds ...eventlog.Draft) []ev
 	return out
 }
 
-// shape reshapes a draft written by draft() for the world, keeping its
+// shape reshapes a draft written by Draft() for the world, keeping its
 // token and dedup value.
 func (f *fixture) shape(d eventlog.Draft) eventlog.Draft {
 	x := f.draft(d.Type, d.CorrelationID)
@@ -124,20 +124,11 @@ func (f *fixture) shape(d eventlog.Draft) eventlog.Draft {
 	return x
 }
 
-// skipFence skips t before it opens a world when an earlier subtest found
-// that the world has no fenced append.
+// skipFence skips t, saying why, when the world has no fenced append.
 func (s *suite) skipFence(t *testing.T, what string) {
 	t.Helper()
-	if s.limits != nil && s.limits.Fence != "" {
+	if s.limits.Fence != "" {
 		t.Skipf("%s: the world has no fenced append: %s", what, s.limits.Fence)
-	}
-}
-
-// skipFence skips t, saying why, when the world has no fenced append.
-func (f *fixture) skipFence(what string) {
-	f.t.Helper()
-	if f.limits.Fence != "" {
-		f.t.Skipf("%s: the world has no fenced append: %s", what, f.limits.Fence)
 	}
 }
 
@@ -145,8 +136,8 @@ func (f *fixture) skipFence(what string) {
 // fenced appends, a plain one (the fence is not what the caller tests).
 func (f *fixture) appendMaybeFenced(expected int64, d ...eventlog.Draft) []eventlog.Event {
 	f.t.Helper()
-	if f.limits.Fence != "" {
-		f.t.Logf("appending unfenced: the world has no fenced append: %s", f.limits.Fence)
+	if f.s.limits.Fence != "" {
+		f.t.Logf("appending unfenced: the world has no fenced append: %s", f.s.limits.Fence)
 		return f.append(d...)
 	}
 	return f.appendFenced(expected, d...)
@@ -165,14 +156,11 @@ func unkeyed(l worlds.Limits, d eventlog.Draft) string {
 }
 
 // skipUnkeyed skips t when a write expected to conflict holds a key the
-// world does not enforce (as far as the suite knows its limits yet).
-func skipUnkeyed(t *testing.T, l *worlds.Limits, ds []eventlog.Draft, conflict []bool) {
+// world does not enforce.
+func skipUnkeyed(t *testing.T, l worlds.Limits, ds []eventlog.Draft, conflict []bool) {
 	t.Helper()
-	if l == nil {
-		return
-	}
 	for i, d := range ds {
-		if why := unkeyed(*l, d); conflict[i] && why != "" {
+		if why := unkeyed(l, d); conflict[i] && why != "" {
 			t.Skipf("the world does not enforce this key: %s", why)
 		}
 	}

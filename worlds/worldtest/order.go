@@ -19,11 +19,11 @@ func testFields(t *testing.T, s *suite) {
 	}
 	var written []eventlog.Event
 	for _, typ := range eventlog.Types() {
-		if why := f.limits.Types[typ]; why != "" {
+		if why := s.limits.Types[typ]; why != "" {
 			t.Logf("%s not written: %s", typ, why)
 			continue
 		}
-		d := draft(typ, "fields_"+string(typ))
+		d := Draft(typ, "fields_"+string(typ))
 		switch typ {
 		case eventlog.RunCreated:
 			d.CorrelationID, d.Payload = "", nil
@@ -59,7 +59,7 @@ func testFieldsLifecycle(f *fixture) {
 		covered[d.Type] = true
 	}
 	for _, typ := range eventlog.Types() {
-		if why := f.limits.Types[typ]; why != "" {
+		if why := f.s.limits.Types[typ]; why != "" {
 			f.t.Logf("%s not written: %s", typ, why)
 		} else if !covered[typ] {
 			f.t.Fatalf("testFieldsLifecycle writes no %s", typ)
@@ -112,9 +112,6 @@ func testOrdering(t *testing.T, s *suite) {
 				s.skipFence(t, tt.name)
 			}
 			f := s.fixture(t, eventlog.FenceOnLog)
-			if tt.fenced {
-				f.skipFence(tt.name)
-			}
 			written := tt.write(f, f.mix("ord", 10))
 			f.checkSame("log", f.all(), written)
 		})

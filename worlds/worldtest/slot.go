@@ -78,7 +78,7 @@ func seqs(evs []eventlog.Event) []string {
 func testSlotIDs(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(mix("a", 3)...)
-	f.append(draft(eventlog.StepCompleted, "b"))
+	f.append(Draft(eventlog.StepCompleted, "b"))
 	for i, e := range f.all() {
 		if want := eventlog.SlotID(int64(i + 1)); e.ID != want || e.Seq != int64(i+1) {
 			t.Fatalf("event %d: id %s seq %d, want id %s seq %d", i, e.ID, e.Seq, want, i+1)
@@ -92,9 +92,9 @@ func testSlotIDs(t *testing.T, s *suite) {
 // reservation commits the log is dense.
 func testSlotHole(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	base := f.append(draft(eventlog.RunCreated, ""), draft(eventlog.StepCreated, "a"))
-	r := f.reserve(3, draft(eventlog.StepCompleted, "a"))
-	late := f.append(draft(eventlog.HookReceived, "h"))
+	base := f.append(Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a"))
+	r := f.reserve(3, Draft(eventlog.StepCompleted, "a"))
+	late := f.append(Draft(eventlog.HookReceived, "h"))
 	if late[0].Seq != 4 {
 		t.Fatalf("append after a reservation of slot 3 committed at %d, want 4", late[0].Seq)
 	}
@@ -128,10 +128,10 @@ func testSlotHole(t *testing.T, s *suite) {
 // reserved is an error.
 func testSlotSeal(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(draft(eventlog.RunCreated, ""), draft(eventlog.StepCreated, "a"))
-	d := draft(eventlog.StepCompleted, "a")
+	f.append(Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a"))
+	d := Draft(eventlog.StepCompleted, "a")
 	r := f.reserve(3, d)
-	f.append(draft(eventlog.HookReceived, "h"))
+	f.append(Draft(eventlog.HookReceived, "h"))
 	ctx := worlds.WithActor(f.ctx, "inv-7")
 	noop, sealed, err := f.slotter().Seal(ctx, f.run, 3)
 	if err != nil || !sealed {
@@ -176,9 +176,9 @@ func testSlotSeal(t *testing.T, s *suite) {
 // seals its other slots itself, so it leaves no hole.
 func testSlotSealBatch(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(draft(eventlog.RunCreated, ""))
+	f.append(Draft(eventlog.RunCreated, ""))
 	r := f.reserve(2, decisions("b", 2)...)
-	f.append(draft(eventlog.StepCompleted, "x"))
+	f.append(Draft(eventlog.StepCompleted, "x"))
 	if _, sealed, err := f.slotter().Seal(f.ctx, f.run, 2); !sealed || err != nil {
 		t.Fatalf("Seal(2) = %v, %v", sealed, err)
 	}
@@ -195,14 +195,14 @@ func testSlotSealBatch(t *testing.T, s *suite) {
 // held by another reservation) fails with a ConflictError and takes no slot.
 func testSlotReserveConflict(t *testing.T, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
-	f.append(draft(eventlog.StepCreated, "a"))
-	held := f.reserve(2, draft(eventlog.StepCreated, "b"))
-	for _, d := range []eventlog.Draft{draft(eventlog.StepCreated, "a"), draft(eventlog.StepCreated, "b")} {
+	f.append(Draft(eventlog.StepCreated, "a"))
+	held := f.reserve(2, Draft(eventlog.StepCreated, "b"))
+	for _, d := range []eventlog.Draft{Draft(eventlog.StepCreated, "a"), Draft(eventlog.StepCreated, "b")} {
 		if _, err := f.slotter().Reserve(f.ctx, f.run, []eventlog.Draft{d}); !errors.Is(err, eventlog.ErrConflict) {
 			t.Fatalf("Reserve of taken key %s = %v, want ErrConflict", d.CorrelationID, err)
 		}
 	}
-	f.reserve(3, draft(eventlog.StepCreated, "c"))
+	f.reserve(3, Draft(eventlog.StepCreated, "c"))
 	if _, err := f.slotter().Commit(f.ctx, held); err != nil {
 		t.Fatalf("Commit of slot 2: %v", err)
 	}
@@ -215,7 +215,7 @@ func testSlotSealRace(t *testing.T, s *suite) {
 	const rounds = 40
 	commits, seals := 0, 0
 	for i := range rounds {
-		r := f.reserve(int64(i+1), draft(eventlog.StepCompleted, fmt.Sprintf("r%02d", i)))
+		r := f.reserve(int64(i+1), Draft(eventlog.StepCompleted, fmt.Sprintf("r%02d", i)))
 		var (
 			wg      sync.WaitGroup
 			cerr    error

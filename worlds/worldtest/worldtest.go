@@ -33,57 +33,129 @@ var contracts = map[eventlog.Scheme]contract{
 	eventlog.SchemeSlot:     {gapsInFlight: true, slots: true},
 }
 
+// Opener opens a fresh, empty world with opts and registers its cleanup
+// with t (closing it; the suite may have closed it already, so Close must
+// be safe to call twice).
+type Opener func(t *testing.T, opts worlds.Options) worlds.World
+
 // suite is one scheme's run of the conformance suite.
 type suite struct {
 	scheme eventlog.Scheme
 	contract
-	open func(t *testing.T) worlds.World
-	// limits are the world's, once a fixture has opened one (subtests run
-	// one at a time): a subtest the world cannot do is skipped before it
-	// opens another.
-	limits *worlds.Limits
+	openWith Opener
+	// limits are the world's (worlds.Entry.Limits): what it cannot do.
+	limits worlds.Limits
 }
 
-// Exercise runs the conformance suite against a world under one ordering
-// scheme. open must return a fresh, empty world and register its cleanup
-// with t; every subtest calls it once.
-func Exercise(t *testing.T, scheme eventlog.Scheme, open func(t *testing.T) worlds.World) {
+// open opens a fresh world with the suite's default options: a directory
+// of its own (t.TempDir) and no latency.
+func (s *suite) open(t *testing.T) worlds.World {
 	t.Helper()
-	c, ok := contracts[scheme]
-	if !ok {
-		t.Fatalf("worldtest: scheme %q has no conformance contract", scheme)
+	return s.openWith(t, s.options(t))
+}
+
+// options are the Options every world of the suite is opened with.
+func (s *suite) options(t *testing.T) worlds.Options {
+	return worlds.Options{Dir: t.TempDir(), Seed: 1}
+}
+
+// Exercise runs the conformance suite against the world entry describes,
+// once per scheme in entry.Schemes, and checks the optional abilities
+// (worlds.Dumper, worlds.CommitTimes, worlds.Resetter, a latency window
+// drawn from Options.Latency) on the worlds that have them. What
+// entry.Limits declares the world cannot do is skipped, saying why. Every subtest
+// opens a fresh world through open, with Options carrying a directory of
+// its own (t.TempDir) and a seed. A scheme's checks run in parallel with
+// each other, after its stress checks (many writers at once), which run
+// alone; the schemes run one after another. open may be nil: the suite then opens through entry.Open and closes the
+// world when the subtest ends.
+func Exercise(t *testing.T, entry worlds.Entry, open Opener) {
+	t.Helper()
+	if len(entry.Schemes) == 0 {
+		t.Fatalf("worldtest: world %q lists no scheme", entry.Name)
 	}
-	c.positioned = scheme.Positioned()
-	s := &suite{scheme: scheme, contract: c, open: open}
-	tests := []struct {
-		name string
-		run  func(*testing.T, *suite)
-	}{
-		{"fields", testFields},
-		{"ordering", testOrdering},
-		{"pagination", testPagination},
-		{"cursor_resume", testCursorResume},
-		{"density", testDensity},
-		{"fenced_batch", testFencedBatch},
-		{"fence_basis", testFenceBasis},
-		{"idempotency", testIdempotency},
-		{"concurrent_appenders", testConcurrentAppenders},
-		{"unknown_run", testUnknownRun},
+	if open == nil {
+		open = OpenEntry(entry)
 	}
-	if c.slots {
-		tests = append(tests, []struct {
-			name string
-			run  func(*testing.T, *suite)
-		}{
-			{"slot_ids", testSlotIDs},
-			{"slot_hole", testSlotHole},
-			{"slot_seal", testSlotSeal},
-			{"slot_seal_batch", testSlotSealBatch},
-			{"slot_reserve_conflict", testSlotReserveConflict},
-			{"slot_seal_race", testSlotSealRace},
+	for _, name := range entry.Schemes {
+		scheme := eventlog.Scheme(name)
+		c, ok := contracts[scheme]
+		if !ok {
+			t.Fatalf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
+		}
+		c.positioned = scheme.Positioned()
+		s := &suite{scheme: scheme, contract: c, openWith: open, limits: entry.Limits}
+		t.Run(name, func(t *testing.T) {
+			for _, tt := range s.tests() {
+				t.Run(tt.name, func(t *testing.T) {
+					if !tt.alone {
+						t.Parallel()
+					}
+					tt.run(t, s)
+				})
+			}
+		})
+	}
+}
+
+// subtest is one named check of the suite.
+type subtest struct {
+	name string
+	run  func(*testing.T, *suite)
+	// alone: the check keeps the machine's cores busy by itself (many
+	// writers at once), so it runs before the scheme's other checks start,
+	// which then run in parallel with each other. Running it beside them
+	// would only make them contend for the cores.
+	alone bool
+}
+
+// tests lists the suite's checks for its scheme.
+func (s *suite) tests() []subtest {
+	tests := []subtest{
+		{name: "fields", run: testFields},
+		{name: "ordering", run: testOrdering},
+		{name: "pagination", run: testPagination},
+		{name: "cursor_resume", run: testCursorResume},
+		{name: "density", run: testDensity},
+		{name: "fenced_batch", run: testFencedBatch},
+		{name: "fence_basis", run: testFenceBasis},
+		{name: "idempotency", run: testIdempotency},
+		{name: "concurrent_appenders", run: testConcurrentAppenders, alone: true},
+		{name: "unknown_run", run: testUnknownRun},
+		{name: "closed_world", run: testClosedWorld},
+		{name: "cancelled_window", run: testCancelledWindow},
+		{name: "dump", run: testDump},
+		{name: "commit_times", run: testCommitTimes},
+		{name: "reset", run: testReset},
+	}
+	if s.slots {
+		tests = append(tests, []subtest{
+			{name: "slot_ids", run: testSlotIDs},
+			{name: "slot_hole", run: testSlotHole},
+			{name: "slot_seal", run: testSlotSeal},
+			{name: "slot_seal_batch", run: testSlotSealBatch},
+			{name: "slot_reserve_conflict", run: testSlotReserveConflict},
+			{name: "slot_seal_race", run: testSlotSealRace, alone: true},
 		}...)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.run(t, s) })
+	return tests
+}
+
+// OpenEntry is the Opener of a world that needs nothing but its entry:
+// it opens through entry.Open with t's context and closes the world when t
+// ends, failing t if Close does.
+func OpenEntry(entry worlds.Entry) Opener {
+	return func(t *testing.T, opts worlds.Options) worlds.World {
+		t.Helper()
+		w, err := entry.Open(t.Context(), opts)
+		if err != nil {
+			t.Fatalf("open world %q: %v", entry.Name, err)
+		}
+		t.Cleanup(func() {
+			if err := w.Close(); err != nil {
+				t.Errorf("close world %q: %v", entry.Name, err)
+			}
+		})
+		return w
 	}
 }

@@ -3,8 +3,6 @@ package countindex_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -16,16 +14,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/vercel/countindex"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/vercel/countindex: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestIndex: counts and windows per run, TTL expiry, and a namespace that
 // Close empties without touching anyone else's keys.

@@ -80,7 +80,7 @@ func runItem(r eventlog.Run, now time.Time) map[string]types.AttributeValue {
 	it := key(r.ID, RunSortKey)
 	it[attrScheme] = s(string(r.Scheme))
 	it[attrBasis] = s(string(r.FenceBasis))
-	it[attrGuard] = s(r.Guard)
+	it[attrGuard] = s(string(r.Guard))
 	it[attrCreatedAt] = n(now.UnixNano())
 	switch r.Scheme {
 	case eventlog.SchemeSeq:
@@ -207,7 +207,7 @@ func decodeRun(it map[string]types.AttributeValue) (eventlog.Run, error) {
 		ID:         str(it, AttrRun),
 		Scheme:     eventlog.Scheme(str(it, attrScheme)),
 		FenceBasis: eventlog.FenceBasis(str(it, attrBasis)),
-		Guard:      str(it, attrGuard),
+		Guard:      eventlog.Guard(str(it, attrGuard)),
 	}, nil
 }
 

@@ -443,7 +443,7 @@ func checkRun(r eventlog.Run) error {
 		return fmt.Errorf("dynamo: create run %s: scheme %q: %w (valid: ulid, seq, slot)", r.ID, r.Scheme, ErrInvalidRun)
 	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
 		return fmt.Errorf("dynamo: create run %s: fence basis %q: %w (valid: \"\", %q)", r.ID, r.FenceBasis, ErrInvalidRun, eventlog.FenceOnDecisions)
-	case r.Guard != "" && r.Guard != eventlog.GuardCountIndex:
+	case r.Guard != eventlog.GuardNone && r.Guard != eventlog.GuardCountIndex:
 		return fmt.Errorf("dynamo: create run %s: guard %q: %w (valid: \"\", %q)", r.ID, r.Guard, ErrInvalidRun, eventlog.GuardCountIndex)
 	}
 	return nil

@@ -80,7 +80,7 @@ func TestCountGuard(t *testing.T) {
 				}
 			}
 			g := e.guard(run)
-			if g.Guard != eventlog.GuardCountIndex || len(g.Window) != 16 {
+			if g.Guard != string(eventlog.GuardCountIndex) || len(g.Window) != 16 {
 				t.Fatalf("guard answer: guard %q, window of %d ids; want count-index and 16", g.Guard, len(g.Window))
 			}
 			log := e.log(run)
@@ -109,14 +109,14 @@ func TestCountGuardTOCTOU(t *testing.T) {
 	tests := []struct {
 		name     string
 		scheme   eventlog.Scheme
-		guard    string
+		guard    eventlog.Guard
 		admitted int
 	}{
 		{"count-index on ulid", eventlog.SchemeULID, eventlog.GuardCountIndex, 2},
 		{"count-index on seq", eventlog.SchemeSeq, eventlog.GuardCountIndex, 2},
-		{"seq fence", eventlog.SchemeSeq, "", 1},
+		{"seq fence", eventlog.SchemeSeq, eventlog.GuardNone, 1},
 		{"count-index on slot", eventlog.SchemeSlot, eventlog.GuardCountIndex, 2},
-		{"slot fence", eventlog.SchemeSlot, "", 1},
+		{"slot fence", eventlog.SchemeSlot, eventlog.GuardNone, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

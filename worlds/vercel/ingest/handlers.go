@@ -25,7 +25,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if run.Guard == eventlog.GuardCountIndex {
 		if s.cfg.Index == nil {
-			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRun, Error: "run " + run.ID + ": this server has no count index for guard " + eventlog.GuardCountIndex})
+			writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRun, Error: "run " + run.ID + ": this server has no count index for guard " + string(eventlog.GuardCountIndex)})
 			return
 		}
 		// The index first: a count without a run is harmless (it expires),
@@ -453,7 +453,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := GuardResponse{Guard: run.Guard, Counts: s.counts(run.ID).snapshot()}
+	out := GuardResponse{Guard: string(run.Guard), Counts: s.counts(run.ID).snapshot()}
 	if run.Guard == eventlog.GuardCountIndex && s.cfg.Index != nil {
 		n, ok, err := s.cfg.Index.Count(r.Context(), run.ID)
 		if err == nil && ok {

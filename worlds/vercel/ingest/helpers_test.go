@@ -3,11 +3,9 @@ package ingest_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,16 +19,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "worlds/vercel/ingest: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // env is one ingest server under test on an embedded minidyn and a
 // miniredis the test owns (so it can move Redis's clock).
@@ -136,7 +125,7 @@ func (e *env) post(path string, v any) answer {
 }
 
 // createRun creates a run and returns its id.
-func (e *env) createRun(s eventlog.Scheme, guard string) string {
+func (e *env) createRun(s eventlog.Scheme, guard eventlog.Guard) string {
 	e.t.Helper()
 	id := "wrun_" + ulid.Make().String()
 	if a := e.post("/v1/runs", eventlog.Run{ID: id, Scheme: s, Guard: guard}); a.status != http.StatusCreated {

@@ -1,12 +1,14 @@
-package reports
+package table
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stormctl/stormctl/reports"
 )
 
 // hasFaulted reports whether a nemesis fault overlapped any run.
-func hasFaulted(s *Summary) bool {
+func hasFaulted(s *reports.Summary) bool {
 	for _, c := range s.Cells {
 		if len(c.Faulted) > 0 {
 			return true
@@ -27,10 +29,10 @@ func withFaulted(cols []string, faulted bool, v string) []string {
 // FaultedNote is a cell's faulted runs in one cell of a table: "5: 3
 // completed, 2 infra" (worst outcome first), "0" when no fault overlapped
 // a run of the cell.
-func FaultedNote(c *Cell) string {
+func FaultedNote(c *reports.Cell) string {
 	n := 0
 	var parts []string
-	for _, o := range []Outcome{Corrupted, Silent, Gap, Hole, Failed, Stuck, Infra, Completed} {
+	for _, o := range []reports.Outcome{reports.Corrupted, reports.Silent, reports.Gap, reports.Hole, reports.Failed, reports.Stuck, reports.Infra, reports.Completed} {
 		if k := c.Faulted[o]; k > 0 {
 			n += k
 			parts = append(parts, fmt.Sprintf("%d %s", k, o))

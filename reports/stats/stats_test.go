@@ -1,4 +1,4 @@
-package reports_test
+package stats_test
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/stats"
 )
 
 // fixtureRows reads a whitespace-separated fixture, skipping blank lines and
@@ -63,19 +63,19 @@ func near(got, want, rel float64) bool {
 }
 
 func TestFisherExact(t *testing.T) {
-	rows, lines := fixtureRows(t, "stats/fisher.txt")
+	rows, lines := fixtureRows(t, "fisher.txt")
 	for i, r := range rows {
 		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
 			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
 			want := atof(t, r[4])
-			if got := reports.FisherExact(a, b, c, d); !near(got, want, 1e-6) {
+			if got := stats.FisherExact(a, b, c, d); !near(got, want, 1e-6) {
 				t.Errorf("fisher.txt:%d: FisherExact(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
 			}
 			// The test is symmetric in rows and in columns.
-			if got := reports.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
+			if got := stats.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
 				t.Errorf("fisher.txt:%d: rows swapped: %.10g, want %.10g", lines[i], got, want)
 			}
-			if got := reports.FisherExact(b, a, d, c); !near(got, want, 1e-6) {
+			if got := stats.FisherExact(b, a, d, c); !near(got, want, 1e-6) {
 				t.Errorf("fisher.txt:%d: columns swapped: %.10g, want %.10g", lines[i], got, want)
 			}
 		})
@@ -83,11 +83,11 @@ func TestFisherExact(t *testing.T) {
 }
 
 func TestWilson(t *testing.T) {
-	rows, lines := fixtureRows(t, "stats/wilson.txt")
+	rows, lines := fixtureRows(t, "wilson.txt")
 	for i, r := range rows {
 		t.Run(r[0]+"/"+r[1], func(t *testing.T) {
 			k, n := atoi(t, r[0]), atoi(t, r[1])
-			lo, hi := reports.Wilson(k, n, reports.Alpha)
+			lo, hi := stats.Wilson(k, n, stats.Alpha)
 			if wlo, whi := atof(t, r[2]), atof(t, r[3]); math.Abs(lo-wlo) > 1e-7 || math.Abs(hi-whi) > 1e-7 {
 				t.Errorf("wilson.txt:%d: Wilson(%d, %d) = [%.10f, %.10f], want [%.10f, %.10f]", lines[i], k, n, lo, hi, wlo, whi)
 			}
@@ -101,11 +101,11 @@ func TestWilson(t *testing.T) {
 }
 
 func TestRunsNeeded(t *testing.T) {
-	rows, lines := fixtureRows(t, "stats/runs-needed.txt")
+	rows, lines := fixtureRows(t, "runs-needed.txt")
 	for i, r := range rows {
 		t.Run(r[0]+"-"+r[1], func(t *testing.T) {
 			p1, p2 := atof(t, r[0]), atof(t, r[1])
-			n, ok := reports.RunsNeeded(p1, p2, reports.Alpha, reports.Power)
+			n, ok := stats.RunsNeeded(p1, p2, stats.Alpha, stats.Power)
 			if r[2] == "-" {
 				if ok {
 					t.Errorf("runs-needed.txt:%d: RunsNeeded(%g, %g) = %d, want none", lines[i], p1, p2, n)
@@ -115,7 +115,7 @@ func TestRunsNeeded(t *testing.T) {
 			if want := atoi(t, r[2]); !ok || n != want {
 				t.Errorf("runs-needed.txt:%d: RunsNeeded(%g, %g) = %d, %v; want %d", lines[i], p1, p2, n, ok, want)
 			}
-			if m, _ := reports.RunsNeeded(p2, p1, reports.Alpha, reports.Power); m != n {
+			if m, _ := stats.RunsNeeded(p2, p1, stats.Alpha, stats.Power); m != n {
 				t.Errorf("not symmetric: %d one way, %d the other", n, m)
 			}
 		})
@@ -123,18 +123,18 @@ func TestRunsNeeded(t *testing.T) {
 }
 
 func TestFisherGreater(t *testing.T) {
-	rows, lines := fixtureRows(t, "stats/fisher-greater.txt")
+	rows, lines := fixtureRows(t, "fisher-greater.txt")
 	for i, r := range rows {
 		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
 			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
 			want := atof(t, r[4])
-			if got := reports.FisherGreater(a, b, c, d); !near(got, want, 1e-6) {
+			if got := stats.FisherGreater(a, b, c, d); !near(got, want, 1e-6) {
 				t.Errorf("fisher-greater.txt:%d: FisherGreater(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
 			}
 			// "Row 1's rate is lower" is the same tail as "row 2's is
 			// greater" (swap the rows) and as "row 1's other column is
 			// greater" (swap the columns).
-			if cols, rows := reports.FisherGreater(b, a, d, c), reports.FisherGreater(c, d, a, b); !near(cols, rows, 1e-9) {
+			if cols, rows := stats.FisherGreater(b, a, d, c), stats.FisherGreater(c, d, a, b); !near(cols, rows, 1e-9) {
 				t.Errorf("fisher-greater.txt:%d: columns swapped %.10g, rows swapped %.10g: want equal", lines[i], cols, rows)
 			}
 		})

@@ -1,7 +1,6 @@
-package reports
+package table
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -14,22 +13,44 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/reports"
 )
 
-// Formats a summary can be rendered in.
+// Style is how Write draws a table.
+type Style int
+
+// Styles of a table.
 const (
-	FormatTable    = "table"
-	FormatMarkdown = "markdown"
-	FormatJSON     = "json"
+	// Boxed is a table for a terminal, drawn with box characters.
+	Boxed Style = iota
+	// Right is Boxed with every row's cells aligned right (columns of
+	// counts).
+	Right
+	// Markdown is a markdown table, for a PR or summary.md.
+	Markdown
 )
 
-// ParseFormat checks a --format value.
-func ParseFormat(s string) (string, error) {
-	switch s {
-	case FormatTable, FormatMarkdown, FormatJSON:
-		return s, nil
+// Write draws header and rows as one table on w: every command's tables
+// are drawn here. The header is printed as given (no upper-casing).
+func Write(w io.Writer, style Style, header []string, rows [][]string) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	switch style {
+	case Right:
+		opts = append(opts, tablewriter.WithRowAlignment(tw.AlignRight))
+	case Markdown:
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	}
-	return "", fmt.Errorf("invalid --format %q (valid: table, markdown, json)", s)
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(header)
+	for i, r := range rows {
+		if err := t.Append(r); err != nil {
+			return fmt.Errorf("table row %d: %w", i+1, err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("draw the table: %w", err)
+	}
+	return nil
 }
 
 // header is the table's columns; a summary with slot-scheme cells gets the
@@ -46,7 +67,7 @@ func header(slots bool) []string {
 	return h
 }
 
-func row(c *Cell, slots bool) []string {
+func row(c *reports.Cell, slots bool) []string {
 	n := strconv.Itoa
 	r := []string{
 		c.World, c.Scenario, c.Condition, n(c.Runs),
@@ -65,7 +86,7 @@ func row(c *Cell, slots bool) []string {
 }
 
 // hasSlots reports whether any cell ran under the slot scheme.
-func hasSlots(s *Summary) bool {
+func hasSlots(s *reports.Summary) bool {
 	for _, c := range s.Cells {
 		if c.Slot != nil || c.Hole > 0 {
 			return true
@@ -75,7 +96,7 @@ func hasSlots(s *Summary) bool {
 }
 
 // slotNote summarizes a slot cell's holes and seals for its compact line.
-func slotNote(c *Cell) string {
+func slotNote(c *reports.Cell) string {
 	f := c.Slot
 	if f == nil {
 		return ""
@@ -94,39 +115,40 @@ func slotNote(c *Cell) string {
 	return note + ")"
 }
 
-// Render writes the summary in format: a table for terminals, markdown for
-// PRs, or the summary.json document.
-func Render(w io.Writer, s *Summary, format string) error {
-	switch format {
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	case FormatMarkdown:
-		return renderMarkdown(w, s)
-	}
-	return renderTable(w, s)
+// Summary is a storm's summary as the commands print it: Table for a
+// terminal, Markdown for a PR (summary.md's text), and as JSON the summary
+// itself (it embeds it: summary.json's document).
+type Summary struct {
+	*reports.Summary
 }
 
-func renderTable(w io.Writer, s *Summary) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignment(tw.AlignRight),
-	)
-	slots, faulted := hasSlots(s), hasFaulted(s)
-	t.Header(withFaulted(header(slots), faulted, "faulted"))
-	for _, c := range s.Cells {
-		if err := t.Append(withFaulted(row(c, slots), faulted, FaultedNote(c))); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+// Table writes the table of every outcome and finding per cell, then one
+// compact line per cell.
+func (s Summary) Table(w io.Writer) error {
+	if err := Write(w, Right, s.header(), s.rows()); err != nil {
 		return err
 	}
-	return compactLines(w, s, "")
+	return compactLines(w, s.Summary, "")
 }
 
-func compactLines(w io.Writer, s *Summary, bullet string) error {
+// header is the full table's columns: every outcome and finding, the slot
+// columns when a cell ran the slot scheme, faulted when a fault overlapped a
+// run.
+func (s Summary) header() []string {
+	return withFaulted(header(hasSlots(s.Summary)), hasFaulted(s.Summary), "faulted")
+}
+
+// rows are the full table's rows, a cell each.
+func (s Summary) rows() [][]string {
+	slots, faulted := hasSlots(s.Summary), hasFaulted(s.Summary)
+	var rows [][]string
+	for _, c := range s.Cells {
+		rows = append(rows, withFaulted(row(c, slots), faulted, FaultedNote(c)))
+	}
+	return rows
+}
+
+func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 	for _, c := range s.Cells {
 		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
 			return err
@@ -135,7 +157,9 @@ func compactLines(w io.Writer, s *Summary, bullet string) error {
 	return nil
 }
 
-func renderMarkdown(w io.Writer, s *Summary) error {
+// Markdown writes a seed-style table (one compact line per cell) first,
+// then the full table folded, then links to the explained runs' timelines.
+func (s Summary) Markdown(w io.Writer) error {
 	if _, err := fmt.Fprintln(w, "| world | scenario | condition | result |\n|---|---|---|---|"); err != nil {
 		return err
 	}
@@ -147,29 +171,18 @@ func renderMarkdown(w io.Writer, s *Summary) error {
 	if _, err := fmt.Fprint(w, "\n<details><summary>every outcome and the forensics per cell</summary>\n\n"); err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-	)
-	slots, faulted := hasSlots(s), hasFaulted(s)
-	t.Header(withFaulted(header(slots), faulted, "faulted"))
-	for _, c := range s.Cells {
-		if err := t.Append(withFaulted(row(c, slots), faulted, FaultedNote(c))); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := Write(w, Markdown, s.header(), s.rows()); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprint(w, "\n</details>\n"); err != nil {
 		return err
 	}
-	return timelineLinks(w, s)
+	return timelineLinks(w, s.Summary)
 }
 
 // classNote counts a cell's runs per root-cause class and the divergences
 // recoveries cleared, when there are any.
-func classNote(c *Cell) string {
+func classNote(c *reports.Cell) string {
 	var parts []string
 	for _, k := range explain.Classes() {
 		if n := c.Classes[k]; n > 0 {
@@ -193,7 +206,7 @@ func classNote(c *Cell) string {
 
 // timelineLinks lists, per cell and class, the runs whose timelines were
 // written (stormctl explain DIR RUN tells the rest).
-func timelineLinks(w io.Writer, s *Summary) error {
+func timelineLinks(w io.Writer, s *reports.Summary) error {
 	linked := false
 	for _, c := range s.Cells {
 		linked = linked || len(c.Timelines) > 0
@@ -221,7 +234,7 @@ func timelineLinks(w io.Writer, s *Summary) error {
 }
 
 // guardNote reports how a cell's legacy guard fared, when it had one.
-func guardNote(c *Cell) string {
+func guardNote(c *reports.Cell) string {
 	g := c.Guard
 	if g == nil {
 		return ""
@@ -230,7 +243,7 @@ func guardNote(c *Cell) string {
 }
 
 // verdictNote splits a cell's rejections by verdict, when verdicts exist.
-func verdictNote(c *Cell) string {
+func verdictNote(c *reports.Cell) string {
 	if c.TruePositives == nil || c.Rejections == 0 {
 		return ""
 	}

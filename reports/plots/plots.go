@@ -1,4 +1,4 @@
-package reports
+package plots
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -14,35 +16,38 @@ import (
 
 // Plot file names inside a storm directory.
 const (
-	PlotOutcomes   = "outcomes.png"
-	PlotWindows    = "windows.png"
-	PlotInversions = "inversions.png"
+	FileOutcomes   = "outcomes.png"
+	FileWindows    = "windows.png"
+	FileInversions = "inversions.png"
 )
+
+// Files are the plots' file names, in the order summary.md links them.
+func Files() []string { return []string{FileOutcomes, FileWindows, FileInversions} }
 
 var (
 	red  = color.RGBA{R: 200, G: 60, B: 60, A: 255}
 	blue = color.RGBA{R: 60, G: 90, B: 200, A: 255}
 )
 
-// PlotData is what the plots need beyond the summary: per cell, the
+// Data is what the plots need beyond the summary: per cell, the
 // mint-to-commit windows (milliseconds) of each event type.
-type PlotData struct {
-	Windows map[CellKey]map[eventlog.Type][]float64
+type Data struct {
+	Windows map[reports.CellKey]map[eventlog.Type][]float64
 }
 
-// WritePlots writes the storm's plots into dir and returns their file names:
+// Write writes the storm's plots into dir and returns their file names:
 // corrupted+silent rate per cell with its 95% Wilson interval, mint-to-commit
 // windows per event type (box plots, all cells pooled), and inverted pairs
 // and non-prefix reads per cell.
-func WritePlots(dir string, s *Summary, d PlotData) ([]string, error) {
+func Write(dir string, s *reports.Summary, d Data) ([]string, error) {
 	var written []string
 	for _, p := range []struct {
 		name string
-		make func(*Summary, PlotData) (*plot.Plot, vg.Length, error)
+		make func(*reports.Summary, Data) (*plot.Plot, vg.Length, error)
 	}{
-		{PlotOutcomes, outcomesPlot},
-		{PlotWindows, windowsPlot},
-		{PlotInversions, inversionsPlot},
+		{FileOutcomes, outcomesPlot},
+		{FileWindows, windowsPlot},
+		{FileInversions, inversionsPlot},
 	} {
 		pl, width, err := p.make(s, d)
 		if err != nil {
@@ -59,18 +64,19 @@ func WritePlots(dir string, s *Summary, d PlotData) ([]string, error) {
 	return written, nil
 }
 
-func cellLabels(s *Summary) []string {
+func cellLabels(s *reports.Summary) []string {
 	out := make([]string, len(s.Cells))
 	for i, c := range s.Cells {
 		out[i] = c.Scenario + "\n" + c.Condition
-		if len(s.worlds()) > 1 {
+		if len(worlds(s)) > 1 {
 			out[i] = c.World + "\n" + out[i]
 		}
 	}
 	return out
 }
 
-func (s *Summary) worlds() []string {
+// worlds are the summary's worlds, in the order met.
+func worlds(s *reports.Summary) []string {
 	var ws []string
 	for _, c := range s.Cells {
 		if !slices.Contains(ws, c.World) {
@@ -84,7 +90,7 @@ func width(cells int) vg.Length {
 	return max(16*vg.Centimeter, vg.Length(cells)*3.2*vg.Centimeter)
 }
 
-func outcomesPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
+func outcomesPlot(s *reports.Summary, _ Data) (*plot.Plot, vg.Length, error) {
 	p := plot.New()
 	p.Title.Text = "corrupted + silent runs per cell (95% Wilson interval)"
 	p.Y.Label.Text = "share of runs"
@@ -99,7 +105,7 @@ func outcomesPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
 		if n > 0 {
 			rate = float64(bad) / float64(n)
 		}
-		lo, hi := Wilson(bad, n, Alpha)
+		lo, hi := stats.Wilson(bad, n, stats.Alpha)
 		vals[i] = rate
 		errs[i] = plotter.XY{X: float64(i), Y: rate}
 		yerr[i] = struct{ Low, High float64 }{rate - lo, hi - rate}
@@ -116,7 +122,7 @@ func outcomesPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
 	return p, width(len(s.Cells)), nil
 }
 
-func windowsPlot(_ *Summary, d PlotData) (*plot.Plot, vg.Length, error) {
+func windowsPlot(_ *reports.Summary, d Data) (*plot.Plot, vg.Length, error) {
 	pooled := map[eventlog.Type][]float64{}
 	for _, byType := range d.Windows {
 		for t, ws := range byType {
@@ -153,7 +159,7 @@ func windowsPlot(_ *Summary, d PlotData) (*plot.Plot, vg.Length, error) {
 	return p, width(len(types)), nil
 }
 
-func inversionsPlot(s *Summary, _ PlotData) (*plot.Plot, vg.Length, error) {
+func inversionsPlot(s *reports.Summary, _ Data) (*plot.Plot, vg.Length, error) {
 	p := plot.New()
 	p.Title.Text = "commit-order inversions and non-prefix reads per cell"
 	p.Y.Label.Text = "count"

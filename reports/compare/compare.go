@@ -1,15 +1,14 @@
-package reports
+package compare
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/stats"
+	"github.com/stormctl/stormctl/reports/table"
 )
 
 // Verdicts of a comparison, per metric and per cell. **contract**
@@ -37,7 +36,7 @@ func newProportion(count, n int) Proportion {
 	if n > 0 {
 		p.Rate = float64(count) / float64(n)
 	}
-	p.Lo, p.Hi = Wilson(count, n, Alpha)
+	p.Lo, p.Hi = stats.Wilson(count, n, stats.Alpha)
 	return p
 }
 
@@ -61,12 +60,12 @@ func newMetricDiff(base, head Proportion) *MetricDiff {
 		return m
 	}
 	m.Diff = head.Rate - base.Rate
-	p := FisherExact(base.Count, base.N-base.Count, head.Count, head.N-head.Count)
+	p := stats.FisherExact(base.Count, base.N-base.Count, head.Count, head.N-head.Count)
 	m.P = &p
-	if n, ok := RunsNeeded(base.Rate, head.Rate, Alpha, Power); ok {
+	if n, ok := stats.RunsNeeded(base.Rate, head.Rate, stats.Alpha, stats.Power); ok {
 		m.RunsNeeded = &n
 	}
-	if p < Alpha {
+	if p < stats.Alpha {
 		switch {
 		case m.Diff < 0:
 			m.Verdict = Better
@@ -80,11 +79,11 @@ func newMetricDiff(base, head Proportion) *MetricDiff {
 // CellComparison compares one cell (matched by world, scenario and
 // condition) between two storms.
 type CellComparison struct {
-	CellKey
+	reports.CellKey
 	// Base and Head are the cell on each side; nil on the side it is
 	// missing from.
-	Base *Cell `json:"base"`
-	Head *Cell `json:"head"`
+	Base *reports.Cell `json:"base"`
+	Head *reports.Cell `json:"head"`
 	// Corrupted compares the corrupted rate, Bad the corrupted+silent rate;
 	// both nil for a cell present on one side only.
 	Corrupted *MetricDiff `json:"corrupted"`
@@ -108,29 +107,24 @@ type Comparison struct {
 	Cells  []*CellComparison `json:"cells"`
 }
 
-// measured is a cell's runs less its infra runs.
-// Measured is the number of a cell's runs that measured something: its runs
-// less its infra runs, the denominator of every rate.
-func Measured(c *Cell) int { return c.Runs - c.Infra }
-
 // Compare compares two storms cell by cell. Rates are over the runs that
 // measured something (runs less infra): the corrupted rate and the
 // corrupted+silent rate, each side with its 95% Wilson interval, the
 // difference, Fisher's exact test and the runs needed to detect the
 // difference.
-func Compare(base, head *Summary) *Comparison {
-	cmp := &Comparison{Alpha: Alpha, Power: Power}
+func Compare(base, head *reports.Summary) *Comparison {
+	cmp := &Comparison{Alpha: stats.Alpha, Power: stats.Power}
 	match := head.Cell
 	if bc, hc := conditions(base), conditions(head); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
 		// Two storms of one condition each (say main against
 		// seq+callsite+ordered): compare them cell by cell across conditions.
 		cmp.Across = bc[0] + " → " + hc[0]
-		match = func(k CellKey) *Cell {
+		match = func(k reports.CellKey) *reports.Cell {
 			k.Condition = hc[0]
 			return head.Cell(k)
 		}
 	}
-	matched := map[CellKey]bool{}
+	matched := map[reports.CellKey]bool{}
 	for _, b := range base.Cells {
 		cc := &CellComparison{CellKey: b.Key(), Base: b, Head: match(b.Key())}
 		if cc.Head != nil {
@@ -140,8 +134,8 @@ func Compare(base, head *Summary) *Comparison {
 			cc.Verdict = OnlyBase
 		} else {
 			h := cc.Head
-			cc.Corrupted = newMetricDiff(newProportion(b.Corrupted, Measured(b)), newProportion(h.Corrupted, Measured(h)))
-			cc.Bad = newMetricDiff(newProportion(b.Corrupted+b.Silent, Measured(b)), newProportion(h.Corrupted+h.Silent, Measured(h)))
+			cc.Corrupted = newMetricDiff(newProportion(b.Corrupted, reports.Measured(b)), newProportion(h.Corrupted, reports.Measured(h)))
+			cc.Bad = newMetricDiff(newProportion(b.Corrupted+b.Silent, reports.Measured(b)), newProportion(h.Corrupted+h.Silent, reports.Measured(h)))
 			cc.Verdict = combine(cc.Corrupted.Verdict, cc.Bad.Verdict)
 		}
 		cmp.Cells = append(cmp.Cells, cc)
@@ -155,7 +149,7 @@ func Compare(base, head *Summary) *Comparison {
 }
 
 // conditions lists the distinct conditions of a summary.
-func conditions(s *Summary) []string {
+func conditions(s *reports.Summary) []string {
 	var out []string
 	for _, c := range s.Cells {
 		if !slices.Contains(out, c.Condition) {
@@ -187,7 +181,8 @@ var compareHeader = []string{
 
 const dash = "—"
 
-func (p Proportion) text() string {
+// String is the proportion as the tables print it: "3/24 12.5% [4.3, 31.0]".
+func (p Proportion) String() string {
 	if p.N == 0 {
 		return "0/0"
 	}
@@ -201,16 +196,16 @@ func (m *MetricDiff) cols() []string {
 	diff, p, need := dash, dash, dash
 	if m.P != nil {
 		diff = fmt.Sprintf("%+.1f pp", 100*m.Diff)
-		p = pValue(*m.P)
+		p = PValue(*m.P)
 	}
 	if m.RunsNeeded != nil {
 		need = strconv.Itoa(*m.RunsNeeded)
 	}
-	return []string{m.Base.text(), m.Head.text(), diff, p, need}
+	return []string{m.Base.String(), m.Head.String(), diff, p, need}
 }
 
-// pValue prints a p-value with 3 significant digits.
-func pValue(p float64) string {
+// PValue prints a p-value with 3 significant digits.
+func PValue(p float64) string {
 	switch {
 	case p < 0.0001:
 		return "<0.0001"
@@ -221,7 +216,7 @@ func pValue(p float64) string {
 }
 
 func (cc *CellComparison) row() []string {
-	runs := func(c *Cell) string {
+	runs := func(c *reports.Cell) string {
 		if c == nil {
 			return dash
 		}
@@ -233,29 +228,23 @@ func (cc *CellComparison) row() []string {
 	return append(r, cc.Verdict)
 }
 
-// RenderComparison writes a comparison as a table, markdown (a seed-style
-// table first, the statistics folded) or JSON.
-func RenderComparison(w io.Writer, c *Comparison, format string) error {
-	switch format {
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
-	case FormatMarkdown:
-		return renderComparisonMarkdown(w, c)
-	}
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAlignment(tw.AlignRight))
-	t.Header(compareHeader)
-	for _, cc := range c.Cells {
-		if err := t.Append(cc.row()); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+// Table writes the comparison for a terminal: every statistic of every
+// cell, then the legend.
+func (c *Comparison) Table(w io.Writer) error {
+	if err := table.Write(w, table.Right, compareHeader, c.rows()); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, compareLegend(c))
 	return err
+}
+
+// rows are the statistics table's rows, a cell each.
+func (c *Comparison) rows() [][]string {
+	var rows [][]string
+	for _, cc := range c.Cells {
+		rows = append(rows, cc.row())
+	}
+	return rows
 }
 
 func compareLegend(c *Comparison) string {
@@ -268,12 +257,14 @@ func compareLegend(c *Comparison) string {
 		c.Base, c.Head, 100*(1-c.Alpha), c.Alpha, c.Alpha, 100*c.Power)
 }
 
-func renderComparisonMarkdown(w io.Writer, c *Comparison) error {
+// Markdown writes the comparison for a PR: a seed-style table (each side's
+// counts and the verdict per cell) first, the statistics folded.
+func (c *Comparison) Markdown(w io.Writer) error {
 	if _, err := fmt.Fprintln(w, "| world | scenario | condition | base | head | verdict |\n|---|---|---|---|---|---|"); err != nil {
 		return err
 	}
 	for _, cc := range c.Cells {
-		side := func(x *Cell) string {
+		side := func(x *reports.Cell) string {
 			if x == nil {
 				return dash
 			}
@@ -286,14 +277,7 @@ func renderComparisonMarkdown(w io.Writer, c *Comparison) error {
 	if _, err := fmt.Fprint(w, "\n<details><summary>rates, intervals, p-values and runs needed per cell</summary>\n\n"); err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(w, tablewriter.WithRenderer(renderer.NewMarkdown()), tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header(compareHeader)
-	for _, cc := range c.Cells {
-		if err := t.Append(cc.row()); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := table.Write(w, table.Markdown, compareHeader, c.rows()); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n\n</details>\n", compareLegend(c))

@@ -1,13 +1,16 @@
-package reports
+package gate
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/compare"
 )
 
 // KeyCorruptedSilent is the --max key counting corrupted and silent runs
@@ -49,7 +52,7 @@ func ParseMaxRule(s string) (MaxRule, error) {
 
 func maxKeys() []string {
 	var keys []string
-	for _, o := range Outcomes() {
+	for _, o := range reports.Outcomes() {
 		keys = append(keys, string(o))
 	}
 	keys = append(keys, KeyCorruptedSilent)
@@ -72,19 +75,19 @@ func (r *MaxRule) UnmarshalText(b []byte) error {
 }
 
 // count is the number of c's runs the rule counts.
-func (r MaxRule) count(c *Cell) int {
+func (r MaxRule) count(c *reports.Cell) int {
 	if r.Key == KeyCorruptedSilent {
 		return c.Corrupted + c.Silent
 	}
 	if k, ok := strings.CutPrefix(r.Key, ClassPrefix); ok {
 		return c.Classes[k]
 	}
-	return c.Count(Outcome(r.Key))
+	return c.Count(reports.Outcome(r.Key))
 }
 
-// GateConfig is gate's rules: a plain config built from flags, defaulted and
+// Config is gate's rules: a plain config built from flags, defaulted and
 // validated before any storm is read.
-type GateConfig struct {
+type Config struct {
 	// Max are the --max rules, in flag order.
 	Max []MaxRule `json:"max,omitempty"`
 	// Conditions are globs (* any text, ? one character) on condition names;
@@ -106,17 +109,17 @@ type GateConfig struct {
 	NoWorse bool `json:"no_worse,omitempty"`
 }
 
-// DefaultGate is the rules gate applies when none are given.
-func DefaultGate() GateConfig {
-	return GateConfig{
+// Default is the rules gate applies when none are given.
+func Default() Config {
+	return Config{
 		Conditions:   []string{"seq*"},
-		Max:          []MaxRule{{string(Corrupted), 0}, {string(Silent), 0}, {string(Gap), 0}},
+		Max:          []MaxRule{{string(reports.Corrupted), 0}, {string(reports.Silent), 0}, {string(reports.Gap), 0}},
 		ControlClean: true,
 	}
 }
 
 // Rules is the number of rules given (calibration aside).
-func (c GateConfig) Rules() int {
+func (c Config) Rules() int {
 	n := len(c.Max)
 	for _, b := range []bool{c.ControlClean, c.RequireRejections, c.RequireTruePositives, c.MaxInfraRate != nil, c.NoWorse} {
 		if b {
@@ -126,13 +129,13 @@ func (c GateConfig) Rules() int {
 	return n
 }
 
-// Defaults returns c with DefaultGate's rules when c has none (its
+// Defaults returns c with Default's rules when c has none (its
 // --conditions, when given, are kept).
-func (c GateConfig) Defaults() GateConfig {
+func (c Config) Defaults() Config {
 	if c.Rules() > 0 {
 		return c
 	}
-	d := DefaultGate()
+	d := Default()
 	if len(c.Conditions) > 0 {
 		d.Conditions = c.Conditions
 	}
@@ -140,7 +143,7 @@ func (c GateConfig) Defaults() GateConfig {
 }
 
 // Validate checks every rule; messages name the flag.
-func (c GateConfig) Validate() error {
+func (c Config) Validate() error {
 	seen := map[string]bool{}
 	for _, r := range c.Max {
 		if !slices.Contains(maxKeys(), r.Key) || r.Max < 0 {
@@ -172,7 +175,7 @@ func globRE(g string) *regexp.Regexp {
 }
 
 // narrows reports whether the rules apply to condition cond.
-func (c GateConfig) narrows(cond string) bool {
+func (c Config) narrows(cond string) bool {
 	if len(c.Conditions) == 0 {
 		return true
 	}
@@ -214,20 +217,20 @@ func (b Breach) String() string {
 	return b.Rule + ": " + b.Cell + ": " + b.Reason
 }
 
-// GateResult is a gate's verdict.
-type GateResult struct {
+// Result is a gate's verdict.
+type Result struct {
 	Passed bool `json:"passed"`
 	// Cells is how many cells the rules looked at; Rules how many rules.
 	Cells       int         `json:"cells"`
 	Rules       int         `json:"rules"`
-	Config      GateConfig  `json:"config"`
+	Config      Config      `json:"config"`
 	Calibration Calibration `json:"calibration"`
 	Broken      []Breach    `json:"broken"`
 }
 
 // Lines are the gate's output: one line per broken rule, or one line
 // saying it passed.
-func (r *GateResult) Lines() []string {
+func (r *Result) Lines() []string {
 	if r.Passed {
 		return []string{fmt.Sprintf("gate passed: %d cells, %d rules; %s", r.Cells, r.Rules, r.Calibration.text())}
 	}
@@ -236,6 +239,34 @@ func (r *GateResult) Lines() []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// Table writes the gate's lines, one a line: what a terminal and a CI log
+// show.
+func (r *Result) Table(w io.Writer) error {
+	for _, l := range r.Lines() {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Markdown writes the verdict in bold, then the lines as a list.
+func (r *Result) Markdown(w io.Writer) error {
+	verdict := "passed"
+	if !r.Passed {
+		verdict = "failed"
+	}
+	if _, err := fmt.Fprintf(w, "**stormctl gate %s** (%d cells, %d rules)\n\n", verdict, r.Cells, r.Rules); err != nil {
+		return err
+	}
+	for _, l := range r.Lines() {
+		if _, err := fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(l, "|", `\|`)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c Calibration) text() string {
@@ -248,27 +279,27 @@ func (c Calibration) text() string {
 	return fmt.Sprintf("no legacy (%s*) cells: no calibration claim", LegacyPrefix)
 }
 
-// Gate checks storm s against the rules of c (which the caller has
+// Check checks storm s against the rules of c (which the caller has
 // defaulted and validated). base is the baseline storm for --no-worse (nil
 // without one). Infra runs never count as failures of a rule other than
 // --max infra=N and --max-infra-rate; a cell whose runs were all infra is
 // not held to --require-rejections or --require-true-positives. A storm with
 // legacy cells that all found nothing is uncalibrated and never passes.
-func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
-	res := &GateResult{Rules: c.Rules(), Config: c}
+func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
+	res := &Result{Rules: c.Rules(), Config: c}
 	res.Calibration = calibrate(s)
 	if res.Calibration.Claim == Uncalibrated {
 		res.Broken = append(res.Broken, Breach{Rule: Uncalibrated, Reason: strings.TrimPrefix(res.Calibration.text(), Uncalibrated+": ")})
 	}
-	var narrowed []*Cell
-	looked := map[CellKey]bool{}
+	var narrowed []*reports.Cell
+	looked := map[reports.CellKey]bool{}
 	for _, cell := range s.Cells {
 		if c.narrows(cell.Condition) {
 			narrowed = append(narrowed, cell)
 			looked[cell.Key()] = true
 		}
 	}
-	add := func(rule string, cell *Cell, format string, a ...any) {
+	add := func(rule string, cell *reports.Cell, format string, a ...any) {
 		res.Broken = append(res.Broken, Breach{Rule: rule, Cell: cell.Key().String(), Reason: fmt.Sprintf(format, a...)})
 	}
 	if len(c.Conditions) > 0 && len(narrowed) == 0 {
@@ -305,7 +336,7 @@ func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
 			}
 		}
 	}
-	held := func(cell *Cell) bool { return cell.Scenario != ControlScenario && Measured(cell) > 0 }
+	held := func(cell *reports.Cell) bool { return cell.Scenario != ControlScenario && reports.Measured(cell) > 0 }
 	if c.RequireRejections {
 		for _, cell := range narrowed {
 			if held(cell) && cell.Rejections == 0 {
@@ -333,13 +364,13 @@ func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
 		}
 	}
 	if c.NoWorse && base != nil {
-		for _, cc := range Compare(base, s).Cells {
-			if cc.Verdict != Worse || !c.narrows(cc.Condition) {
+		for _, cc := range compare.Compare(base, s).Cells {
+			if cc.Verdict != compare.Worse || !c.narrows(cc.Condition) {
 				continue
 			}
 			add("--no-worse", cc.Head, "worse than the baseline: corrupted %s → %s (p=%s), corrupted+silent %s → %s (p=%s)",
-				cc.Corrupted.Base.text(), cc.Corrupted.Head.text(), pValue(*cc.Corrupted.P),
-				cc.Bad.Base.text(), cc.Bad.Head.text(), pValue(*cc.Bad.P))
+				cc.Corrupted.Base, cc.Corrupted.Head, compare.PValue(*cc.Corrupted.P),
+				cc.Bad.Base, cc.Bad.Head, compare.PValue(*cc.Bad.P))
 		}
 	}
 	res.Cells = len(looked)
@@ -348,7 +379,7 @@ func Gate(s *Summary, base *Summary, c GateConfig) *GateResult {
 }
 
 // calibrate sums the legacy cells' findings.
-func calibrate(s *Summary) Calibration {
+func calibrate(s *reports.Summary) Calibration {
 	cal := Calibration{Claim: NoClaim}
 	for _, c := range s.Cells {
 		if !strings.HasPrefix(c.Condition, LegacyPrefix) {

@@ -1,4 +1,4 @@
-package reports_test
+package gate_test
 
 import (
 	"encoding/json"
@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/gate"
 )
 
 // gateCase is one testdata/gate/*.json fixture.
 type gateCase struct {
-	About    string             `json:"about"`
-	Config   reports.GateConfig `json:"config"`
-	Cells    []*reports.Cell    `json:"cells"`
-	Baseline []*reports.Cell    `json:"baseline"`
+	About    string          `json:"about"`
+	Config   gate.Config     `json:"config"`
+	Cells    []*reports.Cell `json:"cells"`
+	Baseline []*reports.Cell `json:"baseline"`
 	Want     struct {
 		Passed bool   `json:"passed"`
 		Claim  string `json:"claim"`
@@ -28,7 +29,7 @@ type gateCase struct {
 }
 
 func TestGate(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "gate", "*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no gate fixtures: %v", err)
 	}
@@ -50,7 +51,7 @@ func TestGate(t *testing.T) {
 			if tc.Baseline != nil {
 				base = &reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Baseline}
 			}
-			res := reports.Gate(&reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Cells}, base, cfg)
+			res := gate.Check(&reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Cells}, base, cfg)
 			lines := res.Lines()
 			t.Logf("%s\n%s", tc.About, strings.Join(lines, "\n"))
 			if res.Passed != tc.Want.Passed {
@@ -87,41 +88,41 @@ func TestGateConfig(t *testing.T) {
 	rate := func(r float64) *float64 { return &r }
 	tests := []struct {
 		name    string
-		cfg     reports.GateConfig
-		want    reports.GateConfig // after Defaults
-		wantErr []string           // Validate's message contains each
+		cfg     gate.Config
+		want    gate.Config // after Defaults
+		wantErr []string    // Validate's message contains each
 	}{
-		{name: "no rules: the defaults", cfg: reports.GateConfig{}, want: reports.DefaultGate()},
+		{name: "no rules: the defaults", cfg: gate.Config{}, want: gate.Default()},
 		{
 			name: "--conditions alone keeps its globs with the default rules",
-			cfg:  reports.GateConfig{Conditions: []string{"seq+callsite*"}},
-			want: func() reports.GateConfig {
-				d := reports.DefaultGate()
+			cfg:  gate.Config{Conditions: []string{"seq+callsite*"}},
+			want: func() gate.Config {
+				d := gate.Default()
 				d.Conditions = []string{"seq+callsite*"}
 				return d
 			}(),
 		},
 		{
 			name: "a rule replaces the defaults, all cells",
-			cfg:  reports.GateConfig{RequireRejections: true},
-			want: reports.GateConfig{RequireRejections: true},
+			cfg:  gate.Config{RequireRejections: true},
+			want: gate.Config{RequireRejections: true},
 		},
 		{
 			name:    "key twice",
-			cfg:     reports.GateConfig{Max: []reports.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
-			want:    reports.GateConfig{Max: []reports.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
+			cfg:     gate.Config{Max: []gate.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
+			want:    gate.Config{Max: []gate.MaxRule{{Key: "corrupted", Max: 0}, {Key: "corrupted", Max: 1}}},
 			wantErr: []string{"--max", "corrupted", "twice"},
 		},
 		{
 			name:    "infra rate above 1",
-			cfg:     reports.GateConfig{MaxInfraRate: rate(5)},
-			want:    reports.GateConfig{MaxInfraRate: rate(5)},
+			cfg:     gate.Config{MaxInfraRate: rate(5)},
+			want:    gate.Config{MaxInfraRate: rate(5)},
 			wantErr: []string{"--max-infra-rate", "5", "[0, 1]"},
 		},
 		{
 			name:    "empty glob",
-			cfg:     reports.GateConfig{Conditions: []string{""}, ControlClean: true},
-			want:    reports.GateConfig{Conditions: []string{""}, ControlClean: true},
+			cfg:     gate.Config{Conditions: []string{""}, ControlClean: true},
+			want:    gate.Config{Conditions: []string{""}, ControlClean: true},
 			wantErr: []string{"--conditions"},
 		},
 	}
@@ -155,14 +156,14 @@ func TestGateConfig(t *testing.T) {
 func TestParseMaxRule(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    reports.MaxRule
+		want    gate.MaxRule
 		wantErr []string
 	}{
-		{in: "corrupted=0", want: reports.MaxRule{Key: "corrupted", Max: 0}},
-		{in: "corrupted+silent=2", want: reports.MaxRule{Key: "corrupted+silent", Max: 2}},
-		{in: " infra = 3 ", want: reports.MaxRule{Key: "infra", Max: 3}},
-		{in: "class:stale-prefix=0", want: reports.MaxRule{Key: "class:stale-prefix", Max: 0}},
-		{in: "class:unknown=1", want: reports.MaxRule{Key: "class:unknown", Max: 1}},
+		{in: "corrupted=0", want: gate.MaxRule{Key: "corrupted", Max: 0}},
+		{in: "corrupted+silent=2", want: gate.MaxRule{Key: "corrupted+silent", Max: 2}},
+		{in: " infra = 3 ", want: gate.MaxRule{Key: "infra", Max: 3}},
+		{in: "class:stale-prefix=0", want: gate.MaxRule{Key: "class:stale-prefix", Max: 0}},
+		{in: "class:unknown=1", want: gate.MaxRule{Key: "class:unknown", Max: 1}},
 		{in: "class:bogus=0", wantErr: []string{"--max", "class:bogus", "class:stale-prefix", "class:cursor-skip", "class:wake-order"}},
 		{in: "bogus=1", wantErr: []string{"--max", "bogus", "corrupted", "corrupted+silent", "infra"}},
 		{in: "corrupted", wantErr: []string{"--max", "KEY=N"}},
@@ -171,7 +172,7 @@ func TestParseMaxRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := reports.ParseMaxRule(tc.in)
+			got, err := gate.ParseMaxRule(tc.in)
 			if len(tc.wantErr) == 0 {
 				if err != nil || got != tc.want {
 					t.Errorf("ParseMaxRule(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)

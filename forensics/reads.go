@@ -1,0 +1,126 @@
+package forensics
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// Load is one reader's read of its log until a page said no more (or came
+// back empty): the successful list operations of one actor, in the order
+// they ran. Pages holds their indexes into the ops given to Loads.
+type Load struct {
+	Actor string
+	Pages []int
+}
+
+// Loads groups the pages every actor read into loads, in the order each
+// load began. A load still open when the history ends (its last page said
+// more) is left out: it never finished reading.
+func Loads(ops []worlds.Op) []Load {
+	var all []Load
+	open := map[string]int{} // actor -> index into all of its open load
+	for i, op := range ops {
+		if op.Kind != worlds.OpList || op.Read == nil {
+			continue
+		}
+		j, ok := open[op.Actor]
+		if !ok {
+			all = append(all, Load{Actor: op.Actor})
+			j = len(all) - 1
+			open[op.Actor] = j
+		}
+		all[j].Pages = append(all[j].Pages, i)
+		if !op.Read.More || op.Read.N == 0 {
+			delete(open, op.Actor)
+		}
+	}
+	if len(open) == 0 {
+		return all
+	}
+	unfinished := map[int]bool{}
+	for _, j := range open {
+		unfinished[j] = true
+	}
+	out := all[:0]
+	for j, l := range all {
+		if !unfinished[j] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// load is one invocation's load reduced to what the read checks need.
+type load struct {
+	from, last eventlog.Cursor // first page's cursor, last page's cursor
+	lastStart  time.Time
+	n, lastN   int
+	hash       uint64
+}
+
+// loads reduces the invocations' loads, per actor in record order.
+func loads(ops []worlds.Op) map[string][]load {
+	out := map[string][]load{}
+	for _, ld := range Loads(ops) {
+		if !strings.HasPrefix(ld.Actor, "inv-") {
+			continue
+		}
+		first := ops[ld.Pages[0]]
+		l := load{from: first.After}
+		for _, i := range ld.Pages {
+			op := ops[i]
+			l.last, l.lastStart, l.lastN = op.After, op.Start, op.Read.N
+			l.n += op.Read.N
+			l.hash += op.Read.SetHash
+		}
+		out[ld.Actor] = append(out[ld.Actor], l)
+	}
+	return out
+}
+
+// checkReads checks every invocation's loads against the final log: reads,
+// non-prefix reads and cursor skips.
+func checkReads(r *run, f *RunFindings) {
+	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(r.Ops, r.byKey, r.less)
+}
+
+// reads checks every load against the final log sorted by key.
+func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
+	prefix := make([]uint64, len(final)+1)
+	for i, e := range final {
+		prefix[i+1] = prefix[i] + worlds.IDHash(e.id)
+	}
+	pos := func(c eventlog.Cursor) int { // events with key <= c
+		if c.IsZero() {
+			return 0
+		}
+		k := keyed{id: c.ID, seq: c.Seq}
+		return sort.Search(len(final), func(i int) bool { return less(k, final[i]) })
+	}
+	for _, ls := range loads(ops) {
+		viewN, viewHash := 0, uint64(0)
+		for _, l := range ls {
+			n++
+			viewN += l.n
+			viewHash += l.hash
+			if viewN > len(final) || prefix[viewN] != viewHash {
+				nonPrefix++
+			}
+			// A load whose cursor went back (a malformed or merged
+			// history) passed nothing.
+			lo, hi := pos(l.from), pos(l.last)
+			behind := 0
+			for _, e := range final[lo:max(lo, hi)] {
+				if !e.commit.IsZero() && e.commit.Before(l.lastStart) {
+					behind++
+				}
+			}
+			skips += max(0, behind-(l.n-l.lastN))
+		}
+	}
+	return n, nonPrefix, skips
+}

@@ -1,0 +1,95 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+)
+
+// TestForensicsSchemeFromStormJSON: forensics DIR reads each run by the
+// scheme storm.json gives its condition, whatever the events look like: a
+// slot run gets slot findings, and a ulid run whose events happen to carry
+// seqs with a gap is read by id (no density checked). Reading the scheme off
+// the data would call both seq.
+func TestForensicsSchemeFromStormJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "storm")
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Conditions: map[string]storm.Condition{
+		"slot": {Name: "slot", Knobs: storm.Knobs{Scheme: eventlog.SchemeSlot}},
+		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
+	}}
+	w, err := reports.OpenWriter(dir, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id string, seq int64, typ eventlog.Type) eventlog.Event {
+		return eventlog.Event{ID: id, Seq: seq, Type: typ}
+	}
+	runs := []struct {
+		condition string
+		final     []eventlog.Event
+	}{
+		{"slot", []eventlog.Event{ev(eventlog.SlotID(1), 1, eventlog.RunCreated), ev(eventlog.SlotID(2), 2, eventlog.Noop), ev(eventlog.SlotID(3), 3, eventlog.RunCompleted)}},
+		{"main", []eventlog.Event{ev("wevt_a", 1, eventlog.RunCreated), ev("wevt_b", 3, eventlog.RunCompleted)}},
+	}
+	for _, r := range runs {
+		rec := reports.RunRecord{World: "local", Scenario: "control", Condition: r.condition, RunID: "wrun_" + r.condition, Outcome: reports.Completed}
+		k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+		if err := w.WriteEvents(k, rec.RunID, r.final); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteRun(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := run(t.Context(), "forensics", dir, "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Cells []struct {
+			Condition string                `json:"condition"`
+			Runs      int                   `json:"runs"`
+			Findings  forensics.RunFindings `json:"findings"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	if len(rep.Cells) != 2 {
+		t.Fatalf("%d cells, want 2:\n%s", len(rep.Cells), stdout)
+	}
+	for _, c := range rep.Cells {
+		switch f := c.Findings; c.Condition {
+		case "slot":
+			if f.Slot == nil || f.Slot.Seals != 1 {
+				t.Errorf("slot cell: findings %+v (slot %+v), want one seal", f, f.Slot)
+			}
+		case "main":
+			if f.Slot != nil || f.Gaps != 0 {
+				t.Errorf("ulid cell: findings %+v, want no density checked", f)
+			}
+		}
+	}
+
+	t.Run("without storm.json", func(t *testing.T) {
+		if err := os.Remove(filepath.Join(dir, reports.FileStorm)); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := run(t.Context(), "forensics", dir)
+		if code != cli.ExitUsage || !strings.Contains(stderr, reports.FileStorm) || stdout != "" {
+			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, reports.FileStorm)
+		}
+	})
+}

@@ -1,0 +1,254 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// This file reads stored storms back (LoadStorm: the summary rebuilt from
+// runs.jsonl, which report, compare, gate and merge use).
+
+// Stored is a storm read back from its directory.
+type Stored struct {
+	Dir string
+	// Summary is rebuilt from runs.jsonl, one cell per storm.json cell in
+	// its order (cells no run reached have 0 runs).
+	Summary *Summary
+	// Runs are runs.jsonl's records, in file order.
+	Runs []RunRecord
+	// Shard is storm.json's shard ("i/n"), "" for a whole storm.
+	Shard string
+	// Notes are disagreements that do not stop a report, e.g. summary.json
+	// counting other runs than runs.jsonl holds.
+	Notes []string
+	// Lines are runs.jsonl's lines as written, one per Runs record
+	// (merge copies them unchanged).
+	Lines []json.RawMessage
+}
+
+// stormHeader is what reading a storm back needs of storm.json (the storm
+// package owns the whole document).
+type stormHeader struct {
+	Schema  int       `json:"schema"`
+	Cells   []CellKey `json:"cells"`
+	Started time.Time `json:"started"`
+	Config  struct {
+		Shard string `json:"shard"`
+	} `json:"config"`
+}
+
+// runLine is one runs.jsonl line, decoded and as written.
+type runLine struct {
+	rec RunRecord
+	raw json.RawMessage
+}
+
+func (l *runLine) UnmarshalJSON(b []byte) error {
+	l.raw = slices.Clone(b)
+	if err := json.Unmarshal(b, &l.rec); err != nil {
+		return err
+	}
+	if l.rec.World == "" || l.rec.Scenario == "" || l.rec.Condition == "" {
+		return errors.New("not a run record (no world, scenario or condition)")
+	}
+	return nil
+}
+
+// LoadStorm reads a storm directory back. The summary is rebuilt from
+// runs.jsonl (Cell.Add over every record) in the cell order of storm.json,
+// never taken from summary.json, except for each cell's windows and type
+// pairs (computed from events/ and history.jsonl, which runs.jsonl does not
+// hold); when summary.json exists and counts other runs, Notes say so. It returns what it could read together with an error
+// joining an *ArtifactError per malformed artifact (a cut-off or non-JSON
+// line of runs.jsonl with its line number, an unknown schema version in
+// storm.json or summary.json); it returns a nil *Stored only when dir holds
+// no runs.jsonl.
+func LoadStorm(dir string) (*Stored, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
+	}
+	runsPath := filepath.Join(dir, FileRuns)
+	if _, err := os.Stat(runsPath); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
+		}
+		return nil, &ArtifactError{File: runsPath, Err: err}
+	}
+	st := &Stored{Dir: dir}
+	var problems []error
+
+	var hdr stormHeader
+	hdrOK := false
+	if err := ReadDocument(filepath.Join(dir, FileStorm), &hdr, func() int { return hdr.Schema }); err != nil {
+		problems = append(problems, err)
+	} else {
+		hdrOK = true
+		st.Shard = hdr.Config.Shard
+	}
+
+	if err := EachLine(runsPath, func(l runLine) error {
+		st.Runs = append(st.Runs, l.rec)
+		st.Lines = append(st.Lines, l.raw)
+		return nil
+	}); err != nil {
+		problems = append(problems, err)
+	}
+
+	var stored *Summary
+	sumPath := filepath.Join(dir, FileSummary)
+	if _, err := os.Stat(sumPath); err == nil {
+		var s Summary
+		if err := ReadDocument(sumPath, &s, func() int { return s.Schema }); err != nil {
+			problems = append(problems, err)
+		} else {
+			stored = &s
+		}
+	}
+
+	var keys []CellKey
+	switch {
+	case hdrOK:
+		keys = hdr.Cells
+	case stored != nil:
+		for _, c := range stored.Cells {
+			keys = append(keys, c.Key())
+		}
+	}
+	sum := NewSummary(keys)
+	sum.Started = time.Time{}
+	for _, r := range st.Runs {
+		k := CellKey{r.World, r.Scenario, r.Condition}
+		c := sum.Cell(k)
+		if c == nil {
+			if hdrOK {
+				problems = append(problems, &ArtifactError{File: runsPath,
+					Err: fmt.Errorf("run %s is of cell %s, which %s does not list", r.RunID, k, FileStorm)})
+			}
+			c = &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition}
+			sum.Cells = append(sum.Cells, c)
+		}
+		c.Add(r)
+		if sum.Started.IsZero() || r.Started.Before(sum.Started) {
+			sum.Started = r.Started
+		}
+		if r.Ended.After(sum.Ended) {
+			sum.Ended = r.Ended
+		}
+	}
+	if hdrOK && !hdr.Started.IsZero() {
+		sum.Started = hdr.Started
+	}
+	if stored != nil {
+		sum.Started, sum.Ended, sum.Interrupted = stored.Started, stored.Ended, stored.Interrupted
+		st.Notes = append(st.Notes, countNotes(stored, sum)...)
+		// Windows and type pairs come from the events and the history, not
+		// from runs.jsonl: they are taken as summary.json has them.
+		for _, c := range stored.Cells {
+			if rc := sum.Cell(c.Key()); rc != nil {
+				rc.Windows, rc.Pairs = c.Windows, c.Pairs
+				// Classes computed after the storm (stormctl forensics
+				// DIR on a storm whose runs have none) live only there.
+				if rc.Classes == nil {
+					rc.Classes, rc.Timelines = c.Classes, c.Timelines
+				}
+			}
+		}
+	}
+	st.Summary = sum
+	return st, errors.Join(problems...)
+}
+
+// countNotes names every cell whose counts summary.json and the rebuilt
+// summary disagree on.
+func countNotes(stored, rebuilt *Summary) []string {
+	var notes []string
+	for _, c := range rebuilt.Cells {
+		sc := stored.Cell(c.Key())
+		if sc == nil {
+			if c.Runs > 0 {
+				notes = append(notes, fmt.Sprintf("%s has no cell %s; %s has %d runs of it: reporting %s", FileSummary, c.Key(), FileRuns, c.Runs, FileRuns))
+			}
+			continue
+		}
+		if !sameCounts(sc, c) {
+			notes = append(notes, fmt.Sprintf("%s counts %d runs (%s) for %s, %s has %d (%s): reporting %s",
+				FileSummary, sc.Runs, sc.Compact(), c.Key(), FileRuns, c.Runs, c.Compact(), FileRuns))
+		}
+	}
+	for _, sc := range stored.Cells {
+		if rebuilt.Cell(sc.Key()) == nil && sc.Runs > 0 {
+			notes = append(notes, fmt.Sprintf("%s counts %d runs for %s, %s has none", FileSummary, sc.Runs, sc.Key(), FileRuns))
+		}
+	}
+	return notes
+}
+
+func sameCounts(a, b *Cell) bool {
+	if a.Runs != b.Runs {
+		return false
+	}
+	for _, o := range Outcomes() {
+		if a.Count(o) != b.Count(o) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadDocument decodes the JSON artifact at path into v and checks its
+// schema version, which schema reads from v once it is decoded. Errors are
+// *ArtifactErrors naming the file and, where it can be told, the line.
+func ReadDocument(path string, v any, schema func() int) error {
+	b, err := readDoc(path, v)
+	if err != nil {
+		return err
+	}
+	return checkSchema(path, b, schema())
+}
+
+// readDoc decodes a JSON document, naming the line of a syntax error.
+func readDoc(path string, v any) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ArtifactError{File: path, Err: err}
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		line := 0
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line = lineAt(b, se.Offset)
+		case errors.As(err, &te):
+			line = lineAt(b, te.Offset)
+		}
+		return nil, &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed (cut off or not JSON): %v", err)}
+	}
+	return b, nil
+}
+
+// checkSchema refuses a document of another schema version, naming the line
+// of its "schema" field.
+func checkSchema(path string, b []byte, schema int) error {
+	if schema == SchemaVersion {
+		return nil
+	}
+	line := 0
+	if i := bytes.Index(b, []byte(`"schema"`)); i >= 0 {
+		line = lineAt(b, int64(i))
+	}
+	return &ArtifactError{File: path, Line: line, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+}
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(b []byte, off int64) int {
+	off = min(max(off, 0), int64(len(b)))
+	return bytes.Count(b[:off], []byte("\n")) + 1
+}

@@ -1,0 +1,243 @@
+package merge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/table"
+)
+
+// Shard is one shard directory given to Merge.
+type Shard struct {
+	Dir string
+	// Name is the shard as "i/n", for messages.
+	Name string
+	// Owns reports whether the shard runs run index r; a run of another
+	// index in its runs.jsonl means the directory is not the shard it says.
+	Owns func(r int) bool
+}
+
+// Result is a merged storm and the check of its run counts.
+type Result struct {
+	// Summary is the merged storm's, read back from what Merge wrote.
+	Summary *reports.Summary
+	// Shards are each shard's summary rebuilt from its runs.jsonl, in the
+	// order given, with Names their names.
+	Shards []*reports.Summary
+	Names  []string
+	// Notes are disagreements that did not stop the merge.
+	Notes []string
+}
+
+// CountLines says, per cell, that the merged runs are the sum of the
+// shards': "local/control/main: 4 runs = 2 (1/2) + 2 (2/2)".
+func (m *Result) CountLines() []string {
+	var out []string
+	for _, c := range m.Summary.Cells {
+		var parts []string
+		for i, s := range m.Shards {
+			n := 0
+			if sc := s.Cell(c.Key()); sc != nil {
+				n = sc.Runs
+			}
+			parts = append(parts, fmt.Sprintf("%d (%s)", n, m.Names[i]))
+		}
+		out = append(out, fmt.Sprintf("%s: %d runs = %s", c.Key(), c.Runs, strings.Join(parts, " + ")))
+	}
+	return out
+}
+
+// Merge combines shard directories of one storm into out (which must not
+// exist or be empty): storm.json (meta), runs.jsonl (every shard's lines as
+// written, in the order a whole storm starts them: run index, then cell),
+// history.jsonl, events/, summary.json and summary.md. It refuses a shard
+// with a malformed artifact, a run of a cell not in cells or of a run index
+// its shard does not own, a (cell, run index) or run id found twice, and
+// checks that every cell's merged counts, read back from out, equal the sum
+// of the shards'. The caller checks that the shards are of one storm
+// (storm.MergeMeta).
+func Merge(out string, meta any, cells []reports.CellKey, shards []Shard) (*Result, error) {
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("--out %s exists and is not empty", out)
+	}
+	res := &Result{}
+	pos := map[reports.CellKey]int{}
+	for i, k := range cells {
+		pos[k] = i
+	}
+	type slot struct {
+		k   reports.CellKey
+		idx int
+	}
+	bySlot := map[slot]string{}
+	byID := map[string]string{}
+	type line struct {
+		rec reports.RunRecord
+		raw json.RawMessage
+	}
+	var lines []line
+	for _, sh := range shards {
+		st, err := reports.LoadStorm(sh.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("cannot merge shard %s (%s): %w", sh.Name, sh.Dir, err)
+		}
+		for _, n := range st.Notes {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", sh.Dir, n))
+		}
+		for i, r := range st.Runs {
+			k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+			if _, ok := pos[k]; !ok {
+				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, k)
+			}
+			if !sh.Owns(r.Index) {
+				return nil, fmt.Errorf("cannot merge: %s: run %s has run index %d, which shard %s does not run", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, r.Index, sh.Name)
+			}
+			if prev, ok := bySlot[slot{k, r.Index}]; ok {
+				return nil, fmt.Errorf("cannot merge: run index %d of %s is in %s and in %s", r.Index, k, prev, sh.Dir)
+			}
+			bySlot[slot{k, r.Index}] = sh.Dir
+			if prev, ok := byID[r.RunID]; ok {
+				return nil, fmt.Errorf("cannot merge: run id %s is in %s and in %s (the shards minted the same id: their histories cannot be told apart)", r.RunID, prev, sh.Dir)
+			}
+			byID[r.RunID] = sh.Dir
+			lines = append(lines, line{r, st.Lines[i]})
+		}
+		res.Shards = append(res.Shards, st.Summary)
+		res.Names = append(res.Names, sh.Name)
+	}
+	sort.SliceStable(lines, func(i, j int) bool {
+		a, b := lines[i].rec, lines[j].rec
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		return pos[reports.CellKey{World: a.World, Scenario: a.Scenario, Condition: a.Condition}] < pos[reports.CellKey{World: b.World, Scenario: b.Scenario, Condition: b.Condition}]
+	})
+
+	sum := reports.NewSummary(cells)
+	sum.Started, sum.Ended = time.Time{}, time.Time{}
+	for _, s := range res.Shards {
+		if sum.Started.IsZero() || (!s.Started.IsZero() && s.Started.Before(sum.Started)) {
+			sum.Started = s.Started
+		}
+		if s.Ended.After(sum.Ended) {
+			sum.Ended = s.Ended
+		}
+		sum.Interrupted = sum.Interrupted || s.Interrupted
+	}
+	for _, l := range lines {
+		sum.Cell(reports.CellKey{World: l.rec.World, Scenario: l.rec.Scenario, Condition: l.rec.Condition}).Add(l.rec)
+	}
+
+	if err := writeMerged(out, meta, sum, shards, func(w *bufio.Writer) error {
+		for _, l := range lines {
+			if _, err := w.Write(append(slices.Clip(l.raw), '\n')); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		os.RemoveAll(out)
+		var ae *reports.ArtifactError
+		if errors.As(err, &ae) {
+			return nil, err // a shard's history is malformed: the input's fault
+		}
+		return nil, &OutputError{Err: err}
+	}
+
+	back, err := reports.LoadStorm(out)
+	if err != nil {
+		return nil, &OutputError{Err: fmt.Errorf("the merged storm does not read back: %w", err)}
+	}
+	res.Summary = back.Summary
+	var bad []string
+	for _, c := range back.Summary.Cells {
+		runs, counts := 0, map[reports.Outcome]int{}
+		for _, s := range res.Shards {
+			if sc := s.Cell(c.Key()); sc != nil {
+				runs += sc.Runs
+				for _, o := range reports.Outcomes() {
+					counts[o] += sc.Count(o)
+				}
+			}
+		}
+		same := c.Runs == runs
+		for _, o := range reports.Outcomes() {
+			same = same && c.Count(o) == counts[o]
+		}
+		if !same {
+			bad = append(bad, fmt.Sprintf("%s: merged %d runs (%s), the shards %d", c.Key(), c.Runs, c.Compact(), runs))
+		}
+	}
+	if len(bad) > 0 {
+		return res, &OutputError{Err: fmt.Errorf("the merged run counts are not the sum of the shards': %s", strings.Join(bad, "; "))}
+	}
+	return res, nil
+}
+
+// OutputError is a merge that failed on its output, not on its inputs: the
+// merged storm could not be written (disk full), or does not read back as
+// the sum of its shards (a bug).
+type OutputError struct{ Err error }
+
+// Error is the failure's own text.
+func (e *OutputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// writeMerged writes the merged storm's files into out.
+func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, writeRuns func(*bufio.Writer) error) error {
+	if err := os.MkdirAll(filepath.Join(out, reports.DirEvents), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", out, err)
+	}
+	if err := reports.WriteJSON(filepath.Join(out, reports.FileStorm), meta); err != nil {
+		return err
+	}
+	if err := reports.WriteLines(filepath.Join(out, reports.FileRuns), writeRuns); err != nil {
+		return err
+	}
+	if err := reports.WriteLines(filepath.Join(out, reports.FileHistory), func(w *bufio.Writer) error {
+		for _, sh := range shards {
+			path := filepath.Join(sh.Dir, reports.FileHistory)
+			if err := reports.EachLine(path, func(op json.RawMessage) error {
+				_, err := w.Write(append(op, '\n'))
+				return err
+			}); err != nil {
+				return fmt.Errorf("cannot merge shard %s: %w", sh.Name, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		for _, d := range []struct{ dir, what string }{{reports.DirEvents, "final logs"}, {reports.DirTimelines, "timelines"}} {
+			src := filepath.Join(sh.Dir, d.dir)
+			if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err := os.CopyFS(filepath.Join(out, d.dir), os.DirFS(src)); err != nil {
+				return fmt.Errorf("copy the %s of shard %s: %w", d.what, sh.Name, err)
+			}
+		}
+	}
+	var md bytes.Buffer
+	if err := (table.Summary{Summary: sum}).Markdown(&md); err != nil {
+		return err
+	}
+	if err := reports.WriteJSON(filepath.Join(out, reports.FileSummary), sum); err != nil {
+		return err
+	}
+	return reports.WriteFile(filepath.Join(out, reports.FileMD), md.Bytes())
+}
