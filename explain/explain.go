@@ -20,12 +20,13 @@ const (
 	Hole          = "hole"
 	Density       = "density"
 	BlockedBranch = "blocked-branch"
+	Slow          = "slow"
 	Unknown       = "unknown"
 )
 
 // Classes returns every class, in the order tables list them.
 func Classes() []string {
-	return []string{StalePrefix, CursorSkip, WakeOrder, Hole, Density, BlockedBranch, Unknown}
+	return []string{StalePrefix, CursorSkip, WakeOrder, Hole, Density, BlockedBranch, Slow, Unknown}
 }
 
 // Outcomes explained (the outcome names of reports.Outcome).

@@ -72,6 +72,8 @@ func finish(ex *Explanation) {
 		steps = slotSteps(ex)
 	case BlockedBranch:
 		steps = blockedSteps(ex)
+	case Slow:
+		steps = slowSteps(ex)
 	default:
 		steps = divergenceSteps(ex)
 	}
@@ -289,6 +291,16 @@ func blockedSteps(ex *Explanation) []string {
 	}
 	for _, e := range ex.Evidence {
 		steps = append(steps, "then "+e)
+	}
+	return append(steps, ending(ex))
+}
+
+// slowSteps narrates a run that timed out while still writing: what it
+// was doing, then the ending.
+func slowSteps(ex *Explanation) []string {
+	steps := slices.Clone(ex.Evidence)
+	for i := 1; i < len(steps); i++ {
+		steps[i] = "then " + steps[i]
 	}
 	return append(steps, ending(ex))
 }

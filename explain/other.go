@@ -224,8 +224,18 @@ func (r *run) stuck(ex *Explanation) {
 		ex.MissingEvidence = append(ex.MissingEvidence, "the run's end or its last commit time is not recorded: the quiet period cannot be measured")
 		return
 	case r.in.Ended.Sub(last) < quiet:
-		ex.Class = Unknown
-		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("the run was still writing %s before its end (quiet period %s): not blocked", ms(r.in.Ended.Sub(last)), quiet))
+		ex.Class = Slow
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: its last commit was %s before its end (quiet period %s), so it was not blocked",
+			ms(r.in.Ended.Sub(last)), quiet))
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(len(open), "operation"), open[0].what))
+		if op, ok := slowestAppend(r.in.Ops); ok {
+			what := "its append"
+			if len(op.Wrote) > 0 {
+				what = "its append of " + string(op.Wrote[0].Type)
+			}
+			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s by %s, from %s to %s",
+				ms(op.End.Sub(op.Start)), what, orNobody(op.Actor), clock(op.Start), clock(op.End)))
+		}
 		return
 	}
 	ex.Class = BlockedBranch
@@ -243,4 +253,20 @@ func orNobody(actor string) string {
 		return "an unrecorded writer"
 	}
 	return actor
+}
+
+// slowestAppend is the append (plain or fenced) of ops that took longest
+// from its start to its return.
+func slowestAppend(ops []worlds.Op) (worlds.Op, bool) {
+	var best worlds.Op
+	found := false
+	for _, op := range ops {
+		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced {
+			continue
+		}
+		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
+			best, found = op, true
+		}
+	}
+	return best, found
 }
