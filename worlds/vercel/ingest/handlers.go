@@ -64,10 +64,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, drafts []eventl
 	now := time.Now().UTC()
 	for _, d := range drafts {
 		if run.Scheme != eventlog.SchemeSlot {
-			b.events = append(b.events, eventlog.Event{
-				RunID: run.ID, ID: s.minter.Mint(now), Type: d.Type, CorrelationID: d.CorrelationID,
-				Token: d.Token, Dedup: d.Dedup, Payload: d.Payload, MintedAt: now,
-			})
+			b.events = append(b.events, d.Event(run.ID, s.minter.Mint(now), now))
 		}
 		b.delay = max(b.delay, s.cfg.Latency.Delay(d.Type))
 	}
