@@ -12,13 +12,4 @@
 #
 #   bench/append.sh --format markdown                          # full matrix, ~10 min
 #   bench/append.sh --clients 16 --rounds 2 --duration 2s      # a quicker look
-set -euo pipefail
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/stormctl" ./cmd/stormctl
-if ! "$tmp/stormctl" bench append --help >/dev/null 2>&1; then
-  echo "bench/append.sh: this stormctl has no 'bench' command (NewCmdBench is not in NewCmdRoot)" >&2
-  exit 2
-fi
-"$tmp/stormctl" bench append "$@"
+exec "$(dirname "$0")/run.sh" append "$@"

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,15 +94,7 @@ func (c AppendConfig) Defaults() AppendConfig {
 	if len(c.Clients) == 0 {
 		c.Clients = []int{1, 4, 16}
 	}
-	if c.Runs == 0 {
-		c.Runs = 1000
-	}
-	if c.Rounds == 0 {
-		c.Rounds = 3
-	}
-	if c.Duration == 0 {
-		c.Duration = 4 * time.Second
-	}
+	c.Runs, c.Rounds, c.Duration = cmp.Or(c.Runs, 1000), cmp.Or(c.Rounds, 3), cmp.Or(c.Duration, 4*time.Second)
 	return c
 }
 
@@ -163,24 +156,8 @@ type ForensicsConfig struct {
 // Defaults fills unset fields: 1,000,000 events over 10,000 runs, 50 events
 // per transaction, 8 loaders, 3 rounds.
 func (c ForensicsConfig) Defaults() ForensicsConfig {
-	if c.Events == 0 {
-		c.Events = 1_000_000
-	}
-	if c.Runs == 0 {
-		c.Runs = 10_000
-	}
-	if c.Batch == 0 {
-		c.Batch = 50
-	}
-	if c.Loaders == 0 {
-		c.Loaders = 8
-	}
-	if c.Rounds == 0 {
-		c.Rounds = 3
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
+	c.Events, c.Runs, c.Batch = cmp.Or(c.Events, 1_000_000), cmp.Or(c.Runs, 10_000), cmp.Or(c.Batch, 50)
+	c.Loaders, c.Rounds, c.Seed = cmp.Or(c.Loaders, 8), cmp.Or(c.Rounds, 3), cmp.Or(c.Seed, 1)
 	return c
 }
 

@@ -11,13 +11,4 @@
 #
 #   bench/forensics.sh --format markdown                       # ~3 minutes
 #   bench/forensics.sh --events 20000 --runs 200 --rounds 1    # a smoke run
-set -euo pipefail
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/stormctl" ./cmd/stormctl
-if ! "$tmp/stormctl" bench forensics --help >/dev/null 2>&1; then
-  echo "bench/forensics.sh: this stormctl has no 'bench' command (NewCmdBench is not in NewCmdRoot)" >&2
-  exit 2
-fi
-"$tmp/stormctl" bench forensics "$@"
+exec "$(dirname "$0")/run.sh" forensics "$@"

@@ -12,7 +12,6 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/local"
 )
 
 // flaky calls a step whose name a test controls: while diverging > 0 the
@@ -49,20 +48,11 @@ func TestRecoveryReplays(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Close() })
+			w := openLocal(ctx, t)
 			var diverging atomic.Int32
 			var firstDone atomic.Bool
 			diverging.Store(tt.diverging)
-			policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
-				OnReject: engine.RejectRederive, Admission: engine.AdmitSingleRunner}
-			scheme := eventlog.SchemeULID
-			if tt.fenced {
-				policy.Fence, scheme = engine.FenceDecisions, eventlog.SchemeSeq
-			}
+			policy, scheme := singleRunner(tt.fenced)
 			steps := map[string]engine.StepFunc{
 				"a": func(json.RawMessage) (engine.StepOutcome, error) {
 					firstDone.Store(true) // from now on replays see step_created(a)
@@ -71,14 +61,7 @@ func TestRecoveryReplays(t *testing.T) {
 			}
 			rt := engine.New(ctx, engine.Config{World: w, Program: flaky(&diverging, &firstDone), Steps: steps,
 				Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
-			if err := rt.Start(ctx, "run-1", nil); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-rt.Done("run-1"):
-			case <-ctx.Done():
-				t.Fatal("run did not end")
-			}
+			startAndWait(ctx, t, rt, "run-1", "run did not end")
 			stats := rt.Finish("run-1")
 			evs, err := rt.Log(ctx, "run-1")
 			if err != nil {
@@ -117,11 +100,7 @@ func (s *opSink) Record(op worlds.Op) {
 func TestWaitCompletedByInvocation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := openLocal(ctx, t)
 	sink := &opSink{}
 	sleepy := func(c *engine.Ctx) (any, error) {
 		_, err := c.Await(c.Sleep(250 * time.Millisecond))
@@ -132,14 +111,7 @@ func TestWaitCompletedByInvocation(t *testing.T) {
 			OnReject: engine.RejectRederive, Admission: engine.AdmitAll},
 		TimerTick: 100 * time.Millisecond})
 	start := time.Now()
-	if err := rt.Start(ctx, "run-1", nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-rt.Done("run-1"):
-	case <-ctx.Done():
-		t.Fatal("run did not end")
-	}
+	startAndWait(ctx, t, rt, "run-1", "run did not end")
 	rt.Finish("run-1")
 	took := time.Since(start)
 	evs, err := rt.Log(ctx, "run-1")
@@ -192,11 +164,7 @@ func TestWaitCompletedByInvocation(t *testing.T) {
 func TestPanicEndsTheRunNotTheProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := openLocal(ctx, t)
 	prog := func(c *engine.Ctx) (any, error) {
 		var v string
 		err := c.AwaitInto(c.Step("a", 1), &v)
@@ -207,16 +175,9 @@ func TestPanicEndsTheRunNotTheProcess(t *testing.T) {
 	if err := rt.Panicked(); err != nil {
 		t.Fatalf("Panicked() = %v before any run", err)
 	}
-	if err := rt.Start(ctx, "run-1", nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-rt.Done("run-1"):
-	case <-ctx.Done():
-		t.Fatal("the run did not end after its step panicked")
-	}
+	startAndWait(ctx, t, rt, "run-1", "the run did not end after its step panicked")
 	rt.Finish("run-1")
-	err = rt.Panicked()
+	err := rt.Panicked()
 	if err == nil || !strings.Contains(err.Error(), "panic: boom in a step") {
 		t.Fatalf("Panicked() = %v, want the step's panic", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/local"
 )
 
 // TestSlotHoles parks a run on a hook, leaves a reserved slot empty (a writer
@@ -32,11 +31,7 @@ func TestSlotHoles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			w, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Close() })
+			w := openLocal(ctx, t)
 			prog := func(c *engine.Ctx) (any, error) {
 				var v string
 				err := c.AwaitInto(c.Hook("go").Next(), &v)
@@ -65,11 +60,7 @@ func TestSlotHoles(t *testing.T) {
 			if err := rt.ResumeHook(ctx, "run-1", "go", "payload", "p1"); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case <-rt.Done("run-1"):
-			case <-ctx.Done():
-				t.Fatal("run did not end")
-			}
+			awaitEnd(ctx, t, rt, "run-1", "run did not end")
 			stats := rt.Finish("run-1")
 			evs, err := worlds.Inner(w).(worlds.Dumper).Dump(ctx, "run-1")
 			if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/local"
 )
 
 // blinking fails the first unfenced append of each listed type with
@@ -60,18 +59,8 @@ func TestFactsSurviveAnUnavailableStore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			lw, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { lw.Close() })
-			w := &blinking{World: lw, lost: tt.lost, armed: map[eventlog.Type]bool{eventlog.StepStarted: true, eventlog.StepCompleted: true}}
-			policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
-				OnReject: engine.RejectRederive, Admission: engine.AdmitSingleRunner}
-			scheme := eventlog.SchemeULID
-			if tt.fenced {
-				policy.Fence, scheme = engine.FenceDecisions, eventlog.SchemeSeq
-			}
+			w := &blinking{World: openLocal(ctx, t), lost: tt.lost, armed: map[eventlog.Type]bool{eventlog.StepStarted: true, eventlog.StepCompleted: true}}
+			policy, scheme := singleRunner(tt.fenced)
 			prog := func(c *engine.Ctx) (any, error) {
 				var v string
 				err := c.AwaitInto(c.Step("a", 1), &v)
@@ -81,14 +70,7 @@ func TestFactsSurviveAnUnavailableStore(t *testing.T) {
 				return engine.StepOutcome{Result: "A"}, nil
 			}}
 			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
-			if err := rt.Start(ctx, "run-1", nil); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-rt.Done("run-1"):
-			case <-ctx.Done():
-				t.Fatal("the run did not end: a fact was dropped")
-			}
+			startAndWait(ctx, t, rt, "run-1", "the run did not end: a fact was dropped")
 			stats := rt.Finish("run-1")
 			evs, err := rt.Log(ctx, "run-1")
 			if err != nil {

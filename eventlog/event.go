@@ -63,6 +63,13 @@ func (e Event) Draft() Draft {
 	return Draft{Type: e.Type, CorrelationID: e.CorrelationID, Token: e.Token, Dedup: e.Dedup, Payload: e.Payload}
 }
 
+// Event returns the event this draft becomes in run runID under id,
+// minted at mintedAt (not positioned, not committed).
+func (d Draft) Event(runID, id string, mintedAt time.Time) Event {
+	return Event{RunID: runID, ID: id, Type: d.Type, CorrelationID: d.CorrelationID, Token: d.Token,
+		Dedup: d.Dedup, Payload: d.Payload, MintedAt: mintedAt}
+}
+
 // Keys returns the idempotency keys of a draft: a store accepts at most one
 // event per key and run. Every event is unique per (correlation id, type) and,
 // where it repeats legitimately, its dedup value; a hook token is unique per run.

@@ -31,32 +31,26 @@ func joinList(xs []string) string { return strings.Join(xs, ", ") }
 // name is how the narrative names an event: type, correlation id and step
 // name.
 func (e Event) name() string {
-	s := string(e.Type)
-	if e.CorrelationID != "" {
-		s += " " + e.CorrelationID
-	}
-	if e.Name != "" {
-		s += fmt.Sprintf(" %q", e.Name)
-	}
-	if e.Args != "" {
-		s += " " + e.Args
-	}
 	if e.CorrelationID == "" && e.Seq != 0 && e.Type == "" {
 		return fmt.Sprintf("position %d", e.Seq)
 	}
-	return s
+	return eventName(e.Type, e.CorrelationID, e.Name, e.Args)
 }
 
-func (d Decision) name() string {
-	s := string(d.Type)
-	if d.CorrelationID != "" {
-		s += " " + d.CorrelationID
+func (d Decision) name() string { return eventName(d.Type, d.CorrelationID, d.Name, d.Args) }
+
+// eventName is an event's or a decision's type followed by what of its
+// correlation id, step name and arguments it has.
+func eventName(typ eventlog.Type, corr, step, args string) string {
+	s := string(typ)
+	if corr != "" {
+		s += " " + corr
 	}
-	if d.Name != "" {
-		s += fmt.Sprintf(" %q", d.Name)
+	if step != "" {
+		s += fmt.Sprintf(" %q", step)
 	}
-	if d.Args != "" {
-		s += " " + d.Args
+	if args != "" {
+		s += " " + args
 	}
 	return s
 }

@@ -12,8 +12,7 @@ import (
 var blockedWant = stormWant{win: pathHook, won: hookPayload, launch: true}
 
 func TestBlockedBranchCheck(t *testing.T) {
-	cases := append(commonStormCases(blockedWant, pathStep), launchCases(blockedWant)...)
-	cases = append(cases,
+	runStormCheckCases(t, BlockedBranch(), blockedWant, pathStep,
 		stormCheckCase{name: "a launch result for a hook", mutate: func(o *StormOutput) {
 			o.Rounds[1].Branches[1].Won = settleWon(1, 1)
 		}},
@@ -21,7 +20,6 @@ func TestBlockedBranchCheck(t *testing.T) {
 			o.Rounds[1].Branches[1].Launch = hookPayload(1, 1)
 		}},
 	)
-	runStormCheckCases(t, BlockedBranch(), blockedWant, cases)
 }
 
 func TestLaunchDelay(t *testing.T) {

@@ -17,8 +17,7 @@ import (
 var hookStormWant = stormWant{win: pathHook, won: hookPayload}
 
 func TestHookStormCheck(t *testing.T) {
-	cases := append(commonStormCases(hookStormWant, pathStep), launchCases(hookStormWant)...)
-	cases = append(cases,
+	runStormCheckCases(t, HookStorm(), hookStormWant, pathStep,
 		stormCheckCase{name: "payload of another hook", mutate: func(o *StormOutput) {
 			o.Rounds[1].Branches[0].Won = hookPayload(0, 0)
 		}},
@@ -32,7 +31,6 @@ func TestHookStormCheck(t *testing.T) {
 			o.Rounds[1].Branches[1].Won = settleWon(1, 1)
 		}},
 	)
-	runStormCheckCases(t, HookStorm(), hookStormWant, cases)
 }
 
 func hookCreated(token string) eventlog.Event {

@@ -16,8 +16,7 @@ import (
 var stepStormWant = stormWant{win: pathStep, won: settleWon}
 
 func TestStepStormCheck(t *testing.T) {
-	cases := append(commonStormCases(stepStormWant, pathHook), launchCases(stepStormWant)...)
-	cases = append(cases,
+	runStormCheckCases(t, StepStorm(), stepStormWant, pathHook,
 		stormCheckCase{name: "settle result of a hook", mutate: func(o *StormOutput) {
 			o.Rounds[1].Branches[0].Won = hookPayload(1, 0)
 		}},
@@ -25,7 +24,6 @@ func TestStepStormCheck(t *testing.T) {
 			o.Rounds[1].Branches[0].Won = expect("settle", stepArgs{R: 1, B: 0, Path: pathStep})
 		}},
 	)
-	runStormCheckCases(t, StepStorm(), stepStormWant, cases)
 }
 
 func TestStepStormInput(t *testing.T) {

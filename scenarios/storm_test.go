@@ -175,10 +175,12 @@ func launchCases(want stormWant) []stormCheckCase {
 	}
 }
 
-// runStormCheckCases runs cases against sc.Check, plus the ways the raw
-// input and output can be unreadable.
-func runStormCheckCases(t *testing.T, sc Scenario, want stormWant, cases []stormCheckCase) {
+// runStormCheckCases runs the common and launch cases and the scenario's
+// own extra ones against sc.Check (other: a path sc can never take), plus
+// the ways the raw input and output can be unreadable.
+func runStormCheckCases(t *testing.T, sc Scenario, want stormWant, other string, extra ...stormCheckCase) {
 	t.Helper()
+	cases := append(append(commonStormCases(want, other), launchCases(want)...), extra...)
 	win := want.win
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package storm_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,12 +28,7 @@ func TestRunNemesis(t *testing.T) {
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 5,
 		Nemesis: nemesis.Config{Kinds: nemesis.KindList{nemesis.FSUnavailable}, Faults: 3, Window: 300 * time.Millisecond, Gap: 100 * time.Millisecond},
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
-	defer cancel()
-	sum, err := storm.Run(ctx, p, deps())
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	sum := runStorm(t, p)
 	noScratchLeft(t)
 	b, err := os.ReadFile(filepath.Join(p.Config.Out, reports.FileStorm))
 	if err != nil {

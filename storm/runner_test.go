@@ -86,6 +86,18 @@ func readSummary(t *testing.T, dir string) reports.Summary {
 	return s
 }
 
+// runStorm runs the storm p plans, within 45 s, and returns its summary.
+func runStorm(t *testing.T, p *storm.Plan) *reports.Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	sum, err := storm.Run(ctx, p, deps())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return sum
+}
+
 // noScratchLeft fails if a storm left its worlds' scratch directories.
 func noScratchLeft(t *testing.T) {
 	t.Helper()
@@ -101,12 +113,7 @@ func TestRunControlStorm(t *testing.T) {
 		Runs: 2, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 11,
 	})
 	dir := p.Config.Out
-	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
-	defer cancel()
-	sum, err := storm.Run(ctx, p, deps())
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	sum := runStorm(t, p)
 	noScratchLeft(t)
 
 	// The returned summary and summary.json agree: 2 cells of 2 completed runs.

@@ -1,7 +1,6 @@
 package storm_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -227,12 +226,7 @@ func TestRunShard(t *testing.T) {
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 5,
 		Shard: storm.Shard{Index: 2, Count: 2},
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
-	defer cancel()
-	sum, err := storm.Run(ctx, p, deps())
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	sum := runStorm(t, p)
 	for _, c := range sum.Cells {
 		if c.Runs != 1 {
 			t.Errorf("cell %s ran %d runs, want 1 (run index 1 of 0..2)", c.Key(), c.Runs)

@@ -12,6 +12,25 @@ import (
 // Factory opens a world instance.
 type Factory func(ctx context.Context, opts Options) (World, error)
 
+// FactoryFrom is the Factory of a world opened from a config of type C: it
+// takes the config from src, lets set apply the storm's options to it and
+// opens the world with open. A failed open gives a nil World (never a
+// typed nil) and the error.
+func FactoryFrom[C any, W World](src func(context.Context) (C, error), set func(*C, Options), open func(context.Context, C) (W, error)) Factory {
+	return func(ctx context.Context, opts Options) (World, error) {
+		cfg, err := src(ctx)
+		if err != nil {
+			return nil, err
+		}
+		set(&cfg, opts)
+		w, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+}
+
 // Entry describes a registered world.
 type Entry struct {
 	Name        string

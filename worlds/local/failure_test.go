@@ -49,10 +49,8 @@ func TestUnusableStoreIsUnavailable(t *testing.T) {
 	for _, s := range schemes {
 		for _, sub := range []string{"events", "tmp"} {
 			t.Run(string(s)+"/"+sub, func(t *testing.T) {
-				dir := t.TempDir()
-				w := open(t, dir, 1, nil)
 				run := "wrun_broken"
-				worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+				dir, w := openRun(t, s, run)
 				worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepCompleted, "before"))
 				p := filepath.Join(dir, sub)
 				if err := os.RemoveAll(p); err != nil {
@@ -111,13 +109,8 @@ func TestDensityViolationsAreLoud(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			w := open(t, dir, 1, nil)
 			run := "wrun_damaged"
-			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSeq})
-			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"), worldtest.Draft(eventlog.StepCreated, "b"))
-			tt.damage(t, dir, run, evs)
-			fresh := open(t, dir, 2, nil) // nothing cached
+			fresh := damaged(t, eventlog.SchemeSeq, run, tt.damage)
 			if _, err := fresh.List(t.Context(), run, eventlog.Cursor{}, 0); !errors.Is(err, tt.want) {
 				t.Fatalf("List = %v, want an error matching %v", err, tt.want)
 			}

@@ -40,6 +40,26 @@ func open(t *testing.T, dir string, seed uint64, lat worlds.Profile) *local.Worl
 	return w
 }
 
+// openRun opens a world in a fresh dir and creates the run there under
+// scheme s.
+func openRun(t *testing.T, s eventlog.Scheme, run string) (dir string, w *local.World) {
+	t.Helper()
+	dir = t.TempDir()
+	w = open(t, dir, 1, nil)
+	worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+	return dir, w
+}
+
+// damaged writes three events to a fresh run of scheme s, lets damage break
+// the files in dir, and returns a second world on dir, with nothing cached.
+func damaged(t *testing.T, s eventlog.Scheme, run string, damage func(t *testing.T, dir, run string, evs []eventlog.Event)) *local.World {
+	t.Helper()
+	dir, w := openRun(t, s, run)
+	evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"), worldtest.Draft(eventlog.StepCreated, "b"))
+	damage(t, dir, run, evs)
+	return open(t, dir, 2, nil)
+}
+
 func TestConformance(t *testing.T) { worldtest.Exercise(t, local.Entry(), nil) }
 
 func names(t *testing.T, dir string) []string {
@@ -58,10 +78,8 @@ func names(t *testing.T, dir string) []string {
 func TestLayout(t *testing.T) {
 	for _, s := range schemes {
 		t.Run(string(s), func(t *testing.T) {
-			dir := t.TempDir()
-			w := open(t, dir, 1, nil)
 			run := "wrun_layout"
-			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+			dir, w := openRun(t, s, run)
 			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"))
 			hook := eventlog.Draft{Type: eventlog.HookCreated, CorrelationID: "h", Token: "tok"}
 			evs = append(evs, worldtest.AppendFenced(t, w, run, 2, worldtest.Draft(eventlog.StepCreated, "b"), hook)...)
@@ -143,10 +161,8 @@ func readJSON(t *testing.T, path string, v any) {
 func TestNoTempFilesInEvents(t *testing.T) {
 	for _, s := range schemes {
 		t.Run(string(s), func(t *testing.T) {
-			dir := t.TempDir()
-			w := open(t, dir, 1, nil)
 			run := "wrun_tmp"
-			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: s})
+			dir, w := openRun(t, s, run)
 			var g errgroup.Group
 			for i := range 4 {
 				g.Go(func() error {

@@ -11,16 +11,7 @@ import (
 // newEvent is the event a draft becomes, minted now.
 func (w *World) newEvent(runID string, d eventlog.Draft) eventlog.Event {
 	now := time.Now()
-	return eventlog.Event{
-		RunID:         runID,
-		ID:            w.mint.Mint(now),
-		Type:          d.Type,
-		CorrelationID: d.CorrelationID,
-		Token:         d.Token,
-		Dedup:         d.Dedup,
-		Payload:       d.Payload,
-		MintedAt:      now,
-	}
+	return d.Event(runID, w.mint.Mint(now), now)
 }
 
 // pcgReader turns a PCG into the io.Reader ULID entropy wants. Not safe for

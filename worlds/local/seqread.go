@@ -19,8 +19,8 @@ import (
 // counter that counts it, so the scan sees all of 1..N; if it does not, or
 // sees a position twice, the read fails with the typed density error.
 func (w *World) listSeq(runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
-	if after.Seq < 0 {
-		return eventlog.Page{}, fmt.Errorf("local: list run %s: negative cursor seq %d", runID, after.Seq)
+	if err := checkCursor(runID, after); err != nil {
+		return eventlog.Page{}, err
 	}
 	c, err := w.readCounter(runID)
 	if err != nil {
@@ -48,11 +48,25 @@ func (w *World) listSeq(runID string, after eventlog.Cursor, limit int) (eventlo
 	for i, r := range refs {
 		page[i] = r.event.clone()
 	}
-	p := eventlog.Page{Events: page, Next: after, More: more}
-	if n := len(page); n > 0 {
-		p.Next = eventlog.After(page[n-1])
+	return pageAfter(after, page, more), nil
+}
+
+// checkCursor refuses a cursor before the start of a positioned run.
+func checkCursor(runID string, after eventlog.Cursor) error {
+	if after.Seq < 0 {
+		return fmt.Errorf("local: list run %s: negative cursor seq %d", runID, after.Seq)
 	}
-	return p, nil
+	return nil
+}
+
+// pageAfter is the page of events read past the cursor after: its Next is
+// the cursor after the last of them, or after itself when there are none.
+func pageAfter(after eventlog.Cursor, events []eventlog.Event, more bool) eventlog.Page {
+	p := eventlog.Page{Events: events, Next: after, More: more}
+	if n := len(events); n > 0 {
+		p.Next = eventlog.After(events[n-1])
+	}
+	return p
 }
 
 // ref is a cached event looked at without copying its payload.

@@ -227,11 +227,8 @@ func (w *World) commitLocked(r worlds.Reservation, digest string, t slotTable, b
 	stamp := time.Now()
 	for i, d := range r.Drafts {
 		s := r.First + int64(i)
-		events[i] = eventlog.Event{
-			RunID: r.RunID, ID: eventlog.SlotID(s), Seq: s,
-			Type: d.Type, CorrelationID: d.CorrelationID, Token: d.Token, Dedup: d.Dedup, Payload: d.Payload,
-			MintedAt: h.ReservedAt, CommittedAt: stamp,
-		}
+		events[i] = d.Event(r.RunID, eventlog.SlotID(s), h.ReservedAt)
+		events[i].Seq, events[i].CommittedAt = s, stamp
 		if err := w.writeEventFile(events[i]); err != nil {
 			return nil, err
 		}

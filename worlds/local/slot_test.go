@@ -199,13 +199,8 @@ func TestSlotDamageIsLoud(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			w := open(t, dir, 1, nil)
 			run := "wrun_damaged"
-			worldtest.NewRun(t, w, eventlog.Run{ID: run, Scheme: eventlog.SchemeSlot})
-			evs := worldtest.Append(t, w, run, worldtest.Draft(eventlog.StepStarted, "a"), worldtest.Draft(eventlog.StepCompleted, "a"), worldtest.Draft(eventlog.StepCreated, "b"))
-			tt.damage(t, dir, run, evs)
-			fresh := open(t, dir, 2, nil) // nothing cached
+			fresh := damaged(t, eventlog.SchemeSlot, run, tt.damage)
 			_, lerr := fresh.List(t.Context(), run, eventlog.Cursor{}, 0)
 			_, derr := fresh.Dump(t.Context(), run)
 			_, aerr := fresh.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "c")})

@@ -23,8 +23,8 @@ import (
 // fails with the *eventlog.HoleError eventlog.CheckSlots gives the page.
 // Empty slots at the tail end the page.
 func (w *World) listSlot(runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
-	if after.Seq < 0 {
-		return eventlog.Page{}, fmt.Errorf("local: list run %s: negative cursor seq %d", runID, after.Seq)
+	if err := checkCursor(runID, after); err != nil {
+		return eventlog.Page{}, err
 	}
 	t, err := w.readTable(runID)
 	if err != nil {
@@ -53,11 +53,7 @@ func (w *World) listSlot(runID string, after eventlog.Cursor, limit int) (eventl
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	p := eventlog.Page{Events: page, Next: after, More: more}
-	if n := len(page); n > 0 {
-		p.Next = eventlog.After(page[n-1])
-	}
-	return p, nil
+	return pageAfter(after, page, more), nil
 }
 
 // dumpSlot returns every filled slot's event, committed or noop, in slot

@@ -27,15 +27,11 @@ import (
 //     still empty below a committed one fails the read with an
 //     *eventlog.HoleError; empty slots at the tail end the page.
 func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
-	unlock, err := w.enter(ctx)
+	unlock, run, err := w.enterRun(ctx, runID)
 	if err != nil {
 		return eventlog.Page{}, err
 	}
 	defer unlock()
-	run, err := w.run(ctx, runID)
-	if err != nil {
-		return eventlog.Page{}, err
-	}
 	var fetch *int64
 	if limit > 0 {
 		n := int64(limit) + 1 // one more tells whether there is more
@@ -76,15 +72,11 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 // density assertion, so forensics can count what a reader would refuse
 // (under slot: committed events and noops, holes and all, no reservation).
 func (w *World) Dump(ctx context.Context, runID string) ([]eventlog.Event, error) {
-	unlock, err := w.enter(ctx)
+	unlock, run, err := w.enterRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	run, err := w.run(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
 	sql := w.q.dumpSeq
 	if run.scheme == eventlog.SchemeULID {
 		sql = w.q.dumpULID

@@ -63,18 +63,9 @@ func Entry(src Source) worlds.Entry {
 		Name:        Name,
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
-		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
-			cfg, err := src(ctx)
-			if err != nil {
-				return nil, err
-			}
+		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
 			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
-			w, err := Open(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return w, nil
-		},
+		}, Open),
 	}
 }
 
@@ -244,16 +235,7 @@ func (w *World) run(ctx context.Context, runID string) (runInfo, error) {
 // before any window. MintedAt keeps microseconds, what timestamptz stores.
 func (w *World) mint(runID string, d eventlog.Draft) eventlog.Event {
 	now := time.Now().Truncate(time.Microsecond)
-	return eventlog.Event{
-		RunID:         runID,
-		ID:            w.minter.Mint(now),
-		Type:          d.Type,
-		CorrelationID: d.CorrelationID,
-		Token:         d.Token,
-		Dedup:         d.Dedup,
-		Payload:       d.Payload,
-		MintedAt:      now,
-	}
+	return d.Event(runID, w.minter.Mint(now), now)
 }
 
 // enter admits an operation: the World must be open, ctx live and no Reset
@@ -271,6 +253,19 @@ func (w *World) enter(ctx context.Context) (func(), error) {
 		return nil, errClosed
 	}
 	return w.resetMu.RUnlock, nil
+}
+
+// enterRun enters the World, as enter does, and looks up the run; unlock
+// leaves the World again (nil with an error: already left).
+func (w *World) enterRun(ctx context.Context, runID string) (unlock func(), run runInfo, err error) {
+	if unlock, err = w.enter(ctx); err != nil {
+		return nil, runInfo{}, err
+	}
+	if run, err = w.run(ctx, runID); err != nil {
+		unlock()
+		return nil, runInfo{}, err
+	}
+	return unlock, run, nil
 }
 
 // Reset empties the World: it drops its schema, with every run and event,

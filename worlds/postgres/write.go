@@ -53,15 +53,11 @@ func (w *World) append(ctx context.Context, runID string, d []eventlog.Draft, f 
 	if f.on {
 		op = "fenced append to run " + runID
 	}
-	unlock, err := w.enter(ctx)
+	unlock, run, err := w.enterRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	run, err := w.run(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
 	keys, err := checkDrafts(runID, d)
 	if err != nil || len(d) == 0 {
 		return nil, err

@@ -113,18 +113,9 @@ func Entry(src func(ctx context.Context) (Config, error)) worlds.Entry {
 		// and over 15 minutes once (a little outside load tipped it the same
 		// way); at 8, 7m53s using two thirds of the CPU, leaving headroom.
 		RunsPerCore: 4,
-		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
-			cfg, err := src(ctx)
-			if err != nil {
-				return nil, err
-			}
+		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
 			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
-			w, err := Open(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return w, nil
-		},
+		}, Open),
 	}
 }
 

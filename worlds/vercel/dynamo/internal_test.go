@@ -68,22 +68,7 @@ func TestCancelled(t *testing.T) {
 // and a fenced batch built on a stale view is rejected. The log ends dense.
 func TestTwoStores(t *testing.T) {
 	ctx := t.Context()
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	a, err := Open(ctx, Config{Endpoint: e.URL(), StaticCredentials: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := newStore(ctx, a.cfg) // the same table, its own locks and cache
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.cfg.Keep = true
-	defer b.Close()
+	a, b := twoStores(t)
 	run := eventlog.Run{ID: "wrun_two", Scheme: eventlog.SchemeSeq}
 	if err := a.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
@@ -158,16 +143,7 @@ func TestSDKLogsGoToTheLogger(t *testing.T) {
 // failed before it; reasons without the item (no ALL_OLD) are read again.
 func TestCommitRefusedReadsEveryReason(t *testing.T) {
 	ctx := t.Context()
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	st, err := Open(ctx, Config{Endpoint: e.URL(), StaticCredentials: true, TablePerRun: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := embeddedStore(t, Config{TablePerRun: true})
 	run := eventlog.Run{ID: "wrun_reasons", Scheme: eventlog.SchemeSlot}
 	if err := st.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
@@ -221,22 +197,7 @@ func TestCommitRefusedReadsEveryReason(t *testing.T) {
 // write once.
 func TestTwoStoresReserve(t *testing.T) {
 	ctx := t.Context()
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	a, err := Open(ctx, Config{Endpoint: e.URL(), StaticCredentials: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := newStore(ctx, a.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.cfg.Keep = true
-	defer b.Close()
+	a, b := twoStores(t)
 	run := eventlog.Run{ID: "wrun_two_slots", Scheme: eventlog.SchemeSlot}
 	if err := a.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
@@ -277,4 +238,37 @@ func TestTwoStoresReserve(t *testing.T) {
 	if err != nil || len(p.Events) != writers*each {
 		t.Fatalf("log: %d events, %v; want %d (the two reserved tail slots are no hole)", len(p.Events), err, writers*each)
 	}
+}
+
+// embeddedStore opens a Store with cfg on an embedded DynamoDB-API server
+// of its own; both close when the test ends.
+func embeddedStore(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	e, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	cfg.Endpoint, cfg.StaticCredentials = e.URL(), true
+	st, err := Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// twoStores opens two Stores on one table of an embedded server (two ingest
+// servers, say), each with its own locks and counter cache; b keeps the
+// table, a drops it.
+func twoStores(t *testing.T) (a, b *Store) {
+	t.Helper()
+	a = embeddedStore(t, Config{})
+	b, err := newStore(t.Context(), a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.cfg.Keep = true
+	t.Cleanup(func() { b.Close() })
+	return a, b
 }

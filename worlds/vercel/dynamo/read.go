@@ -127,37 +127,51 @@ func (st *Store) Dump(ctx context.Context, run eventlog.Run) ([]eventlog.Event, 
 // nil: the beginning), want of them (0: all), following LastEvaluatedKey.
 // Items that are not events are skipped.
 func (st *Store) query(ctx context.Context, runID string, start map[string]types.AttributeValue, want int) ([]eventlog.Event, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(st.tableFor(runID)),
+		KeyConditionExpression:    aws.String(eventsCondition),
+		ExpressionAttributeNames:  eventsNames,
+		ExpressionAttributeValues: eventsValues(runID),
+		ConsistentRead:            aws.Bool(true),
+		ScanIndexForward:          aws.Bool(true),
+		ExclusiveStartKey:         start,
+	}
+	return st.queryPages(ctx, runID, "query run "+runID, in, want, func(it map[string]types.AttributeValue) (eventlog.Event, bool, error) {
+		if !isEventSort(str(it, AttrSort)) {
+			return eventlog.Event{}, false, nil
+		}
+		e, err := decodeEvent(it)
+		return e, err == nil, err
+	})
+}
+
+// queryPages runs in page after page from its ExclusiveStartKey, following
+// LastEvaluatedKey, until want events are kept (0: all) or the items run
+// out. keep decodes an item and says whether it is one of the events
+// asked for. what names the read in a store error.
+func (st *Store) queryPages(ctx context.Context, runID, what string, in *dynamodb.QueryInput, want int,
+	keep func(map[string]types.AttributeValue) (eventlog.Event, bool, error)) ([]eventlog.Event, error) {
 	var out []eventlog.Event
 	for {
-		in := &dynamodb.QueryInput{
-			TableName:                 aws.String(st.tableFor(runID)),
-			KeyConditionExpression:    aws.String(eventsCondition),
-			ExpressionAttributeNames:  eventsNames,
-			ExpressionAttributeValues: eventsValues(runID),
-			ConsistentRead:            aws.Bool(true),
-			ScanIndexForward:          aws.Bool(true),
-			ExclusiveStartKey:         start,
-		}
 		if want > 0 {
 			in.Limit = aws.Int32(int32(want - len(out)))
 		}
 		res, err := st.db.Query(ctx, in)
 		if err != nil {
-			return nil, storeErr(ctx, "query run "+runID, err)
+			return nil, storeErr(ctx, what, err)
 		}
 		for _, it := range res.Items {
-			if !isEventSort(str(it, AttrSort)) {
-				continue
-			}
-			e, err := decodeEvent(it)
+			e, ok, err := keep(it)
 			if err != nil {
 				return nil, fmt.Errorf("dynamo: run %s: %w", runID, err)
 			}
-			out = append(out, e)
+			if ok {
+				out = append(out, e)
+			}
 		}
 		if len(res.LastEvaluatedKey) == 0 || (want > 0 && len(out) >= want) {
 			return out, nil
 		}
-		start = res.LastEvaluatedKey
+		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
 }

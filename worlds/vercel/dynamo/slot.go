@@ -489,39 +489,21 @@ func (st *Store) listSlots(ctx context.Context, run eventlog.Run, after eventlog
 // slot order, want of them (0: all), following LastEvaluatedKey. Every
 // Query is consistent; reserved slots are read and skipped.
 func (st *Store) querySlots(ctx context.Context, runID string, from int64, want int) ([]eventlog.Event, error) {
-	var out []eventlog.Event
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName:                st.slotTable(runID),
-			KeyConditionExpression:   aws.String("#pk = :run AND #sk BETWEEN :from AND :to"),
-			ExpressionAttributeNames: map[string]string{"#pk": AttrRun, "#sk": AttrSort},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":run": s(runID), ":from": s(eventlog.SlotID(max(from, 1))), ":to": s(lastSlot),
-			},
-			ConsistentRead:    aws.Bool(true),
-			ScanIndexForward:  aws.Bool(true),
-			ExclusiveStartKey: start,
-		}
-		if want > 0 {
-			in.Limit = aws.Int32(int32(want - len(out)))
-		}
-		res, err := st.db.Query(ctx, in)
-		if err != nil {
-			return nil, storeErr(ctx, "query the slots of run "+runID, err)
-		}
-		for _, it := range res.Items {
-			si, err := decodeSlot(it)
-			if err != nil {
-				return nil, fmt.Errorf("dynamo: run %s: %w", runID, err)
-			}
-			if si.State != stateReserved {
-				out = append(out, si.Event)
-			}
-		}
-		if len(res.LastEvaluatedKey) == 0 || (want > 0 && len(out) >= want) {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
+	in := &dynamodb.QueryInput{
+		TableName:                st.slotTable(runID),
+		KeyConditionExpression:   aws.String("#pk = :run AND #sk BETWEEN :from AND :to"),
+		ExpressionAttributeNames: map[string]string{"#pk": AttrRun, "#sk": AttrSort},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":run": s(runID), ":from": s(eventlog.SlotID(max(from, 1))), ":to": s(lastSlot),
+		},
+		ConsistentRead:   aws.Bool(true),
+		ScanIndexForward: aws.Bool(true),
 	}
+	return st.queryPages(ctx, runID, "query the slots of run "+runID, in, want, func(it map[string]types.AttributeValue) (eventlog.Event, bool, error) {
+		si, err := decodeSlot(it)
+		if err != nil {
+			return eventlog.Event{}, false, err
+		}
+		return si.Event, si.State != stateReserved, nil
+	})
 }

@@ -71,6 +71,26 @@ func checkBatch(run eventlog.Run, evs []eventlog.Event) error {
 	return checkDrafts(run, drafts)
 }
 
+// enterWrite enters the store for a WriteULID or WriteSeq of evs to run
+// (done leaves it) and refuses what those cannot write: a batch to a slot
+// run (written through Reserve and Commit) or one checkBatch refuses. A nil
+// done is the write's end: err, or nil for an empty batch.
+func (st *Store) enterWrite(ctx context.Context, run eventlog.Run, evs []eventlog.Event) (done func(), err error) {
+	if done, err = st.enter(ctx); err != nil {
+		return nil, err
+	}
+	if run.Scheme == eventlog.SchemeSlot {
+		err = fmt.Errorf("dynamo: write to run %s: a slot run is written through Reserve and Commit: %w", run.ID, ErrInvalidRun)
+	} else {
+		err = checkBatch(run, evs)
+	}
+	if err != nil || len(evs) == 0 {
+		done()
+		return nil, err
+	}
+	return done, nil
+}
+
 // checkDrafts validates a batch of drafts: known types, no key claimed
 // twice in the batch, within one transaction.
 func checkDrafts(run eventlog.Run, drafts []eventlog.Draft) error {
@@ -137,17 +157,11 @@ func conflict(runID string, claims []string, i int) error {
 // marker, so a taken key fails the whole batch with an
 // *eventlog.ConflictError and writes nothing.
 func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog.Event) (Written, error) {
-	done, err := st.enter(ctx)
-	if err != nil {
-		return Written{}, err
-	}
-	defer done()
-	if run.Scheme == eventlog.SchemeSlot {
-		return Written{}, fmt.Errorf("dynamo: write to run %s: a slot run is written through Reserve and Commit: %w", run.ID, ErrInvalidRun)
-	}
-	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
+	done, err := st.enterWrite(ctx, run, evs)
+	if done == nil {
 		return Written{Events: evs}, err
 	}
+	defer done()
 	for attempt := 1; ; attempt++ {
 		written := time.Now()
 		for i := range evs {
@@ -198,17 +212,11 @@ func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog
 // idempotency key fails with an *eventlog.ConflictError. Nothing is written
 // unless everything is.
 func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.Event, f Fence) (Written, error) {
-	done, err := st.enter(ctx)
-	if err != nil {
-		return Written{}, err
-	}
-	defer done()
-	if run.Scheme == eventlog.SchemeSlot {
-		return Written{}, fmt.Errorf("dynamo: write to run %s: a slot run is written through Reserve and Commit: %w", run.ID, ErrInvalidRun)
-	}
-	if err := checkBatch(run, evs); err != nil || len(evs) == 0 {
+	done, err := st.enterWrite(ctx, run, evs)
+	if done == nil {
 		return Written{Events: evs}, err
 	}
+	defer done()
 	// The Store's writers of one run take turns for the transaction (never
 	// for the window, spent before): a throughput optimization, as
 	// Temporal's per-run lock is; the condition on the counter stays the

@@ -64,10 +64,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, drafts []eventl
 	now := time.Now().UTC()
 	for _, d := range drafts {
 		if run.Scheme != eventlog.SchemeSlot {
-			b.events = append(b.events, eventlog.Event{
-				RunID: run.ID, ID: s.minter.Mint(now), Type: d.Type, CorrelationID: d.CorrelationID,
-				Token: d.Token, Dedup: d.Dedup, Payload: d.Payload, MintedAt: now,
-			})
+			b.events = append(b.events, d.Event(run.ID, s.minter.Mint(now), now))
 		}
 		b.delay = max(b.delay, s.cfg.Latency.Delay(d.Type))
 	}
@@ -407,14 +404,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // dump: GET /v1/runs/{runId}/dump, every event in scheme order, no density
 // assertion.
 func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("runId"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	evs, err := s.cfg.Store.Dump(r.Context(), run)
-	if err != nil {
-		s.fail(w, r, err)
+	run, evs, ok := s.dumpRun(w, r)
+	if !ok {
 		return
 	}
 	s.overlay(run.ID, evs)
@@ -424,16 +415,26 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, EventsResponse{Events: evs})
 }
 
-// commitTimes: GET /v1/runs/{runId}/commit-times, server-observed.
-func (s *Server) commitTimes(w http.ResponseWriter, r *http.Request) {
+// dumpRun dumps the request's run; on failure it has answered with the
+// error and ok is false.
+func (s *Server) dumpRun(w http.ResponseWriter, r *http.Request) (run eventlog.Run, evs []eventlog.Event, ok bool) {
 	run, err := s.cfg.Store.Run(r.Context(), r.PathValue("runId"))
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return eventlog.Run{}, nil, false
 	}
-	evs, err := s.cfg.Store.Dump(r.Context(), run)
+	evs, err = s.cfg.Store.Dump(r.Context(), run)
 	if err != nil {
 		s.fail(w, r, err)
+		return eventlog.Run{}, nil, false
+	}
+	return run, evs, true
+}
+
+// commitTimes: GET /v1/runs/{runId}/commit-times, server-observed.
+func (s *Server) commitTimes(w http.ResponseWriter, r *http.Request) {
+	run, evs, ok := s.dumpRun(w, r)
+	if !ok {
 		return
 	}
 	out := CommitTimesResponse{CommitTimes: make([]CommitTime, len(evs))}
@@ -570,6 +571,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		ge *eventlog.GapError
 		de *eventlog.DuplicateError
 	)
+	status, code, found := sentinelStatus(err)
 	switch {
 	case errors.As(err, &fe):
 		writeError(w, http.StatusPreconditionFailed, ErrorBody{Code: CodeFenced, Error: fe.Error(), Expected: &fe.Expected, Actual: &fe.Actual})
@@ -585,30 +587,40 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, ErrorBody{Code: CodeGap, Error: err.Error(), Want: &ge.Want, Got: &ge.Got})
 	case errors.As(err, &de):
 		writeError(w, http.StatusConflict, ErrorBody{Code: CodeDuplicate, Error: err.Error(), Seq: &de.Seq})
-	case errors.Is(err, dynamo.ErrNotReserved):
-		writeError(w, http.StatusConflict, ErrorBody{Code: CodeNotReserved, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrNoSlot):
-		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNoSlot, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrNotSlotRun):
-		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRequest, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrRunExists):
-		writeError(w, http.StatusConflict, ErrorBody{Code: CodeRunExists, Error: err.Error()})
-	case errors.Is(err, eventlog.ErrNoRun):
-		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNoRun, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrInvalidRun):
-		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeInvalidRun, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrBatchTooLarge):
-		writeError(w, http.StatusBadRequest, ErrorBody{Code: CodeBatchTooLarge, Error: err.Error()})
-	case errors.Is(err, eventlog.ErrUnavailable):
-		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeUnavailable, Error: err.Error()})
-	case errors.Is(err, dynamo.ErrContention):
-		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeContention, Error: err.Error()})
+	case found:
+		writeError(w, status, ErrorBody{Code: code, Error: err.Error()})
 	case r.Context().Err() != nil:
 		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: err.Error()})
 	default:
 		s.cfg.Logger.Warn("ingest: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, ErrorBody{Code: CodeInternal, Error: err.Error()})
 	}
+}
+
+// sentinelStatus gives the status and code of the first sentinel error err
+// wraps, in the order fail tries them after the typed errors; found is
+// false when it wraps none.
+func sentinelStatus(err error) (status int, code string, found bool) {
+	for _, s := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{dynamo.ErrNotReserved, http.StatusConflict, CodeNotReserved},
+		{dynamo.ErrNoSlot, http.StatusNotFound, CodeNoSlot},
+		{dynamo.ErrNotSlotRun, http.StatusBadRequest, CodeInvalidRequest},
+		{dynamo.ErrRunExists, http.StatusConflict, CodeRunExists},
+		{eventlog.ErrNoRun, http.StatusNotFound, CodeNoRun},
+		{dynamo.ErrInvalidRun, http.StatusBadRequest, CodeInvalidRun},
+		{dynamo.ErrBatchTooLarge, http.StatusBadRequest, CodeBatchTooLarge},
+		{eventlog.ErrUnavailable, http.StatusServiceUnavailable, CodeUnavailable},
+		{dynamo.ErrContention, http.StatusServiceUnavailable, CodeContention},
+	} {
+		if errors.Is(err, s.err) {
+			return s.status, s.code, true
+		}
+	}
+	return 0, "", false
 }
 
 func writeError(w http.ResponseWriter, status int, body ErrorBody) { writeJSON(w, status, body) }

@@ -134,6 +134,17 @@ func (e *env) createRun(s eventlog.Scheme, guard eventlog.Guard) string {
 	return id
 }
 
+// forEachScheme runs f as a subtest for each scheme, on a fresh unguarded
+// run of that scheme.
+func (e *env) forEachScheme(t *testing.T, f func(t *testing.T, s eventlog.Scheme, run string)) {
+	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
+		t.Run(string(s), func(t *testing.T) {
+			e.t = t
+			f(t, s, e.createRun(s, ""))
+		})
+	}
+}
+
 // appendFacts posts facts and returns the answer.
 func (e *env) appendFacts(run string, d ...eventlog.Draft) answer {
 	e.t.Helper()
