@@ -54,3 +54,17 @@ func singleRunner(fenced bool) (engine.Policy, eventlog.Scheme) {
 	}
 	return policy, eventlog.SchemeULID
 }
+
+// typeCounts counts the events of runID's log by type.
+func typeCounts(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string) map[eventlog.Type]int {
+	t.Helper()
+	evs, err := rt.Log(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[eventlog.Type]int{}
+	for _, e := range evs {
+		count[e.Type]++
+	}
+	return count
+}

@@ -58,23 +58,9 @@ func TestRefusedWrites(t *testing.T) {
 		return engine.StepOutcome{Result: "A", Attrs: map[string]string{"k": "v"}}, nil
 	}}
 	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: eventlog.SchemeULID, Backoff: time.Millisecond})
-	if err := rt.Start(ctx, "run-1", nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-rt.Done("run-1"):
-	case <-ctx.Done():
-		t.Fatal("the run did not end")
-	}
+	startAndWait(ctx, t, rt, "run-1", "the run did not end")
 	stats := rt.Finish("run-1")
-	evs, err := rt.Log(ctx, "run-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[eventlog.Type]int{}
-	for _, e := range evs {
-		count[e.Type]++
-	}
+	count := typeCounts(ctx, t, rt, "run-1")
 	if count[eventlog.RunCompleted] != 1 || count[eventlog.StepCompleted] != 1 || count[eventlog.AttrSet] != 0 {
 		t.Fatalf("log has %v, want one run_completed and step_completed and no attr_set", count)
 	}

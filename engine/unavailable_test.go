@@ -72,14 +72,7 @@ func TestFactsSurviveAnUnavailableStore(t *testing.T) {
 			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
 			startAndWait(ctx, t, rt, "run-1", "the run did not end: a fact was dropped")
 			stats := rt.Finish("run-1")
-			evs, err := rt.Log(ctx, "run-1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			count := map[eventlog.Type]int{}
-			for _, e := range evs {
-				count[e.Type]++
-			}
+			count := typeCounts(ctx, t, rt, "run-1")
 			if count[eventlog.RunCompleted] != 1 || count[eventlog.StepStarted] != 1 || count[eventlog.StepCompleted] != 1 {
 				t.Fatalf("log has %v, want one run_completed, step_started and step_completed", count)
 			}
