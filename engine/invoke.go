@@ -133,17 +133,16 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		}
 		err = rt.write(ctx, s, int64(len(log)), drafts)
 		switch {
-		case err == nil, ctx.Err() != nil:
+		case err == nil:
+			return
+		case ctx.Err() != nil:
+			// The run ended (or the storm stopped) while the write was out;
+			// a store that answered with a rejection rejected it all the
+			// same, and the history records it: count it, then stop.
+			countRefused(s, err)
 			return
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict), errors.Is(err, eventlog.ErrSealed):
-			switch {
-			case errors.Is(err, eventlog.ErrConflict):
-				s.stats.conflicts.Add(1)
-			case errors.Is(err, eventlog.ErrSealed):
-				s.stats.sealedWrites.Add(1)
-			default:
-				s.stats.rejections.Add(1)
-			}
+			countRefused(s, err)
 			if attempt < rt.cfg.RestartsInProcess {
 				s.stats.restarts.Add(1)
 				continue
@@ -429,5 +428,19 @@ func (rt *Runtime) dispatch(s *runState, evs []eventlog.Event) {
 		case eventlog.RunCompleted, eventlog.RunFailed:
 			s.markDone()
 		}
+	}
+}
+
+// countRefused counts a write the store turned down: a conflict on an
+// idempotency key, a write into a sealed slot, or a fenced rejection.
+// Other errors count nothing here.
+func countRefused(s *runState, err error) {
+	switch {
+	case errors.Is(err, eventlog.ErrConflict):
+		s.stats.conflicts.Add(1)
+	case errors.Is(err, eventlog.ErrSealed):
+		s.stats.sealedWrites.Add(1)
+	case errors.Is(err, eventlog.ErrFenced):
+		s.stats.rejections.Add(1)
 	}
 }

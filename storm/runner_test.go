@@ -157,6 +157,11 @@ func TestRunControlStorm(t *testing.T) {
 		if r.Findings.Reads == 0 || r.Stats.Invocations == 0 || r.Events == 0 {
 			t.Errorf("run %s recorded no reads, invocations or events: %+v", r.RunID, r)
 		}
+		// Every rejection the engine counted has its verdict, and no more:
+		// a rejection that returned as the run ended is still one.
+		if int64(len(r.Verdicts)) != r.Stats.Rejections {
+			t.Errorf("run %s: %d rejections counted, %d verdicts", r.RunID, r.Stats.Rejections, len(r.Verdicts))
+		}
 		runIDs[r.RunID] = true
 	}
 	if len(runIDs) != 4 {
