@@ -26,7 +26,8 @@
 //   - blocked-branch: a stuck run whose final log holds an operation
 //     created and never completed, and no write for a quiet period.
 //   - slow: a stuck run that was still writing when it timed out (a commit
-//     within the quiet period before its end): the run was progressing
+//     within the quiet period before its end, or an append in flight
+//     through it): the run was progressing
 //     too slowly for the timeout, not blocked; the evidence names its
 //     slowest append.
 //   - unknown: none of the above could be shown; the explanation says what

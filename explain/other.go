@@ -227,15 +227,14 @@ func (r *run) stuck(ex *Explanation) {
 		ex.Class = Slow
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: its last commit was %s before its end (quiet period %s), so it was not blocked",
 			ms(r.in.Ended.Sub(last)), quiet))
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(len(open), "operation"), open[0].what))
-		if op, ok := slowestAppend(r.in.Ops); ok {
-			what := "its append"
-			if len(op.Wrote) > 0 {
-				what = "its append of " + string(op.Wrote[0].Type)
-			}
-			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s by %s, from %s to %s",
-				ms(op.End.Sub(op.Start)), what, orNobody(op.Actor), clock(op.Start), clock(op.End)))
-		}
+		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
+		return
+	}
+	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
+		ex.Class = Slow
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, from %s to %s, so it was not blocked",
+			appendName(op), quiet, clock(op.Start), clock(op.End)))
+		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
 		return
 	}
 	ex.Class = BlockedBranch
@@ -262,6 +261,45 @@ func slowestAppend(ops []worlds.Op) (worlds.Op, bool) {
 	found := false
 	for _, op := range ops {
 		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced {
+			continue
+		}
+		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
+			best, found = op, true
+		}
+	}
+	return best, found
+}
+
+// slowEvidence adds what a slow run was doing: how many operations were
+// pending (the first of them) and its slowest append.
+func slowEvidence(ex *Explanation, ops []worlds.Op, pending int, first string) {
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(pending, "operation"), first))
+	if op, ok := slowestAppend(ops); ok {
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, from %s to %s",
+			ms(op.End.Sub(op.Start)), appendName(op), clock(op.Start), clock(op.End)))
+	}
+}
+
+// appendName names an append by what it wrote and who wrote it.
+func appendName(op worlds.Op) string {
+	what := "an append"
+	if len(op.Wrote) > 0 {
+		what = "an append of " + string(op.Wrote[0].Type)
+	}
+	return what + " by " + orNobody(op.Actor)
+}
+
+// inFlight is the longest append that started before from and returned
+// after it (or never, by end): a write the run was still waiting on
+// through the window [from, end].
+func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
+	var best worlds.Op
+	found := false
+	for _, op := range ops {
+		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced {
+			continue
+		}
+		if !op.Start.Before(from) || (!op.End.IsZero() && !op.End.After(from)) || !op.Start.Before(end) {
 			continue
 		}
 		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
