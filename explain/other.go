@@ -257,10 +257,16 @@ func orNobody(actor string) string {
 // slowestAppend is the append (plain or fenced) of ops that took longest
 // from its start to its return.
 func slowestAppend(ops []worlds.Op) (worlds.Op, bool) {
+	return longestAppend(ops, func(worlds.Op) bool { return true })
+}
+
+// longestAppend is the longest append (plain or fenced) of ops that keep
+// accepts.
+func longestAppend(ops []worlds.Op, keep func(worlds.Op) bool) (worlds.Op, bool) {
 	var best worlds.Op
 	found := false
 	for _, op := range ops {
-		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced {
+		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced || !keep(op) {
 			continue
 		}
 		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
@@ -293,18 +299,7 @@ func appendName(op worlds.Op) string {
 // after it (or never, by end): a write the run was still waiting on
 // through the window [from, end].
 func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
-	var best worlds.Op
-	found := false
-	for _, op := range ops {
-		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced {
-			continue
-		}
-		if !op.Start.Before(from) || (!op.End.IsZero() && !op.End.After(from)) || !op.Start.Before(end) {
-			continue
-		}
-		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
-			best, found = op, true
-		}
-	}
-	return best, found
+	return longestAppend(ops, func(op worlds.Op) bool {
+		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from)) && op.Start.Before(end)
+	})
 }
