@@ -68,6 +68,7 @@ const fixtureRun = "run-fx"
 //	write ACTOR LABEL,... at=MS [commit=D,...] [swap=I,J] [view=ACTOR]
 //	fact ACTOR LABEL TYPE of=LABEL at=MS [commit=D]
 //	fail ACTOR LABEL at=MS [commit=D]
+//	inflight ACTOR TYPE of=LABEL at=MS[-MS] [err=CLASS]
 //
 // Labels are event ids; under ulid they sort in key order as written, under
 // the positioned schemes an event's seq is its label's number (e03: 3).
@@ -79,7 +80,9 @@ const fixtureRun = "run-fx"
 // J first (a writer whose wake drew them in the other order); view=OTHER
 // derives from what OTHER has read instead (a writer with no load of its
 // own). fact writes a fact of the operation LABEL
-// created; fail writes run_failed.
+// created; fail writes run_failed; inflight records an append of a fact
+// of LABEL's operation that never committed: it started at the first MS
+// and returned at the second (with err's class), or not by the run's end.
 type fixture struct {
 	in     Input
 	events map[string]eventlog.Event
@@ -161,6 +164,8 @@ func (fx *fixture) item(f []string) error {
 		return fx.write(f[1], strings.Split(f[2], ","), kv(f[3:]))
 	case "fact":
 		return fx.fact(f[1], f[2], eventlog.Type(f[3]), kv(f[4:]))
+	case "inflight":
+		return fx.inflight(f[1], eventlog.Type(f[2]), kv(f[3:]))
 	case "fail":
 		a := kv(f[3:])
 		t, err := parseMS(a["at"])
@@ -336,6 +341,23 @@ func (fx *fixture) fact(actor, label string, typ eventlog.Type, a map[string]str
 		e.Payload, _ = json.Marshal(p)
 	}
 	fx.commit(actor, []eventlog.Event{e}, t, delay(a))
+	return nil
+}
+
+func (fx *fixture) inflight(actor string, typ eventlog.Type, a map[string]string) error {
+	start, end, err := span(a["at"])
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(a["at"], "-") {
+		end = time.Time{}
+	}
+	of, ok := fx.events[a["of"]]
+	if !ok {
+		return fmt.Errorf("inflight of %q, which is not written", a["of"])
+	}
+	fx.in.Ops = append(fx.in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: actor, RunID: fixtureRun, Start: start, End: end,
+		Err: a["err"], ErrText: a["err"], Wrote: []worlds.OpEvent{{Type: typ, CorrelationID: of.CorrelationID}}})
 	return nil
 }
 

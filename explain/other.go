@@ -227,14 +227,14 @@ func (r *run) stuck(ex *Explanation) {
 		ex.Class = Slow
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: its last commit was %s before its end (quiet period %s), so it was not blocked",
 			ms(r.in.Ended.Sub(last)), quiet))
-		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
+		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
 		return
 	}
 	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
 		ex.Class = Slow
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, from %s to %s, so it was not blocked",
-			appendName(op), quiet, clock(op.Start), clock(op.End)))
-		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
+			appendName(op), quiet, appendSpan(op)))
+		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
 		return
 	}
 	ex.Class = BlockedBranch
@@ -255,34 +255,56 @@ func orNobody(actor string) string {
 }
 
 // slowestAppend is the append (plain or fenced) of ops that took longest
-// from its start to its return.
-func slowestAppend(ops []worlds.Op) (worlds.Op, bool) {
-	return longestAppend(ops, func(worlds.Op) bool { return true })
+// from its start to its return; one that had not returned by the run's
+// end counts until then.
+func slowestAppend(ops []worlds.Op, ended time.Time) (worlds.Op, bool) {
+	return longestAppend(ops, ended, func(worlds.Op) bool { return true })
 }
 
 // longestAppend is the longest append (plain or fenced) of ops that keep
-// accepts.
-func longestAppend(ops []worlds.Op, keep func(worlds.Op) bool) (worlds.Op, bool) {
+// accepts; one that had not returned counts until ended.
+func longestAppend(ops []worlds.Op, ended time.Time, keep func(worlds.Op) bool) (worlds.Op, bool) {
 	var best worlds.Op
 	found := false
+	took := func(op worlds.Op) time.Duration {
+		if op.End.IsZero() {
+			return ended.Sub(op.Start)
+		}
+		return op.End.Sub(op.Start)
+	}
 	for _, op := range ops {
 		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced || !keep(op) {
 			continue
 		}
-		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
+		if !found || took(op) > took(best) {
 			best, found = op, true
 		}
 	}
 	return best, found
 }
 
+// appendSpan says when an append started and returned, or that it had not
+// returned.
+func appendSpan(op worlds.Op) string {
+	if op.End.IsZero() {
+		return fmt.Sprintf("from %s, not returned by the run's end", clock(op.Start))
+	}
+	return fmt.Sprintf("from %s to %s", clock(op.Start), clock(op.End))
+}
+
 // slowEvidence adds what a slow run was doing: how many operations were
 // pending (the first of them) and its slowest append.
-func slowEvidence(ex *Explanation, ops []worlds.Op, pending int, first string) {
+func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, pending int, first string) {
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(pending, "operation"), first))
-	if op, ok := slowestAppend(ops); ok {
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, from %s to %s",
-			ms(op.End.Sub(op.Start)), appendName(op), clock(op.Start), clock(op.End)))
+	op, ok := slowestAppend(ops, ended)
+	switch {
+	case !ok:
+	case op.End.IsZero():
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took over %s: %s, %s",
+			ms(ended.Sub(op.Start)), appendName(op), appendSpan(op)))
+	default:
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, %s",
+			ms(op.End.Sub(op.Start)), appendName(op), appendSpan(op)))
 	}
 }
 
@@ -299,7 +321,7 @@ func appendName(op worlds.Op) string {
 // after it (or never, by end): a write the run was still waiting on
 // through the window [from, end].
 func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
-	return longestAppend(ops, func(op worlds.Op) bool {
+	return longestAppend(ops, end, func(op worlds.Op) bool {
 		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from)) && op.Start.Before(end)
 	})
 }
