@@ -62,6 +62,7 @@ const fixtureRun = "run-fx"
 //
 //	scheme ulid|seq|sequence|slot      ids positional|callsite      wake ordered|engine
 //	outcome NAME                        detail TEXT                    ended MS
+//	quiet MS                            steps NAME=MS,...
 //	start LABEL at=MS                   the starter writes run_created
 //	list ACTOR after=LABEL|- at=MS[-MS] [more] read=LABEL,...|-
 //	listerr ACTOR after=LABEL|- at=MS err=hole|gap [slot=N above=M]
@@ -80,7 +81,8 @@ const fixtureRun = "run-fx"
 // J first (a writer whose wake drew them in the other order); view=OTHER
 // derives from what OTHER has read instead (a writer with no load of its
 // own). fact writes a fact of the operation LABEL
-// created; fail writes run_failed; inflight records an append of a fact
+// created; fail writes run_failed; steps gives each named step a
+// function whose work lasts MS (how long a started step works); inflight records an append of a fact
 // of LABEL's operation that never committed: it started at the first MS
 // and returned at the second (with err's class), or not by the run's end.
 type fixture struct {
@@ -150,6 +152,12 @@ func (fx *fixture) item(f []string) error {
 		t, err := parseMS(f[1])
 		fx.in.Ended = at(t)
 		return err
+	case "quiet":
+		t, err := parseMS(f[1])
+		fx.in.Quiet = time.Duration(t) * time.Millisecond
+		return err
+	case "steps":
+		return fx.steps(f[1])
 	case "start":
 		t, err := parseMS(kv(f[2:])["at"])
 		if err != nil {
@@ -298,7 +306,7 @@ func (fx *fixture) write(actor string, labels []string, a map[string]string) err
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	out := engine.Replay(pair, fixtureRun, log, fx.in.IDs, fx.in.Wake, refTime)
+	out := engine.Replay(pair, fixtureRun, log, fx.in.IDs, fx.in.Wake, at(t))
 	if out.Divergence != nil {
 		return fmt.Errorf("%s's view diverges: %v", actor, out.Divergence)
 	}
@@ -341,6 +349,21 @@ func (fx *fixture) fact(actor, label string, typ eventlog.Type, a map[string]str
 		e.Payload, _ = json.Marshal(p)
 	}
 	fx.commit(actor, []eventlog.Event{e}, t, delay(a))
+	return nil
+}
+
+func (fx *fixture) steps(list string) error {
+	fx.in.Steps = map[string]engine.StepFunc{}
+	for _, s := range strings.Split(list, ",") {
+		name, v, _ := strings.Cut(s, "=")
+		t, err := parseMS(v)
+		if err != nil {
+			return err
+		}
+		fx.in.Steps[name] = func(json.RawMessage) (engine.StepOutcome, error) {
+			return engine.StepOutcome{Result: "ok", Took: time.Duration(t) * time.Millisecond}, nil
+		}
+	}
 	return nil
 }
 

@@ -26,7 +26,14 @@ type Env struct {
 	// MaxFactDelay is the longest mint-to-commit window of a fact under the
 	// storm's latency profile; the control keeps its hook clear of it.
 	MaxFactDelay time.Duration
+	// Rounds is the number of rounds of the round-based scenarios
+	// (step-storm, hook-storm, blocked-branch); 0 is DefaultRounds.
+	Rounds int
 }
+
+// DefaultRounds is the round-based scenarios' rounds in the engine team's
+// harness: 6 rounds of 8 branches.
+const DefaultRounds = 6
 
 // Dur scales d by the environment's time scale.
 func (e Env) Dur(d time.Duration) time.Duration { return time.Duration(float64(d) * e.Scale) }

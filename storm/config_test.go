@@ -26,6 +26,7 @@ var defaults = storm.Config{
 	Concurrency:  20,
 	RunsInFlight: 0, // DefaultRunsInFlight, or the worlds' own
 	TimeScale:    1,
+	Rounds:       6,
 	Latency:      "seed",
 	Timeout:      240 * time.Second,
 	PageSize:     0, // each world's own
@@ -34,7 +35,7 @@ var defaults = storm.Config{
 func TestConfigDefaults(t *testing.T) {
 	full := storm.Config{
 		Worlds: []string{"w"}, Scenarios: []string{"s"}, Conditions: []string{"c"},
-		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Latency: "none",
+		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Rounds: 2, Latency: "none",
 		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true,
 	}
 	with := func(edit func(c *storm.Config)) storm.Config {
@@ -103,6 +104,8 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"time scale zero", func(_ *testing.T, c *storm.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
 		{"time scale negative", func(_ *testing.T, c *storm.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
 		{"time scale too big", func(_ *testing.T, c *storm.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
+		{"rounds negative", func(_ *testing.T, c *storm.Config) { c.Rounds = -1 }, []string{"--rounds", "[1, 64]", "-1"}},
+		{"rounds too many", func(_ *testing.T, c *storm.Config) { c.Rounds = 65 }, []string{"--rounds", "65"}},
 		{"timeout", func(_ *testing.T, c *storm.Config) { c.Timeout = 0 }, []string{"--timeout"}},
 		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = -1 }, []string{"--page-size"}},
 		{"latency", func(_ *testing.T, c *storm.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},

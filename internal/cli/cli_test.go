@@ -160,6 +160,7 @@ func TestUsageErrors(t *testing.T) {
 		{"timeout zero", []string{"storm", "--timeout", "0s", "--out", "{out}"}, nil, []string{"--timeout"}},
 		{"time scale zero", []string{"storm", "--time-scale", "0", "--out", "{out}"}, nil, []string{"--time-scale"}},
 		{"time scale too big", []string{"storm", "--time-scale", "1000", "--out", "{out}"}, nil, []string{"--time-scale", "1000"}},
+		{"rounds zero", []string{"storm", "--rounds", "0", "--out", "{out}"}, nil, []string{"--rounds", "[1, 64]", "0"}},
 		{"latency", []string{"storm", "--latency", "weird", "--out", "{out}"}, nil, []string{"--latency", `"weird"`, "seed", "none", "fixed:"}},
 		{"format", []string{"storm", "--format", "xml", "--out", "{out}"}, nil, []string{"--format", `"xml"`, "table", "markdown", "json"}},
 		{"out under a file", []string{"storm", "--out", "{out}"}, underFile, []string{"--out"}},
