@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
@@ -46,6 +47,28 @@ func runWith(ctx context.Context, edit func(*cli.Factory), args ...string) (code
 	root.SetArgs(args)
 	code = cli.ExitCode(cli.Execute(ctx, root), errOut)
 	return code, out.String(), errOut.String()
+}
+
+// parseOptions runs the command newCmd builds with args and a runF that
+// captures the parsed options instead of running the command.
+func parseOptions[O any](t *testing.T, newCmd func(*cli.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
+	f, _, _ := testFactory()
+	var got *O
+	cmd := newCmd(f, func(_ context.Context, o *O) error {
+		got = o
+		return nil
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("%s %v: %v", cmd.Name(), args, err)
+	}
+	if got == nil {
+		t.Fatal("runF was not called")
+	}
+	return got
 }
 
 func presetNames() []string {

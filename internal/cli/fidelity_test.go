@@ -158,19 +158,7 @@ func TestFidelityRefusesAmbiguousCells(t *testing.T) {
 }
 
 func TestFidelityFlags(t *testing.T) {
-	f, _, _ := testFactory()
-	var got *cli.FidelityOptions
-	cmd := cli.NewCmdFidelity(f, func(_ context.Context, o *cli.FidelityOptions) error {
-		got = o
-		return nil
-	})
-	cmd.SetArgs(nil)
-	if err := cmd.ExecuteContext(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got == nil {
-		t.Fatal("runF was not called")
-	}
+	got := parseOptions(t, cli.NewCmdFidelity)
 	if !reflect.DeepEqual(got.Worlds, []string{"local", "postgres"}) || got.WorldsGiven || got.Runs != 24 || got.VercelRuns != cli.DefaultVercelRuns ||
 		got.TimeScale != 1 || got.Timeout != 240*time.Second || got.RunsInFlight != 0 || got.Out != "" || got.Format != "table" || got.From != nil {
 		t.Errorf("defaults = %+v", got)

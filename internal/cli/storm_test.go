@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,28 +17,6 @@ import (
 	"github.com/stormctl/stormctl/storm"
 	"go.uber.org/goleak"
 )
-
-// parseStorm runs `stormctl storm args...` with a runF that captures the
-// parsed options instead of storming.
-func parseStorm(t *testing.T, args ...string) *cli.StormOptions {
-	t.Helper()
-	f, _, _ := testFactory()
-	var got *cli.StormOptions
-	cmd := cli.NewCmdStorm(f, func(_ context.Context, o *cli.StormOptions) error {
-		got = o
-		return nil
-	})
-	cmd.SetArgs(args)
-	cmd.SetOut(f.IO.Out)
-	cmd.SetErr(f.IO.ErrOut)
-	if err := cmd.ExecuteContext(t.Context()); err != nil {
-		t.Fatalf("storm %v: %v", args, err)
-	}
-	if got == nil {
-		t.Fatal("runF was not called")
-	}
-	return got
-}
 
 func TestStormFlags(t *testing.T) {
 	// The flags' defaults are Config.Defaults (--out aside: it is chosen at
@@ -101,7 +78,7 @@ func TestStormFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := parseStorm(t, tc.args...)
+			o := parseOptions(t, cli.NewCmdStorm, tc.args...)
 			if !reflect.DeepEqual(o.Config, tc.want) {
 				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, tc.want)
 			}
