@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/fuzzbytes"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -333,14 +334,8 @@ func TestRunFindingsAdd(t *testing.T) {
 // Every byte is used as drawn, so the fuzzer reaches odd shapes (cursors
 // that go back, pages that repeat ids, ops of unknown actors).
 func fuzzInput(scheme byte, data []byte) RunInput {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	draw := fuzzbytes.New(data)
+	next := draw.Int
 	in := RunInput{Scheme: eventlog.Schemes()[int(scheme)%len(eventlog.Schemes())]}
 	nEvents := next() % 12
 	for range nEvents {
@@ -357,7 +352,7 @@ func fuzzInput(scheme byte, data []byte) RunInput {
 		}
 		return in.Final[next()%len(in.Final)]
 	}
-	for len(data) > 0 {
+	for draw.Len() > 0 {
 		switch kind := next() % 3; kind {
 		case 0, 1:
 			op := worlds.Op{Kind: worlds.OpList, Actor: actors[next()%len(actors)], Start: at(next())}
