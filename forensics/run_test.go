@@ -15,6 +15,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/fuzzbytes"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -45,14 +46,8 @@ func parseFixture(text string) (fixture, error) {
 	var fx fixture
 	byID := map[string]eventlog.Event{}
 	sawWant := false
-	for n, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
+	for _, l := range texttest.Lines(text) {
+		f := l.Words
 		var err error
 		switch f[0] {
 		case "scheme":
@@ -87,7 +82,7 @@ func parseFixture(text string) (fixture, error) {
 			err = fmt.Errorf("unknown item %q", f[0])
 		}
 		if err != nil {
-			return fx, fmt.Errorf("line %d: %w", n+1, err)
+			return fx, fmt.Errorf("line %d: %w", l.N, err)
 		}
 	}
 	if fx.in.Scheme == "" || !sawWant {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports"
 	"go.uber.org/goleak"
 )
@@ -97,14 +98,7 @@ func TestFidelityFrom(t *testing.T) {
 			if stderr != "" {
 				t.Errorf("stderr = %q, want nothing", stderr)
 			}
-			at := 0
-			for _, w := range tc.want {
-				i := strings.Index(stdout[at:], w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q after byte %d:\n%s", w, at, stdout)
-				}
-				at += i + len(w)
-			}
+			texttest.InOrder(t, "stdout", stdout, tc.want)
 			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			if last := strings.TrimPrefix(lines[len(lines)-1], "**"); !strings.HasPrefix(last, "fidelity: ") {
 				t.Errorf("the last line is not the fidelity line:\n%s", stdout)

@@ -1,7 +1,6 @@
 package stats_test
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports/stats"
 )
 
@@ -17,22 +17,13 @@ import (
 // # comments, and returns each row's fields with its line number.
 func fixtureRows(t *testing.T, name string) (rows [][]string, lines []int) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		l := strings.TrimSpace(sc.Text())
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		rows = append(rows, strings.Fields(l))
-		lines = append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, l := range texttest.Lines(string(b)) {
+		rows = append(rows, l.Words)
+		lines = append(lines, l.N)
 	}
 	if len(rows) == 0 {
 		t.Fatalf("%s has no rows", name)
