@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports"
 	"go.uber.org/goleak"
@@ -129,7 +130,7 @@ func TestFidelityFromJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &printed); err != nil {
 		t.Fatalf("stdout is not a fidelity report: %v\n%s", err, stdout)
 	}
-	readJSON(t, filepath.Join(out, cli.FidelityFile), &written)
+	filetest.ReadJSON(t, filepath.Join(out, cli.FidelityFile), &written)
 	if !reflect.DeepEqual(printed, written) {
 		t.Errorf("stdout and %s differ:\n%+v\n%+v", cli.FidelityFile, printed, written)
 	}
@@ -180,12 +181,12 @@ func TestFidelityInterrupted(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	var rep fidelity.Report
-	readJSON(t, filepath.Join(out, cli.FidelityFile), &rep)
+	filetest.ReadJSON(t, filepath.Join(out, cli.FidelityFile), &rep)
 	if !rep.Interrupted || rep.Unknown != 12 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
 		t.Errorf("%s = %+v", cli.FidelityFile, rep)
 	}
 	var meta struct{ Cells []reports.CellKey }
-	readJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
+	filetest.ReadJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
 	byName := func(a, b reports.CellKey) int { return strings.Compare(a.String(), b.String()) }
 	want := fidelity.CellsFor("local")
 	slices.SortFunc(meta.Cells, byName)

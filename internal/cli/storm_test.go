@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"go.uber.org/goleak"
@@ -173,12 +174,12 @@ func TestStormEndToEnd(t *testing.T) {
 		t.Errorf("%s has %d lines, want 1", reports.FileRuns, n)
 	}
 	var onDisk reports.Summary
-	readJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
+	filetest.ReadJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
 	if !reflect.DeepEqual(onDisk.Cells, sum.Cells) {
 		t.Errorf("%s cells differ from stdout:\n%+v\n%+v", reports.FileSummary, onDisk.Cells, sum.Cells)
 	}
 	var meta storm.StormMeta
-	readJSON(t, filepath.Join(out, reports.FileStorm), &meta)
+	filetest.ReadJSON(t, filepath.Join(out, reports.FileStorm), &meta)
 	if meta.Version != testVersion || meta.Config.Runs != 1 || meta.Config.TimeScale != 0.1 {
 		t.Errorf("%s = %+v", reports.FileStorm, meta)
 	}
@@ -201,15 +202,4 @@ func countLines(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
