@@ -14,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -94,16 +95,9 @@ type fixture struct {
 func parseFixture(text string) (Input, error) {
 	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, IDs: engine.IDsPositional, Wake: engine.WakeOrdered},
 		events: map[string]eventlog.Event{}, views: map[string][]string{}}
-	for n, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if err := fx.item(f); err != nil {
-			return Input{}, fmt.Errorf("line %d: %w", n+1, err)
+	for _, l := range texttest.Lines(text) {
+		if err := fx.item(l.Words); err != nil {
+			return Input{}, fmt.Errorf("line %d: %w", l.N, err)
 		}
 	}
 	if fx.in.Scheme == "" || fx.in.Outcome == "" {

@@ -163,15 +163,3 @@ func await[T any](c *engine.Ctx, f *engine.Future) (T, error) {
 	err := c.AwaitInto(f, &v)
 	return v, err
 }
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(max(d, 0))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

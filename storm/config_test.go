@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -138,14 +139,8 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},
 		{"condition twice", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main", " main"} }, []string{"--condition", `"main"`, "twice"}},
-		{"out under a file", func(t *testing.T, c *storm.Config) {
-			file := filepath.Join(t.TempDir(), "file")
-			if err := os.WriteFile(file, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c.Out = filepath.Join(file, "out")
-		}, []string{"--out"}},
-		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = readOnlyDir(t) }, []string{"--out", "not writable"}},
+		{"out under a file", func(t *testing.T, c *storm.Config) { c.Out = filetest.UnderFile(t) }, []string{"--out"}},
+		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = filetest.ReadOnlyDir(t) }, []string{"--out", "not writable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,22 +157,6 @@ func TestConfigValidateRejects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readOnlyDir returns a directory nobody may write to, or skips the test
-// when this process ignores directory permissions (root).
-func readOnlyDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
-	if f, err := os.CreateTemp(dir, "probe-*"); err == nil {
-		f.Close()
-		t.Skip("this process may write to a read-only directory (running as root?)")
-	}
-	return dir
 }
 
 func TestConfigValidatePlan(t *testing.T) {
