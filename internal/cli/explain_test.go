@@ -149,6 +149,43 @@ func TestExplainCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("forensics --reclassify replaces recorded classes", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "storm")
+		if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		// A storm whose classes an older build got wrong: every explained
+		// run recorded as "wake-order" (or "hole" where it is wake-order).
+		wrong := explain.WakeOrder
+		if bad.Class == wrong {
+			wrong = explain.Hole
+		}
+		var lines []string
+		for _, r := range runs {
+			if r.Class != "" {
+				r.Class = wrong
+			}
+			b, _ := json.Marshal(r)
+			lines = append(lines, string(b))
+		}
+		writeFile(t, filepath.Join(d, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
+		// Without the flag the recorded classes stand.
+		if code, stdout, stderr := run(t.Context(), "forensics", d); code != cli.ExitOK || !strings.Contains(stdout, wrong) {
+			t.Fatalf("exit %d, stderr %q; stdout lacks the recorded %s:\n%s", code, stderr, wrong, stdout)
+		}
+		code, stdout, stderr := run(t.Context(), "forensics", d, "--reclassify")
+		if code != cli.ExitOK || !strings.Contains(stderr, wrong+" -> "+bad.Class) || strings.Contains(stdout, wrong) {
+			t.Fatalf("exit %d, stderr %q (want a %s -> %s change); stdout:\n%s", code, stderr, wrong, bad.Class, stdout)
+		}
+		var sum reports.Summary
+		if err := json.Unmarshal(readFile(t, filepath.Join(d, reports.FileSummary)), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if c := sum.Cells[0]; c.Classes[wrong] != 0 || c.Classes[bad.Class] == 0 {
+			t.Errorf("summary.json classes %v after --reclassify, want %s and no %s", c.Classes, bad.Class, wrong)
+		}
+	})
+
 	broken := func(t *testing.T, damage func(dir string)) string {
 		t.Helper()
 		d := filepath.Join(t.TempDir(), "storm")

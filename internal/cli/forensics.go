@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +27,9 @@ type ForensicsOptions struct {
 	Format Format
 	// Pairs bounds the type-pair rows printed per cell in table format.
 	Pairs int
+	// Reclassify computes every run's class again with this build's
+	// explainer, replacing the classes an older build recorded.
+	Reclassify bool
 	// Attach mode: read an existing Workflow DevKit world-postgres database.
 	PGURL  string
 	Schema string
@@ -45,7 +49,10 @@ types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
 (gaps, duplicates). Each run is read by its condition's scheme, as the
 storm's storm.json records it. Nothing is re-run; a newer checker can
-analyse an old storm.
+analyse an old storm. Runs recorded without a root-cause class get one;
+--reclassify computes every run's class again with this build's explainer
+(a class an older build recorded is replaced in summary.json, summary.md
+and the counts, and stderr says how many changed).
 
 With --pg-url it attaches to an existing Workflow DevKit world-postgres
 database instead and reads <schema>.workflow_events in a READ ONLY
@@ -61,6 +68,8 @@ track_commit_timestamp was off have no commit time: they are counted, never
 guessed.`,
 		Example: `  stormctl forensics storms/20261202-141100
   stormctl forensics storms/20261202-141100 --format json | jq '.cells[0].pairs[:3]'
+  # classes as this build's explainer sees them
+  stormctl forensics storms/20261202-141100 --reclassify
   # an application's own database, read-only
   stormctl forensics --pg-url postgres://app@db:5432/app --schema workflow --since 2026-07-29T00:00:00Z
   stormctl forensics --pg-url "$DATABASE_URL" --run wrun_01J... --format json`,
@@ -85,6 +94,7 @@ guessed.`,
 	}
 	addFormatFlag(cmd, &opts.Format, nil)
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
+	cmd.Flags().BoolVar(&opts.Reclassify, "reclassify", false, "compute every run's root-cause class again with this build's explainer, replacing recorded ones")
 	addPGURLFlag(cmd.Flags(), &opts.PGURL, "attach to an existing world-postgres database (read-only)")
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
@@ -139,7 +149,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		return &UsageError{Err: err}
 	}
 	tally := reports.NewTally(reports.NewSummary(nil))
-	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}}
+	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}, reclassify: opts.Reclassify}
 	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -164,6 +174,9 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		var order forensics.CommitOrder
 		rec.Findings, order = forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
 		tally.Add(rec, order, forensics.CommitEvents(final, ops, storeTimes))
+	}
+	if opts.Reclassify {
+		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
 	}
 	if cls.computed > 0 {
 		if err := cls.store(runs); err != nil {
@@ -290,11 +303,16 @@ type classifier struct {
 	meta     *storm.StormMeta
 	counts   map[reports.CellKey]map[string]int
 	computed int
+	// reclassify replaces recorded classes; changed counts each
+	// "old -> new" change it made.
+	reclassify bool
+	changed    map[string]int
 }
 
-// classify sets r.Class when r's outcome gets one and it has none.
+// classify sets r.Class when r's outcome gets one and it has none (or
+// always, reclassifying).
 func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []worlds.Op) error {
-	if c.meta == nil || r.Class != "" || !explain.Explains(string(r.Outcome)) {
+	if c.meta == nil || !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
 		return nil
 	}
 	in, err := storedInput(c.meta, *r, final, ops)
@@ -302,7 +320,13 @@ func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops 
 		return err
 	}
 	ex := explain.Classify(in)
-	r.Class = ex.Class
+	if r.Class != "" && r.Class != ex.Class {
+		if c.changed == nil {
+			c.changed = map[string]int{}
+		}
+		c.changed[r.Class+" -> "+ex.Class]++
+	}
+	r.Class, r.Timeline = ex.Class, ""
 	c.computed++
 	k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
 	if c.counts[k] == nil {
@@ -317,6 +341,18 @@ func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops 
 		r.Timeline = path
 	}
 	return nil
+}
+
+// changeLine says which recorded classes reclassifying changed.
+func (c *classifier) changeLine() string {
+	if len(c.changed) == 0 {
+		return "no recorded class changed"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c.changed)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c.changed[k], k))
+	}
+	return "changed " + strings.Join(parts, ", ")
 }
 
 // store writes the computed classes and timeline links into summary.json
