@@ -86,6 +86,10 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
   # a quick look: fewer runs, everything twice as fast
   stormctl storm --runs 4 --time-scale 0.5
 
+  # longer runs: 8 rounds instead of the harness's 6 (about 1,000 events
+  # a blocked-branch run)
+  stormctl storm --scenario blocked-branch --rounds 8 --runs 2
+
   # override one knob of a preset (reported under this exact text)
   stormctl storm --condition seq,seq/wake=ordered,main/ids=callsite
 
