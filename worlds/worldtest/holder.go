@@ -10,12 +10,6 @@ import (
 	"github.com/stormctl/stormctl/worlds"
 )
 
-// Watchdog bounds how long a test waits for something that must happen (a
-// write entering its window, a held window ending). Running out of it fails
-// the test as hung: it is a liveness check, never a speed one, and is far
-// above anything a loaded machine needs.
-const Watchdog = 90 * time.Second
-
 // Holder is a latency profile that holds chosen writes in their
 // mint-to-commit window until the test lets them go (a worlds.WindowHolder),
 // so that a test observes what is true while a write is in its window
