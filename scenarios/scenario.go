@@ -26,10 +26,23 @@ type Env struct {
 	// MaxFactDelay is the longest mint-to-commit window of a fact under the
 	// storm's latency profile; the control keeps its hook clear of it.
 	MaxFactDelay time.Duration
+	// Sleep is how a driver waits d before its next event, returning ctx's
+	// error when ctx ends first (nil: a timer). A test sets it to see the
+	// waits a driver asks for, in order with what the driver sends,
+	// without spending them.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Dur scales d by the environment's time scale.
 func (e Env) Dur(d time.Duration) time.Duration { return time.Duration(float64(d) * e.Scale) }
+
+// sleep waits d through Sleep, or a timer when it is nil.
+func (e Env) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	return sleepCtx(ctx, d)
+}
 
 // Hooks is what a driver may do to a run: read its log and resume hooks.
 type Hooks interface {
