@@ -14,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -62,12 +63,14 @@ const fixtureRun = "run-fx"
 //
 //	scheme ulid|seq|sequence|slot      ids positional|callsite      wake ordered|engine
 //	outcome NAME                        detail TEXT                    ended MS
+//	quiet MS                            steps NAME=MS,...
 //	start LABEL at=MS                   the starter writes run_created
 //	list ACTOR after=LABEL|- at=MS[-MS] [more] read=LABEL,...|-
 //	listerr ACTOR after=LABEL|- at=MS err=hole|gap [slot=N above=M]
 //	write ACTOR LABEL,... at=MS [commit=D,...] [swap=I,J] [view=ACTOR]
 //	fact ACTOR LABEL TYPE of=LABEL at=MS [commit=D]
 //	fail ACTOR LABEL at=MS [commit=D]
+//	inflight ACTOR TYPE of=LABEL at=MS[-MS] [err=CLASS]
 //
 // Labels are event ids; under ulid they sort in key order as written, under
 // the positioned schemes an event's seq is its label's number (e03: 3).
@@ -79,7 +82,10 @@ const fixtureRun = "run-fx"
 // J first (a writer whose wake drew them in the other order); view=OTHER
 // derives from what OTHER has read instead (a writer with no load of its
 // own). fact writes a fact of the operation LABEL
-// created; fail writes run_failed.
+// created; fail writes run_failed; steps gives each named step a
+// function whose work lasts MS (how long a started step works); inflight records an append of a fact
+// of LABEL's operation that never committed: it started at the first MS
+// and returned at the second (with err's class), or not by the run's end.
 type fixture struct {
 	in     Input
 	events map[string]eventlog.Event
@@ -89,16 +95,9 @@ type fixture struct {
 func parseFixture(text string) (Input, error) {
 	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, IDs: engine.IDsPositional, Wake: engine.WakeOrdered},
 		events: map[string]eventlog.Event{}, views: map[string][]string{}}
-	for n, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if err := fx.item(f); err != nil {
-			return Input{}, fmt.Errorf("line %d: %w", n+1, err)
+	for _, l := range texttest.Lines(text) {
+		if err := fx.item(l.Words); err != nil {
+			return Input{}, fmt.Errorf("line %d: %w", l.N, err)
 		}
 	}
 	if fx.in.Scheme == "" || fx.in.Outcome == "" {
@@ -147,6 +146,12 @@ func (fx *fixture) item(f []string) error {
 		t, err := parseMS(f[1])
 		fx.in.Ended = at(t)
 		return err
+	case "quiet":
+		t, err := parseMS(f[1])
+		fx.in.Quiet = time.Duration(t) * time.Millisecond
+		return err
+	case "steps":
+		return fx.steps(f[1])
 	case "start":
 		t, err := parseMS(kv(f[2:])["at"])
 		if err != nil {
@@ -161,6 +166,8 @@ func (fx *fixture) item(f []string) error {
 		return fx.write(f[1], strings.Split(f[2], ","), kv(f[3:]))
 	case "fact":
 		return fx.fact(f[1], f[2], eventlog.Type(f[3]), kv(f[4:]))
+	case "inflight":
+		return fx.inflight(f[1], eventlog.Type(f[2]), kv(f[3:]))
 	case "fail":
 		a := kv(f[3:])
 		t, err := parseMS(a["at"])
@@ -293,7 +300,7 @@ func (fx *fixture) write(actor string, labels []string, a map[string]string) err
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	out := engine.Replay(pair, fixtureRun, log, fx.in.IDs, fx.in.Wake, refTime)
+	out := engine.Replay(pair, fixtureRun, log, fx.in.IDs, fx.in.Wake, at(t))
 	if out.Divergence != nil {
 		return fmt.Errorf("%s's view diverges: %v", actor, out.Divergence)
 	}
@@ -336,6 +343,38 @@ func (fx *fixture) fact(actor, label string, typ eventlog.Type, a map[string]str
 		e.Payload, _ = json.Marshal(p)
 	}
 	fx.commit(actor, []eventlog.Event{e}, t, delay(a))
+	return nil
+}
+
+func (fx *fixture) steps(list string) error {
+	fx.in.Steps = map[string]engine.StepFunc{}
+	for _, s := range strings.Split(list, ",") {
+		name, v, _ := strings.Cut(s, "=")
+		t, err := parseMS(v)
+		if err != nil {
+			return err
+		}
+		fx.in.Steps[name] = func(json.RawMessage) (engine.StepOutcome, error) {
+			return engine.StepOutcome{Result: "ok", Took: time.Duration(t) * time.Millisecond}, nil
+		}
+	}
+	return nil
+}
+
+func (fx *fixture) inflight(actor string, typ eventlog.Type, a map[string]string) error {
+	start, end, err := span(a["at"])
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(a["at"], "-") {
+		end = time.Time{}
+	}
+	of, ok := fx.events[a["of"]]
+	if !ok {
+		return fmt.Errorf("inflight of %q, which is not written", a["of"])
+	}
+	fx.in.Ops = append(fx.in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: actor, RunID: fixtureRun, Start: start, End: end,
+		Err: a["err"], ErrText: a["err"], Wrote: []worlds.OpEvent{{Type: typ, CorrelationID: of.CorrelationID}}})
 	return nil
 }
 

@@ -24,12 +24,16 @@
 //     committed one (the hole outcome), or the final log still has one.
 //   - density: a positioned log's load met a gap (the gap outcome).
 //   - blocked-branch: a stuck run whose final log holds an operation
-//     created and never completed, and no write for a quiet period.
+//     created and never completed that was due to advance (a step never
+//     started, a started step whose work, by the scenario's step function,
+//     was over, a wait whose timer was due) a quiet period before the
+//     run's end, and no write for that quiet period.
 //   - slow: a stuck run that was still writing when it timed out (a commit
 //     within the quiet period before its end, or an append in flight
-//     through it): the run was progressing
-//     too slowly for the timeout, not blocked; the evidence names its
-//     slowest append.
+//     through it), or whose pending operations were none of them due (a
+//     step still working, a timer not yet due, hooks waiting on their
+//     senders): the timeout cut a run in progress, not a blocked one; the
+//     evidence names its slowest append or what each operation awaited.
 //   - unknown: none of the above could be shown; the explanation says what
 //     evidence was missing.
 //

@@ -80,6 +80,13 @@ type Input struct {
 	// (DefaultQuiet when zero).
 	Ended time.Time
 	Quiet time.Duration
+	// Steps are the scenario's step functions and TimerTick the unit the
+	// runtime rounds wait wake-ups up to (a second when zero): with them a
+	// stuck run's pending operations get the time they were due (a started
+	// step's end, a wait's wake-up), so one cut by the timeout while a step
+	// still worked or a timer was not yet due is not called blocked.
+	Steps     map[string]engine.StepFunc
+	TimerTick time.Duration
 }
 
 // Event is an event of the final log as an explanation names it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/fuzzbytes"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -15,14 +16,7 @@ import (
 // positions and times out of any order, and a history of pages whose
 // cursors, counts and hashes need not agree with anything.
 func fuzzInput(data []byte) Input {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	next := fuzzbytes.New(data).Int
 	schemes := eventlog.Schemes()
 	outcomes := []string{outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck, "completed"}
 	in := Input{RunID: fixtureRun, Program: pair, Scheme: schemes[next()%len(schemes)], Outcome: outcomes[next()%len(outcomes)],

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -169,45 +170,29 @@ func (r *run) density(ex *Explanation) {
 	ex.MissingEvidence = append(ex.MissingEvidence, "the empty position could not be placed from the commit times")
 }
 
+// pending is an operation a stuck run's final log created and never
+// completed: where it stands, what it is, and when it was due to advance
+// (zero: never, on its own: a hook waits on its sender).
+type pending struct {
+	at   int
+	what string
+	due  time.Time
+	// why says how due was found.
+	why string
+	// idle is a hook that has received nothing.
+	idle bool
+}
+
 // stuck explains a run with no terminal event: a blocked branch when an
-// operation was created and never completed and nothing was written for
-// the quiet period before the run's end.
+// operation was due to advance and never did and nothing was written for
+// the quiet period before the run's end; slow when the run was still
+// writing or nothing pending was due yet.
 func (r *run) stuck(ex *Explanation) {
 	quiet := r.in.Quiet
 	if quiet <= 0 {
 		quiet = DefaultQuiet
 	}
-	type pending struct {
-		at   int
-		what string
-	}
-	var open []pending
-	done := map[string]bool{}
-	for _, e := range r.ordered {
-		switch e.Type {
-		case eventlog.StepCompleted, eventlog.StepFailed, eventlog.WaitCompleted, eventlog.HookDisposed:
-			done[e.CorrelationID] = true
-		}
-	}
-	received := map[string]int{}
-	for _, e := range r.ordered {
-		if e.Type == eventlog.HookReceived {
-			received[e.CorrelationID]++
-		}
-	}
-	for i, e := range r.ordered {
-		if done[e.CorrelationID] {
-			continue
-		}
-		switch e.Type {
-		case eventlog.StepCreated:
-			open = append(open, pending{i, fmt.Sprintf("step %q (%s) was created and never completed", stepName(e), e.CorrelationID)})
-		case eventlog.WaitCreated:
-			open = append(open, pending{i, fmt.Sprintf("wait %s was created and never completed", e.CorrelationID)})
-		case eventlog.HookCreated:
-			open = append(open, pending{i, fmt.Sprintf("hook %s (token %q) was created, received %d payloads and was never disposed", e.CorrelationID, e.Token, received[e.CorrelationID])})
-		}
-	}
+	open := r.pending()
 	var last time.Time
 	for _, c := range r.commit {
 		if c.After(last) {
@@ -227,24 +212,159 @@ func (r *run) stuck(ex *Explanation) {
 		ex.Class = Slow
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: its last commit was %s before its end (quiet period %s), so it was not blocked",
 			ms(r.in.Ended.Sub(last)), quiet))
-		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
+		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
 		return
 	}
 	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
 		ex.Class = Slow
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, from %s to %s, so it was not blocked",
-			appendName(op), quiet, clock(op.Start), clock(op.End)))
-		slowEvidence(ex, r.in.Ops, len(open), open[0].what)
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
+			appendName(op), quiet, appendSpan(op)))
+		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
+		return
+	}
+	cut := r.in.Ended.Add(-quiet)
+	var blocked []pending
+	for _, p := range open {
+		if !p.due.IsZero() && p.due.Before(cut) {
+			blocked = append(blocked, p)
+		}
+	}
+	if len(blocked) == 0 {
+		ex.Class = Slow
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing pending was due by %s before the run's end (quiet period): the timeout cut work in progress, so it was not blocked", quiet))
+		ex.Evidence = append(ex.Evidence, pendingEvidence(open)...)
 		return
 	}
 	ex.Class = BlockedBranch
-	ev := r.event(open[0].at)
+	ev := r.event(blocked[0].at)
 	ex.Offending = &ev
-	ex.Evidence = append(ex.Evidence, open[0].what)
-	if len(open) > 1 {
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%d more operations pending", len(open)-1))
+	ex.Evidence = append(ex.Evidence, blocked[0].what+"; "+blocked[0].why)
+	if len(blocked) > 1 {
+		ex.Evidence = append(ex.Evidence, plural(len(blocked)-1, "more operation")+" overdue")
+	}
+	if n := len(open) - len(blocked); n > 0 {
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s pending and not yet due", plural(n, "more operation")))
 	}
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s)", ms(r.in.Ended.Sub(last)), clock(last)))
+}
+
+// pendingEvidence says what each pending operation was waiting for, the
+// ones with a due time first (soonest first), hooks that had received
+// nothing folded into one line.
+func pendingEvidence(open []pending) []string {
+	timed := slices.Clone(open)
+	timed = slices.DeleteFunc(timed, func(p pending) bool { return p.due.IsZero() })
+	slices.SortStableFunc(timed, func(a, b pending) int { return a.due.Compare(b.due) })
+	var out []string
+	for _, p := range timed {
+		out = append(out, p.what+"; "+p.why)
+	}
+	var idle int
+	for _, p := range open {
+		switch {
+		case !p.due.IsZero():
+		case p.idle:
+			idle++
+		default:
+			out = append(out, p.what+"; "+p.why)
+		}
+	}
+	if idle > 0 {
+		out = append(out, plural(idle, "hook")+" created and not yet resumed: waiting on their senders")
+	}
+	return out
+}
+
+// pending lists the operations the final log created and never completed,
+// in log order, each with when it was due to advance.
+func (r *run) pending() []pending {
+	done := map[string]bool{}
+	started := map[string]time.Time{}
+	received := map[string]int{}
+	for _, e := range r.ordered {
+		switch e.Type {
+		case eventlog.StepCompleted, eventlog.StepFailed, eventlog.WaitCompleted, eventlog.HookDisposed:
+			done[e.CorrelationID] = true
+		case eventlog.StepStarted:
+			if _, ok := started[e.CorrelationID]; !ok {
+				started[e.CorrelationID] = r.commit[e.ID]
+			}
+		case eventlog.HookReceived:
+			received[e.CorrelationID]++
+		}
+	}
+	var open []pending
+	for i, e := range r.ordered {
+		if done[e.CorrelationID] {
+			continue
+		}
+		switch e.Type {
+		case eventlog.StepCreated:
+			p := pending{at: i, what: fmt.Sprintf("step %q (%s) was created and never completed", stepName(e), e.CorrelationID)}
+			p.due, p.why = r.stepDue(e, started)
+			open = append(open, p)
+		case eventlog.WaitCreated:
+			p := pending{at: i, what: fmt.Sprintf("wait %s was created and never completed", e.CorrelationID)}
+			p.due, p.why = r.waitDue(e)
+			open = append(open, p)
+		case eventlog.HookCreated:
+			open = append(open, pending{at: i, what: fmt.Sprintf("hook %s (token %q) was created, received %d payloads and was never disposed", e.CorrelationID, e.Token, received[e.CorrelationID]),
+				why: "a hook waits on its sender", idle: received[e.CorrelationID] == 0})
+		}
+	}
+	return open
+}
+
+// stepDue is when a created step was due to complete: a step worker starts
+// it at once (due at its creation's commit when never started), and a
+// started one is due when its work, as the scenario's step function says
+// for its arguments, is over. A started step whose work is unknown is due
+// when it started.
+func (r *run) stepDue(created eventlog.Event, started map[string]time.Time) (time.Time, string) {
+	s, ok := started[created.CorrelationID]
+	if !ok {
+		c := r.commit[created.ID]
+		if c.IsZero() {
+			c = created.MintedAt
+		}
+		return c, "never started, although a step worker starts a step once its step_created commits (at " + clock(c) + ")"
+	}
+	var p struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	_ = json.Unmarshal(created.Payload, &p)
+	fn, ok := r.in.Steps[p.Name]
+	if !ok {
+		return s, "started at " + clock(s) + "; how long its work lasts is not known here"
+	}
+	out, err := fn(p.Args)
+	if err != nil {
+		return s, "started at " + clock(s) + " and fails at once"
+	}
+	due := s.Add(out.Took)
+	return due, fmt.Sprintf("started at %s, its work lasts %s: due to complete at %s", clock(s), ms(out.Took), clock(due))
+}
+
+// waitDue is when a wait's wake-up was due: its resumeAt rounded up to the
+// runtime's timer tick.
+func (r *run) waitDue(created eventlog.Event) (time.Time, string) {
+	var p struct {
+		ResumeAt time.Time `json:"resumeAt"`
+	}
+	if json.Unmarshal(created.Payload, &p) != nil || p.ResumeAt.IsZero() {
+		c := r.commit[created.ID]
+		if c.IsZero() {
+			c = created.MintedAt
+		}
+		return c, "its resumeAt is not recorded"
+	}
+	tick := r.in.TimerTick
+	if tick <= 0 {
+		tick = time.Second
+	}
+	due := p.ResumeAt.Add(tick)
+	return due, fmt.Sprintf("its timer (resumeAt %s, woken within a %s tick) was due by %s", clock(p.ResumeAt), tick, clock(due))
 }
 
 func orNobody(actor string) string {
@@ -255,34 +375,56 @@ func orNobody(actor string) string {
 }
 
 // slowestAppend is the append (plain or fenced) of ops that took longest
-// from its start to its return.
-func slowestAppend(ops []worlds.Op) (worlds.Op, bool) {
-	return longestAppend(ops, func(worlds.Op) bool { return true })
+// from its start to its return; one that had not returned by the run's
+// end counts until then.
+func slowestAppend(ops []worlds.Op, ended time.Time) (worlds.Op, bool) {
+	return longestAppend(ops, ended, func(worlds.Op) bool { return true })
 }
 
 // longestAppend is the longest append (plain or fenced) of ops that keep
-// accepts.
-func longestAppend(ops []worlds.Op, keep func(worlds.Op) bool) (worlds.Op, bool) {
+// accepts; one that had not returned counts until ended.
+func longestAppend(ops []worlds.Op, ended time.Time, keep func(worlds.Op) bool) (worlds.Op, bool) {
 	var best worlds.Op
 	found := false
+	took := func(op worlds.Op) time.Duration {
+		if op.End.IsZero() {
+			return ended.Sub(op.Start)
+		}
+		return op.End.Sub(op.Start)
+	}
 	for _, op := range ops {
 		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced || !keep(op) {
 			continue
 		}
-		if !found || op.End.Sub(op.Start) > best.End.Sub(best.Start) {
+		if !found || took(op) > took(best) {
 			best, found = op, true
 		}
 	}
 	return best, found
 }
 
+// appendSpan says when an append started and returned, or that it had not
+// returned.
+func appendSpan(op worlds.Op) string {
+	if op.End.IsZero() {
+		return fmt.Sprintf("from %s, not returned by the run's end", clock(op.Start))
+	}
+	return fmt.Sprintf("from %s to %s", clock(op.Start), clock(op.End))
+}
+
 // slowEvidence adds what a slow run was doing: how many operations were
 // pending (the first of them) and its slowest append.
-func slowEvidence(ex *Explanation, ops []worlds.Op, pending int, first string) {
+func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, pending int, first string) {
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(pending, "operation"), first))
-	if op, ok := slowestAppend(ops); ok {
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, from %s to %s",
-			ms(op.End.Sub(op.Start)), appendName(op), clock(op.Start), clock(op.End)))
+	op, ok := slowestAppend(ops, ended)
+	switch {
+	case !ok:
+	case op.End.IsZero():
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took over %s: %s, %s",
+			ms(ended.Sub(op.Start)), appendName(op), appendSpan(op)))
+	default:
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, %s",
+			ms(op.End.Sub(op.Start)), appendName(op), appendSpan(op)))
 	}
 }
 
@@ -299,7 +441,7 @@ func appendName(op worlds.Op) string {
 // after it (or never, by end): a write the run was still waiting on
 // through the window [from, end].
 func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
-	return longestAppend(ops, func(op worlds.Op) bool {
+	return longestAppend(ops, end, func(op worlds.Op) bool {
 		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from)) && op.Start.Before(end)
 	})
 }

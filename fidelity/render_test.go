@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/internal/texttest"
 )
 
 func results(verdicts ...fidelity.Verdict) []fidelity.Result {
@@ -68,15 +69,7 @@ func TestRender(t *testing.T) {
 			if err := tc.write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			out := buf.String()
-			at := 0
-			for _, w := range tc.want {
-				i := strings.Index(out[at:], w)
-				if i < 0 {
-					t.Fatalf("output lacks %q after byte %d:\n%s", w, at, out)
-				}
-				at += i + len(w)
-			}
+			texttest.InOrder(t, "output", buf.String(), tc.want)
 		})
 	}
 	t.Run("json", func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/fuzzbytes"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -44,14 +46,8 @@ func parseFixture(text string) (fixture, error) {
 	var fx fixture
 	byID := map[string]eventlog.Event{}
 	sawWant := false
-	for n, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
+	for _, l := range texttest.Lines(text) {
+		f := l.Words
 		var err error
 		switch f[0] {
 		case "scheme":
@@ -86,7 +82,7 @@ func parseFixture(text string) (fixture, error) {
 			err = fmt.Errorf("unknown item %q", f[0])
 		}
 		if err != nil {
-			return fx, fmt.Errorf("line %d: %w", n+1, err)
+			return fx, fmt.Errorf("line %d: %w", l.N, err)
 		}
 	}
 	if fx.in.Scheme == "" || !sawWant {
@@ -333,14 +329,8 @@ func TestRunFindingsAdd(t *testing.T) {
 // Every byte is used as drawn, so the fuzzer reaches odd shapes (cursors
 // that go back, pages that repeat ids, ops of unknown actors).
 func fuzzInput(scheme byte, data []byte) RunInput {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	draw := fuzzbytes.New(data)
+	next := draw.Int
 	in := RunInput{Scheme: eventlog.Schemes()[int(scheme)%len(eventlog.Schemes())]}
 	nEvents := next() % 12
 	for range nEvents {
@@ -357,7 +347,7 @@ func fuzzInput(scheme byte, data []byte) RunInput {
 		}
 		return in.Final[next()%len(in.Final)]
 	}
-	for len(data) > 0 {
+	for draw.Len() > 0 {
 		switch kind := next() % 3; kind {
 		case 0, 1:
 			op := worlds.Op{Kind: worlds.OpList, Actor: actors[next()%len(actors)], Start: at(next())}

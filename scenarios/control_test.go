@@ -235,20 +235,10 @@ func TestDriveControl(t *testing.T) {
 		resumes   int
 	}{
 		{name: "resumed once when clear", resumes: 1},
-		{name: "hook not found: looks again", resumes: 1, resumeErr: func(_ string, n int) error {
-			if n < 2 {
-				return engine.ErrHookNotFound
-			}
-			return nil
-		}},
-		{name: "an unavailable store: tried again", resumes: 1, resumeErr: func(_ string, n int) error {
-			if n < 2 {
-				return eventlog.Unavailable("test", errors.New("connection refused"))
-			}
-			return nil
-		}},
-		{name: "a disposed hook ends the driver", resumeErr: func(string, int) error { return engine.ErrHookDisposed }},
-		{name: "another error fails the driver", wantErr: true, resumeErr: func(string, int) error { return errors.New("boom") }},
+		{name: "hook not found: looks again", resumes: 1, resumeErr: failFirst(2, engine.ErrHookNotFound)},
+		{name: "an unavailable store: tried again", resumes: 1, resumeErr: failFirst(2, unavailable())},
+		{name: "a disposed hook ends the driver", resumeErr: failAlways(engine.ErrHookDisposed)},
+		{name: "another error fails the driver", wantErr: true, resumeErr: failAlways(errors.New("boom"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,7 +81,7 @@ func TestDriveRoundHooks(t *testing.T) {
 		{name: "retried while the store is unavailable", offset: hookStormOffset, want: all,
 			resumeErr: func(token string, n int) error {
 				if token == "r0-b1" && n < 3 {
-					return eventlog.Unavailable("test", errors.New("connection refused"))
+					return unavailable()
 				}
 				return nil
 			}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // Env is what a scenario needs to know about the storm it runs in.
@@ -26,22 +27,29 @@ type Env struct {
 	// MaxFactDelay is the longest mint-to-commit window of a fact under the
 	// storm's latency profile; the control keeps its hook clear of it.
 	MaxFactDelay time.Duration
+	// Rounds is the number of rounds of the round-based scenarios
+	// (step-storm, hook-storm, blocked-branch); 0 is DefaultRounds.
+	Rounds int
 	// Sleep is how a driver waits d before its next event, returning ctx's
-	// error when ctx ends first (nil: a timer). A test sets it to see the
-	// waits a driver asks for, in order with what the driver sends,
+	// error when ctx ends first (nil: worlds.Sleep). A test sets it to see
+	// the waits a driver asks for, in order with what the driver sends,
 	// without spending them.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
+// DefaultRounds is the round-based scenarios' rounds in the engine team's
+// harness: 6 rounds of 8 branches.
+const DefaultRounds = 6
+
 // Dur scales d by the environment's time scale.
 func (e Env) Dur(d time.Duration) time.Duration { return time.Duration(float64(d) * e.Scale) }
 
-// sleep waits d through Sleep, or a timer when it is nil.
+// sleep waits d through Sleep, or worlds.Sleep when it is nil.
 func (e Env) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	return sleepCtx(ctx, d)
+	return worlds.Sleep(ctx, d)
 }
 
 // Hooks is what a driver may do to a run: read its log and resume hooks.
@@ -168,16 +176,4 @@ func await[T any](c *engine.Ctx, f *engine.Future) (T, error) {
 	var v T
 	err := c.AwaitInto(f, &v)
 	return v, err
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(max(d, 0))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"sync"
 	"testing"
@@ -149,6 +150,26 @@ type fakeHooks struct {
 type resumeCall struct {
 	token, dedup, payload string
 }
+
+// failFirst is a fakeHooks.resumeErr under which the first n resumes of
+// every hook fail with err and the later ones are accepted.
+func failFirst(n int, err error) func(token string, attempt int) error {
+	return func(_ string, attempt int) error {
+		if attempt < n {
+			return err
+		}
+		return nil
+	}
+}
+
+// failAlways is a fakeHooks.resumeErr under which every resume fails with
+// err.
+func failAlways(err error) func(token string, attempt int) error {
+	return func(string, int) error { return err }
+}
+
+// unavailable is the error of a store that cannot be reached.
+func unavailable() error { return eventlog.Unavailable("test", errors.New("connection refused")) }
 
 func newFakeHooks(log []eventlog.Event) *fakeHooks {
 	return &fakeHooks{log: log, attempts: map[string]int{}, changed: make(chan struct{}, 1)}

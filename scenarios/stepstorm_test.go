@@ -251,20 +251,10 @@ func TestDrivePoke(t *testing.T) {
 		first     string // the first poke's dedup, when it matters
 	}{
 		{name: "pokes keep coming", pokes: 3},
-		{name: "hook not created yet is no error", pokes: 3, resumeErr: func(_ string, n int) error {
-			if n < 2 {
-				return fmt.Errorf("resume: %w", engine.ErrHookNotFound)
-			}
-			return nil
-		}},
-		{name: "an unavailable store gets the same poke again", pokes: 3, first: "poke-0", resumeErr: func(_ string, n int) error {
-			if n < 3 {
-				return eventlog.Unavailable("test", errors.New("connection refused"))
-			}
-			return nil
-		}},
-		{name: "a disposed hook ends the driver", resumeErr: func(string, int) error { return engine.ErrHookDisposed }},
-		{name: "another error fails the driver", wantErr: true, resumeErr: func(string, int) error { return errors.New("boom") }},
+		{name: "hook not created yet is no error", pokes: 3, resumeErr: failFirst(2, fmt.Errorf("resume: %w", engine.ErrHookNotFound))},
+		{name: "an unavailable store gets the same poke again", pokes: 3, first: "poke-0", resumeErr: failFirst(3, unavailable())},
+		{name: "a disposed hook ends the driver", resumeErr: failAlways(engine.ErrHookDisposed)},
+		{name: "another error fails the driver", wantErr: true, resumeErr: failAlways(errors.New("boom"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,9 +20,14 @@ func (in stormInput) dur(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * in.Scale)
 }
 
-// stormInputFor is the harness's shape, 6 rounds of 8 branches.
+// stormInputFor is the harness's shape, 6 rounds of 8 branches, unless env
+// asks for other rounds.
 func stormInputFor(env Env, _ int) any {
-	return stormInput{Rounds: 6, Width: 8, Scale: env.Scale, Seed: env.Seed}
+	rounds := env.Rounds
+	if rounds == 0 {
+		rounds = DefaultRounds
+	}
+	return stormInput{Rounds: rounds, Width: 8, Scale: env.Scale, Seed: env.Seed}
 }
 
 // Branch is one branch's ledger entry: which way its race went and what each

@@ -232,3 +232,14 @@ func TestStormLedgerShape(t *testing.T) {
 		t.Fatalf("round 1 reconciles %v", out.Rounds[1].Reconciles)
 	}
 }
+
+// TestStormInputRounds: the round-based scenarios run env's rounds, the
+// harness's 6 when env names none.
+func TestStormInputRounds(t *testing.T) {
+	for _, tc := range []struct{ env, want int }{{0, DefaultRounds}, {1, 1}, {8, 8}} {
+		in, ok := stormInputFor(Env{Scale: 1, Rounds: tc.env}, 0).(stormInput)
+		if !ok || in.Rounds != tc.want || in.Width != 8 {
+			t.Errorf("Env.Rounds %d: input %+v, want %d rounds of 8", tc.env, in, tc.want)
+		}
+	}
+}

@@ -245,19 +245,14 @@ func TestDriveWakeLoop(t *testing.T) {
 		sends     int // payloads to wait for before stopping; 0: the driver ends itself
 	}{
 		{name: "sends its plan", sends: 30},
-		{name: "waits for the hook", sends: 30, resumeErr: func(_ string, n int) error {
-			if n < 3 {
-				return fmt.Errorf("resume: %w", engine.ErrHookNotFound)
-			}
-			return nil
-		}},
+		{name: "waits for the hook", sends: 30, resumeErr: failFirst(3, fmt.Errorf("resume: %w", engine.ErrHookNotFound))},
 		{name: "a disposed hook ends the driver", resumeErr: func(_ string, n int) error {
 			if n >= 5 {
 				return engine.ErrHookDisposed
 			}
 			return nil
 		}},
-		{name: "another error fails the driver", wantErr: true, resumeErr: func(string, int) error { return errors.New("boom") }},
+		{name: "another error fails the driver", wantErr: true, resumeErr: failAlways(errors.New("boom"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,7 +33,10 @@ type Config struct {
 	RunsInFlight int     `json:"runsInFlight"`
 	Seed         uint64  `json:"seed"`
 	TimeScale    float64 `json:"timeScale"`
-	Latency      string  `json:"latency"`
+	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
+	// runs (8 branches each); 0: scenarios.DefaultRounds.
+	Rounds  int    `json:"rounds"`
+	Latency string `json:"latency"`
 	// Timeout bounds one run; a run without a terminal event by then is stuck.
 	Timeout time.Duration `json:"timeout"`
 	// PageSize is the page size of invocations' log loads; 0: each world's
@@ -69,6 +72,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.TimeScale == 0 {
 		c.TimeScale = 1
+	}
+	if c.Rounds == 0 {
+		c.Rounds = scenarios.DefaultRounds
 	}
 	if c.Latency == "" {
 		c.Latency = "seed"
@@ -106,6 +112,11 @@ type Plan struct {
 // another bound are not comparable with the harness's.
 const DefaultRunsInFlight = 8
 
+// MaxRounds bounds --rounds: 64 rounds of 8 branches make a blocked-branch
+// run of about 8,000 events, far past what a 2-core machine storms in one
+// --timeout.
+const MaxRounds = 64
+
 // DefaultPageSize is the invocation page size of a world and scheme that
 // name none.
 const DefaultPageSize = 100
@@ -127,6 +138,8 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--runs-in-flight must be at least 1, got %d", c.RunsInFlight)
 	case c.TimeScale <= 0 || c.TimeScale > 100:
 		return nil, fmt.Errorf("--time-scale must be in (0, 100], got %g", c.TimeScale)
+	case c.Rounds < 1 || c.Rounds > MaxRounds:
+		return nil, fmt.Errorf("--rounds must be in [1, %d], got %d", MaxRounds, c.Rounds)
 	case c.Timeout <= 0:
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.PageSize < 0:

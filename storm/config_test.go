@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -26,6 +27,7 @@ var defaults = storm.Config{
 	Concurrency:  20,
 	RunsInFlight: 0, // DefaultRunsInFlight, or the worlds' own
 	TimeScale:    1,
+	Rounds:       6,
 	Latency:      "seed",
 	Timeout:      240 * time.Second,
 	PageSize:     0, // each world's own
@@ -34,7 +36,7 @@ var defaults = storm.Config{
 func TestConfigDefaults(t *testing.T) {
 	full := storm.Config{
 		Worlds: []string{"w"}, Scenarios: []string{"s"}, Conditions: []string{"c"},
-		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Latency: "none",
+		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Rounds: 2, Latency: "none",
 		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true,
 	}
 	with := func(edit func(c *storm.Config)) storm.Config {
@@ -103,6 +105,8 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"time scale zero", func(_ *testing.T, c *storm.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
 		{"time scale negative", func(_ *testing.T, c *storm.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
 		{"time scale too big", func(_ *testing.T, c *storm.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
+		{"rounds negative", func(_ *testing.T, c *storm.Config) { c.Rounds = -1 }, []string{"--rounds", "[1, 64]", "-1"}},
+		{"rounds too many", func(_ *testing.T, c *storm.Config) { c.Rounds = 65 }, []string{"--rounds", "65"}},
 		{"timeout", func(_ *testing.T, c *storm.Config) { c.Timeout = 0 }, []string{"--timeout"}},
 		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = -1 }, []string{"--page-size"}},
 		{"latency", func(_ *testing.T, c *storm.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},
@@ -135,14 +139,8 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},
 		{"condition twice", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main", " main"} }, []string{"--condition", `"main"`, "twice"}},
-		{"out under a file", func(t *testing.T, c *storm.Config) {
-			file := filepath.Join(t.TempDir(), "file")
-			if err := os.WriteFile(file, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c.Out = filepath.Join(file, "out")
-		}, []string{"--out"}},
-		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = readOnlyDir(t) }, []string{"--out", "not writable"}},
+		{"out under a file", func(t *testing.T, c *storm.Config) { c.Out = filetest.UnderFile(t) }, []string{"--out"}},
+		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = filetest.ReadOnlyDir(t) }, []string{"--out", "not writable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,22 +157,6 @@ func TestConfigValidateRejects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readOnlyDir returns a directory nobody may write to, or skips the test
-// when this process ignores directory permissions (root).
-func readOnlyDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
-	if f, err := os.CreateTemp(dir, "probe-*"); err == nil {
-		f.Close()
-		t.Skip("this process may write to a read-only directory (running as root?)")
-	}
-	return dir
 }
 
 func TestConfigValidatePlan(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
@@ -16,13 +17,15 @@ import (
 
 // ExplainInput is what explaining a run of condition cond and scenario sc
 // needs: the run's record, final log and history, and the condition's
-// knobs for the reference replay.
-func ExplainInput(cond Condition, sc scenarios.Scenario, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) explain.Input {
+// knobs for the reference replay, and the storm's time scale (its timer
+// tick, for when a stuck run's waits were due).
+func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) explain.Input {
 	return explain.Input{
 		RunID: rec.RunID, Cell: reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}.String(),
 		Outcome: string(rec.Outcome), Detail: rec.Detail,
 		Scheme: cond.Knobs.Scheme, Program: sc.Program, IDs: cond.Knobs.IDs, Wake: cond.Knobs.Wake,
 		Final: final, Ops: ops, StoreCommitTimes: rec.CommitSource == "store", Ended: rec.Ended,
+		Steps: sc.Steps, TimerTick: timerTick(timeScale),
 	}
 }
 
@@ -44,4 +47,10 @@ func WriteTimeline(dir string, in explain.Input, ex explain.Explanation) (string
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil
+}
+
+// timerTick is the unit the runtime rounds wait wake-ups up to: a second,
+// scaled as every scenario duration is.
+func timerTick(timeScale float64) time.Duration {
+	return time.Duration(float64(time.Second) * timeScale)
 }

@@ -1,6 +1,7 @@
 package storm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -65,6 +67,8 @@ var resumeFlags = []struct {
 	{"runs-in-flight", func(c Config) string { return fmt.Sprint(c.RunsInFlight) }},
 	{"seed", func(c Config) string { return fmt.Sprint(c.Seed) }},
 	{"time-scale", func(c Config) string { return fmt.Sprint(c.TimeScale) }},
+	// A storm.json from before --rounds has none: the harness's 6.
+	{"rounds", func(c Config) string { return fmt.Sprint(cmp.Or(c.Rounds, scenarios.DefaultRounds)) }},
 	{"latency", func(c Config) string { return c.Latency }},
 	{"timeout", func(c Config) string { return c.Timeout.String() }},
 	{"page-size", func(c Config) string { return fmt.Sprint(c.PageSize) }},

@@ -223,7 +223,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rt := engine.New(rctx, engine.Config{
 			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
 			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
-			TimerTick: time.Duration(float64(time.Second) * cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
+			TimerTick: timerTick(cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
 			Logger: r.deps.Logger,
 		})
 		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
@@ -264,7 +264,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	cfg := r.plan.Config
 	runID := RunID(cfg.Seed, r.started, c.key, idx)
 	r.sink.begin(runID)
-	env := scenarios.Env{Scale: cfg.TimeScale, Seed: cfg.Seed, MaxFactDelay: r.plan.Latency.MaxFactDelay()}
+	env := scenarios.Env{Scale: cfg.TimeScale, Seed: cfg.Seed, MaxFactDelay: r.plan.Latency.MaxFactDelay(), Rounds: cfg.Rounds}
 	started := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -330,7 +330,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true
 	if explain.Explains(string(rec.Outcome)) {
-		in := ExplainInput(c.cond, c.sc, rec, final, ops)
+		in := ExplainInput(c.cond, c.sc, r.plan.Config.TimeScale, rec, final, ops)
 		ex := explain.Classify(in)
 		rec.Class = ex.Class
 		if r.timelineWanted(c.key, ex.Class) {

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 )
@@ -48,6 +50,28 @@ func runWith(ctx context.Context, edit func(*cli.Factory), args ...string) (code
 	return code, out.String(), errOut.String()
 }
 
+// parseOptions runs the command newCmd builds with args and a runF that
+// captures the parsed options instead of running the command.
+func parseOptions[O any](t *testing.T, newCmd func(*cli.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
+	f, _, _ := testFactory()
+	var got *O
+	cmd := newCmd(f, func(_ context.Context, o *O) error {
+		got = o
+		return nil
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("%s %v: %v", cmd.Name(), args, err)
+	}
+	if got == nil {
+		t.Fatal("runF was not called")
+	}
+	return got
+}
+
 func presetNames() []string {
 	var names []string
 	for _, p := range storm.Presets() {
@@ -80,22 +104,6 @@ func TestDefaultWorlds(t *testing.T) {
 	}
 }
 
-// readOnlyDir returns a directory nobody may write to, or skips the test
-// when this process ignores directory permissions (root).
-func readOnlyDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
-	if f, err := os.CreateTemp(dir, "probe-*"); err == nil {
-		f.Close()
-		t.Skip("this process may write to a read-only directory (running as root?)")
-	}
-	return dir
-}
-
 // emptyDir returns an empty directory.
 func emptyDir(t *testing.T) string {
 	t.Helper()
@@ -104,16 +112,6 @@ func emptyDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// underFile returns a path whose parent is a regular file.
-func underFile(t *testing.T) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(file, "out")
 }
 
 // TestUsageErrors checks that bad usage or input exits 2 with one line on
@@ -160,10 +158,11 @@ func TestUsageErrors(t *testing.T) {
 		{"timeout zero", []string{"storm", "--timeout", "0s", "--out", "{out}"}, nil, []string{"--timeout"}},
 		{"time scale zero", []string{"storm", "--time-scale", "0", "--out", "{out}"}, nil, []string{"--time-scale"}},
 		{"time scale too big", []string{"storm", "--time-scale", "1000", "--out", "{out}"}, nil, []string{"--time-scale", "1000"}},
+		{"rounds zero", []string{"storm", "--rounds", "0", "--out", "{out}"}, nil, []string{"--rounds", "[1, 64]", "0"}},
 		{"latency", []string{"storm", "--latency", "weird", "--out", "{out}"}, nil, []string{"--latency", `"weird"`, "seed", "none", "fixed:"}},
 		{"format", []string{"storm", "--format", "xml", "--out", "{out}"}, nil, []string{"--format", `"xml"`, "table", "markdown", "json"}},
-		{"out under a file", []string{"storm", "--out", "{out}"}, underFile, []string{"--out"}},
-		{"out read-only", []string{"storm", "--out", "{out}"}, readOnlyDir, []string{"--out", "not writable"}},
+		{"out under a file", []string{"storm", "--out", "{out}"}, filetest.UnderFile, []string{"--out"}},
+		{"out read-only", []string{"storm", "--out", "{out}"}, filetest.ReadOnlyDir, []string{"--out", "not writable"}},
 		{"unknown storm flag", []string{"storm", "--nope", "--out", "{out}"}, nil, []string{"--nope"}},
 		{"unknown root flag", []string{"--nope"}, nil, []string{"--nope"}},
 		{"unknown subcommand", []string{"nope"}, nil, []string{`"nope"`}},
@@ -179,7 +178,7 @@ func TestUsageErrors(t *testing.T) {
 		{"fidelity time scale zero", []string{"fidelity", "--time-scale", "0", "--out", "{out}"}, nil, []string{"--time-scale"}},
 		{"fidelity timeout zero", []string{"fidelity", "--timeout", "0s", "--out", "{out}"}, nil, []string{"--timeout"}},
 		{"fidelity format", []string{"fidelity", "--format", "xml", "--out", "{out}"}, nil, []string{"--format", `"xml"`, "table", "markdown", "json"}},
-		{"fidelity out under a file", []string{"fidelity", "--world", "local", "--out", "{out}"}, underFile, []string{"--out"}},
+		{"fidelity out under a file", []string{"fidelity", "--world", "local", "--out", "{out}"}, filetest.UnderFile, []string{"--out"}},
 		{"fidelity argument", []string{"fidelity", "extra-arg"}, nil, []string{"extra-arg"}},
 		{"fidelity --from with --runs", []string{"fidelity", "--from", "{out}", "--runs", "3"}, nil, []string{"--runs", "--from"}},
 		{"fidelity --from with an endpoint", []string{"fidelity", "--from", "{out}", "--pg-url", "postgres://x"}, nil, []string{"--pg-url", "--from"}},

@@ -146,7 +146,7 @@ func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.
 	if err != nil {
 		return explain.Input{}, fmt.Errorf("run %s: %w", rec.RunID, err)
 	}
-	return storm.ExplainInput(cond, sc, rec, final, ops), nil
+	return storm.ExplainInput(cond, sc, meta.Config.TimeScale, rec, final, ops), nil
 }
 
 // writeTimeline writes the run's timeline to path.

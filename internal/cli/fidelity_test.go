@@ -13,6 +13,8 @@ import (
 
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/filetest"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports"
 	"go.uber.org/goleak"
 )
@@ -97,14 +99,7 @@ func TestFidelityFrom(t *testing.T) {
 			if stderr != "" {
 				t.Errorf("stderr = %q, want nothing", stderr)
 			}
-			at := 0
-			for _, w := range tc.want {
-				i := strings.Index(stdout[at:], w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q after byte %d:\n%s", w, at, stdout)
-				}
-				at += i + len(w)
-			}
+			texttest.InOrder(t, "stdout", stdout, tc.want)
 			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			if last := strings.TrimPrefix(lines[len(lines)-1], "**"); !strings.HasPrefix(last, "fidelity: ") {
 				t.Errorf("the last line is not the fidelity line:\n%s", stdout)
@@ -135,7 +130,7 @@ func TestFidelityFromJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &printed); err != nil {
 		t.Fatalf("stdout is not a fidelity report: %v\n%s", err, stdout)
 	}
-	readJSON(t, filepath.Join(out, cli.FidelityFile), &written)
+	filetest.ReadJSON(t, filepath.Join(out, cli.FidelityFile), &written)
 	if !reflect.DeepEqual(printed, written) {
 		t.Errorf("stdout and %s differ:\n%+v\n%+v", cli.FidelityFile, printed, written)
 	}
@@ -158,19 +153,7 @@ func TestFidelityRefusesAmbiguousCells(t *testing.T) {
 }
 
 func TestFidelityFlags(t *testing.T) {
-	f, _, _ := testFactory()
-	var got *cli.FidelityOptions
-	cmd := cli.NewCmdFidelity(f, func(_ context.Context, o *cli.FidelityOptions) error {
-		got = o
-		return nil
-	})
-	cmd.SetArgs(nil)
-	if err := cmd.ExecuteContext(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got == nil {
-		t.Fatal("runF was not called")
-	}
+	got := parseOptions(t, cli.NewCmdFidelity)
 	if !reflect.DeepEqual(got.Worlds, []string{"local", "postgres"}) || got.WorldsGiven || got.Runs != 24 || got.VercelRuns != cli.DefaultVercelRuns ||
 		got.TimeScale != 1 || got.Timeout != 240*time.Second || got.RunsInFlight != 0 || got.Out != "" || got.Format != "table" || got.From != nil {
 		t.Errorf("defaults = %+v", got)
@@ -198,12 +181,12 @@ func TestFidelityInterrupted(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	var rep fidelity.Report
-	readJSON(t, filepath.Join(out, cli.FidelityFile), &rep)
+	filetest.ReadJSON(t, filepath.Join(out, cli.FidelityFile), &rep)
 	if !rep.Interrupted || rep.Unknown != 12 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
 		t.Errorf("%s = %+v", cli.FidelityFile, rep)
 	}
 	var meta struct{ Cells []reports.CellKey }
-	readJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
+	filetest.ReadJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
 	byName := func(a, b reports.CellKey) int { return strings.Compare(a.String(), b.String()) }
 	want := fidelity.CellsFor("local")
 	slices.SortFunc(meta.Cells, byName)

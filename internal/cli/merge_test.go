@@ -132,7 +132,7 @@ func TestStormShardFlag(t *testing.T) {
 		args []string
 		want storm.Shard
 	}{{nil, storm.Shard{}}, {[]string{"--shard", "2/3"}, storm.Shard{Index: 2, Count: 3}}} {
-		if got := parseStorm(t, tc.args...).Config.Shard; got != tc.want {
+		if got := parseOptions(t, cli.NewCmdStorm, tc.args...).Config.Shard; got != tc.want {
 			t.Errorf("storm %v: Config.Shard = %+v, want %+v", tc.args, got, tc.want)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
@@ -126,6 +127,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 8, the engine team's harness's per-PR concurrency; the vercel world may ask for fewer: 4 per core)")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
+	fl.IntVar(&c.Rounds, "rounds", scenarios.DefaultRounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")
 	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: seed, none or fixed:DURATION. seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
 	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,32 +13,11 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"go.uber.org/goleak"
 )
-
-// parseStorm runs `stormctl storm args...` with a runF that captures the
-// parsed options instead of storming.
-func parseStorm(t *testing.T, args ...string) *cli.StormOptions {
-	t.Helper()
-	f, _, _ := testFactory()
-	var got *cli.StormOptions
-	cmd := cli.NewCmdStorm(f, func(_ context.Context, o *cli.StormOptions) error {
-		got = o
-		return nil
-	})
-	cmd.SetArgs(args)
-	cmd.SetOut(f.IO.Out)
-	cmd.SetErr(f.IO.ErrOut)
-	if err := cmd.ExecuteContext(t.Context()); err != nil {
-		t.Fatalf("storm %v: %v", args, err)
-	}
-	if got == nil {
-		t.Fatal("runF was not called")
-	}
-	return got
-}
 
 func TestStormFlags(t *testing.T) {
 	// The flags' defaults are Config.Defaults (--out aside: it is chosen at
@@ -80,13 +58,13 @@ func TestStormFlags(t *testing.T) {
 			"every flag",
 			[]string{
 				"--world", "local", "--scenario", "control", "--condition", "seq", "--runs", "3", "--concurrency", "4",
-				"--runs-in-flight", "5", "--seed", "6", "--time-scale", "0.25", "--latency", "fixed:5ms",
+				"--runs-in-flight", "5", "--seed", "6", "--time-scale", "0.25", "--rounds", "9", "--latency", "fixed:5ms",
 				"--timeout", "90s", "--page-size", "7", "--out", "somewhere", "--keep", "--format", "json",
 				"--cpu-profile", "cpu.out",
 			},
 			storm.Config{
 				Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
-				Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Latency: "fixed:5ms",
+				Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Rounds: 9, Latency: "fixed:5ms",
 				Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
 			},
 			"json", "cpu.out",
@@ -101,7 +79,7 @@ func TestStormFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := parseStorm(t, tc.args...)
+			o := parseOptions(t, cli.NewCmdStorm, tc.args...)
 			if !reflect.DeepEqual(o.Config, tc.want) {
 				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, tc.want)
 			}
@@ -196,12 +174,12 @@ func TestStormEndToEnd(t *testing.T) {
 		t.Errorf("%s has %d lines, want 1", reports.FileRuns, n)
 	}
 	var onDisk reports.Summary
-	readJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
+	filetest.ReadJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
 	if !reflect.DeepEqual(onDisk.Cells, sum.Cells) {
 		t.Errorf("%s cells differ from stdout:\n%+v\n%+v", reports.FileSummary, onDisk.Cells, sum.Cells)
 	}
 	var meta storm.StormMeta
-	readJSON(t, filepath.Join(out, reports.FileStorm), &meta)
+	filetest.ReadJSON(t, filepath.Join(out, reports.FileStorm), &meta)
 	if meta.Version != testVersion || meta.Config.Runs != 1 || meta.Config.TimeScale != 0.1 {
 		t.Errorf("%s = %+v", reports.FileStorm, meta)
 	}
@@ -224,15 +202,4 @@ func countLines(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }

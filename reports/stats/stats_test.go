@@ -1,7 +1,7 @@
 package stats_test
 
 import (
-	"bufio"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports/stats"
 )
 
@@ -16,22 +17,13 @@ import (
 // # comments, and returns each row's fields with its line number.
 func fixtureRows(t *testing.T, name string) (rows [][]string, lines []int) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		l := strings.TrimSpace(sc.Text())
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		rows = append(rows, strings.Fields(l))
-		lines = append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, l := range texttest.Lines(string(b)) {
+		rows = append(rows, l.Words)
+		lines = append(lines, l.N)
 	}
 	if len(rows) == 0 {
 		t.Fatalf("%s has no rows", name)
@@ -62,24 +54,34 @@ func near(got, want, rel float64) bool {
 	return math.Abs(got-want) <= rel*math.Max(math.Abs(want), 1e-12)
 }
 
-func TestFisherExact(t *testing.T) {
-	rows, lines := fixtureRows(t, "fisher.txt")
+// eachFisherRow runs a subtest per row "a b c d p" of a fisher fixture:
+// it checks that f(a, b, c, d) is p, then hands the row to more.
+func eachFisherRow(t *testing.T, file, name string, f func(a, b, c, d int) float64,
+	more func(t *testing.T, at string, a, b, c, d int, want float64)) {
+	rows, lines := fixtureRows(t, file)
 	for i, r := range rows {
 		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
+			at := fmt.Sprintf("%s:%d", file, lines[i])
 			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
 			want := atof(t, r[4])
-			if got := stats.FisherExact(a, b, c, d); !near(got, want, 1e-6) {
-				t.Errorf("fisher.txt:%d: FisherExact(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
+			if got := f(a, b, c, d); !near(got, want, 1e-6) {
+				t.Errorf("%s: %s(%d, %d, %d, %d) = %.10g, want %.10g", at, name, a, b, c, d, got, want)
 			}
-			// The test is symmetric in rows and in columns.
-			if got := stats.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
-				t.Errorf("fisher.txt:%d: rows swapped: %.10g, want %.10g", lines[i], got, want)
-			}
-			if got := stats.FisherExact(b, a, d, c); !near(got, want, 1e-6) {
-				t.Errorf("fisher.txt:%d: columns swapped: %.10g, want %.10g", lines[i], got, want)
-			}
+			more(t, at, a, b, c, d, want)
 		})
 	}
+}
+
+func TestFisherExact(t *testing.T) {
+	eachFisherRow(t, "fisher.txt", "FisherExact", stats.FisherExact, func(t *testing.T, at string, a, b, c, d int, want float64) {
+		// The test is symmetric in rows and in columns.
+		if got := stats.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
+			t.Errorf("%s: rows swapped: %.10g, want %.10g", at, got, want)
+		}
+		if got := stats.FisherExact(b, a, d, c); !near(got, want, 1e-6) {
+			t.Errorf("%s: columns swapped: %.10g, want %.10g", at, got, want)
+		}
+	})
 }
 
 func TestWilson(t *testing.T) {
@@ -123,20 +125,12 @@ func TestRunsNeeded(t *testing.T) {
 }
 
 func TestFisherGreater(t *testing.T) {
-	rows, lines := fixtureRows(t, "fisher-greater.txt")
-	for i, r := range rows {
-		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
-			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
-			want := atof(t, r[4])
-			if got := stats.FisherGreater(a, b, c, d); !near(got, want, 1e-6) {
-				t.Errorf("fisher-greater.txt:%d: FisherGreater(%d, %d, %d, %d) = %.10g, want %.10g", lines[i], a, b, c, d, got, want)
-			}
-			// "Row 1's rate is lower" is the same tail as "row 2's is
-			// greater" (swap the rows) and as "row 1's other column is
-			// greater" (swap the columns).
-			if cols, rows := stats.FisherGreater(b, a, d, c), stats.FisherGreater(c, d, a, b); !near(cols, rows, 1e-9) {
-				t.Errorf("fisher-greater.txt:%d: columns swapped %.10g, rows swapped %.10g: want equal", lines[i], cols, rows)
-			}
-		})
-	}
+	eachFisherRow(t, "fisher-greater.txt", "FisherGreater", stats.FisherGreater, func(t *testing.T, at string, a, b, c, d int, _ float64) {
+		// "Row 1's rate is lower" is the same tail as "row 2's is
+		// greater" (swap the rows) and as "row 1's other column is
+		// greater" (swap the columns).
+		if cols, rows := stats.FisherGreater(b, a, d, c), stats.FisherGreater(c, d, a, b); !near(cols, rows, 1e-9) {
+			t.Errorf("%s: columns swapped %.10g, rows swapped %.10g: want equal", at, cols, rows)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/worldtest"
@@ -85,7 +85,7 @@ func TestLayout(t *testing.T) {
 			evs = append(evs, worldtest.AppendFenced(t, w, run, 2, worldtest.Draft(eventlog.StepCreated, "b"), hook)...)
 
 			var rec eventlog.Run
-			readJSON(t, filepath.Join(dir, "runs", run+".json"), &rec)
+			filetest.ReadJSON(t, filepath.Join(dir, "runs", run+".json"), &rec)
 			if rec != (eventlog.Run{ID: run, Scheme: s}) {
 				t.Errorf("runs/%s.json holds %+v", run, rec)
 			}
@@ -94,7 +94,7 @@ func TestLayout(t *testing.T) {
 				name := run + "-" + e.ID + ".json"
 				wantEvents = append(wantEvents, name)
 				var got eventlog.Event
-				readJSON(t, filepath.Join(dir, "events", run, name), &got)
+				filetest.ReadJSON(t, filepath.Join(dir, "events", run, name), &got)
 				if got.ID != e.ID || got.Seq != e.Seq || got.Type != e.Type || got.CommittedAt.IsZero() {
 					t.Errorf("events/%s holds %+v, want event %s@%d", name, got, e.ID, e.Seq)
 				}
@@ -122,14 +122,14 @@ func TestLayout(t *testing.T) {
 					Committed int64 `json:"committed_seq"`
 					Fenced    int64 `json:"fenced_seq"`
 				}
-				readJSON(t, filepath.Join(dir, "runs", run+".seq"), &c)
+				filetest.ReadJSON(t, filepath.Join(dir, "runs", run+".seq"), &c)
 				if c.Committed != 4 || c.Fenced != 4 {
 					t.Errorf("runs/%s.seq holds %+v, want committed 4, fenced 4", run, c)
 				}
 			case eventlog.SchemeSlot:
 				wantRuns, wantLocks = []string{run + ".json", run + ".slot"}, []string{run + ".lock"}
 				var tbl map[string]any
-				readJSON(t, filepath.Join(dir, "runs", run+".slot"), &tbl)
+				filetest.ReadJSON(t, filepath.Join(dir, "runs", run+".slot"), &tbl)
 				if want := map[string]any{"states": "cccc"}; !maps.Equal(tbl, want) {
 					t.Errorf("runs/%s.slot holds %v, want %v (four committed slots, nothing held)", run, tbl, want)
 				}
@@ -141,17 +141,6 @@ func TestLayout(t *testing.T) {
 				t.Errorf("locks/ holds %v, want %v", got, wantLocks)
 			}
 		})
-	}
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/worldtest"
@@ -404,7 +405,7 @@ func TestSlotStorm(t *testing.T) {
 		Holds   []json.RawMessage `json:"holds"`
 		Release []string          `json:"release"`
 	}
-	readJSON(t, filepath.Join(dir, "runs", run+".slot"), &tbl)
+	filetest.ReadJSON(t, filepath.Join(dir, "runs", run+".slot"), &tbl)
 	if len(tbl.Holds) != 0 || int64(len(tbl.States)) != int64(len(log)) {
 		t.Fatalf("slot table after the storm: %d slots, holds %v; want %d settled slots", len(tbl.States), tbl.Holds, len(log))
 	}

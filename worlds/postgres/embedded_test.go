@@ -105,7 +105,11 @@ func startCrashHelper(t *testing.T) (cmd *exec.Cmd, dir string, port int) {
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "cluster" {
-			dir, port = f[1], atoi(t, f[2])
+			n, err := strconv.Atoi(f[2])
+			if err != nil {
+				t.Fatalf("the helper printed port %q: %v", f[2], err)
+			}
+			dir, port = f[1], n
 			break
 		}
 		t.Log("helper:", sc.Text())
@@ -202,13 +206,4 @@ func listening(port int) bool {
 	}
 	c.Close()
 	return true
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
