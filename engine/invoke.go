@@ -258,9 +258,13 @@ func (rt *Runtime) scheduleWake(s *runState, waits []PendingWait) {
 	if dup {
 		return
 	}
-	tick := rt.cfg.TimerTick
-	ticks := (max(time.Until(first.ResumeAt), tick) + tick - 1) / tick
-	rt.enqueue(s, message{}, ticks*tick)
+	rt.enqueue(s, message{}, wakeDelay(time.Until(first.ResumeAt), rt.cfg.TimerTick))
+}
+
+// wakeDelay is how long the timer of a wait due in until waits: until
+// rounded up to whole ticks, at least one.
+func wakeDelay(until, tick time.Duration) time.Duration {
+	return (max(until, tick) + tick - 1) / tick * tick
 }
 
 // withoutLogged drops drafts whose idempotency keys the log already holds.

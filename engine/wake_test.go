@@ -242,3 +242,24 @@ func TestHookPayloadsStayInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestWakeDelay: a wake-up timer waits whole ticks, at least one, never
+// less than the time until the wait is due.
+func TestWakeDelay(t *testing.T) {
+	const tick = 100 * time.Millisecond
+	tests := []struct {
+		until, want time.Duration
+	}{
+		{250 * time.Millisecond, 300 * time.Millisecond},
+		{300 * time.Millisecond, 300 * time.Millisecond},
+		{300*time.Millisecond + time.Nanosecond, 400 * time.Millisecond},
+		{time.Nanosecond, tick},
+		{0, tick},
+		{-time.Second, tick}, // already due: the next tick
+	}
+	for _, tt := range tests {
+		if got := wakeDelay(tt.until, tick); got != tt.want {
+			t.Errorf("wakeDelay(%s, %s) = %s, want %s", tt.until, tick, got, tt.want)
+		}
+	}
+}

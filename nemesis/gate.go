@@ -21,6 +21,7 @@ type Gate struct {
 	release chan struct{} // closed when the window ends
 	rng     *rand.Rand
 	counts  [3]atomic.Int64 // failures per gateFailure in the current window
+	held    atomic.Int64    // requests held in the current holding window
 }
 
 type gateMode int
@@ -66,6 +67,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	switch mode {
 	case gateHold:
+		g.held.Add(1)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -101,6 +103,7 @@ func (g *Gate) window(ctx context.Context, mode gateMode, f Fault) {
 	for i := range g.counts {
 		g.counts[i].Store(0)
 	}
+	g.held.Store(0)
 	g.mu.Unlock()
 	_ = worlds.Sleep(ctx, f.For)
 	g.mu.Lock()
@@ -110,11 +113,11 @@ func (g *Gate) window(ctx context.Context, mode gateMode, f Fault) {
 }
 
 // HoldTarget is a target whose fault (kind k) holds every request until the
-// window ends: dynamo-pause.
+// window ends: dynamo-pause. Its detail counts the requests it held.
 func (g *Gate) HoldTarget(k Kind, name string) Target {
 	return Target{Kind: k, Name: name, Inject: func(ctx context.Context, f Fault) (string, error) {
 		g.window(ctx, gateHold, f)
-		return "", nil
+		return fmt.Sprintf("%d held until the window ended", g.held.Load()), nil
 	}}
 }
 

@@ -21,7 +21,10 @@ type Proxy struct {
 	upstream string
 	l        net.Listener
 	delay    atomic.Int64 // nanoseconds added per forwarded chunk
-	g        errgroup.Group
+	// sleep spends the delay added to one chunk: time.Sleep, or in this
+	// package's tests a recorder of the delays asked for.
+	sleep func(time.Duration)
+	g     errgroup.Group
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -30,7 +33,9 @@ type Proxy struct {
 
 // NewProxy starts a proxy in front of upstream (host:port), which must be
 // on loopback (CheckLoopback).
-func NewProxy(upstream string) (*Proxy, error) {
+func NewProxy(upstream string) (*Proxy, error) { return newProxy(upstream, time.Sleep) }
+
+func newProxy(upstream string, sleep func(time.Duration)) (*Proxy, error) {
 	if err := CheckLoopback("endpoint", upstream); err != nil {
 		return nil, err
 	}
@@ -38,7 +43,7 @@ func NewProxy(upstream string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nemesis: proxy for %s: %w", upstream, err)
 	}
-	p := &Proxy{upstream: upstream, l: l, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{upstream: upstream, l: l, sleep: sleep, conns: map[net.Conn]struct{}{}}
 	p.g.Go(p.accept)
 	return p, nil
 }
@@ -153,7 +158,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			if d := time.Duration(p.delay.Load()); d > 0 {
-				time.Sleep(d)
+				p.sleep(d)
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return

@@ -2,18 +2,46 @@ package nemesis
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
-// echo starts a line echo server on loopback.
-func echo(t *testing.T) string {
+// trace is an ordered record of what a test observed, from any goroutine.
+type trace struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (tr *trace) note(e string) {
+	tr.mu.Lock()
+	tr.events = append(tr.events, e)
+	tr.mu.Unlock()
+}
+
+// take returns the events noted since the last take.
+func (tr *trace) take() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := tr.events
+	tr.events = nil
+	return out
+}
+
+// echo starts an echo server on loopback that notes "echo" in tr for every
+// chunk it receives, before sending it back.
+func echo(t *testing.T, tr *trace) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,29 +55,46 @@ func echo(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 1024)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 {
+						tr.note("echo")
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
 		}
 	}()
 	t.Cleanup(func() { l.Close(); <-done })
 	return l.Addr().String()
 }
 
-func roundTrip(t *testing.T, c net.Conn, r *bufio.Reader) time.Duration {
+func roundTrip(t *testing.T, c net.Conn, r *bufio.Reader) {
 	t.Helper()
-	began := time.Now()
 	if _, err := c.Write([]byte("ping\n")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	return time.Since(began)
 }
 
-// TestProxyLatency: the delay is added per chunk, both ways, only while
-// set; Close ends the connections through the proxy.
+// TestProxyLatency: the delay is added per chunk, both ways, before the
+// chunk is forwarded, only while set; Close ends the connections through
+// the proxy. The proxy's sleep notes the delay it was asked for in the same
+// trace as the echo server's receipt, so the order of the two shows where
+// each delay went.
 func TestProxyLatency(t *testing.T) {
-	p, err := NewProxy(echo(t))
+	tr := &trace{}
+	p, err := newProxy(echo(t, tr), func(d time.Duration) { tr.note("delay " + d.String()) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +104,21 @@ func TestProxyLatency(t *testing.T) {
 	}
 	defer c.Close()
 	r := bufio.NewReader(c)
-	if d := roundTrip(t, c, r); d > 50*time.Millisecond {
-		t.Errorf("round trip without a delay took %s", d)
+	tests := []struct {
+		name  string
+		delay time.Duration
+		want  []string
+	}{
+		{"no delay", 0, []string{"echo"}},
+		{"60ms a chunk", 60 * time.Millisecond, []string{"delay 60ms", "echo", "delay 60ms"}},
+		{"delay unset", 0, []string{"echo"}},
 	}
-	p.SetDelay(60 * time.Millisecond)
-	if d := roundTrip(t, c, r); d < 120*time.Millisecond {
-		t.Errorf("round trip with 60ms per chunk took %s, want at least 120ms (both ways)", d)
-	}
-	p.SetDelay(0)
-	if d := roundTrip(t, c, r); d > 50*time.Millisecond {
-		t.Errorf("round trip after the delay took %s", d)
+	for _, tt := range tests {
+		p.SetDelay(tt.delay)
+		roundTrip(t, c, r)
+		if got := tr.take(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: a round trip through the proxy did %v, want %v", tt.name, got, tt.want)
+		}
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -90,9 +140,15 @@ func TestProxyRefusesRemote(t *testing.T) {
 
 // TestGate: open, a gate passes requests; a failing window answers 503,
 // drops the connection, or handles the request and drops the answer, never
-// a plain 200; a holding window answers only once it ends.
+// a plain 200; a holding window answers only once it ends. Each window
+// lasts until the test heals it, once the gate has taken every request the
+// test sent into it.
 func TestGate(t *testing.T) {
+	var holding atomic.Bool // the test is inside a holding window
 	g := NewGate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if holding.Load() {
+			t.Error("a request reached the server during a holding window")
+		}
 		w.WriteHeader(http.StatusOK)
 	}), 1)
 	srv := httptest.NewServer(g)
@@ -110,17 +166,13 @@ func TestGate(t *testing.T) {
 	if code, err := get(); err != nil || code != http.StatusOK {
 		t.Fatalf("open gate: %d %v", code, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		g.FailTarget(Ingest503, "x").Inject(t.Context(), Fault{For: 300 * time.Millisecond})
-	}()
-	time.Sleep(20 * time.Millisecond)
-	// All at once, inside the window: a hung request holds until its end.
+
+	heal := inject(t, g, g.FailTarget(Ingest503, "x"), gateFail)
+	const requests = 12
 	seen := map[string]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range 12 {
+	for range requests {
 		wg.Go(func() {
 			code, err := get()
 			mu.Lock()
@@ -135,18 +187,69 @@ func TestGate(t *testing.T) {
 			}
 		})
 	}
+	// A hung request holds until the window ends: heal once all are in.
+	until(t, "every request in the failing window", func() bool {
+		return g.counts[failRefuse].Load()+g.counts[failHang].Load()+g.counts[failLoseAnswer].Load() == requests
+	})
+	heal()
 	wg.Wait()
-	<-done
 	if seen["dropped"] == 0 || seen["503"] == 0 {
 		t.Errorf("failing window: %v, want both 503s and dropped connections", seen)
 	}
-	go func() { g.HoldTarget(DynamoPause, "y").Inject(t.Context(), Fault{For: 300 * time.Millisecond}) }()
-	time.Sleep(20 * time.Millisecond)
-	began := time.Now()
-	if code, err := get(); err != nil || code != http.StatusOK {
-		t.Fatalf("held request: %d %v", code, err)
+
+	holding.Store(true)
+	heal = inject(t, g, g.HoldTarget(DynamoPause, "y"), gateHold)
+	answered := make(chan error, 1)
+	go func() {
+		code, err := get()
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("HTTP %d", code)
+		}
+		answered <- err
+	}()
+	until(t, "the request held in the window", func() bool { return g.held.Load() == 1 })
+	select {
+	case err := <-answered:
+		t.Fatalf("a held request was answered (%v) before the window ended", err)
+	default:
 	}
-	if d := time.Since(began); d < 200*time.Millisecond {
-		t.Errorf("a held request was answered after %s, before the window ended", d)
+	holding.Store(false)
+	if detail := heal(); detail != "1 held until the window ended" {
+		t.Errorf("holding window detail %q, want the one request it held", detail)
+	}
+	if err := <-answered; err != nil {
+		t.Fatalf("held request: %v", err)
+	}
+}
+
+// inject starts target's fault with a window only heal ends, and returns
+// once the gate is in mode. heal ends the window and returns the fault's
+// detail.
+func inject(t *testing.T, g *Gate, target Target, mode gateMode) (heal func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	detail := make(chan string, 1)
+	go func() {
+		d, _ := target.Inject(ctx, Fault{For: time.Hour})
+		detail <- d
+	}()
+	until(t, fmt.Sprintf("the gate in mode %d", mode), func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.mode == mode
+	})
+	return func() string { cancel(); return <-detail }
+}
+
+// until polls cond until it holds; the watchdog running out first fails t
+// as hung, saying what it waited for.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(worldtest.Watchdog)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("hung: waited %s for %s", worldtest.Watchdog, what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

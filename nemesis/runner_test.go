@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 	"go.uber.org/goleak"
 	"slices"
 	"sync"
@@ -49,9 +50,16 @@ func TestRunner(t *testing.T) {
 	}
 	var notified int
 	var mu sync.Mutex
+	ended := make(chan struct{})
 	began := time.Now()
-	r.Start(t.Context(), func([]Record) { mu.Lock(); notified++; mu.Unlock() })
-	time.Sleep(time.Second)
+	r.Start(t.Context(), func(recs []Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		if notified++; notified == 12 {
+			close(ended)
+		}
+	})
+	waitFor(t, ended, "every fault of the schedule to start and end")
 	recs := r.Stop()
 	if len(cluster.calls) != 2 || len(proxyA.calls) != 2 || len(proxyB.calls) != 2 {
 		t.Fatalf("calls: cluster %d, proxy a %d, proxy b %d; want 2 each", len(cluster.calls), len(proxyA.calls), len(proxyB.calls))
@@ -94,22 +102,38 @@ func TestRunner(t *testing.T) {
 	}
 }
 
-// TestRunnerStopHeals: Stop during a fault cuts its window short and
-// returns once it healed; faults not started never start.
+// TestRunnerStopHeals: Stop during a fault cuts its window (an hour) short
+// and returns once it healed; faults not started never start.
 func TestRunnerStopHeals(t *testing.T) {
-	cfg := Config{Kinds: KindList{FSUnavailable}, Faults: 5, Window: time.Minute, Gap: 20 * time.Millisecond}
+	cfg := Config{Kinds: KindList{FSUnavailable}, Faults: 5, Window: time.Hour, Gap: 20 * time.Millisecond}
 	r := NewRunner(cfg, 1, nil)
 	dir := &fakeTarget{}
 	r.Add("local", "local/a/main", []Target{dir.target(FSUnavailable, "dir")})
-	r.Start(t.Context(), nil)
-	time.Sleep(200 * time.Millisecond)
-	began := time.Now()
-	recs := r.Stop()
-	if took := time.Since(began); took > 5*time.Second {
-		t.Fatalf("Stop took %s", took)
+	started := make(chan struct{})
+	var once sync.Once
+	r.Start(t.Context(), func([]Record) { once.Do(func() { close(started) }) })
+	waitFor(t, started, "the first fault to start")
+	stopped := make(chan []Record, 1)
+	go func() { stopped <- r.Stop() }()
+	var recs []Record
+	select {
+	case recs = <-stopped:
+	case <-time.After(worldtest.Watchdog):
+		t.Fatalf("hung: Stop had not returned after %s: it waits out the fault's hour-long window", worldtest.Watchdog)
 	}
-	if len(recs) != 1 || recs[0].End.IsZero() {
-		t.Fatalf("records %+v, want the one fault under way, ended", recs)
+	if len(recs) != 1 || recs[0].End.IsZero() || len(dir.calls) != 1 {
+		t.Fatalf("records %+v after %d injections, want the one fault under way, ended", recs, len(dir.calls))
+	}
+}
+
+// waitFor waits until c is closed; the watchdog running out first fails t
+// as hung, saying what it waited for.
+func waitFor(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(worldtest.Watchdog):
+		t.Fatalf("hung: waited %s for %s", worldtest.Watchdog, what)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 const (
@@ -114,7 +113,7 @@ func controlResumeDelay(seed uint64, runID string) time.Duration {
 // race's timer is too close then, at the first poll (every 250 ms) that
 // finds it clear (controlClear).
 func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
-	if worlds.Sleep(ctx, env.Dur(controlResumeDelay(env.Seed, runID))) != nil {
+	if env.sleep(ctx, env.Dur(controlResumeDelay(env.Seed, runID))) != nil {
 		return nil
 	}
 	for {
@@ -128,7 +127,7 @@ func driveControl(ctx context.Context, h Hooks, runID string, env Env) error {
 				return fmt.Errorf("resume %s: %w", controlToken, err)
 			}
 		}
-		if worlds.Sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
+		if env.sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
 			return nil
 		}
 	}

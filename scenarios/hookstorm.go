@@ -9,7 +9,6 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -64,7 +63,7 @@ func driveRoundHooks(ctx context.Context, h Hooks, runID string, env Env, offset
 		roundStart := map[int]time.Time{}
 		scheduled := map[string]bool{}
 		for {
-			if worlds.Sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
+			if env.sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
 				return nil
 			}
 			log, err := h.Log(ctx, runID)
@@ -112,7 +111,7 @@ func roundHooks(log []eventlog.Event) [][2]int {
 // resumeAt resumes hook (r, b) at time at, retrying for a while when it is
 // not found.
 func resumeAt(ctx context.Context, h Hooks, runID string, env Env, at time.Time, r, b int) error {
-	if worlds.Sleep(ctx, time.Until(at)) != nil {
+	if env.sleep(ctx, time.Until(at)) != nil {
 		return nil
 	}
 	giveUp := time.Now().Add(env.Dur(hookPatience))
@@ -128,7 +127,7 @@ func resumeAt(ctx context.Context, h Hooks, runID string, env Env, at time.Time,
 		case time.Now().After(giveUp):
 			return nil // as the harness: a hook that never shows is the run's business
 		}
-		if worlds.Sleep(ctx, env.Dur(50*time.Millisecond)) != nil {
+		if env.sleep(ctx, env.Dur(50*time.Millisecond)) != nil {
 			return nil
 		}
 	}

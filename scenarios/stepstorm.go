@@ -9,7 +9,6 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // The settle step's duration: the harness's jitter, 5 fixed buckets 250 ms
@@ -95,14 +94,14 @@ func pokeGap(seed uint64, k, sent int) time.Duration {
 func drivePoke(ctx context.Context, h Hooks, runID string, env Env) error {
 	sent := 0
 	for k := 0; ; k++ {
-		if worlds.Sleep(ctx, env.Dur(pokeGap(env.Seed, k, sent))) != nil {
+		if env.sleep(ctx, env.Dur(pokeGap(env.Seed, k, sent))) != nil {
 			return nil
 		}
 		for {
 			err := h.ResumeHook(ctx, runID, pokeToken, map[string]int{"k": k}, fmt.Sprintf("poke-%d", k))
 			switch {
 			case errors.Is(err, eventlog.ErrUnavailable) && ctx.Err() == nil:
-				if worlds.Sleep(ctx, env.Dur(50*time.Millisecond)) != nil {
+				if env.sleep(ctx, env.Dur(50*time.Millisecond)) != nil {
 					return nil
 				}
 				continue

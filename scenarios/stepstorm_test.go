@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,32 +128,47 @@ func TestPokeGap(t *testing.T) {
 	}
 }
 
-// TestDrivePokeSlowsDown runs the poke driver past 64 pokes: afterwards no
-// gap is shorter than the decayed interval, before it most are far shorter.
+// TestDrivePokeSlowsDown runs the poke driver past 64 pokes: every wait it
+// asks for once 64 pokes were delivered is at least the decayed interval,
+// every one before is shorter than half of it. The waits are recorded with
+// the number of pokes delivered when each was asked for, and not spent.
 func TestDrivePokeSlowsDown(t *testing.T) {
-	const scale = 0.002 // 1.5-2 ms, then 12-12.5 ms
+	type wait struct {
+		d         time.Duration
+		delivered int
+	}
 	h := newFakeHooks(nil)
-	var times []time.Time
-	h.onResume = func() { times = append(times, time.Now()) }
-	d := startDriver(t, drivePoke, h, Env{Scale: scale, Seed: 3})
+	var mu sync.Mutex
+	var waits []wait
+	record := func(ctx context.Context, d time.Duration) error {
+		h.mu.Lock()
+		delivered := len(h.resumed)
+		h.mu.Unlock()
+		mu.Lock()
+		waits = append(waits, wait{d, delivered})
+		mu.Unlock()
+		return ctx.Err()
+	}
+	d := startDriver(t, drivePoke, h, Env{Scale: 1, Seed: 3, Sleep: record})
 	h.waitFor(t, "68 pokes", func(f *fakeHooks) bool { return len(f.resumed) >= pokeMax+4 })
 	if err := d.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	decayed := time.Duration(float64(pokeInterval*pokeDecay) * scale)
-	var fast []time.Duration
-	for i := 1; i < len(times); i++ {
-		gap := times[i].Sub(times[i-1])
-		if i >= pokeMax {
-			if gap < decayed {
-				t.Errorf("gap before poke %d is %s, want at least %s (8x after 64)", i, gap, decayed)
-			}
-		} else if gap < decayed/2 {
-			fast = append(fast, gap)
+	mu.Lock()
+	defer mu.Unlock()
+	decayed := pokeInterval * pokeDecay
+	for i, w := range waits {
+		switch {
+		case w.delivered != i:
+			t.Fatalf("wait %d asked for with %d pokes delivered: want one wait before each poke", i, w.delivered)
+		case w.delivered >= pokeMax && w.d < decayed:
+			t.Errorf("wait %d after %d pokes is %s, want at least %s (8x after 64)", i, w.delivered, w.d, decayed)
+		case w.delivered < pokeMax && w.d >= decayed/2:
+			t.Errorf("wait %d after %d pokes is %s, want under %s before 64", i, w.delivered, w.d, decayed/2)
 		}
 	}
-	if len(fast) < (pokeMax-1)/2 {
-		t.Errorf("only %d of the first %d gaps are under %s: the driver is slow before 64 pokes", len(fast), pokeMax-1, decayed/2)
+	if n := len(waits); n < pokeMax+4 {
+		t.Fatalf("%d waits for %d pokes", n, pokeMax+4)
 	}
 }
 

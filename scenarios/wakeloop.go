@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // The wake-loop's shape (the harness's defaults).
@@ -397,7 +396,7 @@ func driveWakeLoop(ctx context.Context, h Hooks, runID string, env Env) error {
 				return err
 			}
 		}
-		if worlds.Sleep(ctx, env.Dur(s.Gap)) != nil {
+		if env.sleep(ctx, env.Dur(s.Gap)) != nil {
 			return nil
 		}
 	}
@@ -416,7 +415,7 @@ func sendWake(ctx context.Context, h Hooks, runID string, env Env, p WakePayload
 		case !errors.Is(err, engine.ErrHookNotFound):
 			return true, fmt.Errorf("wake %d: %w", p.N, err)
 		}
-		if worlds.Sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
+		if env.sleep(ctx, env.Dur(250*time.Millisecond)) != nil {
 			return true, nil
 		}
 	}

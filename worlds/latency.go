@@ -139,6 +139,31 @@ func (p *seedProfile) Windows() []Window {
 	return out
 }
 
+// WindowHolder is an optional ability of a Profile: a profile that spends
+// the mint-to-commit windows it draws itself, instead of the world sleeping
+// them. Every world that spends its windows in this process (all but the
+// devkit worlds, whose package sleeps them in its sidecar) does so through
+// SpendWindow, so a WindowHolder sees each write while it is in its window
+// and decides when that window ends: on an event rather than after a time.
+// Tests use one (worldtest.Windows) to hold writes in their windows and
+// observe, with no clock, that windows overlap, that a seal or a cancel
+// lands inside one, and what a write left behind.
+type WindowHolder interface {
+	// HoldWindow spends the window d (> 0) drawn for one write: nil when
+	// the window is over and the write goes on to commit, ctx's error when
+	// ctx ended first.
+	HoldWindow(ctx context.Context, d time.Duration) error
+}
+
+// SpendWindow spends a write's mint-to-commit window d drawn from p: p's
+// HoldWindow when p is a WindowHolder (and d > 0), otherwise Sleep.
+func SpendWindow(ctx context.Context, p Profile, d time.Duration) error {
+	if h, ok := p.(WindowHolder); ok && d > 0 {
+		return h.HoldWindow(ctx, d)
+	}
+	return Sleep(ctx, d)
+}
+
 // Sleep waits for d or until ctx ends, returning ctx's error in that case.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

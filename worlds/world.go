@@ -107,7 +107,7 @@ type Reservation struct {
 // executable spec). Under that scheme:
 //
 //   - Append is Reserve, the write's latency window (Latency.Delay, the
-//     batch's max, spent with Sleep), then Commit. A writer whose context
+//     batch's max, spent with SpendWindow), then Commit. A writer whose context
 //     ends in the window returns the context's error and leaves its slots
 //     reserved and empty, without cleaning up: a hole only a seal fills.
 //   - AppendFenced is the same, fenced on the reservation counter at Reserve

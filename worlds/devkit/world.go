@@ -57,7 +57,8 @@ var (
 // (installed and started on first use) opens it on opts.Dir/world-local
 // (Local) or on a new database of the host's cluster, which it migrates
 // first (Postgres). opts.Latency is each write's mint-to-commit window,
-// spent inside the package between its id mint and its publish. The
+// spent inside the package between its id mint and its publish (in the
+// sidecar's process: a worlds.WindowHolder is not asked to hold it). The
 // package mints ids with its own entropy: opts.Seed does not reach them.
 func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, error) {
 	if opts.Nemesis {

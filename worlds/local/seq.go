@@ -71,7 +71,7 @@ func (w *World) appendSeq(ctx context.Context, run eventlog.Run, d []eventlog.Dr
 		events[i] = w.newEvent(run.ID, x)
 		delay = max(delay, w.latency.Delay(x.Type))
 	}
-	if err := worlds.Sleep(ctx, delay); err != nil {
+	if err := worlds.SpendWindow(ctx, w.latency, delay); err != nil {
 		return nil, storeErr(op, err)
 	}
 	unlock, err := w.locks.lock(ctx, run.ID)

@@ -29,7 +29,7 @@ func (w *World) appendSlot(ctx context.Context, run eventlog.Run, d []eventlog.D
 	for _, x := range d {
 		delay = max(delay, w.latency.Delay(x.Type))
 	}
-	if err := worlds.Sleep(ctx, delay); err != nil {
+	if err := worlds.SpendWindow(ctx, w.latency, delay); err != nil {
 		return nil, storeErr(fmt.Sprintf("append to run %s: slots %d-%d reserved, not committed", run.ID, r.First, r.First+int64(len(d))-1), err)
 	}
 	return w.commit(ctx, r)

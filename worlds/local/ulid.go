@@ -62,7 +62,7 @@ func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq 
 // the time just after it, when the event became visible.
 func (w *World) writeULID(ctx context.Context, runID string, d eventlog.Draft) (eventlog.Event, error) {
 	e := w.newEvent(runID, d)
-	if err := worlds.Sleep(ctx, w.latency.Delay(d.Type)); err != nil {
+	if err := worlds.SpendWindow(ctx, w.latency, w.latency.Delay(d.Type)); err != nil {
 		return eventlog.Event{}, err
 	}
 	ms, err := markersOf(runID, []eventlog.Event{e})

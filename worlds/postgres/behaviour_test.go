@@ -187,28 +187,40 @@ func TestFenceUnderContention(t *testing.T) {
 
 // TestWindowHoldsNoLock: under seq the window is spent before the counter
 // update, under slot between the reservation's transaction and the commit's,
-// so writers of one run overlap their windows; holding the run's row lock
-// across them would serialize the run (8 x 300 ms).
+// so writers of one run are in their windows at once. Every writer is held
+// in its window until all of them have entered theirs: holding the run's row
+// lock across a window would keep the second writer out while the first is
+// held, and the test would fail as hung instead of releasing them.
 func TestWindowHoldsNoLock(t *testing.T) {
 	cluster.URL(t)
-	const writers, window = 8, 300 * time.Millisecond
+	const writers = 8
 	for _, s := range []eventlog.Scheme{eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{Latency: worldtest.Latency(t, "fixed:300ms"), PoolSize: writers})
+			hold := worldtest.NewHolder()
+			w := openWorld(t, postgres.Config{Latency: hold, PoolSize: writers})
 			run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s})
-			start := time.Now()
+			ctx, cancel := context.WithCancel(t.Context())
 			var g errgroup.Group
+			defer func() { cancel(); _ = g.Wait() }() // a failed test leaves writers held
+			hold.Hold(writers)
 			for i := range writers {
 				g.Go(func() error {
-					_, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, fmt.Sprint("c", i))})
+					_, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, fmt.Sprint("c", i))})
 					return err
 				})
+			}
+			held := make([]*worldtest.Held, writers)
+			for i := range held {
+				held[i] = hold.Next(t, fmt.Sprintf("writer %d of %d in its window while %d are held in theirs: the windows did not overlap", i+1, writers, i))
+			}
+			for _, h := range held {
+				h.Release()
 			}
 			if err := g.Wait(); err != nil {
 				t.Fatal(err)
 			}
-			if d := time.Since(start); d > writers*window/2 {
-				t.Fatalf("%d writers with %s windows took %s: the windows did not overlap", writers, window, d)
+			if evs := worldtest.ListAll(t, w, run); len(evs) != writers {
+				t.Fatalf("log holds %d events after %d writers, want %d", len(evs), writers, writers)
 			}
 		})
 	}
@@ -220,17 +232,30 @@ func TestWindowHoldsNoLock(t *testing.T) {
 // for good: the next write lands past a hole every read refuses (the
 // rollback side of gotcha 1). Under slot the write leaves its slot reserved
 // and its key claimed: the same draft conflicts, another lands past a hole
-// every read refuses, and a seal fills the hole and frees the key.
+// every read refuses, and a seal fills the hole and frees the key. The write
+// is held in its window and cancelled there, so the cancel cannot land
+// before the window (nothing drawn or reserved yet) or after it.
 func TestCancelledWindow(t *testing.T) {
 	cluster.URL(t)
 	for _, s := range eventlog.Schemes() {
 		t.Run(string(s), func(t *testing.T) {
-			w := openWorld(t, postgres.Config{Latency: worldtest.Latency(t, "fixed:400ms")})
+			hold := worldtest.NewHolder()
+			w := openWorld(t, postgres.Config{Latency: hold})
 			run := worldtest.NewRun(t, w, eventlog.Run{Scheme: s})
 			ctx, cancel := context.WithCancel(t.Context())
-			timer := time.AfterFunc(100*time.Millisecond, cancel)
-			defer timer.Stop()
-			if _, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")}); !errors.Is(err, context.Canceled) {
+			defer cancel()
+			hold.Hold(1)
+			done := make(chan error, 1)
+			go func() {
+				_, err := w.Append(ctx, run, []eventlog.Draft{worldtest.Draft(eventlog.StepCreated, "a")})
+				done <- err
+			}()
+			held := hold.Next(t, "the write in its window")
+			cancel()
+			if err := held.Ended(t); !errors.Is(err, context.Canceled) {
+				t.Fatalf("the held window ended with %v, want context.Canceled", err)
+			}
+			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("Append = %v, want context.Canceled", err)
 			}
 			if dump, err := w.Dump(t.Context(), run); err != nil || len(dump) != 0 {

@@ -129,7 +129,7 @@ func (w *World) appendSlot(ctx context.Context, runID string, d []eventlog.Draft
 	if err != nil {
 		return nil, err
 	}
-	if err := worlds.Sleep(ctx, delay); err != nil {
+	if err := worlds.SpendWindow(ctx, w.cfg.Latency, delay); err != nil {
 		return nil, err
 	}
 	return w.commit(ctx, r)

@@ -276,7 +276,7 @@ func (w *World) execTx(ctx context.Context, conn *pgxpool.Conn, where window, de
 		if err := sendBatch(ctx, conn, bt, nil); err != nil {
 			return err
 		}
-		if err := worlds.Sleep(ctx, delay); err != nil {
+		if err := worlds.SpendWindow(ctx, w.cfg.Latency, delay); err != nil {
 			return err
 		}
 		bt = &pgx.Batch{}
@@ -288,7 +288,7 @@ func (w *World) execTx(ctx context.Context, conn *pgxpool.Conn, where window, de
 	if err := sendBatch(ctx, conn, bt, scan); err != nil {
 		return err
 	}
-	if err := worlds.Sleep(ctx, delay); err != nil {
+	if err := worlds.SpendWindow(ctx, w.cfg.Latency, delay); err != nil {
 		return err
 	}
 	_, err := conn.Exec(ctx, "COMMIT")

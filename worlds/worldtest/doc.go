@@ -22,7 +22,10 @@
 // every run. It makes no timed assertion.
 //
 // Beside Exercise the package has small helpers for a world's own tests
-// (NewRun, Draft, Append, AppendFenced, ListAll, Latency).
+// (NewRun, Draft, Append, AppendFenced, ListAll, Latency), and Holder, a
+// latency profile that holds chosen writes in their mint-to-commit window
+// until the test releases them, so that a world's tests check what happens
+// in a window by the order of events instead of by timing.
 //
 // The schemes' contracts as the suite checks them:
 //   - ulid: events are ordered and cursored by id and carry no seq; a fenced

@@ -10,6 +10,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // guardStep is one fenced append on a guarded run and the guard's verdict.
@@ -103,36 +104,45 @@ func TestCountGuard(t *testing.T) {
 // window, so two writers that saw the same log both pass when their windows
 // overlap, and both decisions land: the check-then-write gap of seed gotcha
 // 2, which the seq and slot fences close (the same two writers, fenced,
-// admit one).
+// admit one). The writers are held in their windows until every one that
+// gets there has (the slot fence turns the second away at its reservation,
+// before the window), so the overlap does not depend on timing.
 func TestCountGuardTOCTOU(t *testing.T) {
-	e := newEnv(t, "fixed:300ms")
+	hold := worldtest.NewHolder()
+	e := newEnvWith(t, hold)
 	tests := []struct {
 		name     string
 		scheme   eventlog.Scheme
 		guard    eventlog.Guard
+		windows  int // writers that reach their window
 		admitted int
 	}{
-		{"count-index on ulid", eventlog.SchemeULID, eventlog.GuardCountIndex, 2},
-		{"count-index on seq", eventlog.SchemeSeq, eventlog.GuardCountIndex, 2},
-		{"seq fence", eventlog.SchemeSeq, eventlog.GuardNone, 1},
-		{"count-index on slot", eventlog.SchemeSlot, eventlog.GuardCountIndex, 2},
-		{"slot fence", eventlog.SchemeSlot, eventlog.GuardNone, 1},
+		{"count-index on ulid", eventlog.SchemeULID, eventlog.GuardCountIndex, 2, 2},
+		{"count-index on seq", eventlog.SchemeSeq, eventlog.GuardCountIndex, 2, 2},
+		{"seq fence", eventlog.SchemeSeq, eventlog.GuardNone, 2, 1},
+		{"count-index on slot", eventlog.SchemeSlot, eventlog.GuardCountIndex, 2, 2},
+		{"slot fence", eventlog.SchemeSlot, eventlog.GuardNone, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.t = t
 			run := e.createRun(tt.scheme, tt.guard)
 			e.mustAppend(run, draft(eventlog.RunCreated, ""))
+			hold.Hold(tt.windows)
 			var wg sync.WaitGroup
-			start := make(chan struct{})
 			statuses := make([]int, 2)
 			for i := range 2 {
 				wg.Go(func() {
-					<-start
 					statuses[i] = e.appendFenced(run, 1, draft(eventlog.StepCreated, fmt.Sprint("writer_", i))).status
 				})
 			}
-			close(start)
+			held := make([]*worldtest.Held, tt.windows)
+			for i := range held {
+				held[i] = hold.Next(t, fmt.Sprintf("writer %d of %d in its window", i+1, tt.windows))
+			}
+			for _, h := range held {
+				h.Release()
+			}
 			wg.Wait()
 			admitted := 0
 			for _, st := range statuses {

@@ -180,7 +180,7 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynam
 		writeJSON(w, http.StatusOK, EventsResponse{Events: []eventlog.Event{}})
 		return
 	}
-	if err := worlds.Sleep(r.Context(), b.delay); err != nil {
+	if err := worlds.SpendWindow(r.Context(), s.cfg.Latency, b.delay); err != nil {
 		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: "request ended during the write's window: nothing written"})
 		return
 	}
@@ -250,7 +250,7 @@ func (s *Server) appendSlots(w http.ResponseWriter, r *http.Request, b batch, f 
 		s.fail(w, r, err)
 		return
 	}
-	if err := worlds.Sleep(r.Context(), b.delay); err != nil {
+	if err := worlds.SpendWindow(r.Context(), s.cfg.Latency, b.delay); err != nil {
 		last := res.First + int64(len(b.drafts)) - 1
 		writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeCancelled, Error: fmt.Sprintf(
 			"request ended during the write's window: slots %d-%d of run %s stay reserved and empty until sealed", res.First, last, b.run.ID)})

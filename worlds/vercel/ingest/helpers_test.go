@@ -35,6 +35,20 @@ type env struct {
 // newEnv starts the servers with the given latency spec ("" for none).
 func newEnv(t *testing.T, latency string) *env {
 	t.Helper()
+	var lat worlds.Profile
+	if latency != "" {
+		var err error
+		if lat, err = worlds.ParseProfile(latency, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newEnvWith(t, lat)
+}
+
+// newEnvWith starts the servers with the given latency profile (nil for
+// none).
+func newEnvWith(t *testing.T, lat worlds.Profile) *env {
+	t.Helper()
 	e := &env{t: t}
 	var err error
 	if e.dyn, err = dynamo.StartEmbedded(); err != nil {
@@ -56,12 +70,6 @@ func newEnv(t *testing.T, latency string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ix.Close() })
-	var lat worlds.Profile
-	if latency != "" {
-		if lat, err = worlds.ParseProfile(latency, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if e.srv, err = ingest.New(ingest.Config{Store: e.store, Index: ix, Latency: lat, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
