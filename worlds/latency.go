@@ -145,7 +145,7 @@ func (p *seedProfile) Windows() []Window {
 // devkit worlds, whose package sleeps them in its sidecar) does so through
 // SpendWindow, so a WindowHolder sees each write while it is in its window
 // and decides when that window ends: on an event rather than after a time.
-// Tests use one (worldtest.Windows) to hold writes in their windows and
+// Tests use one (worldtest.Holder) to hold writes in their windows and
 // observe, with no clock, that windows overlap, that a seal or a cancel
 // lands inside one, and what a write left behind.
 type WindowHolder interface {
