@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,7 +180,11 @@ func TestRunControlStorm(t *testing.T) {
 		}
 		evs := jsonLines[eventlog.Event](t, f)
 		if len(evs) == 0 || evs[0].Type != eventlog.RunCreated || evs[len(evs)-1].Type != eventlog.RunCompleted {
-			t.Errorf("final log %s does not run from run_created to run_completed", f)
+			var tail []string
+			for _, e := range evs[max(0, len(evs)-4):] {
+				tail = append(tail, fmt.Sprintf("%d:%s %s", e.Seq, e.Type, e.CorrelationID))
+			}
+			t.Errorf("final log %s does not run from run_created to run_completed; it ends %v", f, tail)
 		}
 	}
 

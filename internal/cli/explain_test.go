@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +175,10 @@ func TestExplainCommand(t *testing.T) {
 		if code, stdout, stderr := run(t.Context(), "forensics", d); code != cli.ExitOK || !strings.Contains(stdout, wrong) {
 			t.Fatalf("exit %d, stderr %q; stdout lacks the recorded %s:\n%s", code, stderr, wrong, stdout)
 		}
+		// A timeline no run links any more (another run of the class had it)
+		// is pruned.
+		stale := filepath.Join(d, storm.DirTimelines, "wrun_stale.html")
+		writeFile(t, stale, []byte("<html></html>"))
 		code, stdout, stderr := run(t.Context(), "forensics", d, "--reclassify")
 		if code != cli.ExitOK || !strings.Contains(stderr, wrong+" -> "+bad.Class) || strings.Contains(stdout, wrong) {
 			t.Fatalf("exit %d, stderr %q (want a %s -> %s change); stdout:\n%s", code, stderr, wrong, bad.Class, stdout)
@@ -183,6 +189,14 @@ func TestExplainCommand(t *testing.T) {
 		}
 		if c := sum.Cells[0]; c.Classes[wrong] != 0 || c.Classes[bad.Class] == 0 {
 			t.Errorf("summary.json classes %v after --reclassify, want %s and no %s", c.Classes, bad.Class, wrong)
+		}
+		if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the unlinked timeline is still there: %v", err)
+		}
+		for _, p := range sum.Cells[0].Timelines[bad.Class] {
+			if _, err := os.Stat(filepath.Join(d, p)); err != nil {
+				t.Errorf("linked timeline %s: %v", p, err)
+			}
 		}
 	})
 

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -365,10 +368,40 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 	for _, cell := range st.Summary.Cells {
 		cell.Classes, cell.Timelines = nil, nil
 	}
+	linked := map[string]bool{}
 	for _, r := range runs {
 		if cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}); cell != nil {
 			cell.AddClass(r.Class, r.Timeline)
 		}
+		if r.Timeline != "" {
+			linked[filepath.Base(r.Timeline)] = true
+		}
 	}
-	return table.RewriteSummary(c.dir, st.Summary)
+	if err := table.RewriteSummary(c.dir, st.Summary); err != nil {
+		return err
+	}
+	if c.reclassify {
+		return pruneTimelines(filepath.Join(c.dir, storm.DirTimelines), linked)
+	}
+	return nil
+}
+
+// pruneTimelines removes the timelines of dir that no run links any more:
+// reclassifying can give another run of a class its timeline.
+func pruneTimelines(dir string, linked map[string]bool) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("prune timelines: %w", err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".html") && !linked[e.Name()] {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("prune timelines: %w", err)
+			}
+		}
+	}
+	return nil
 }
