@@ -23,14 +23,16 @@
 //   - hole: under the slot scheme, a load refused an empty slot below a
 //     committed one (the hole outcome), or the final log still has one.
 //   - density: a positioned log's load met a gap (the gap outcome).
-//   - blocked-branch: a stuck run whose final log holds an operation
-//     created and never completed that was due to advance (a step never
-//     started, a started step whose work, by the scenario's step function,
-//     was over, a wait whose timer was due) a quiet period before the
-//     run's end, and no write for that quiet period.
-//   - slow: a stuck run that was still writing when it timed out (a commit
-//     within the quiet period before its end, or an append in flight
-//     through it), or whose pending operations were none of them due (a
+//   - blocked-branch: a stuck run with no write for a quiet period before
+//     its end whose final log, replayed, derives decisions nobody wrote
+//     (a lost wake-up: the log held what the workflow needed to go on), or
+//     holds an operation created and never completed that was due to
+//     advance (a step never started, a started step whose work, by the
+//     scenario's step function, was over, a wait whose timer was due) a
+//     quiet period before the run's end.
+//   - slow: a stuck run that was still working when it timed out (a commit
+//     within the quiet period before its end, or an append or a load in
+//     flight through it), or whose pending operations were none of them due (a
 //     step still working, a timer not yet due, hooks waiting on their
 //     senders): the timeout cut a run in progress, not a blocked one; the
 //     evidence names its slowest append or what each operation awaited.

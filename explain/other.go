@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/worlds"
@@ -217,9 +218,16 @@ func (r *run) stuck(ex *Explanation) {
 	}
 	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
 		ex.Class = Slow
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
-			appendName(op), quiet, appendSpan(op)))
+		doing := "writing"
+		if op.Kind == worlds.OpList {
+			doing = "reading"
+		}
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still %s: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
+			doing, appendName(op), quiet, appendSpan(op)))
 		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
+		return
+	}
+	if r.lostWake(ex, last) {
 		return
 	}
 	cut := r.in.Ended.Add(-quiet)
@@ -246,6 +254,45 @@ func (r *run) stuck(ex *Explanation) {
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s pending and not yet due", plural(n, "more operation")))
 	}
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s)", ms(r.in.Ended.Sub(last)), clock(last)))
+}
+
+// lostWake classes a stuck run blocked-branch when a reference replay of
+// its final log derives decisions nobody wrote: the log held what the
+// workflow needed to go on, and no invocation acted on it for the quiet
+// period (a wake-up that was lost, or a load that missed the newest fact).
+// The offending event is the newest fact of the log. A replay that
+// diverges, or derives nothing, says nothing here.
+func (r *run) lostWake(ex *Explanation, last time.Time) bool {
+	if r.in.Program == nil {
+		return false
+	}
+	out := engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
+	if out.Divergence != nil || len(out.Decisions) == 0 {
+		return false
+	}
+	ex.Class = BlockedBranch
+	newest := -1
+	for i, e := range r.ordered {
+		if e.Type.IsDecision() {
+			continue
+		}
+		if newest < 0 || r.commit[e.ID].After(r.commit[r.ordered[newest].ID]) {
+			newest = i
+		}
+	}
+	if newest >= 0 {
+		ev := r.event(newest)
+		ex.Offending = &ev
+	}
+	var names []string
+	for _, d := range out.Decisions {
+		names = append(names, decisionOf(d).name())
+	}
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("a replay of the final log (%d events, %s wake) derives %s nobody wrote: %s",
+		len(r.ordered), r.wake, plural(len(out.Decisions), "decision"), joinList(names)))
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s) and no write or load was in flight: no invocation acted on the log as it stood",
+		ms(r.in.Ended.Sub(last)), clock(last)))
+	return true
 }
 
 // pendingEvidence says what each pending operation was waiting for, the
@@ -428,8 +475,12 @@ func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, pending int
 	}
 }
 
-// appendName names an append by what it wrote and who wrote it.
+// appendName names an append by what it wrote and who wrote it, or a load
+// by who read.
 func appendName(op worlds.Op) string {
+	if op.Kind == worlds.OpList {
+		return "a load of the log by " + orNobody(op.Actor)
+	}
 	what := "an append"
 	if len(op.Wrote) > 0 {
 		what = "an append of " + string(op.Wrote[0].Type)
@@ -437,11 +488,22 @@ func appendName(op worlds.Op) string {
 	return what + " by " + orNobody(op.Actor)
 }
 
-// inFlight is the longest append that started before from and returned
-// after it (or never, by end): a write the run was still waiting on
-// through the window [from, end].
+// inFlight is the longest append, else the longest load, that started
+// before from and returned after it (or never, by end): a write or a read
+// the run was still waiting on through the window [from, end].
 func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
-	return longestAppend(ops, end, func(op worlds.Op) bool {
+	through := func(op worlds.Op) bool {
 		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from)) && op.Start.Before(end)
-	})
+	}
+	if op, ok := longestAppend(ops, end, through); ok {
+		return op, true
+	}
+	var best worlds.Op
+	found := false
+	for _, op := range ops {
+		if op.Kind == worlds.OpList && through(op) && (!found || op.Start.Before(best.Start)) {
+			best, found = op, true
+		}
+	}
+	return best, found
 }
