@@ -201,10 +201,6 @@ func (r *run) stuck(ex *Explanation) {
 		}
 	}
 	switch {
-	case len(open) == 0:
-		ex.Class = Unknown
-		ex.MissingEvidence = append(ex.MissingEvidence, "the final log has no operation created and left pending")
-		return
 	case r.in.Ended.IsZero() || last.IsZero():
 		ex.Class = Unknown
 		ex.MissingEvidence = append(ex.MissingEvidence, "the run's end or its last commit time is not recorded: the quiet period cannot be measured")
@@ -213,7 +209,7 @@ func (r *run) stuck(ex *Explanation) {
 		ex.Class = Slow
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still writing: its last commit was %s before its end (quiet period %s), so it was not blocked",
 			ms(r.in.Ended.Sub(last)), quiet))
-		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
+		slowEvidence(ex, r.in.Ops, r.in.Ended, open)
 		return
 	}
 	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
@@ -224,10 +220,15 @@ func (r *run) stuck(ex *Explanation) {
 		}
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still %s: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
 			doing, appendName(op), quiet, appendSpan(op)))
-		slowEvidence(ex, r.in.Ops, r.in.Ended, len(open), open[0].what)
+		slowEvidence(ex, r.in.Ops, r.in.Ended, open)
 		return
 	}
 	if r.lostWake(ex, last) {
+		return
+	}
+	if len(open) == 0 {
+		ex.Class = Unknown
+		ex.MissingEvidence = append(ex.MissingEvidence, "the final log has no operation created and left pending, and a replay of it derives nothing new")
 		return
 	}
 	cut := r.in.Ended.Add(-quiet)
@@ -461,8 +462,12 @@ func appendSpan(op worlds.Op) string {
 
 // slowEvidence adds what a slow run was doing: how many operations were
 // pending (the first of them) and its slowest append.
-func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, pending int, first string) {
-	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(pending, "operation"), first))
+func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, open []pending) {
+	if len(open) > 0 {
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(len(open), "operation"), open[0].what))
+	} else {
+		ex.Evidence = append(ex.Evidence, "no operation pending at the end")
+	}
 	op, ok := slowestAppend(ops, ended)
 	switch {
 	case !ok:
