@@ -95,6 +95,8 @@ func (r *Resume) Config(given Config, changed func(flag string) bool) (Config, e
 	}
 	c := stored
 	c.Out = r.Dir
+	// A storm.json from before --rounds has none: it ran the harness's.
+	c.Rounds = cmp.Or(c.Rounds, scenarios.DefaultRounds)
 	if changed("keep") {
 		c.Keep = given.Keep
 	}

@@ -105,6 +105,11 @@ func TestResumeConfig(t *testing.T) {
 				got.Seed != want.Seed || got.TimeScale != want.TimeScale || got.Out != want.Out || got.Keep != want.Keep {
 				t.Errorf("Config = %+v, want %+v", got, want)
 			}
+			// stored has no rounds, as a storm.json from before --rounds:
+			// it ran the harness's 6, and Validate must accept it.
+			if got.Rounds != 6 {
+				t.Errorf("Rounds = %d, want 6 for a storm.json without rounds", got.Rounds)
+			}
 		})
 	}
 }
