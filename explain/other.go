@@ -219,7 +219,7 @@ func (r *run) stuck(ex *Explanation) {
 			doing = "reading"
 		}
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still %s: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
-			doing, appendName(op), quiet, appendSpan(op)))
+			doing, opName(op), quiet, opSpan(op)))
 		slowEvidence(ex, r.in.Ops, r.in.Ended, open)
 		return
 	}
@@ -451,9 +451,9 @@ func longestAppend(ops []worlds.Op, ended time.Time, keep func(worlds.Op) bool) 
 	return best, found
 }
 
-// appendSpan says when an append started and returned, or that it had not
-// returned.
-func appendSpan(op worlds.Op) string {
+// opSpan says when an append or a load started and returned, or that
+// it had not returned.
+func opSpan(op worlds.Op) string {
 	if op.End.IsZero() {
 		return fmt.Sprintf("from %s, not returned by the run's end", clock(op.Start))
 	}
@@ -473,16 +473,16 @@ func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, open []pend
 	case !ok:
 	case op.End.IsZero():
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took over %s: %s, %s",
-			ms(ended.Sub(op.Start)), appendName(op), appendSpan(op)))
+			ms(ended.Sub(op.Start)), opName(op), opSpan(op)))
 	default:
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the slowest append took %s: %s, %s",
-			ms(op.End.Sub(op.Start)), appendName(op), appendSpan(op)))
+			ms(op.End.Sub(op.Start)), opName(op), opSpan(op)))
 	}
 }
 
-// appendName names an append by what it wrote and who wrote it, or a load
+// opName names an append by what it wrote and who wrote it, or a load
 // by who read.
-func appendName(op worlds.Op) string {
+func opName(op worlds.Op) string {
 	if op.Kind == worlds.OpList {
 		return "a load of the log by " + orNobody(op.Actor)
 	}
