@@ -147,11 +147,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 				s.stats.restarts.Add(1)
 				continue
 			}
-			if m.restarts+1 > rt.cfg.RestartsTotal {
-				s.stats.gaveUp.Add(1)
-				return
-			}
-			rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1}, rt.backoff(m.restarts+1))
+			rt.redeliver(s, m)
 			return
 		case errors.Is(err, eventlog.ErrUnavailable):
 			s.stats.infra.Add(1)
@@ -162,11 +158,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			// packages validate each event): this invocation fails, and the
 			// queue delivers the run again, within the restart budget.
 			s.stats.refusals.Add(1)
-			if m.restarts+1 > rt.cfg.RestartsTotal {
-				s.stats.gaveUp.Add(1)
-				return
-			}
-			rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1}, rt.backoff(m.restarts+1))
+			rt.redeliver(s, m)
 			return
 		default:
 			rt.cfg.Logger.Warn("suspension write failed", "run", s.id, "err", err)
@@ -233,6 +225,17 @@ func (rt *Runtime) startOrphanedSteps(s *runState, log []eventlog.Event) {
 			rt.startStep(s, e)
 		}
 	}
+}
+
+// redeliver delivers the run again after a rejected or refused write, as
+// the queue redelivers a failed invocation, unless m has spent the run's
+// restart budget.
+func (rt *Runtime) redeliver(s *runState, m message) {
+	if m.restarts+1 > rt.cfg.RestartsTotal {
+		s.stats.gaveUp.Add(1)
+		return
+	}
+	rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1}, rt.backoff(m.restarts+1))
 }
 
 // scheduleWake enqueues one delayed invocation for the earliest of the

@@ -10,7 +10,6 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/local"
 )
 
 // refusing refuses every attr_set (a store without attributes, as the
@@ -41,14 +40,8 @@ func (r *refusing) Append(ctx context.Context, runID string, d []eventlog.Draft)
 func TestRefusedWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	lw, err := local.Open(ctx, worlds.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lw.Close() })
-	w := &refusing{World: lw, once: map[eventlog.Type]bool{eventlog.StepCreated: true}}
-	policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
-		OnReject: engine.RejectRederive, Admission: engine.AdmitSingleRunner}
+	w := &refusing{World: openLocal(ctx, t), once: map[eventlog.Type]bool{eventlog.StepCreated: true}}
+	policy, scheme := singleRunner(false)
 	prog := func(c *engine.Ctx) (any, error) {
 		var v string
 		err := c.AwaitInto(c.Step("a", 1), &v)
@@ -57,7 +50,7 @@ func TestRefusedWrites(t *testing.T) {
 	steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) {
 		return engine.StepOutcome{Result: "A", Attrs: map[string]string{"k": "v"}}, nil
 	}}
-	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: eventlog.SchemeULID, Backoff: time.Millisecond})
+	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
 	startAndWait(ctx, t, rt, "run-1", "the run did not end")
 	stats := rt.Finish("run-1")
 	count := typeCounts(ctx, t, rt, "run-1")
