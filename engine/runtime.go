@@ -34,6 +34,10 @@ type StepOutcome struct {
 // the step (step_failed).
 type StepFunc func(args json.RawMessage) (StepOutcome, error)
 
+// DefaultTimerTick is the unit wait wake-ups are rounded up to, as in
+// core: one second.
+const DefaultTimerTick = time.Second
+
 // Config configures a Runtime.
 type Config struct {
 	// World is the store; wrap it with worlds.Record to keep a history.
@@ -57,8 +61,8 @@ type Config struct {
 	RestartsTotal     int
 	// Backoff is the first delay of a re-enqueued message; it doubles.
 	Backoff time.Duration
-	// TimerTick is the unit wait wake-ups are rounded up to (core: one
-	// second); a storm scales it with its time scale.
+	// TimerTick is the unit wait wake-ups are rounded up to
+	// (DefaultTimerTick when zero); a storm scales it with its time scale.
 	TimerTick time.Duration
 	// SealAfter is how long a reader waits on a hole before sealing it under
 	// Policy.Seal noop (a storm scales Policy.SealAfter, or DefaultSealAfter,
@@ -85,7 +89,7 @@ func (c Config) Defaults() Config {
 		c.RestartsTotal = 6
 	}
 	if c.TimerTick <= 0 {
-		c.TimerTick = time.Second
+		c.TimerTick = DefaultTimerTick
 	}
 	if c.Backoff <= 0 {
 		c.Backoff = 25 * time.Millisecond

@@ -17,9 +17,15 @@ const maxCounterfactual = 40
 
 // divergence explains a corrupted or silent run: the first event a
 // reference replay of the final log disagrees with, its writer's view,
+// replayFinal is the reference replay of the run's final log, in scheme
+// order, with the reference wake.
+func (r *run) replayFinal() engine.Outcome {
+	return engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
+}
+
 // and what that view lacked.
 func (r *run) divergence(ex *Explanation) {
-	ref := engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
+	ref := r.replayFinal()
 	d, u := ref.Divergence, ref.Unchecked
 	switch {
 	case d != nil && (u == nil || d.Index <= u.Index):

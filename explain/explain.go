@@ -205,7 +205,8 @@ type Explanation struct {
 	Summary string `json:"summary"`
 	// Offending is the event the reference replay disagreed with first
 	// (or the run_completed of a silent run, the empty position of a hole
-	// or gap, the operation a stuck run waits on).
+	// or gap; for a blocked branch the overdue operation it waits on, or
+	// the newest fact nobody acted on).
 	Offending *Event `json:"offending,omitempty"`
 	// Divergence is the reference replay's complaint at Offending.
 	Divergence string    `json:"divergence,omitempty"`
@@ -325,12 +326,6 @@ func step(t eventlog.Type, payload json.RawMessage) (name, args string) {
 		args = b.String()
 	}
 	return p.Name, args
-}
-
-// stepName is a step_created event's step name.
-func stepName(e eventlog.Event) string {
-	name, _ := step(e.Type, e.Payload)
-	return name
 }
 
 // Classify explains one run. It never fails: what it cannot show makes the

@@ -289,8 +289,9 @@ func blockedSteps(ex *Explanation) []string {
 	return append(steps, ending(ex))
 }
 
-// slowSteps narrates a run that timed out while still writing: what it
-// was doing, then the ending.
+// slowSteps narrates a run that timed out while still at work (writing,
+// reading, or with nothing pending due yet): what it was doing, then the
+// ending.
 func slowSteps(ex *Explanation) []string {
 	steps := slices.Clone(ex.Evidence)
 	for i := 1; i < len(steps); i++ {

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -184,10 +185,11 @@ type pending struct {
 	idle bool
 }
 
-// stuck explains a run with no terminal event: a blocked branch when an
-// operation was due to advance and never did and nothing was written for
-// the quiet period before the run's end; slow when the run was still
-// writing or nothing pending was due yet.
+// stuck explains a run with no terminal event: slow when it was still
+// writing or reading through the quiet period before its end; a blocked
+// branch when, silent for that period, its final log replays to decisions
+// nobody wrote (a lost wake-up) or holds an operation that was due to
+// advance and never did; slow again when nothing pending was due yet.
 func (r *run) stuck(ex *Explanation) {
 	quiet := r.in.Quiet
 	if quiet <= 0 {
@@ -267,7 +269,7 @@ func (r *run) lostWake(ex *Explanation, last time.Time) bool {
 	if r.in.Program == nil {
 		return false
 	}
-	out := engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
+	out := r.replayFinal()
 	if out.Divergence != nil || len(out.Decisions) == 0 {
 		return false
 	}
@@ -348,8 +350,9 @@ func (r *run) pending() []pending {
 		}
 		switch e.Type {
 		case eventlog.StepCreated:
-			p := pending{at: i, what: fmt.Sprintf("step %q (%s) was created and never completed", stepName(e), e.CorrelationID)}
-			p.due, p.why = r.stepDue(e, started)
+			name, args := step(e.Type, e.Payload)
+			p := pending{at: i, what: fmt.Sprintf("step %q (%s) was created and never completed", name, e.CorrelationID)}
+			p.due, p.why = r.stepDue(e, name, args, started)
 			open = append(open, p)
 		case eventlog.WaitCreated:
 			p := pending{at: i, what: fmt.Sprintf("wait %s was created and never completed", e.CorrelationID)}
@@ -368,25 +371,17 @@ func (r *run) pending() []pending {
 // started one is due when its work, as the scenario's step function says
 // for its arguments, is over. A started step whose work is unknown is due
 // when it started.
-func (r *run) stepDue(created eventlog.Event, started map[string]time.Time) (time.Time, string) {
+func (r *run) stepDue(created eventlog.Event, name, args string, started map[string]time.Time) (time.Time, string) {
 	s, ok := started[created.CorrelationID]
 	if !ok {
-		c := r.commit[created.ID]
-		if c.IsZero() {
-			c = created.MintedAt
-		}
+		c := r.committed(created)
 		return c, "never started, although a step worker starts a step once its step_created commits (at " + clock(c) + ")"
 	}
-	var p struct {
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"args"`
-	}
-	_ = json.Unmarshal(created.Payload, &p)
-	fn, ok := r.in.Steps[p.Name]
+	fn, ok := r.in.Steps[name]
 	if !ok {
 		return s, "started at " + clock(s) + "; how long its work lasts is not known here"
 	}
-	out, err := fn(p.Args)
+	out, err := fn(json.RawMessage(args))
 	if err != nil {
 		return s, "started at " + clock(s) + " and fails at once"
 	}
@@ -394,23 +389,26 @@ func (r *run) stepDue(created eventlog.Event, started map[string]time.Time) (tim
 	return due, fmt.Sprintf("started at %s, its work lasts %s: due to complete at %s", clock(s), ms(out.Took), clock(due))
 }
 
-// waitDue is when a wait's wake-up was due: its resumeAt rounded up to the
-// runtime's timer tick.
+// committed is when e committed, or when it was minted where its commit
+// time is not known.
+func (r *run) committed(e eventlog.Event) time.Time {
+	if c := r.commit[e.ID]; !c.IsZero() {
+		return c
+	}
+	return e.MintedAt
+}
+
+// waitDue is when a wait's wake-up was due at the latest: its resumeAt
+// plus one timer tick (the runtime rounds the wake-up's delay up to whole
+// ticks).
 func (r *run) waitDue(created eventlog.Event) (time.Time, string) {
 	var p struct {
 		ResumeAt time.Time `json:"resumeAt"`
 	}
 	if json.Unmarshal(created.Payload, &p) != nil || p.ResumeAt.IsZero() {
-		c := r.commit[created.ID]
-		if c.IsZero() {
-			c = created.MintedAt
-		}
-		return c, "its resumeAt is not recorded"
+		return r.committed(created), "its resumeAt is not recorded"
 	}
-	tick := r.in.TimerTick
-	if tick <= 0 {
-		tick = time.Second
-	}
+	tick := cmp.Or(r.in.TimerTick, engine.DefaultTimerTick)
 	due := p.ResumeAt.Add(tick)
 	return due, fmt.Sprintf("its timer (resumeAt %s, woken within a %s tick) was due by %s", clock(p.ResumeAt), tick, clock(due))
 }
@@ -493,12 +491,12 @@ func opName(op worlds.Op) string {
 	return what + " by " + orNobody(op.Actor)
 }
 
-// inFlight is the longest append, else the longest load, that started
-// before from and returned after it (or never, by end): a write or a read
+// inFlight is the longest append, else the earliest-started load, that
+// started before from and returned after it (or never): a write or a read
 // the run was still waiting on through the window [from, end].
 func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
 	through := func(op worlds.Op) bool {
-		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from)) && op.Start.Before(end)
+		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from))
 	}
 	if op, ok := longestAppend(ops, end, through); ok {
 		return op, true

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/reports"
@@ -49,8 +50,8 @@ func WriteTimeline(dir string, in explain.Input, ex explain.Explanation) (string
 	return filepath.ToSlash(rel), nil
 }
 
-// timerTick is the unit the runtime rounds wait wake-ups up to: a second,
-// scaled as every scenario duration is.
+// timerTick is the unit the runtime rounds wait wake-ups up to
+// (engine.DefaultTimerTick), scaled as every scenario duration is.
 func timerTick(timeScale float64) time.Duration {
-	return time.Duration(float64(time.Second) * timeScale)
+	return time.Duration(float64(engine.DefaultTimerTick) * timeScale)
 }
