@@ -436,28 +436,3 @@ func TestClassifyGolden(t *testing.T) {
 		})
 	}
 }
-
-// TestStuckNothingPending: a stuck run whose final log leaves nothing
-// pending is blocked-branch when a replay of it derives what nobody wrote
-// (here the run's own run_completed: its last step completed and no
-// invocation ever loaded the log after), not unknown.
-func TestStuckNothingPending(t *testing.T) {
-	one := func(c *engine.Ctx) (any, error) {
-		var out string
-		err := c.AwaitInto(c.Step("a", 0), &out)
-		return out, err
-	}
-	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: one, Scheme: eventlog.SchemeULID, IDs: engine.IDsPositional,
-		Wake: engine.WakeOrdered, Outcome: "stuck", Ended: at(31000)}, events: map[string]eventlog.Event{}, views: map[string][]string{}}
-	fx.commit("starter", []eventlog.Event{{ID: "e01", Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)}}, 0, 1)
-	d := engine.Replay(one, fixtureRun, fx.in.Final, engine.IDsPositional, engine.WakeOrdered, at(2)).Decisions[0]
-	fx.commit("inv-1", []eventlog.Event{{ID: "e02", Type: d.Type, CorrelationID: d.CorrelationID, Payload: d.Payload}}, 3, 1)
-	fx.commit("step-1", []eventlog.Event{
-		{ID: "e03", Type: eventlog.StepStarted, CorrelationID: d.CorrelationID},
-		{ID: "e04", Type: eventlog.StepCompleted, CorrelationID: d.CorrelationID, Payload: json.RawMessage(`{"result":"ok"}`)},
-	}, 10, 1)
-	ex := Classify(fx.in)
-	if ex.Class != BlockedBranch || !strings.Contains(golden(ex), "derives 1 decision nobody wrote: run_completed") {
-		t.Errorf("class %s, want blocked-branch on the run_completed nobody wrote:\n%s", ex.Class, golden(ex))
-	}
-}
