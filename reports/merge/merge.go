@@ -2,7 +2,6 @@ package merge
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,12 +231,5 @@ func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, wri
 			}
 		}
 	}
-	var md bytes.Buffer
-	if err := (table.Summary{Summary: sum}).Markdown(&md); err != nil {
-		return err
-	}
-	if err := reports.WriteJSON(filepath.Join(out, reports.FileSummary), sum); err != nil {
-		return err
-	}
-	return reports.WriteFile(filepath.Join(out, reports.FileMD), md.Bytes())
+	return table.RewriteSummary(out, sum)
 }
