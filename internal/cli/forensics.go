@@ -299,8 +299,9 @@ func orNone(s string) string {
 }
 
 // classifier computes the classes a stored storm's runs were recorded
-// without (storms older than the explainer), and writes the first runs'
-// timelines of each class and cell.
+// without (storms older than the explainer), or every run's class again
+// (--reclassify), and writes the first runs' timelines of each class and
+// cell.
 type classifier struct {
 	dir      string
 	meta     *storm.StormMeta
@@ -315,7 +316,7 @@ type classifier struct {
 // classify sets r.Class when r's outcome gets one and it has none (or
 // always, reclassifying).
 func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []worlds.Op) error {
-	if c.meta == nil || !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
+	if !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
 		return nil
 	}
 	in, err := storedInput(c.meta, *r, final, ops)
