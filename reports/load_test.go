@@ -1,15 +1,14 @@
 package reports_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -31,14 +30,8 @@ func TestLoadStorm(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join(dir, "want.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var want storedWant
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
+			filetest.ReadJSON(t, filepath.Join(dir, "want.json"), &want)
 			st, err := reports.LoadStorm(dir)
 			if st == nil {
 				t.Fatalf("LoadStorm = nil, %v", err)

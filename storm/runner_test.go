@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -76,14 +77,8 @@ func jsonLines[T any](t *testing.T, path string) []T {
 
 func readSummary(t *testing.T, dir string) reports.Summary {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, reports.FileSummary))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var s reports.Summary
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatalf("%s: %v", reports.FileSummary, err)
-	}
+	filetest.ReadJSON(t, filepath.Join(dir, reports.FileSummary), &s)
 	return s
 }
 

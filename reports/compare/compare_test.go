@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )
@@ -35,14 +35,8 @@ func TestCompare(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var tc compareCase
-			if err := json.Unmarshal(raw, &tc); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
+			filetest.ReadJSON(t, file, &tc)
 			cmp := compare.Compare(&reports.Summary{Cells: tc.Base}, &reports.Summary{Cells: tc.Head})
 			if len(cmp.Cells) != len(tc.Want) {
 				t.Fatalf("%d cells compared, want %d (every cell of both sides, none dropped)", len(cmp.Cells), len(tc.Want))

@@ -2,11 +2,11 @@ package gate_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
 )
@@ -35,14 +35,8 @@ func TestGate(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var tc gateCase
-			if err := json.Unmarshal(raw, &tc); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
+			filetest.ReadJSON(t, file, &tc)
 			cfg := tc.Config.Defaults()
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
