@@ -146,7 +146,9 @@ func TestRunControlStorm(t *testing.T) {
 		t.Fatalf("runs.jsonl has %d lines, want 4", len(runs))
 	}
 	runIDs := map[string]bool{}
+	condOf := map[string]string{}
 	for _, r := range runs {
+		condOf[r.RunID] = r.Condition
 		if r.Outcome != reports.Completed {
 			t.Errorf("run %s (%s) is %s: %s", r.RunID, r.Condition, r.Outcome, r.Detail)
 		}
@@ -174,7 +176,7 @@ func TestRunControlStorm(t *testing.T) {
 			t.Errorf("final log %s is of no recorded run", f)
 		}
 		evs := jsonLines[eventlog.Event](t, f)
-		if err := completedLog(evs, strings.Contains(filepath.Base(filepath.Dir(f)), "_seq")); err != nil {
+		if err := completedLog(evs, p.Conditions[condOf[runID]].Knobs.Policy.Fenced()); err != nil {
 			t.Errorf("final log %s: %v", f, err)
 		}
 	}
