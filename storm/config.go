@@ -250,10 +250,10 @@ func (p *Plan) Only(keys []reports.CellKey) error {
 // (it supports: ...)". The guard is checked by Validate, which can name the
 // worlds that have it.
 func Supports(e worlds.Entry, k Knobs) error {
-	if !contains(e.Schemes, string(k.Scheme)) {
+	if !slices.Contains(e.Schemes, string(k.Scheme)) {
 		return fmt.Errorf("needs scheme %s, which world %s does not support (it supports: %s)", k.Scheme, e.Name, supported(e))
 	}
-	if len(e.Fences) > 0 && !contains(e.Fences, string(k.Fence)) {
+	if len(e.Fences) > 0 && !slices.Contains(e.Fences, string(k.Fence)) {
 		return fmt.Errorf("needs fence %s, which world %s does not have (it supports: %s)", k.Fence, e.Name, supported(e))
 	}
 	return nil
@@ -274,7 +274,7 @@ func SupportedPresets(e worlds.Entry) []string {
 	var out []string
 	for _, p := range Presets() {
 		k := p.Knobs
-		if contains(e.Schemes, string(k.Scheme)) && (len(e.Fences) == 0 || contains(e.Fences, string(k.Fence))) &&
+		if slices.Contains(e.Schemes, string(k.Scheme)) && (len(e.Fences) == 0 || slices.Contains(e.Fences, string(k.Fence))) &&
 			(k.Guard == eventlog.GuardNone || slices.Contains(e.Guards, k.Guard)) {
 			out = append(out, p.Name)
 		}
@@ -282,14 +282,6 @@ func SupportedPresets(e worlds.Entry) []string {
 	return out
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
 
 // FirstDuplicate returns the first item that occurs twice, ignoring
 // surrounding space.
