@@ -282,7 +282,6 @@ func SupportedPresets(e worlds.Entry) []string {
 	return out
 }
 
-
 // FirstDuplicate returns the first item that occurs twice, ignoring
 // surrounding space.
 func FirstDuplicate(xs []string) (string, bool) {
