@@ -10,6 +10,10 @@
 //   - read.go, load.go: reading artifacts back (LoadStorm rebuilds the
 //     summary from runs.jsonl, naming each malformed artifact with its
 //     file and line);
+//   - tally.go: Tally, the one cell aggregator storm, --resume and
+//     forensics DIR fold their run records through;
+//   - measured.go: Measured, the runs of a cell that measured something
+//     (the denominator of every rate);
 //   - resume.go: what an interrupted storm recorded, and the writer that
 //     continues it.
 //
