@@ -154,14 +154,3 @@ func unkeyed(l worlds.Limits, d eventlog.Draft) string {
 	}
 	return ""
 }
-
-// skipUnkeyed skips t when a write expected to conflict holds a key the
-// world does not enforce.
-func skipUnkeyed(t *testing.T, l worlds.Limits, ds []eventlog.Draft, conflict []bool) {
-	t.Helper()
-	for i, d := range ds {
-		if why := unkeyed(l, d); conflict[i] && why != "" {
-			t.Skipf("the world does not enforce this key: %s", why)
-		}
-	}
-}
