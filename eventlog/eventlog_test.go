@@ -118,6 +118,36 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 	}
 }
 
+func TestMintTime(t *testing.T) {
+	at := time.Date(2026, 7, 29, 1, 2, 3, 456_000_000, time.UTC)
+	u := NewMinter("", rand.NewChaCha8([32]byte{2})).Mint(at)
+	tests := []struct {
+		id   string
+		want time.Time // zero: MintTime fails
+	}{
+		{LocalPrefix + u, at},
+		{ServerPrefix + u, at},
+		{u, at},
+		{"my_run_" + u, at},
+		{"", time.Time{}},
+		{"wevt_", time.Time{}},
+		{"wevt_" + u[:25], time.Time{}},
+		{"wevt_" + u + "_7", time.Time{}},
+	}
+	for _, tt := range tests {
+		got, err := MintTime(tt.id)
+		if tt.want.IsZero() {
+			if err == nil || !got.IsZero() {
+				t.Errorf("MintTime(%q) = %v, %v; want the zero time and an error", tt.id, got, err)
+			}
+			continue
+		}
+		if err != nil || !got.Equal(tt.want) {
+			t.Errorf("MintTime(%q) = %v, %v; want %v", tt.id, got, err, tt.want)
+		}
+	}
+}
+
 func TestMinterIsMonotonicWithinAMillisecond(t *testing.T) {
 	m := NewMinter(LocalPrefix, rand.NewChaCha8([32]byte{1}))
 	at := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,4 +37,17 @@ func (m *Minter) Mint(t time.Time) string {
 	defer m.mu.Unlock()
 	id := ulid.MustNew(ulid.Timestamp(t), m.entropy)
 	return m.prefix + id.String()
+}
+
+// MintTime is the time encoded in a prefixed ULID event id ("wevt_…",
+// "evnt_…"): the ULID after the id's last '_' (or the whole id, without
+// one). It fails, with the zero time, when that is not a ULID; the error is
+// the ulid package's own, without the id, so that a caller reading many ids
+// pays nothing for the ones that fail and adds the context it has.
+func MintTime(id string) (time.Time, error) {
+	u, err := ulid.ParseStrict(id[strings.LastIndexByte(id, '_')+1:])
+	if err != nil {
+		return time.Time{}, err
+	}
+	return ulid.Time(u.Time()), nil
 }

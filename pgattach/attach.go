@@ -13,14 +13,12 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/oklog/ulid/v2"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 )
@@ -375,12 +373,11 @@ func mintTime(id string) time.Time {
 	if _, ok := eventlog.SlotPosition(id); ok {
 		return time.Time{}
 	}
-	i := strings.LastIndexByte(id, '_')
-	u, err := ulid.ParseStrict(id[i+1:])
+	t, err := eventlog.MintTime(id)
 	if err != nil {
 		return time.Time{}
 	}
-	return ulid.Time(u.Time())
+	return t
 }
 
 // redact names the server of a connection string for messages, without

@@ -104,15 +104,30 @@ func (h *Host) announce(ctx context.Context, p *sidecar.Process, l sidecar.Layou
 	if h.cfg.Progress == nil {
 		return
 	}
+	v, err := hello(ctx, p)
+	if err != nil {
+		return // the first request will report a broken sidecar
+	}
+	fmt.Fprintf(h.cfg.Progress, "devkit: @workflow/world-local %s and @workflow/world-postgres %s (%s) on node %s\n",
+		v["@workflow/world-local"], v["@workflow/world-postgres"], l.Source, v["node"])
+}
+
+// hello asks p which packages it runs: their versions by package name, and
+// Node's under "node". It takes the process rather than the host so that
+// announce, which runs under h.mu, can use it.
+func hello(ctx context.Context, p *sidecar.Process) (map[string]string, error) {
 	var out struct {
 		Versions map[string]string `json:"versions"`
 		Node     string            `json:"node"`
 	}
 	if err := p.Call(ctx, "hello", nil, &out); err != nil {
-		return // the first request will report a broken sidecar
+		return nil, err
 	}
-	fmt.Fprintf(h.cfg.Progress, "devkit: @workflow/world-local %s and @workflow/world-postgres %s (%s) on node %s\n",
-		out.Versions["@workflow/world-local"], out.Versions["@workflow/world-postgres"], l.Source, out.Node)
+	if out.Versions == nil {
+		out.Versions = map[string]string{}
+	}
+	out.Versions["node"] = out.Node
+	return out.Versions, nil
 }
 
 // database creates a fresh database in the devkit-postgres cluster (started
@@ -191,15 +206,7 @@ func (h *Host) Versions(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Versions map[string]string `json:"versions"`
-		Node     string            `json:"node"`
-	}
-	if err := p.Call(ctx, "hello", nil, &out); err != nil {
-		return nil, err
-	}
-	out.Versions["node"] = out.Node
-	return out.Versions, nil
+	return hello(ctx, p)
 }
 
 // Stop stops the sidecar and the cluster, whichever started.

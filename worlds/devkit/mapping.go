@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -147,8 +145,8 @@ func resumeAt(payload json.RawMessage) (string, bool, error) {
 // fromPackage maps a package event back onto stormctl's, under its run id.
 func fromPackage(runID string, pe pkgEvent) (eventlog.Event, error) {
 	e := eventlog.Event{RunID: runID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID}
-	if id, err := ulid.ParseStrict(pe.EventID[strings.IndexByte(pe.EventID, '_')+1:]); err == nil {
-		e.MintedAt = ulid.Time(id.Time())
+	if at, err := eventlog.MintTime(pe.EventID); err == nil {
+		e.MintedAt = at
 	} else {
 		return e, fmt.Errorf("devkit: event id %q is not a prefixed ULID: %w", pe.EventID, err)
 	}

@@ -45,33 +45,23 @@ func (f *fixture) draft(t eventlog.Type, corr string) eventlog.Draft {
 	return d
 }
 
-// mix is mix(tag, n) for the world: for a lifecycle store, n drafts with
-// distinct keys in groups of six, each event after its entity's creation
-// within its group: step_created, its step_started, hook_created, its
-// hook_received, wait_created, the step's step_completed.
+// mix is mix(tag, n) for the world: for a lifecycle store, the same drafts
+// shaped for it, each event after its entity's creation within its group
+// of six: step_created, its step_started, hook_created, its hook_received,
+// wait_created, the step's step_completed.
 func (f *fixture) mix(tag string, n int) []eventlog.Draft {
+	out := mix(tag, n)
 	if !f.lifecycle() {
-		return mix(tag, n)
+		return out
 	}
-	out := make([]eventlog.Draft, n)
-	corr := func(i int) string { return fmt.Sprintf("%s_%03d", tag, i) }
+	// back is how far, within its group, each position's entity was
+	// created: the step at 0 and the hook at 2.
+	back := [6]int{0, 1, 0, 1, 0, 5}
 	for i := range out {
-		switch i % 6 {
-		case 0:
-			out[i] = f.draft(eventlog.StepCreated, corr(i))
-		case 1:
-			out[i] = f.draft(eventlog.StepStarted, corr(i-1))
-		case 2:
-			out[i] = f.draft(eventlog.HookCreated, corr(i))
-			out[i].Token = "tok_" + corr(i)
-		case 3:
-			out[i] = f.draft(eventlog.HookReceived, corr(i-1))
-			out[i].Dedup = "payload_1"
-		case 4:
-			out[i] = f.draft(eventlog.WaitCreated, corr(i))
-		default:
-			out[i] = f.draft(eventlog.StepCompleted, corr(i-5))
+		if k := back[i%6]; k > 0 {
+			out[i].CorrelationID = fmt.Sprintf("%s_%03d", tag, i-k)
 		}
+		out[i] = f.shape(out[i])
 	}
 	return out
 }
@@ -153,15 +143,4 @@ func unkeyed(l worlds.Limits, d eventlog.Draft) string {
 		}
 	}
 	return ""
-}
-
-// skipUnkeyed skips t when a write expected to conflict holds a key the
-// world does not enforce.
-func skipUnkeyed(t *testing.T, l worlds.Limits, ds []eventlog.Draft, conflict []bool) {
-	t.Helper()
-	for i, d := range ds {
-		if why := unkeyed(l, d); conflict[i] && why != "" {
-			t.Skipf("the world does not enforce this key: %s", why)
-		}
-	}
 }

@@ -13,11 +13,13 @@
 // are the only prerequisites; without them Install fails with ErrNoNode.
 //
 // Start runs the script under node and speaks its protocol: one JSON object
-// per line on its stdin and stdout, each request with an id and answered by
-// id, so that any number of requests are in flight at once (sidecar.mjs's
-// header lists the operations). The Go side owns the process: it runs in a
-// process group of its own (so a terminal's Ctrl-C reaches stormctl, which
-// then stops it), is killed when stormctl's thread dies (Pdeathsig, Linux),
-// and exits by itself when its stdin closes, which happens however stormctl
-// ends. Stop closes stdin, waits, and kills the group if it lingers.
+// per line, requests on its stdin and answers on its file descriptor 3 (its
+// stdout and stderr carry diagnostics only), each request with an id and
+// answered by id, so that any number of requests are in flight at once
+// (sidecar.mjs's header lists the operations). The Go side owns the
+// process: it runs in a process group of its own (so a terminal's Ctrl-C
+// reaches stormctl, which then stops it), is killed when stormctl's thread
+// dies (Pdeathsig, Linux), and exits by itself when its stdin closes, which
+// happens however stormctl ends. Stop closes stdin, waits, and kills the
+// group if it lingers.
 package sidecar

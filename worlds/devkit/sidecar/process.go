@@ -157,9 +157,12 @@ func (p *Process) fail(err error) {
 // Call sends op with args (the fields of the request besides id and op) and
 // decodes the result into out (nil: discard it). It returns an *Error when
 // the sidecar answered with one, wraps ErrExited when the process is gone,
-// and returns ctx's error when ctx ends first; a create then has its window
-// ended early (the package carries on from there, as a write whose caller
-// gave up does).
+// and returns ctx's error when ctx ends first. A create then has its window
+// cancelled: if the window is still open, its sleep rejects with an
+// AbortError before the package writes the event (world-local's event file,
+// world-postgres's INSERT), so that create fails and its event is never
+// published; a create already past its window carries on, as a write whose
+// caller gave up does.
 func (p *Process) Call(ctx context.Context, op string, args map[string]any, out any) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -9,17 +9,17 @@
 //   {"id": N, "op": OP, ...arguments}
 // and its answer, in any order (requests run concurrently), starts with
 // its id:
-//   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code"}}
+//   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code", "status"}}
 // Ops:
-//   hello                                  -> {versions: {package: version}}
+//   hello                                  -> {versions: {package: version}, node}
 //   open   {kind: "local", dataDir}        -> {handle}
 //   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
-//   create {handle, runId, event, delayMs} -> {event, cursor}
-//   list   {handle, runId, after, limit}   -> {events: [{event, cursor}], hasMore}
-//   cancel {target}                        -> {}  (ends request target's window early)
+//   create {handle, runId, event, delayMs} -> {event}
+//   list   {handle, runId, after, limit}   -> {events: [event...], hasMore}
+//   cancel {target}                        -> {}  (aborts request target's open window: it fails unwritten)
 //   close  {handle}                        -> {}
-// Events go to and come from the packages as they are; "after" and "cursor"
-// are event ids (world-local's own cursors are kept here, per event id).
+// Events go to and come from the packages as they are; "after" is an event
+// id (world-local's own cursors are kept here, per event id).
 // delayMs is the write's mint-to-commit window: it is spent after the
 // package minted the event's id and before the event becomes visible (the
 // temp file of world-local's event file is written after it, then hard-linked
