@@ -25,33 +25,29 @@ func TestStormFlags(t *testing.T) {
 	defaults := storm.Config{}.Defaults()
 	defaults.Out = ""
 	defaults.Seed = 1
-	with := func(edit func(c *storm.Config)) storm.Config {
-		c := defaults
-		edit(&c)
-		return c
-	}
 	tests := []struct {
-		name       string
-		args       []string
-		want       storm.Config
+		name string
+		args []string
+		// want edits the defaults into the Config the flags should give.
+		want       func(c *storm.Config)
 		wantFormat cli.Format
 		wantCPU    string
 	}{
-		{"defaults", nil, defaults, "table", ""},
+		{"defaults", nil, func(*storm.Config) {}, "table", ""},
 		{
 			"conditions with overrides",
 			[]string{"--condition", "main,seq/wake=ordered"},
-			with(func(c *storm.Config) { c.Conditions = []string{"main", "seq/wake=ordered"} }),
+			func(c *storm.Config) { c.Conditions = []string{"main", "seq/wake=ordered"} },
 			"table", "",
 		},
 		{
 			"repeated flags add up",
 			[]string{"--condition", "main", "--condition", "seq/wake=ordered/ids=callsite", "--world", "local", "--scenario", "control,hook-storm"},
-			with(func(c *storm.Config) {
+			func(c *storm.Config) {
 				c.Conditions = []string{"main", "seq/wake=ordered/ids=callsite"}
 				c.Worlds = []string{"local"}
 				c.Scenarios = []string{"control", "hook-storm"}
-			}),
+			},
 			"table", "",
 		},
 		{
@@ -62,10 +58,12 @@ func TestStormFlags(t *testing.T) {
 				"--timeout", "90s", "--page-size", "7", "--out", "somewhere", "--keep", "--format", "json",
 				"--cpu-profile", "cpu.out",
 			},
-			storm.Config{
-				Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
-				Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Rounds: 9, Latency: "fixed:5ms",
-				Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
+			func(c *storm.Config) {
+				*c = storm.Config{
+					Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
+					Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Rounds: 9, Latency: "fixed:5ms",
+					Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
+				}
 			},
 			"json", "cpu.out",
 		},
@@ -73,15 +71,17 @@ func TestStormFlags(t *testing.T) {
 			// Parsing keeps what was typed; runStorm rejects it.
 			"zero runs reach the options",
 			[]string{"--runs", "0", "--time-scale", "0"},
-			with(func(c *storm.Config) { c.Runs, c.TimeScale = 0, 0 }),
+			func(c *storm.Config) { c.Runs, c.TimeScale = 0, 0 },
 			"table", "",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := parseOptions(t, cli.NewCmdStorm, tc.args...)
-			if !reflect.DeepEqual(o.Config, tc.want) {
-				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, tc.want)
+			want := defaults
+			tc.want(&want)
+			if !reflect.DeepEqual(o.Config, want) {
+				t.Errorf("Config =\n%+v\nwant\n%+v", o.Config, want)
 			}
 			if o.Format != tc.wantFormat {
 				t.Errorf("Format = %q, want %q", o.Format, tc.wantFormat)
