@@ -8,6 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -138,10 +139,10 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		switch {
 		case within > 0 && !ex.View.Prefix:
 			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was not a prefix of the final log: %s it lacked %s inside it",
-				v.n, plural(within, "event"), sortWord(within)))
+				v.n, plural.Count(within, "event"), sortWord(within)))
 		case within == 0:
 			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was a prefix of the final log, but %s minted before the write committed after the load and %s before the write",
-				v.n, plural(len(ex.Missing), "event"), sortWord(len(ex.Missing))))
+				v.n, plural.Count(len(ex.Missing), "event"), sortWord(len(ex.Missing))))
 		}
 		if !ex.Reference.Derives {
 			ex.Evidence = append(ex.Evidence, "a replay of the view with the reference wake does not derive the write either: the writer's wake drew otherwise too")

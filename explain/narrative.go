@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/plural"
 )
 
 // maxNamed bounds the missing events a narrative step names.
@@ -239,7 +240,7 @@ func divergenceSteps(ex *Explanation) []string {
 			s += "; it wrote run_failed"
 		}
 		if d.Others > 0 {
-			s += fmt.Sprintf(" (%s read it and wrote nothing after)", plural(d.Others, "more invocation"))
+			s += fmt.Sprintf(" (%s read it and wrote nothing after)", plural.Count(d.Others, "more invocation"))
 		}
 		steps = append(steps, s)
 	}
@@ -298,12 +299,4 @@ func slowSteps(ex *Explanation) []string {
 		steps[i] = "then " + steps[i]
 	}
 	return append(steps, ending(ex))
-}
-
-// plural writes n and the noun, with an s when n is not 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

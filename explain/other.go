@@ -11,6 +11,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -251,10 +252,10 @@ func (r *run) stuck(ex *Explanation) {
 	ex.Offending = &ev
 	ex.Evidence = append(ex.Evidence, blocked[0].what+"; "+blocked[0].why)
 	if len(blocked) > 1 {
-		ex.Evidence = append(ex.Evidence, plural(len(blocked)-1, "more operation")+" overdue")
+		ex.Evidence = append(ex.Evidence, plural.Count(len(blocked)-1, "more operation")+" overdue")
 	}
 	if n := len(open) - len(blocked); n > 0 {
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s pending and not yet due", plural(n, "more operation")))
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s pending and not yet due", plural.Count(n, "more operation")))
 	}
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s)", ms(r.in.Ended.Sub(last)), clock(last)))
 }
@@ -292,7 +293,7 @@ func (r *run) lostWake(ex *Explanation, last time.Time) bool {
 		names = append(names, decisionOf(d).name())
 	}
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("a replay of the final log (%d events, %s wake) derives %s nobody wrote: %s",
-		len(r.ordered), r.wake, plural(len(out.Decisions), "decision"), joinList(names)))
+		len(r.ordered), r.wake, plural.Count(len(out.Decisions), "decision"), joinList(names)))
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s) and no write or load was in flight: no invocation acted on the log as it stood",
 		ms(r.in.Ended.Sub(last)), clock(last)))
 	return true
@@ -320,7 +321,7 @@ func pendingEvidence(open []pending) []string {
 		}
 	}
 	if idle > 0 {
-		out = append(out, plural(idle, "hook")+" created and not yet resumed: waiting on their senders")
+		out = append(out, plural.Count(idle, "hook")+" created and not yet resumed: waiting on their senders")
 	}
 	return out
 }
@@ -462,7 +463,7 @@ func opSpan(op worlds.Op) string {
 // pending (the first of them) and its slowest append.
 func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, open []pending) {
 	if len(open) > 0 {
-		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural(len(open), "operation"), open[0].what))
+		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural.Count(len(open), "operation"), open[0].what))
 	} else {
 		ex.Evidence = append(ex.Evidence, "no operation pending at the end")
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/stats"
 )
@@ -73,24 +74,17 @@ func note(cs []cell) string {
 	}
 	var had, how []string
 	if infra > 0 {
-		had = append(had, plural(infra, "infra run"))
+		had = append(had, plural.Count(infra, "infra run"))
 		how = append(how, "infra runs are left out of n")
 	}
 	if stuck > 0 {
-		had = append(had, plural(stuck, "stuck run"))
+		had = append(had, plural.Count(stuck, "stuck run"))
 		how = append(how, "stuck runs count as not corrupted")
 	}
 	if had == nil {
 		return ""
 	}
 	return fmt.Sprintf("judged with %s in its cells: %s", strings.Join(had, " and "), strings.Join(how, ", "))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // A metric counts a cell's runs of some kind.

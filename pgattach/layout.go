@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/plural"
 )
 
 // Layout is the evidence the layout of a table was decided on: what the
@@ -102,7 +103,7 @@ func decideLayout(hasSeq bool, l Layout, runs []runKinds) (eventlog.Scheme, Layo
 func (l *Layout) explain(s eventlog.Scheme) {
 	noops := ""
 	if l.Noops > 0 {
-		noops = fmt.Sprintf("; %s noop %s", commas(l.Noops), plural(l.Noops, "row", "rows"))
+		noops = fmt.Sprintf("; %s noop %s", commas(l.Noops), plural.Word(l.Noops, "row", "rows"))
 	}
 	ulids := fmt.Sprintf("%s of %s are ULIDs", commas(l.ULIDs), commas(l.Rows))
 	if l.ULIDs < l.Rows {
@@ -111,7 +112,7 @@ func (l *Layout) explain(s eventlog.Scheme) {
 	switch {
 	case s == eventlog.SchemeSeq:
 		l.Why = fmt.Sprintf("seq column — seq orders each run (id order in a run where a row has none); %s %s%s",
-			commas(l.Rows), plural(l.Rows, "row", "rows"), noops)
+			commas(l.Rows), plural.Word(l.Rows, "row", "rows"), noops)
 	case s == eventlog.SchemeSlot:
 		if noops == "" {
 			noops = "; no noop rows"
@@ -121,14 +122,14 @@ func (l *Layout) explain(s eventlog.Scheme) {
 		var where []string
 		if l.SlotRuns > 0 {
 			where = append(where, fmt.Sprintf("%s %s only slot ids (%s)", commas(l.SlotRuns),
-				plural(l.SlotRuns, "run holds", "runs hold"), named(l.SlotRunIDs, l.SlotRuns)))
+				plural.Word(l.SlotRuns, "run holds", "runs hold"), named(l.SlotRunIDs, l.SlotRuns)))
 		}
 		if l.MixedRuns > 0 {
 			where = append(where, fmt.Sprintf("%s %s both kinds (%s)", commas(l.MixedRuns),
-				plural(l.MixedRuns, "run mixes", "runs mix"), named(l.MixedRunIDs, l.MixedRuns)))
+				plural.Word(l.MixedRuns, "run mixes", "runs mix"), named(l.MixedRunIDs, l.MixedRuns)))
 		}
 		l.Why = fmt.Sprintf("mixed ids, read as ulid — %s of %s ids are evnt_ positions, %s %s not; %s%s; no slot findings",
-			commas(l.SlotIDs), commas(l.Rows), commas(l.Rows-l.SlotIDs), plural(l.Rows-l.SlotIDs, "is", "are"), strings.Join(where, ", "), noops)
+			commas(l.SlotIDs), commas(l.Rows), commas(l.Rows-l.SlotIDs), plural.Word(l.Rows-l.SlotIDs, "is", "are"), strings.Join(where, ", "), noops)
 	case l.Rows == 0:
 		l.Why = "ulid ids — no seq column; no rows read"
 	default:
@@ -176,13 +177,6 @@ func shown(id string) string {
 		return strconv.Quote(id[:cut]) + "…"
 	}
 	return strconv.Quote(id)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // commas writes n with thousands separators (1,234).

@@ -118,7 +118,7 @@ func TestGateCommand(t *testing.T) {
 		{"rejections required and present", "clean", []string{"--conditions", "seq*", "--require-rejections", "--max", "corrupted+silent=0,gap=0"}, cli.ExitOK,
 			[]string{"gate passed: 2 cells, 3 rules"}},
 		{"no worse than itself", "clean", []string{"--baseline", "{base}", "--no-worse", "--conditions", "seq*"}, cli.ExitOK,
-			[]string{"gate passed: 2 cells, 1 rules"}},
+			[]string{"gate passed: 2 cells, 1 rule;"}},
 		{"worse than the baseline", "seq-worse", []string{"--baseline", "{base}", "--no-worse", "--conditions", "seq*"}, cli.ExitGateFailed,
 			[]string{"--no-worse: local/step-storm/seq+callsite+ordered: worse than the baseline: corrupted 0/24 0.0% [0.0, 13.8] → 5/24 20.8% [9.2, 40.5] (p=0.0496)"}},
 	}

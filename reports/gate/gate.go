@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )
@@ -232,7 +233,7 @@ type Result struct {
 // saying it passed.
 func (r *Result) Lines() []string {
 	if r.Passed {
-		return []string{fmt.Sprintf("gate passed: %d cells, %d rules; %s", r.Cells, r.Rules, r.Calibration.text())}
+		return []string{fmt.Sprintf("gate passed: %s, %s; %s", plural.Count(r.Cells, "cell"), plural.Count(r.Rules, "rule"), r.Calibration.text())}
 	}
 	var out []string
 	for _, b := range r.Broken {
@@ -258,7 +259,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	if !r.Passed {
 		verdict = "failed"
 	}
-	if _, err := fmt.Fprintf(w, "**stormctl gate %s** (%d cells, %d rules)\n\n", verdict, r.Cells, r.Rules); err != nil {
+	if _, err := fmt.Fprintf(w, "**stormctl gate %s** (%s, %s)\n\n", verdict, plural.Count(r.Cells, "cell"), plural.Count(r.Rules, "rule")); err != nil {
 		return err
 	}
 	for _, l := range r.Lines() {
