@@ -49,6 +49,20 @@ type Deps struct {
 	Version  string
 }
 
+// keepFiles removes the worlds' temp dir after the storm, unless keep
+// (--keep): then a dir the worlds left files in stays, and the user is told
+// where, and an empty one (worlds whose stores are servers, like --pg-url's)
+// is removed, since keeping it would keep nothing.
+func keepFiles(dir string, keep bool, logger *slog.Logger) {
+	if keep {
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+			logger.Warn("--keep: the worlds' files stay after the storm; remove them when done", "dir", dir)
+			return
+		}
+	}
+	os.RemoveAll(dir)
+}
+
 // StormMeta is storm.json: what was run, with which build.
 type StormMeta struct {
 	Schema     int                  `json:"schema"`
@@ -151,11 +165,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 			c.rt.Wait()
 			c.world.Close()
 		}
-		if !cfg.Keep {
-			os.RemoveAll(tmp)
-		} else {
-			deps.Logger.Info("kept the worlds' files", "dir", tmp)
-		}
+		keepFiles(tmp, cfg.Keep, deps.Logger)
 	}()
 	if openErr != nil {
 		out.Close()

@@ -110,7 +110,7 @@ func NewFactory() *Factory {
 		Version: version(),
 		Worlds:  DefaultWorlds,
 		Logger: func() *slog.Logger {
-			return slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			return slog.New(newLineHandler(io.ErrOut, slog.LevelWarn))
 		},
 	}
 }
@@ -255,7 +255,7 @@ func warnCommitTimestamps(ctx context.Context, cfg postgres.Config, logger *slog
 	defer conn.Close(context.WithoutCancel(ctx))
 	var on string
 	if conn.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&on) == nil && on != "on" {
-		logger.Warn("track_commit_timestamp is off on --pg-url: commit-order forensics will use the commit times the writers observed, not the store's; enable it with ALTER SYSTEM SET track_commit_timestamp = on and a server restart")
+		logger.Warn("track_commit_timestamp is off on --pg-url, so commit-order forensics use the commit times the writers observed, not the store's; to get the store's, run ALTER SYSTEM SET track_commit_timestamp = on and restart the server")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
@@ -226,9 +227,9 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
 	cfg := plan.Config
 	if cfg.Shard.IsZero() {
-		fmt.Fprintf(io.ErrOut, "%s: %d cells x %d runs, %d in flight, artifacts in %s\n", label, len(plan.Cells), cfg.Runs, plan.RunsInFlight, cfg.Out)
+		fmt.Fprintf(io.ErrOut, "%s: %s x %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	} else {
-		fmt.Fprintf(io.ErrOut, "%s: %d cells x %d of %d runs, %d in flight, artifacts in %s\n", label, len(plan.Cells), cfg.Shard.RunsPerCell(cfg.Runs), cfg.Runs, plan.RunsInFlight, cfg.Out)
+		fmt.Fprintf(io.ErrOut, "%s: %s x %d of %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), cfg.Shard.RunsPerCell(cfg.Runs), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	}
 	sum, runErr := storm.Run(ctx, plan, storm.Deps{
 		Worlds: reg, Logger: logger, Progress: newProgress(io), Version: f.Version,
