@@ -195,6 +195,9 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		}
 		plans[i] = plan
 	}
+	for _, l := range unusedEndpoints(opts.Endpoints, plans...) {
+		logger.Warn(l)
+	}
 	sweepLeftovers(opts.IO, "fidelity")
 	defer lessGC()()
 	sum := &reports.Summary{Schema: reports.SchemaVersion, Started: time.Now().UTC()}

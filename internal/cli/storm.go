@@ -189,6 +189,9 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		}
 		plan.Resume = res
 	}
+	for _, l := range unusedEndpoints(opts.Endpoints, plan) {
+		logger.Warn(l)
+	}
 	sweepLeftovers(opts.IO, "storm")
 	if cfg.Nemesis.On() {
 		quietRedis(logger)
