@@ -20,7 +20,9 @@ func TestLineHandler(t *testing.T) {
 		{"an error level", func(l *slog.Logger) { l.Error("stopping", "n", 2) },
 			"stormctl: error: stopping: n=2\n"},
 		{"below the level: nothing", func(l *slog.Logger) { l.Info("chatter", "k", 1) }, ""},
-		{"With and WithGroup", func(l *slog.Logger) { l.With("world", "vercel").WithGroup("fault").Warn("failed", "kind", "redis-down") },
+		{"With and WithGroup", func(l *slog.Logger) {
+			l.With("world", "vercel").WithGroup("fault").Warn("failed", "kind", "redis-down")
+		},
 			"stormctl: warning: failed: world=vercel fault.kind=redis-down\n"},
 		{"an empty value is quoted", func(l *slog.Logger) { l.Warn("x", "k", "") },
 			"stormctl: warning: x: k=\"\"\n"},
