@@ -107,3 +107,22 @@ type Page struct {
 	// More reports whether the reader should ask for another page.
 	More bool `json:"more"`
 }
+
+// PageAfter is the page a reader gets of events, the events a store read
+// past the cursor after, in scheme order: the first limit of them (limit
+// <= 0: all of them), More when there were more than limit (a store that
+// reads limit+1 events learns so without a second read), and Next the
+// cursor just past the page's last event, or after itself when the page is
+// empty (a reader that asks again resumes where it was). A store that cuts
+// its page before reading the events past it (a file scan, a slot table,
+// a paging package) passes limit 0 and sets More itself.
+func PageAfter(after Cursor, events []Event, limit int) Page {
+	p := Page{Events: events, Next: after}
+	if limit > 0 && len(events) > limit {
+		p.Events, p.More = events[:limit], true
+	}
+	if n := len(p.Events); n > 0 {
+		p.Next = After(p.Events[n-1])
+	}
+	return p
+}

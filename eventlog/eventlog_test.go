@@ -74,6 +74,47 @@ func TestCheckDensity(t *testing.T) {
 	}
 }
 
+func TestPageAfter(t *testing.T) {
+	ulids := func(ids ...string) []Event {
+		out := make([]Event, len(ids))
+		for i, id := range ids {
+			out[i] = Event{ID: id}
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		after    Cursor
+		events   []Event
+		limit    int
+		wantLen  int
+		wantMore bool
+		wantNext Cursor
+	}{
+		{"empty log", Cursor{}, nil, 10, 0, false, Cursor{}},
+		{"nothing past the cursor keeps it", Cursor{Seq: 4}, nil, 10, 0, false, Cursor{Seq: 4}},
+		{"fewer than the limit", Cursor{Seq: 2}, seqs(3, 4), 10, 2, false, Cursor{Seq: 4}},
+		{"exactly the limit", Cursor{}, seqs(1, 2, 3), 3, 3, false, Cursor{Seq: 3}},
+		{"one past the limit", Cursor{}, seqs(1, 2, 3, 4), 3, 3, true, Cursor{Seq: 3}},
+		{"no limit", Cursor{Seq: 1}, seqs(2, 3, 4, 5), 0, 4, false, Cursor{Seq: 5}},
+		{"negative limit", Cursor{}, seqs(1, 2), -1, 2, false, Cursor{Seq: 2}},
+		{"ulid cursor", Cursor{ID: "a"}, ulids("b", "c", "d"), 2, 2, true, Cursor{ID: "c"}},
+		{"ulid, nothing past the cursor", Cursor{ID: "d"}, nil, 2, 0, false, Cursor{ID: "d"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := PageAfter(tt.after, tt.events, tt.limit)
+			if len(p.Events) != tt.wantLen || p.More != tt.wantMore || p.Next != tt.wantNext {
+				t.Fatalf("PageAfter(%+v, %d events, %d) = %d events, More %v, Next %+v; want %d, %v, %+v",
+					tt.after, len(tt.events), tt.limit, len(p.Events), p.More, p.Next, tt.wantLen, tt.wantMore, tt.wantNext)
+			}
+			if !slices.EqualFunc(p.Events, tt.events[:tt.wantLen], func(a, b Event) bool { return After(a) == After(b) }) {
+				t.Errorf("page %+v is not the first %d of %+v", p.Events, tt.wantLen, tt.events)
+			}
+		})
+	}
+}
+
 func TestDraftKeys(t *testing.T) {
 	tests := []struct {
 		d    Draft

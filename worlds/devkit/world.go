@@ -240,18 +240,18 @@ func (w *World) page(ctx context.Context, runID string, after eventlog.Cursor, l
 		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, classify("list", runID, nil, err))
 	}
 	now := time.Now()
-	p := eventlog.Page{Events: make([]eventlog.Event, 0, len(out.Events)), Next: after, More: out.HasMore}
+	events := make([]eventlog.Event, 0, len(out.Events))
 	for _, pe := range out.Events {
 		e, err := fromPackage(runID, pe)
 		if err != nil {
 			return eventlog.Page{}, err
 		}
 		e.CommittedAt = w.observe(e.ID, now)
-		p.Events = append(p.Events, e)
+		events = append(events, e)
 	}
-	if n := len(p.Events); n > 0 {
-		p.Next = eventlog.Cursor{ID: p.Events[n-1].ID}
-	}
+	// The package cut the page and says whether more follow.
+	p := eventlog.PageAfter(after, events, 0)
+	p.More = out.HasMore
 	return p, nil
 }
 

@@ -59,13 +59,12 @@ func checkCursor(runID string, after eventlog.Cursor) error {
 	return nil
 }
 
-// pageAfter is the page of events read past the cursor after: its Next is
-// the cursor after the last of them, or after itself when there are none.
+// pageAfter is eventlog.PageAfter for a page cut before its events were
+// read (on the scanned ids, the counted refs, the slot table), so that no
+// file past the page is read: more says whether events follow it.
 func pageAfter(after eventlog.Cursor, events []eventlog.Event, more bool) eventlog.Page {
-	p := eventlog.Page{Events: events, Next: after, More: more}
-	if n := len(events); n > 0 {
-		p.Next = eventlog.After(events[n-1])
-	}
+	p := eventlog.PageAfter(after, events, 0)
+	p.More = more
 	return p
 }
 

@@ -112,16 +112,13 @@ func (w *World) listULID(runID string, after eventlog.Cursor, limit int) (eventl
 	if limit > 0 && len(ids) > limit {
 		ids, more = ids[:limit], true
 	}
-	p := eventlog.Page{Events: make([]eventlog.Event, 0, len(ids)), Next: after, More: more}
+	page := make([]eventlog.Event, 0, len(ids))
 	for _, id := range ids {
 		e, err := w.event(runID, id)
 		if err != nil {
 			return eventlog.Page{}, storeErr("list run "+runID+": read event "+id, err)
 		}
-		p.Events = append(p.Events, e)
+		page = append(page, e)
 	}
-	if n := len(p.Events); n > 0 {
-		p.Next = eventlog.Cursor{ID: p.Events[n-1].ID}
-	}
-	return p, nil
+	return pageAfter(after, page, more), nil
 }

@@ -49,10 +49,7 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 	if err != nil {
 		return eventlog.Page{}, storeErr(ctx, "list run "+runID, err)
 	}
-	p := eventlog.Page{Events: evs, Next: after}
-	if limit > 0 && len(evs) > limit {
-		p.Events, p.More = evs[:limit], true
-	}
+	p := eventlog.PageAfter(after, evs, limit)
 	if run.scheme.Positioned() {
 		check := eventlog.CheckDensity
 		if run.scheme == eventlog.SchemeSlot {
@@ -61,9 +58,6 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 		if err := check(runID, after.Seq, p.Events); err != nil {
 			return eventlog.Page{}, fmt.Errorf("postgres: list run %s after seq %d: %w", runID, after.Seq, err)
 		}
-	}
-	if n := len(p.Events); n > 0 {
-		p.Next = eventlog.After(p.Events[n-1])
 	}
 	return p, nil
 }

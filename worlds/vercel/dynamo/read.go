@@ -64,14 +64,7 @@ func (st *Store) List(ctx context.Context, run eventlog.Run, after eventlog.Curs
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	p := eventlog.Page{Events: evs, Next: after}
-	if limit > 0 && len(evs) > limit {
-		p.Events, p.More = evs[:limit], true
-	}
-	if k := len(p.Events); k > 0 {
-		p.Next = eventlog.After(p.Events[k-1])
-	}
-	return p, nil
+	return eventlog.PageAfter(after, evs, limit), nil
 }
 
 func (st *Store) listSeq(ctx context.Context, run eventlog.Run, after eventlog.Cursor, limit int) (eventlog.Page, error) {
@@ -84,15 +77,9 @@ func (st *Store) listSeq(ctx context.Context, run eventlog.Run, after eventlog.C
 	}
 	sortBySeq(all)
 	i, _ := slices.BinarySearchFunc(all, after.Seq+1, func(e eventlog.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
-	p := eventlog.Page{Events: all[i:], Next: after}
-	if limit > 0 && len(p.Events) > limit {
-		p.Events, p.More = p.Events[:limit], true
-	}
+	p := eventlog.PageAfter(after, all[i:], limit)
 	if err := eventlog.CheckDensity(run.ID, after.Seq, p.Events); err != nil {
 		return eventlog.Page{}, fmt.Errorf("dynamo: list run %s after seq %d: %w", run.ID, after.Seq, err)
-	}
-	if k := len(p.Events); k > 0 {
-		p.Next = eventlog.After(p.Events[k-1])
 	}
 	return p, nil
 }

@@ -472,15 +472,9 @@ func (st *Store) listSlots(ctx context.Context, run eventlog.Run, after eventlog
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	p := eventlog.Page{Events: evs, Next: after}
-	if limit > 0 && len(evs) > limit {
-		p.Events, p.More = evs[:limit], true
-	}
+	p := eventlog.PageAfter(after, evs, limit)
 	if err := eventlog.CheckSlots(run.ID, after.Seq, p.Events); err != nil {
 		return eventlog.Page{}, fmt.Errorf("dynamo: list run %s after slot %d: %w", run.ID, after.Seq, err)
-	}
-	if k := len(p.Events); k > 0 {
-		p.Next = eventlog.After(p.Events[k-1])
 	}
 	return p, nil
 }
