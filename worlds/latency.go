@@ -44,7 +44,7 @@ type Window struct {
 func ParseProfile(s string, seed uint64) (Profile, error) {
 	switch {
 	case s == "none":
-		return fixedProfile{name: "none"}, nil
+		return NoLatency(), nil
 	case s == "seed":
 		return newSeedProfile(seed), nil
 	case strings.HasPrefix(s, "fixed:"):
@@ -55,6 +55,19 @@ func ParseProfile(s string, seed uint64) (Profile, error) {
 		return fixedProfile{name: s, d: d}, nil
 	}
 	return nil, fmt.Errorf("invalid --latency %q (valid: seed, none, fixed:DURATION)", s)
+}
+
+// NoLatency is the profile of no mint-to-commit window (--latency none).
+func NoLatency() Profile { return fixedProfile{name: "none"} }
+
+// ProfileOrNone is p, or NoLatency when p is nil: a world opened without a
+// latency profile writes with no mint-to-commit window. Every world (and
+// the vercel world's ingest server) defaults its profile through it.
+func ProfileOrNone(p Profile) Profile {
+	if p == nil {
+		return NoLatency()
+	}
+	return p
 }
 
 type fixedProfile struct {

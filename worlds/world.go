@@ -50,7 +50,8 @@ type Resetter interface {
 type Options struct {
 	// Dir is a directory the world may use for its namespace (local world).
 	Dir string
-	// Latency shapes the mint-to-commit window of each write.
+	// Latency shapes the mint-to-commit window of each write (nil: none,
+	// ProfileOrNone).
 	Latency Profile
 	// Seed seeds any randomness the world draws (ULID entropy).
 	Seed uint64

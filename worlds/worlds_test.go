@@ -58,6 +58,33 @@ func TestParseProfile(t *testing.T) {
 	}
 }
 
+// TestProfileOrNone: a nil profile is --latency none (every window zero);
+// any other profile is itself.
+func TestProfileOrNone(t *testing.T) {
+	fixed, err := worlds.ParseProfile("fixed:5ms", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		in        worlds.Profile
+		wantName  string
+		wantDelay time.Duration
+	}{
+		{"nil is none", nil, "none", 0},
+		{"none stays none", worlds.NoLatency(), "none", 0},
+		{"a profile is kept", fixed, "fixed:5ms", 5 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := worlds.ProfileOrNone(tt.in)
+			if p == nil || p.String() != tt.wantName || p.Delay(eventlog.StepCreated) != tt.wantDelay || p.MaxFactDelay() != tt.wantDelay {
+				t.Fatalf("ProfileOrNone(%v) = %v; want %s with windows of %s", tt.in, p, tt.wantName, tt.wantDelay)
+			}
+		})
+	}
+}
+
 // TestSeedProfileShapesTheSeedsWindows: decisions wait far longer than
 // hook_received, as the seed measured (p50 31 ms against 0.4 ms).
 func TestSeedProfileShapesTheSeedsWindows(t *testing.T) {

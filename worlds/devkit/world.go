@@ -68,12 +68,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if err != nil {
 		return nil, err
 	}
-	w := &World{kind: k, proc: p, latency: opts.Latency, runs: map[string]bool{}, seen: map[string]time.Time{}}
-	if w.latency == nil {
-		if w.latency, err = worlds.ParseProfile("none", 0); err != nil {
-			return nil, err
-		}
-	}
+	w := &World{kind: k, proc: p, latency: worlds.ProfileOrNone(opts.Latency), runs: map[string]bool{}, seen: map[string]time.Time{}}
 	args := map[string]any{"kind": string(k)}
 	switch k {
 	case Local:

@@ -78,16 +78,10 @@ func Open(ctx context.Context, opts worlds.Options) (*World, error) {
 	if err := l.mkdirs(); err != nil {
 		return nil, storeErr("create layout in "+root, err)
 	}
-	lat := opts.Latency
-	if lat == nil {
-		if lat, err = worlds.ParseProfile("none", 0); err != nil {
-			return nil, fmt.Errorf("local: latency: %w", err)
-		}
-	}
 	entropy := &pcgReader{src: rand.NewPCG(opts.Seed, 0x10ca1)}
 	return &World{
 		fs:      l,
-		latency: lat,
+		latency: worlds.ProfileOrNone(opts.Latency),
 		mint:    eventlog.NewMinter(eventlog.LocalPrefix, entropy),
 		locks:   newSerializer(l),
 		nemesis: opts.Nemesis,

@@ -69,13 +69,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
 	}
-	if c.Latency == nil {
-		lat, err := worlds.ParseProfile("none", 0)
-		if err != nil {
-			return c, err
-		}
-		c.Latency = lat
-	}
+	c.Latency = worlds.ProfileOrNone(c.Latency)
 	name, err := schemaName(c.Schema)
 	if err != nil {
 		return c, err

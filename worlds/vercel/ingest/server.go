@@ -63,13 +63,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("ingest: Config.Store is nil")
 	}
-	if cfg.Latency == nil {
-		lat, err := worlds.ParseProfile("none", 0)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Latency = lat
-	}
+	cfg.Latency = worlds.ProfileOrNone(cfg.Latency)
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
