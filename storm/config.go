@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
@@ -253,19 +254,26 @@ func Supports(e worlds.Entry, k Knobs) error {
 	if !slices.Contains(e.Schemes, string(k.Scheme)) {
 		return fmt.Errorf("needs scheme %s, which world %s does not support (it supports: %s)", k.Scheme, e.Name, supported(e))
 	}
-	if len(e.Fences) > 0 && !slices.Contains(e.Fences, string(k.Fence)) {
+	if !honoursFence(e, k.Fence) {
 		return fmt.Errorf("needs fence %s, which world %s does not have (it supports: %s)", k.Fence, e.Name, supported(e))
 	}
 	return nil
 }
 
-// supported lists what a world runs: its schemes, and its fences and the
-// conditions they leave when it does not honour every fence.
+// honoursFence reports whether world e can run fence policy f: every one,
+// unless its Limits.Fence says it has no fenced append (the devkit worlds),
+// which leaves it fence none, the one policy that never calls AppendFenced.
+func honoursFence(e worlds.Entry, f engine.FencePolicy) bool {
+	return e.Limits.Fence == "" || f == engine.FenceNone
+}
+
+// supported lists what a world runs: its schemes, and, when it has no
+// fenced append, the one fence it honours and the conditions that leaves.
 func supported(e worlds.Entry) string {
-	if len(e.Fences) == 0 {
+	if e.Limits.Fence == "" {
 		return strings.Join(e.Schemes, ", ")
 	}
-	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + strings.Join(e.Fences, ", ") + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
+	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + string(engine.FenceNone) + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission)"
 }
 
 // SupportedPresets names the presets world e can run as they are (their
@@ -274,7 +282,7 @@ func SupportedPresets(e worlds.Entry) []string {
 	var out []string
 	for _, p := range Presets() {
 		k := p.Knobs
-		if slices.Contains(e.Schemes, string(k.Scheme)) && (len(e.Fences) == 0 || slices.Contains(e.Fences, string(k.Fence))) &&
+		if slices.Contains(e.Schemes, string(k.Scheme)) && honoursFence(e, k.Fence) &&
 			(k.Guard == eventlog.GuardNone || slices.Contains(e.Guards, k.Guard)) {
 			out = append(out, p.Name)
 		}

@@ -79,7 +79,8 @@ func testRegistry() *worlds.Registry {
 	local.Register(r)
 	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSizes: map[string]int{"ulid": 1000}, RunsPerCore: 3})
 	r.Register(worlds.Entry{Name: "paged", Description: "test world", Schemes: []string{"ulid", "seq"}, PageSizes: map[string]int{"seq": 500}})
-	r.Register(worlds.Entry{Name: "unfenced", Description: "test world without AppendFenced", Schemes: []string{"ulid"}, Fences: []string{"none"}})
+	r.Register(worlds.Entry{Name: "unfenced", Description: "test world without AppendFenced", Schemes: []string{"ulid"},
+		Limits: worlds.Limits{Fence: "the test world has no AppendFenced"}})
 	return r
 }
 

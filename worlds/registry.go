@@ -40,13 +40,10 @@ type Entry struct {
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
 	Guards []eventlog.Guard
-	// Fences lists the fence policies (a condition's fence knob) the world
-	// can honour; nil: every one. A world without AppendFenced (the devkit
-	// worlds, which run the legacy packages) lists only "none".
-	Fences []string
 	// Limits are the parts of its schemes' contract the world cannot do
 	// (the conformance suite skips them, saying why); zero for our own
-	// worlds.
+	// worlds. A world whose Limits.Fence is set runs only the conditions
+	// whose fence is none (storm.Supports).
 	Limits Limits
 	// PageSizes is, per scheme, how many events an invocation asks for per
 	// List while loading its log on this world, unless the storm sets one

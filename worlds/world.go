@@ -149,7 +149,9 @@ type Slotter interface {
 // reason, the parts a world declares it cannot do, and checks the rest.
 // Empty reasons mean the world can.
 type Limits struct {
-	// Fence: AppendFenced is refused.
+	// Fence: AppendFenced is refused, so a storm runs on the world only the
+	// conditions whose fence knob is none (the one policy that never calls
+	// it); every other fence policy needs it.
 	Fence string
 	// Lifecycle: events must follow their entity's lifecycle (a step's
 	// step_created before its step_started, nothing after its run's end) and

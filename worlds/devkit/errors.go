@@ -11,7 +11,7 @@ import (
 
 // ErrNoFence is returned by AppendFenced: the published packages implement
 // the legacy contract, which has no fence. A storm refuses the conditions
-// that need one before anything runs (Entry.Fences).
+// that need one before anything runs (Entry.Limits.Fence).
 var ErrNoFence = errors.New("the Workflow DevKit package has no fenced append (legacy contract: scheme ulid, fence none)")
 
 // ErrNoNode is returned when node or npm is missing.

@@ -30,7 +30,6 @@ func Register(r *worlds.Registry, h *Host) {
 			Name:        k.name,
 			Description: k.desc,
 			Schemes:     []string{string(eventlog.SchemeULID)},
-			Fences:      []string{"none"},
 			Limits:      limits(k.kind),
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 				w, err := Open(ctx, h, k.kind, opts)
