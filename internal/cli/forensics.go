@@ -169,14 +169,13 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			problems = append(problems, err)
 		}
 		ops := history[r.RunID]
-		storeTimes := r.CommitSource == "store"
 		if err := cls.classify(r, final, ops); err != nil {
 			problems = append(problems, err)
 		}
+		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: r.CommitSource == "store"})
 		rec := *r
-		var order forensics.CommitOrder
-		rec.Findings, order = forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
-		tally.Add(rec, order, forensics.CommitEvents(final, ops, storeTimes))
+		rec.Findings = an.Findings
+		tally.Add(rec, an.Order, an.Commits)
 	}
 	if opts.Reclassify {
 		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
