@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/stormctl/stormctl/reports"
@@ -115,7 +114,7 @@ type Comparison struct {
 func Compare(base, head *reports.Summary) *Comparison {
 	cmp := &Comparison{Alpha: stats.Alpha, Power: stats.Power}
 	match := head.Cell
-	if bc, hc := conditions(base), conditions(head); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
+	if bc, hc := base.Conditions(), head.Conditions(); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
 		// Two storms of one condition each (say main against
 		// seq+callsite+ordered): compare them cell by cell across conditions.
 		cmp.Across = bc[0] + " → " + hc[0]
@@ -146,17 +145,6 @@ func Compare(base, head *reports.Summary) *Comparison {
 		}
 	}
 	return cmp
-}
-
-// conditions lists the distinct conditions of a summary.
-func conditions(s *reports.Summary) []string {
-	var out []string
-	for _, c := range s.Cells {
-		if !slices.Contains(out, c.Condition) {
-			out = append(out, c.Condition)
-		}
-	}
-	return out
 }
 
 func combine(vs ...string) string {
