@@ -28,11 +28,19 @@ const (
 	Right
 	// Markdown is a markdown table, for a PR or summary.md.
 	Markdown
+	// MarkdownCompact is a markdown table whose cells are not padded to
+	// their column's width: a line per row as short as it can be (the
+	// listings, and the one-line-per-cell result tables a markdown summary
+	// starts with).
+	MarkdownCompact
 )
 
 // Write draws header and rows as one table on w: every command's tables
 // are drawn here. The header is printed as given (no upper-casing).
 func Write(w io.Writer, style Style, header []string, rows [][]string) error {
+	if style == MarkdownCompact {
+		return writeCompact(w, header, rows)
+	}
 	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 	switch style {
 	case Right:
@@ -48,6 +56,21 @@ func Write(w io.Writer, style Style, header []string, rows [][]string) error {
 		}
 	}
 	if err := t.Render(); err != nil {
+		return fmt.Errorf("draw the table: %w", err)
+	}
+	return nil
+}
+
+// writeCompact draws a MarkdownCompact table.
+func writeCompact(w io.Writer, header []string, rows [][]string) error {
+	var b strings.Builder
+	line := func(cells []string) { b.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
+	line(header)
+	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	for _, r := range rows {
+		line(r)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("draw the table: %w", err)
 	}
 	return nil
