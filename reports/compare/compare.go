@@ -248,19 +248,18 @@ func compareLegend(c *Comparison) string {
 // Markdown writes the comparison for a PR: a seed-style table (each side's
 // counts and the verdict per cell) first, the statistics folded.
 func (c *Comparison) Markdown(w io.Writer) error {
-	if _, err := fmt.Fprintln(w, "| world | scenario | condition | base | head | verdict |\n|---|---|---|---|---|---|"); err != nil {
-		return err
+	side := func(x *reports.Cell) string {
+		if x == nil {
+			return dash
+		}
+		return x.Compact()
 	}
-	for _, cc := range c.Cells {
-		side := func(x *reports.Cell) string {
-			if x == nil {
-				return dash
-			}
-			return x.Compact()
-		}
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", cc.World, cc.Scenario, cc.Condition, side(cc.Base), side(cc.Head), cc.Verdict); err != nil {
-			return err
-		}
+	seed := make([][]string, len(c.Cells))
+	for i, cc := range c.Cells {
+		seed[i] = []string{cc.World, cc.Scenario, cc.Condition, side(cc.Base), side(cc.Head), cc.Verdict}
+	}
+	if err := table.Write(w, table.MarkdownCompact, []string{"world", "scenario", "condition", "base", "head", "verdict"}, seed); err != nil {
+		return err
 	}
 	if _, err := fmt.Fprint(w, "\n<details><summary>rates, intervals, p-values and runs needed per cell</summary>\n\n"); err != nil {
 		return err

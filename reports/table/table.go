@@ -171,9 +171,15 @@ func (s Summary) rows() [][]string {
 	return rows
 }
 
+// result is a cell's compact result with its notes: verdicts, guard, slot
+// findings, classes.
+func result(c *reports.Cell) string {
+	return c.Compact() + verdictNote(c) + guardNote(c) + slotNote(c) + classNote(c)
+}
+
 func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s\n", bullet, c.World, c.Scenario, c.Condition, result(c)); err != nil {
 			return err
 		}
 	}
@@ -183,13 +189,12 @@ func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 // Markdown writes a seed-style table (one compact line per cell) first,
 // then the full table folded, then links to the explained runs' timelines.
 func (s Summary) Markdown(w io.Writer) error {
-	if _, err := fmt.Fprintln(w, "| world | scenario | condition | result |\n|---|---|---|---|"); err != nil {
-		return err
+	seed := make([][]string, len(s.Cells))
+	for i, c := range s.Cells {
+		seed[i] = []string{c.World, c.Scenario, c.Condition, result(c)}
 	}
-	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
-			return err
-		}
+	if err := Write(w, MarkdownCompact, []string{"world", "scenario", "condition", "result"}, seed); err != nil {
+		return err
 	}
 	if _, err := fmt.Fprint(w, "\n<details><summary>every outcome and the forensics per cell</summary>\n\n"); err != nil {
 		return err
