@@ -181,11 +181,7 @@ func CellsFor(world string) []reports.CellKey {
 // of is judged too: every claim unknown.
 func Evaluate(s *reports.Summary, worlds ...string) []Result {
 	if len(worlds) == 0 {
-		for _, c := range s.Cells {
-			if !slices.Contains(worlds, c.World) {
-				worlds = append(worlds, c.World)
-			}
-		}
+		worlds = s.Worlds()
 	}
 	var out []Result
 	for _, w := range worlds {

@@ -97,12 +97,26 @@ func checks() []check {
 	}
 }
 
+// RunAnalysis is what AnalyzeRun derives from one run.
+type RunAnalysis struct {
+	// Findings are the checkers' findings.
+	Findings RunFindings
+	// Order is the commit order the findings' inverted pairs and displaced
+	// events are those of.
+	Order CommitOrder
+	// Commits is the final log joined with its commit times
+	// (CommitEvents), in Final's order: the run's one join, which callers
+	// pass on (the cell's mint-to-commit windows, the verdicts' log at a
+	// rejection) rather than joining again.
+	Commits []CommitEvent
+}
+
 // AnalyzeRun applies every per-run checker. Its inverted pairs and
 // displaced events are those of the commit order it returns
 // (AnalyzeCommitOrder by the scheme's key; in a positioned scheme an
 // unpositioned event has no key to be out of order with and is counted
 // once, as unpositioned).
-func AnalyzeRun(in RunInput) (RunFindings, CommitOrder) {
+func AnalyzeRun(in RunInput) RunAnalysis {
 	r := &run{RunInput: in, commits: CommitEvents(in.Final, in.Ops, in.StoreCommitTimes), less: keyLess(in.Scheme)}
 	r.byKey = make([]keyed, len(r.commits))
 	for i, e := range r.commits {
@@ -124,7 +138,7 @@ func AnalyzeRun(in RunInput) (RunFindings, CommitOrder) {
 	for _, c := range checks() {
 		c(r, &f)
 	}
-	return f, r.order
+	return RunAnalysis{Findings: f, Order: r.order, Commits: r.commits}
 }
 
 func keyLess(s eventlog.Scheme) func(a, b keyed) bool {

@@ -253,7 +253,7 @@ func TestAnalyzeRunFixtures(t *testing.T) {
 			for name, final := range orders {
 				in := fx.in
 				in.Final = final
-				if got, _ := AnalyzeRun(in); got != fx.want {
+				if got := AnalyzeRun(in).Findings; got != fx.want {
 					t.Errorf("final log %s: AnalyzeRun = %+v, want %+v", name, got, fx.want)
 				}
 			}
@@ -380,11 +380,15 @@ func FuzzAnalyzeRun(f *testing.F) {
 	f.Add(byte(2), []byte{5, 9, 0, 0, 8, 3, 5, 7, 1, 9, 6, 5, 2, 1, 1, 0, 1, 200, 2, 3, 0, 1, 2, 1})
 	f.Fuzz(func(t *testing.T, scheme byte, data []byte) {
 		in := fuzzInput(scheme, data)
-		got, order := AnalyzeRun(in)
+		an := AnalyzeRun(in)
+		got, order := an.Findings, an.Order
 		if order.InvertedPairs != got.Inversions || order.Displaced != got.Displaced {
 			t.Fatalf("findings %+v disagree with their commit order %+v", got, order)
 		}
 		n := len(in.Final)
+		if len(an.Commits) != n {
+			t.Fatalf("%d commit events for a final log of %d", len(an.Commits), n)
+		}
 		lists := 0
 		for _, op := range in.Ops {
 			if op.Kind == worlds.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {

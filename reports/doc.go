@@ -4,7 +4,7 @@
 // world x scenario x condition, its outcome counts and forensics).
 //
 //   - summary.go: Outcome, RunRecord, Cell (Cell.Add folds a record into its
-//     cell), Summary;
+//     cell), Summary (Worlds, Conditions: its cells' distinct ones);
 //   - artifacts.go, meta.go: the Writer a storm appends to as runs finish,
 //     every file written whole or atomically;
 //   - read.go, load.go: reading artifacts back (LoadStorm rebuilds the

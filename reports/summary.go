@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
@@ -290,6 +291,28 @@ func NewSummary(keys []CellKey) *Summary {
 		s.Cells = append(s.Cells, &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition})
 	}
 	return s
+}
+
+// Worlds lists the distinct worlds of the summary's cells, in the order
+// first met.
+func (s *Summary) Worlds() []string { return s.distinct(func(c *Cell) string { return c.World }) }
+
+// Conditions lists the distinct conditions of the summary's cells, in the
+// order first met.
+func (s *Summary) Conditions() []string {
+	return s.distinct(func(c *Cell) string { return c.Condition })
+}
+
+// distinct lists the distinct values of field over the summary's cells, in
+// the order first met (nil when there are no cells).
+func (s *Summary) distinct(field func(*Cell) string) []string {
+	var out []string
+	for _, c := range s.Cells {
+		if v := field(c); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Cell returns the cell for k, or nil.

@@ -174,6 +174,38 @@ func TestNewSummaryAndCell(t *testing.T) {
 	}
 }
 
+// TestSummaryWorldsAndConditions: each distinct value once, in the order
+// its first cell comes.
+func TestSummaryWorldsAndConditions(t *testing.T) {
+	tests := []struct {
+		name                  string
+		keys                  []reports.CellKey
+		wantWorlds, wantConds []string
+	}{
+		{"no cells", nil, nil, nil},
+		{"one cell", []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+			[]string{"local"}, []string{"main"}},
+		{"interleaved", []reports.CellKey{
+			{World: "postgres", Scenario: "step-storm", Condition: "seq"},
+			{World: "local", Scenario: "step-storm", Condition: "main"},
+			{World: "postgres", Scenario: "control", Condition: "main"},
+			{World: "local", Scenario: "control", Condition: "seq"},
+			{World: "vercel", Scenario: "control", Condition: "seq/wake=ordered"},
+		}, []string{"postgres", "local", "vercel"}, []string{"seq", "main", "seq/wake=ordered"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := reports.NewSummary(tt.keys)
+			if got := s.Worlds(); !slices.Equal(got, tt.wantWorlds) {
+				t.Errorf("Worlds() = %q, want %q", got, tt.wantWorlds)
+			}
+			if got := s.Conditions(); !slices.Equal(got, tt.wantConds) {
+				t.Errorf("Conditions() = %q, want %q", got, tt.wantConds)
+			}
+		})
+	}
+}
+
 // TestCellJSON: a summary.json cell has the keys it had before Cell
 // embedded forensics.RunFindings (the findings' fields inline, by their
 // JSON names; unpositioned, which cells never listed, left out however

@@ -30,8 +30,8 @@ func NewTally(s *Summary) *Tally {
 }
 
 // Add counts one run into its cell: its record, its commit order and its
-// final log's mint-to-commit windows (evs, forensics.CommitEvents). It
-// returns the cell.
+// final log's mint-to-commit windows (order and evs: the run's
+// forensics.AnalyzeRun Order and Commits). It returns the cell.
 func (t *Tally) Add(rec RunRecord, order forensics.CommitOrder, evs []forensics.CommitEvent) *Cell {
 	k := CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
 	c := t.Summary.Cell(k)

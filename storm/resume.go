@@ -235,11 +235,9 @@ func (r *runner) addPrior(p *prior) error {
 		if err != nil {
 			return fmt.Errorf("resume: the final log of recorded run %s: %w", rec.RunID, err)
 		}
-		ops := p.ops[rec.RunID]
-		store := rec.CommitSource == "store"
-		_, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: r.plan.Conditions[k.Condition].Knobs.Scheme,
-			Final: final, Ops: ops, StoreCommitTimes: store})
-		r.tally.Add(rec, order, forensics.CommitEvents(final, ops, store))
+		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: r.plan.Conditions[k.Condition].Knobs.Scheme,
+			Final: final, Ops: p.ops[rec.RunID], StoreCommitTimes: rec.CommitSource == "store"})
+		r.tally.Add(rec, an.Order, an.Commits)
 		if rec.Class != "" && rec.Timeline != "" {
 			if r.timelines[k] == nil {
 				r.timelines[k] = map[string]int{}

@@ -324,7 +324,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		detail += "; driver: " + driveErr.Error()
 	}
 	ops := r.sink.end(runID)
-	findings, order := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
+	an := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
 		StoreCommitTimes: source == "store"})
 	rec := reports.RunRecord{
 		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
@@ -332,11 +332,11 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
 		Guard:        guardCounts(rctx2, c.world, runID, c.cond.Knobs.Guard),
-		Findings:     findings,
+		Findings:     an.Findings,
 		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
 	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
-		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Check: c.sc.Check, StoreCommitTimes: source == "store",
+		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Commits: an.Commits, Check: c.sc.Check,
 		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true
 	if explain.Explains(string(rec.Outcome)) {
@@ -363,9 +363,8 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
-	evs := forensics.CommitEvents(final, ops, source == "store")
 	r.mu.Lock()
-	snapshot := *r.tally.Add(rec, order, evs)
+	snapshot := *r.tally.Add(rec, an.Order, an.Commits)
 	r.mu.Unlock()
 	if r.deps.Progress != nil {
 		r.deps.Progress.Update(snapshot)

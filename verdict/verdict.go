@@ -57,10 +57,12 @@ type Input struct {
 	// Final is the run's final log; Ops its recorded history.
 	Final []eventlog.Event
 	Ops   []worlds.Op
+	// Commits is Final joined with its commit times (the store's, or those
+	// its writers observed): forensics.AnalyzeRun's RunAnalysis.Commits,
+	// or forensics.CommitEvents.
+	Commits []forensics.CommitEvent
 	// Check is the scenario's ledger check for a completed output.
 	Check func(input, output json.RawMessage) error
-	// StoreCommitTimes says Final carries the store's commit times.
-	StoreCommitTimes bool
 	// Fence and Guard are the run's fence policy and world guard. They say what a rejection's Actual is: the length
 	// of the log the store held only when a positioned scheme fences on the
 	// whole log and no guard stands in front of it; otherwise (decisions-only
@@ -88,7 +90,7 @@ var refTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 func Judge(in Input) []Judgement {
 	ordered := slices.Clone(in.Final)
 	commits := map[string]time.Time{}
-	for _, e := range forensics.CommitEvents(in.Final, in.Ops, in.StoreCommitTimes) {
+	for _, e := range in.Commits {
 		commits[e.ID] = e.CommitAt
 	}
 	if in.Scheme.Positioned() {

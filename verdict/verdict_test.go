@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -179,8 +180,9 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			ops := []worlds.Op{tt.op}
 			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: engine.IDsCallsite, Scheme: tt.scheme,
-				Final: tt.final, Ops: []worlds.Op{tt.op}, StoreCommitTimes: true, Fence: tt.fence, Guard: tt.guard})
+				Final: tt.final, Ops: ops, Commits: forensics.CommitEvents(tt.final, ops, true), Fence: tt.fence, Guard: tt.guard})
 			if len(vs) != 1 || vs[0].Verdict != tt.want {
 				t.Fatalf("verdicts %+v, want one %s", vs, tt.want)
 			}

@@ -278,8 +278,12 @@ func TestListings(t *testing.T) {
 			if code != cli.ExitOK || stderr != "" {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
-			if want := "| " + strings.Join(tc.header, " | ") + " |\n"; !strings.HasPrefix(stdout, want) {
+			// unpadded, like the result tables a markdown summary starts with
+			if want := "| " + strings.Join(tc.header, " | ") + " |\n|" + strings.Repeat("---|", len(tc.header)) + "\n"; !strings.HasPrefix(stdout, want) {
 				t.Errorf("markdown does not start with %q:\n%s", want, stdout)
+			}
+			if got, want := strings.Count(stdout, "\n"), 2+len(tc.names); got != want {
+				t.Errorf("%d lines, want %d (header, alignment, a row each):\n%s", got, want, stdout)
 			}
 			for _, n := range tc.names {
 				if !strings.Contains(stdout, "| "+n+" |") {

@@ -103,12 +103,7 @@ func isStorm(dir string) bool {
 // storedWorlds are the worlds of the summary's cells: the registry's first,
 // in its order, then any other in the order met.
 func storedWorlds(s *reports.Summary, known []string) []string {
-	var seen []string
-	for _, c := range s.Cells {
-		if !slices.Contains(seen, c.World) {
-			seen = append(seen, c.World)
-		}
-	}
+	seen := s.Worlds()
 	var out []string
 	for _, w := range known {
 		if slices.Contains(seen, w) {

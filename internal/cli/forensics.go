@@ -51,8 +51,9 @@ func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) e
 types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
 (gaps, duplicates). Each run is read by its condition's scheme, as the
-storm's storm.json records it. Nothing is re-run; a newer checker can
-analyse an old storm. Runs recorded without a root-cause class get one;
+storm's storm.json records it, and the cells come in storm.json's order, as
+report lists them. Nothing is re-run; a newer checker can analyse an old
+storm. Runs recorded without a root-cause class get one;
 --reclassify computes every run's class again with this build's explainer
 (a class an older build recorded is replaced in summary.json, summary.md
 and the counts, and stderr says how many changed).
@@ -151,7 +152,10 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	tally := reports.NewTally(reports.NewSummary(nil))
+	// Cells come in storm.json's order, as report, the storm and its
+	// summary list them (a cell storm.json lacks comes after them, as its
+	// runs are met); only cells with runs are printed.
+	tally := reports.NewTally(reports.NewSummary(meta.Cells))
 	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}, reclassify: opts.Reclassify}
 	for i := range runs {
 		if ctx.Err() != nil {
@@ -169,14 +173,13 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			problems = append(problems, err)
 		}
 		ops := history[r.RunID]
-		storeTimes := r.CommitSource == "store"
 		if err := cls.classify(r, final, ops); err != nil {
 			problems = append(problems, err)
 		}
+		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: r.CommitSource == "store"})
 		rec := *r
-		var order forensics.CommitOrder
-		rec.Findings, order = forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: storeTimes})
-		tally.Add(rec, order, forensics.CommitEvents(final, ops, storeTimes))
+		rec.Findings = an.Findings
+		tally.Add(rec, an.Order, an.Commits)
 	}
 	if opts.Reclassify {
 		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
@@ -188,8 +191,9 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	}
 	tally.Finish()
 	rep := forensicsReport{Dir: opts.Dir, maxPairs: opts.Pairs}
-	for _, c := range tally.Summary.Cells {
-		cf := &cellForensics{CellKey: c.Key(), Runs: c.Runs, Order: tally.Order(c.Key()), Windows: c.Windows,
+	for _, k := range tally.Keys() {
+		c := tally.Summary.Cell(k)
+		cf := &cellForensics{CellKey: k, Runs: c.Runs, Order: tally.Order(k), Windows: c.Windows,
 			Findings: c.RunFindings, Classes: c.Classes, Recovered: c.Recovered}
 		for _, p := range cf.Order.SortedPairs() {
 			cf.Pairs = append(cf.Pairs, pairRow{p.TypePair, p.PairStat})

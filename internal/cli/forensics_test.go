@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,4 +94,63 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, reports.FileStorm)
 		}
 	})
+}
+
+// TestForensicsCellOrder: forensics DIR lists its cells in the order report
+// does for the same storm, storm.json's, not in the order runs.jsonl first
+// met them (runs of interleaved cells finish in any order).
+func TestForensicsCellOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "storm")
+	cells := []reports.CellKey{
+		{World: "local", Scenario: "control", Condition: "main"},
+		{World: "local", Scenario: "step-storm", Condition: "main"},
+		{World: "local", Scenario: "control", Condition: "seq"},
+		{World: "local", Scenario: "step-storm", Condition: "seq"},
+	}
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
+		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
+		"seq":  {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	}}
+	w, err := reports.OpenWriter(dir, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The order the runs finished in, as a storm of these cells recorded it.
+	for i, c := range []int{1, 0, 2, 1, 3, 0} {
+		k := cells[c]
+		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		final := []eventlog.Event{{ID: "wevt_a", Seq: 1, Type: eventlog.RunCreated}, {ID: "wevt_b", Seq: 2, Type: eventlog.RunCompleted}}
+		if err := w.WriteEvents(k, rec.RunID, final); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteRun(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	order := func(cmd string) []reports.CellKey {
+		t.Helper()
+		code, stdout, stderr := run(t.Context(), cmd, dir, "--format", "json")
+		if code != cli.ExitOK {
+			t.Fatalf("%s: exit %d: %s", cmd, code, stderr)
+		}
+		var doc struct {
+			Cells []reports.CellKey `json:"cells"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%s: %v:\n%s", cmd, err, stdout)
+		}
+		return doc.Cells
+	}
+	report, got := order("report"), order("forensics")
+	if !slices.Equal(report, cells) {
+		t.Fatalf("report lists %v, want storm.json's %v", report, cells)
+	}
+	if !slices.Equal(got, report) {
+		t.Errorf("forensics lists %v, report %v", got, report)
+	}
 }

@@ -31,15 +31,7 @@ func (l listing) Table(w io.Writer) error { return table.Write(w, table.Boxed, l
 
 // Markdown writes the rows as a markdown table, unpadded.
 func (l listing) Markdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(l.header, " | "), strings.Repeat("---|", len(l.header))); err != nil {
-		return err
-	}
-	for _, r := range l.rows {
-		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | ")); err != nil {
-			return err
-		}
-	}
-	return nil
+	return table.Write(w, table.MarkdownCompact, l.header, l.rows)
 }
 
 // JSON writes the rows' JSON objects.

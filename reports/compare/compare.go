@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/stormctl/stormctl/reports"
@@ -115,7 +114,7 @@ type Comparison struct {
 func Compare(base, head *reports.Summary) *Comparison {
 	cmp := &Comparison{Alpha: stats.Alpha, Power: stats.Power}
 	match := head.Cell
-	if bc, hc := conditions(base), conditions(head); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
+	if bc, hc := base.Conditions(), head.Conditions(); len(bc) == 1 && len(hc) == 1 && bc[0] != hc[0] {
 		// Two storms of one condition each (say main against
 		// seq+callsite+ordered): compare them cell by cell across conditions.
 		cmp.Across = bc[0] + " → " + hc[0]
@@ -146,17 +145,6 @@ func Compare(base, head *reports.Summary) *Comparison {
 		}
 	}
 	return cmp
-}
-
-// conditions lists the distinct conditions of a summary.
-func conditions(s *reports.Summary) []string {
-	var out []string
-	for _, c := range s.Cells {
-		if !slices.Contains(out, c.Condition) {
-			out = append(out, c.Condition)
-		}
-	}
-	return out
 }
 
 func combine(vs ...string) string {
@@ -260,19 +248,18 @@ func compareLegend(c *Comparison) string {
 // Markdown writes the comparison for a PR: a seed-style table (each side's
 // counts and the verdict per cell) first, the statistics folded.
 func (c *Comparison) Markdown(w io.Writer) error {
-	if _, err := fmt.Fprintln(w, "| world | scenario | condition | base | head | verdict |\n|---|---|---|---|---|---|"); err != nil {
-		return err
+	side := func(x *reports.Cell) string {
+		if x == nil {
+			return dash
+		}
+		return x.Compact()
 	}
-	for _, cc := range c.Cells {
-		side := func(x *reports.Cell) string {
-			if x == nil {
-				return dash
-			}
-			return x.Compact()
-		}
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", cc.World, cc.Scenario, cc.Condition, side(cc.Base), side(cc.Head), cc.Verdict); err != nil {
-			return err
-		}
+	seed := make([][]string, len(c.Cells))
+	for i, cc := range c.Cells {
+		seed[i] = []string{cc.World, cc.Scenario, cc.Condition, side(cc.Base), side(cc.Head), cc.Verdict}
+	}
+	if err := table.Write(w, table.MarkdownCompact, []string{"world", "scenario", "condition", "base", "head", "verdict"}, seed); err != nil {
+		return err
 	}
 	if _, err := fmt.Fprint(w, "\n<details><summary>rates, intervals, p-values and runs needed per cell</summary>\n\n"); err != nil {
 		return err

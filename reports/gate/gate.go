@@ -304,14 +304,8 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 		res.Broken = append(res.Broken, Breach{Rule: rule, Cell: cell.Key().String(), Reason: fmt.Sprintf(format, a...)})
 	}
 	if len(c.Conditions) > 0 && len(narrowed) == 0 {
-		var conds []string
-		for _, cell := range s.Cells {
-			if !slices.Contains(conds, cell.Condition) {
-				conds = append(conds, cell.Condition)
-			}
-		}
 		res.Broken = append(res.Broken, Breach{Rule: "--conditions " + strings.Join(c.Conditions, ","),
-			Reason: fmt.Sprintf("matches no cell of this storm (its conditions: %s)", strings.Join(conds, ", "))})
+			Reason: fmt.Sprintf("matches no cell of this storm (its conditions: %s)", strings.Join(s.Conditions(), ", "))})
 	}
 	for _, cell := range narrowed {
 		if cell.Runs == 0 {

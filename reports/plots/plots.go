@@ -65,25 +65,15 @@ func Write(dir string, s *reports.Summary, d Data) ([]string, error) {
 }
 
 func cellLabels(s *reports.Summary) []string {
+	manyWorlds := len(s.Worlds()) > 1 // a label names its world only when there are several
 	out := make([]string, len(s.Cells))
 	for i, c := range s.Cells {
 		out[i] = c.Scenario + "\n" + c.Condition
-		if len(worlds(s)) > 1 {
+		if manyWorlds {
 			out[i] = c.World + "\n" + out[i]
 		}
 	}
 	return out
-}
-
-// worlds are the summary's worlds, in the order met.
-func worlds(s *reports.Summary) []string {
-	var ws []string
-	for _, c := range s.Cells {
-		if !slices.Contains(ws, c.World) {
-			ws = append(ws, c.World)
-		}
-	}
-	return ws
 }
 
 func width(cells int) vg.Length {

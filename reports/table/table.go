@@ -28,11 +28,19 @@ const (
 	Right
 	// Markdown is a markdown table, for a PR or summary.md.
 	Markdown
+	// MarkdownCompact is a markdown table whose cells are not padded to
+	// their column's width: a line per row as short as it can be (the
+	// listings, and the one-line-per-cell result tables a markdown summary
+	// starts with).
+	MarkdownCompact
 )
 
 // Write draws header and rows as one table on w: every command's tables
 // are drawn here. The header is printed as given (no upper-casing).
 func Write(w io.Writer, style Style, header []string, rows [][]string) error {
+	if style == MarkdownCompact {
+		return writeCompact(w, header, rows)
+	}
 	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 	switch style {
 	case Right:
@@ -48,6 +56,21 @@ func Write(w io.Writer, style Style, header []string, rows [][]string) error {
 		}
 	}
 	if err := t.Render(); err != nil {
+		return fmt.Errorf("draw the table: %w", err)
+	}
+	return nil
+}
+
+// writeCompact draws a MarkdownCompact table.
+func writeCompact(w io.Writer, header []string, rows [][]string) error {
+	var b strings.Builder
+	line := func(cells []string) { b.WriteString("| " + strings.Join(cells, " | ") + " |\n") }
+	line(header)
+	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	for _, r := range rows {
+		line(r)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("draw the table: %w", err)
 	}
 	return nil
@@ -148,9 +171,15 @@ func (s Summary) rows() [][]string {
 	return rows
 }
 
+// result is a cell's compact result with its notes: verdicts, guard, slot
+// findings, classes.
+func result(c *reports.Cell) string {
+	return c.Compact() + verdictNote(c) + guardNote(c) + slotNote(c) + classNote(c)
+}
+
 func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s%s\n", bullet, c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s %s %s: %s\n", bullet, c.World, c.Scenario, c.Condition, result(c)); err != nil {
 			return err
 		}
 	}
@@ -160,13 +189,12 @@ func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 // Markdown writes a seed-style table (one compact line per cell) first,
 // then the full table folded, then links to the explained runs' timelines.
 func (s Summary) Markdown(w io.Writer) error {
-	if _, err := fmt.Fprintln(w, "| world | scenario | condition | result |\n|---|---|---|---|"); err != nil {
-		return err
+	seed := make([][]string, len(s.Cells))
+	for i, c := range s.Cells {
+		seed[i] = []string{c.World, c.Scenario, c.Condition, result(c)}
 	}
-	for _, c := range s.Cells {
-		if _, err := fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", c.World, c.Scenario, c.Condition, c.Compact(), verdictNote(c)+guardNote(c)+slotNote(c)+classNote(c)); err != nil {
-			return err
-		}
+	if err := Write(w, MarkdownCompact, []string{"world", "scenario", "condition", "result"}, seed); err != nil {
+		return err
 	}
 	if _, err := fmt.Fprint(w, "\n<details><summary>every outcome and the forensics per cell</summary>\n\n"); err != nil {
 		return err

@@ -121,6 +121,32 @@ func TestRender(t *testing.T) {
 
 // writeJSON writes s as a command's --format json does: its own encoding,
 // which must be the summary's.
+// TestWriteMarkdownCompact: cells as given, unpadded, under a "---"
+// alignment row.
+func TestWriteMarkdownCompact(t *testing.T) {
+	tests := []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   string
+	}{
+		{"no rows", []string{"a", "bb"}, nil, "| a | bb |\n|---|---|\n"},
+		{"rows of unequal widths", []string{"world", "store"}, [][]string{{"local", "one file per event"}, {"postgres", "pg"}},
+			"| world | store |\n|---|---|\n| local | one file per event |\n| postgres | pg |\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := table.Write(&b, table.MarkdownCompact, tt.header, tt.rows); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tt.want)
+			}
+		})
+	}
+}
+
 func writeJSON(s table.Summary, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
