@@ -164,6 +164,11 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 			c.stop()
 			c.rt.Wait()
 			c.world.Close()
+			if k, ok := worlds.Inner(c.world).(worlds.Keeper); ok && cfg.Keep {
+				if kept := k.Kept(); kept != "" {
+					deps.Logger.Warn("--keep: the cell's store stays after the storm; drop it when done", "cell", c.key.String(), "kept", kept)
+				}
+			}
 		}
 		keepFiles(tmp, cfg.Keep, deps.Logger)
 	}()

@@ -39,6 +39,14 @@ type CommitTimes interface {
 	CommitTimes(ctx context.Context, runID string) ([]CommitTime, error)
 }
 
+// Keeper is implemented by worlds that can say what they leave on a server
+// when opened to keep their data (storm --keep), so that the user can find
+// it afterwards: "" when nothing stays (no keep, or only embedded servers,
+// which go at exit regardless).
+type Keeper interface {
+	Kept() string
+}
+
 // Resetter is implemented by worlds that can drop their whole namespace:
 // every run is gone and the world stays usable (the conformance suite,
 // worlds/worldtest, checks both).

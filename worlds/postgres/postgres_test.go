@@ -337,6 +337,36 @@ func TestKeep(t *testing.T) {
 	if err := db.QueryRow(t.Context(), "SELECT count(*) FROM "+w.Schema()+".workflow_events").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("kept schema holds %d events (%v), want 1", n, err)
 	}
+	if kept := w.Kept(); !strings.Contains(kept, "schema "+w.Schema()+" in database ") {
+		t.Errorf("Kept() = %q, want it to name schema %s and its database", kept, w.Schema())
+	}
+}
+
+// TestKept: Kept names a schema only where Close leaves one that outlives
+// stormctl: with Keep, on a server that is not an embedded cluster (which
+// goes at exit with every schema in it).
+func TestKept(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      postgres.Config
+		wantKept bool
+	}{
+		{"no Keep", postgres.Config{}, false},
+		{"Keep on the embedded cluster", postgres.Config{Keep: true, Cluster: cluster.Cluster(t)}, false},
+		{"Keep on a given server", postgres.Config{Keep: true}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := openWorld(t, tc.cfg)
+			if tc.cfg.Keep {
+				db := admin(t, cluster.URL(t))
+				t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+w.Schema()+" CASCADE") })
+			}
+			if kept := w.Kept(); (kept != "") != tc.wantKept || (tc.wantKept && !strings.Contains(kept, w.Schema())) {
+				t.Errorf("Kept() = %q, want a line naming %s: %v", kept, w.Schema(), tc.wantKept)
+			}
+		})
+	}
 }
 
 // TestCounters: the counters a benchmark's fenced writer reads are the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -283,6 +284,19 @@ func (w *World) Reset(ctx context.Context) error {
 	}
 	w.runs.Clear()
 	return createSchema(ctx, w.pool, w.cfg.Schema, w.marker)
+}
+
+// Kept implements worlds.Keeper: with Config.Keep on a server other than
+// an embedded cluster, the schema that stays, and its database.
+func (w *World) Kept() string {
+	if !w.cfg.Keep || w.cfg.Cluster != nil {
+		return ""
+	}
+	where := ""
+	if pc, err := pgconn.ParseConfig(w.cfg.URL); err == nil {
+		where = fmt.Sprintf(" in database %s on %s:%d", pc.Database, pc.Host, pc.Port)
+	}
+	return "schema " + w.cfg.Schema + where
 }
 
 // Close drops the World's schema (unless Config.Keep) and closes the pool.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/worlds"
@@ -48,6 +49,9 @@ type Stack struct {
 	dyn    *dynamo.Embedded // nil with a DynamoEndpoint
 	url    string
 	faults stackFaults // with StackConfig.Nemesis
+	// keep and redisGiven are StackConfig.Keep and whether it named a
+	// RedisURL: what Kept reports.
+	keep, redisGiven bool
 }
 
 // StartStack starts what an ingest server needs and the server itself: an
@@ -62,7 +66,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.OpenTimeout <= 0 {
 		cfg.OpenTimeout = 5 * time.Second
 	}
-	st := &Stack{}
+	st := &Stack{keep: cfg.Keep, redisGiven: cfg.RedisURL != ""}
 	defer func() {
 		if err != nil {
 			_ = st.Close()
@@ -102,6 +106,20 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
 	return st, nil
+}
+
+// Kept says what stays on the servers the stack was given after Close with
+// Keep: the DynamoDB table(s) on a DynamoEndpoint and the count index's keys
+// on a RedisURL ("" when nothing stays: no Keep, or embedded servers only).
+func (st *Stack) Kept() string {
+	var kept []string
+	if st.keep && st.dyn == nil {
+		kept = append(kept, "DynamoDB table "+st.store.Table())
+	}
+	if st.keep && st.redisGiven {
+		kept = append(kept, "Redis keys "+st.index.Namespace()+":*")
+	}
+	return strings.Join(kept, " and ")
 }
 
 // URL returns the ingest server's base URL.

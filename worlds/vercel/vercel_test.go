@@ -215,6 +215,43 @@ func TestMachineRedis(t *testing.T) {
 	}
 }
 
+// TestKept: with Keep, Kept names what stays on a server the World was
+// given (the machine's Redis here) and nothing for embedded servers, which
+// go with the World; and the keys it names do stay after Close.
+func TestKept(t *testing.T) {
+	if kept := openWorld(t, vercel.Config{Keep: true}).Kept(); kept != "" {
+		t.Errorf("embedded servers with Keep: Kept() = %q, want nothing (they go at Close)", kept)
+	}
+	const addr = "127.0.0.1:6379"
+	probe := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+	defer probe.Close()
+	if err := probe.Ping(t.Context()).Err(); err != nil {
+		fmt.Println("TestKept: the machine Redis part skipped: no Redis at", addr+":", err)
+		t.Skipf("no Redis at %s: %v", addr, err)
+	}
+	w := openWorld(t, vercel.Config{RedisURL: "redis://" + addr + "/0", Keep: true})
+	pattern := "stormctl:" + w.Stack().Table() + ":*"
+	t.Cleanup(func() {
+		if keys, _ := probe.Keys(context.Background(), pattern).Result(); len(keys) > 0 {
+			probe.Del(context.Background(), keys...)
+		}
+	})
+	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeULID, Guard: eventlog.GuardCountIndex})
+	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if kept := w.Kept(); kept != "Redis keys "+pattern {
+		t.Errorf("Kept() = %q, want %q", kept, "Redis keys "+pattern)
+	}
+	if keys, err := probe.Keys(t.Context(), pattern).Result(); err != nil || len(keys) != 2 {
+		t.Errorf("keys %v (%v) after Close with Keep, want the run's count and window", keys, err)
+	}
+}
+
 // TestForensics: commit times are the server's observations of DynamoDB's
 // acknowledgements (Source "server"), one per event in scheme order, each
 // after its mint and at the time its append reported; guard counts come

@@ -167,6 +167,16 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	return w, nil
 }
 
+// Kept implements worlds.Keeper: what the World's own stack leaves on the
+// servers it was given (Stack.Kept); nothing with Config.IngestURL, whose
+// server owns its stores.
+func (w *World) Kept() string {
+	if w.stack == nil {
+		return ""
+	}
+	return w.stack.Kept()
+}
+
 // URL returns the base URL of the ingest server the World talks to.
 func (w *World) URL() string { return w.base }
 
