@@ -178,19 +178,29 @@ func closeOpened(w *vercel.World, err error) error {
 	return err
 }
 
+// machineRedisAddr is the machine's own Redis, a service on this machine.
+const machineRedisAddr = "127.0.0.1:6379"
+
+// machineRedis returns a client of the machine's Redis, closed with the
+// test, or skips the test, saying why on stdout too, when none answers.
+func machineRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	probe := redis.NewClient(&redis.Options{Addr: machineRedisAddr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
+	t.Cleanup(func() { probe.Close() })
+	if err := probe.Ping(t.Context()).Err(); err != nil {
+		fmt.Printf("%s: skipped: no Redis at %s: %v\n", t.Name(), machineRedisAddr, err)
+		t.Skipf("no Redis at %s: %v", machineRedisAddr, err)
+	}
+	return probe
+}
+
 // TestMachineRedis runs the count-index guard against the machine's own
 // Redis (127.0.0.1:6379): the World's keys live under its namespace and
 // Close removes them. Skipped, saying why, when no Redis answers there.
 func TestMachineRedis(t *testing.T) {
-	const addr = "127.0.0.1:6379"
-	probe := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
-	defer probe.Close()
-	if err := probe.Ping(t.Context()).Err(); err != nil {
-		fmt.Println("TestMachineRedis: skipped: no Redis at", addr+":", err)
-		t.Skipf("no Redis at %s: %v", addr, err)
-	}
-	w := openWorld(t, vercel.Config{RedisURL: "redis://" + addr + "/0"})
+	probe := machineRedis(t)
+	w := openWorld(t, vercel.Config{RedisURL: "redis://" + machineRedisAddr + "/0"})
 	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeULID, Guard: eventlog.GuardCountIndex})
 	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
 		t.Fatal(err)
@@ -222,15 +232,8 @@ func TestKept(t *testing.T) {
 	if kept := openWorld(t, vercel.Config{Keep: true}).Kept(); kept != "" {
 		t.Errorf("embedded servers with Keep: Kept() = %q, want nothing (they go at Close)", kept)
 	}
-	const addr = "127.0.0.1:6379"
-	probe := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, DialTimeout: time.Second,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
-	defer probe.Close()
-	if err := probe.Ping(t.Context()).Err(); err != nil {
-		fmt.Println("TestKept: the machine Redis part skipped: no Redis at", addr+":", err)
-		t.Skipf("no Redis at %s: %v", addr, err)
-	}
-	w := openWorld(t, vercel.Config{RedisURL: "redis://" + addr + "/0", Keep: true})
+	probe := machineRedis(t)
+	w := openWorld(t, vercel.Config{RedisURL: "redis://" + machineRedisAddr + "/0", Keep: true})
 	pattern := "stormctl:" + w.Stack().Table() + ":*"
 	t.Cleanup(func() {
 		if keys, _ := probe.Keys(context.Background(), pattern).Result(); len(keys) > 0 {
