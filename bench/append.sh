@@ -10,6 +10,6 @@
 # and pgbench from the same installation) and removes it at the end. Every
 # flag is passed to `stormctl bench append` (see its --help), for example:
 #
-#   bench/append.sh --format markdown                          # full matrix, ~10 min
+#   bench/append.sh --format markdown                          # full matrix, ~8 min on 2 cores
 #   bench/append.sh --clients 16 --rounds 2 --duration 2s      # a quicker look
 exec "$(dirname "$0")/run.sh" append "$@"

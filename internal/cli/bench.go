@@ -79,7 +79,7 @@ appends to one run, SPREAD to a random run among --runs.
 Prints per row the medians of both sides and the ratio stormctl/pgbench in
 committed events per second (TPS for the one-event scripts), the median of
 the rounds' ratios. The issue's target is 0.85 or more at 16 clients.`,
-		Example: `  # the full matrix (about 9 minutes)
+		Example: `  # the full matrix (about 8 minutes on 2 cores)
   stormctl bench append --format markdown
   # one row, quickly
   stormctl bench append --script seq --placement hot --clients 16 --rounds 2 --duration 2s`,
