@@ -119,8 +119,6 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// writeJSON writes s as a command's --format json does: its own encoding,
-// which must be the summary's.
 // TestWriteMarkdownCompact: cells as given, unpadded, under a "---"
 // alignment row.
 func TestWriteMarkdownCompact(t *testing.T) {
@@ -147,6 +145,8 @@ func TestWriteMarkdownCompact(t *testing.T) {
 	}
 }
 
+// writeJSON writes s as a command's --format json does: its own encoding,
+// which must be the summary's.
 func writeJSON(s table.Summary, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
