@@ -73,8 +73,6 @@ type Input struct {
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
 	Ops   []worlds.Op
-	// StoreCommitTimes says Final carries the store's own commit times.
-	StoreCommitTimes bool
 	// Ended is when the run ended (a stuck run: its timeout); Quiet the
 	// silence before it that makes a pending operation a blocked branch
 	// (DefaultQuiet when zero).

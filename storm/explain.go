@@ -25,7 +25,7 @@ func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec 
 		RunID: rec.RunID, Cell: reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}.String(),
 		Outcome: string(rec.Outcome), Detail: rec.Detail,
 		Scheme: cond.Knobs.Scheme, Program: sc.Program, IDs: cond.Knobs.IDs, Wake: cond.Knobs.Wake,
-		Final: final, Ops: ops, StoreCommitTimes: rec.CommitSource == "store", Ended: rec.Ended,
+		Final: final, Ops: ops, Ended: rec.Ended,
 		Steps: sc.Steps, TimerTick: timerTick(timeScale),
 	}
 }
