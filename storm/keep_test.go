@@ -13,11 +13,13 @@ func TestKeepFiles(t *testing.T) {
 		name      string
 		keep      bool
 		withFile  bool
+		missing   bool // the dir is gone before keepFiles looks
 		wantStays bool
 	}{
-		{"no --keep: removed", false, true, false},
-		{"--keep, files: stays and is named", true, true, true},
-		{"--keep, nothing in it: removed", true, false, false},
+		{"no --keep: removed", false, true, false, false},
+		{"--keep, files: stays and is named", true, true, false, true},
+		{"--keep, nothing in it: removed", true, false, false, false},
+		{"--keep, no dir: nothing named", true, false, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -27,6 +29,11 @@ func TestKeepFiles(t *testing.T) {
 			}
 			if tc.withFile {
 				if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte("{}\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.missing {
+				if err := os.Remove(dir); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -55,7 +56,14 @@ type Deps struct {
 // is removed, since keeping it would keep nothing.
 func keepFiles(dir string, keep bool, logger *slog.Logger) {
 	if keep {
-		if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		entries, err := os.ReadDir(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return
+		case err != nil:
+			logger.Warn("--keep: the worlds' temp dir could not be read; it stays", "dir", dir, "err", err)
+			return
+		case len(entries) > 0:
 			logger.Warn("--keep: the worlds' files stay after the storm; remove them when done", "dir", dir)
 			return
 		}

@@ -59,7 +59,9 @@ type Input struct {
 	Ops   []worlds.Op
 	// Commits is Final joined with its commit times (the store's, or those
 	// its writers observed): forensics.AnalyzeRun's RunAnalysis.Commits,
-	// or forensics.CommitEvents.
+	// or forensics.CommitEvents. Required: an event missing from it has no
+	// commit time, and a rejection whose verdict needs one is judged
+	// unknown.
 	Commits []forensics.CommitEvent
 	// Check is the scenario's ledger check for a completed output.
 	Check func(input, output json.RawMessage) error

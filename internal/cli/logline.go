@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // lineHandler is the slog handler of the commands' logger: it writes each
@@ -104,10 +105,11 @@ func severity(l slog.Level) string {
 	}
 }
 
-// logValue quotes a value that holds a space, a quote or a control
-// character, so that every key=value stays one token.
+// logValue quotes a value that is empty or holds a space, a character that
+// does not print, a quote or an "=", so that every key=value stays one
+// token.
 func logValue(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r == '=' }) {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' || r == '=' }) {
 		return strconv.Quote(s)
 	}
 	return s

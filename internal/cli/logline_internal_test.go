@@ -26,6 +26,10 @@ func TestLineHandler(t *testing.T) {
 			"stormctl: warning: failed: world=vercel fault.kind=redis-down\n"},
 		{"an empty value is quoted", func(l *slog.Logger) { l.Warn("x", "k", "") },
 			"stormctl: warning: x: k=\"\"\n"},
+		{"a value with = is quoted", func(l *slog.Logger) { l.Warn("x", "cell", "vercel/control/main/guard=count-index") },
+			"stormctl: warning: x: cell=\"vercel/control/main/guard=count-index\"\n"},
+		{"a line separator is quoted", func(l *slog.Logger) { l.Warn("x", "k", "a\u2028b") },
+			"stormctl: warning: x: k=\"a\\u2028b\"\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

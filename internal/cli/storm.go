@@ -137,7 +137,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
-	fl.BoolVar(&c.Keep, "keep", false, "keep the worlds' files (temp dirs) after the storm")
+	fl.BoolVar(&c.Keep, "keep", false, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by --pg-url, --dynamo-endpoint or --redis-url (each named at the end)")
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
 	addFormatFlag(cmd, &opts.Format, nil)
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")

@@ -109,14 +109,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 }
 
 // Kept says what stays on the servers the stack was given after Close with
-// Keep: the DynamoDB table(s) on a DynamoEndpoint and the count index's keys
-// on a RedisURL ("" when nothing stays: no Keep, or embedded servers only).
+// Keep: the DynamoDB table(s) on a DynamoEndpoint and, once a count-index
+// run wrote some, the count index's keys on a RedisURL ("" when nothing
+// stays: no Keep, embedded servers only, or no key written).
 func (st *Stack) Kept() string {
 	var kept []string
 	if st.keep && st.dyn == nil {
 		kept = append(kept, "DynamoDB table "+st.store.Table())
 	}
-	if st.keep && st.redisGiven {
+	if st.keep && st.redisGiven && st.index.Wrote() {
 		kept = append(kept, "Redis keys "+st.index.Namespace()+":*")
 	}
 	return strings.Join(kept, " and ")

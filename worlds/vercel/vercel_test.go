@@ -226,8 +226,9 @@ func TestMachineRedis(t *testing.T) {
 }
 
 // TestKept: with Keep, Kept names what stays on a server the World was
-// given (the machine's Redis here) and nothing for embedded servers, which
-// go with the World; and the keys it names do stay after Close.
+// given (the machine's Redis here) once something was written there, and
+// nothing for embedded servers, which go with the World; and the keys it
+// names do stay after Close.
 func TestKept(t *testing.T) {
 	if kept := openWorld(t, vercel.Config{Keep: true}).Kept(); kept != "" {
 		t.Errorf("embedded servers with Keep: Kept() = %q, want nothing (they go at Close)", kept)
@@ -240,6 +241,13 @@ func TestKept(t *testing.T) {
 			probe.Del(context.Background(), keys...)
 		}
 	})
+	unguarded := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeULID})
+	if _, err := w.Append(t.Context(), unguarded, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
+		t.Fatal(err)
+	}
+	if kept := w.Kept(); kept != "" {
+		t.Errorf("after a run without the guard: Kept() = %q, want nothing (no key was written)", kept)
+	}
 	run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeULID, Guard: eventlog.GuardCountIndex})
 	if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.RunCreated, "")}); err != nil {
 		t.Fatal(err)

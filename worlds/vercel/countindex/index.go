@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,7 +53,14 @@ type Index struct {
 	cfg  Config
 	rdb  *redis.Client
 	mini *miniredis.Miniredis // nil unless embedded
+	// wrote is set before the first write is sent (Start, Record): from
+	// then on the namespace may hold keys.
+	wrote atomic.Bool
 }
+
+// Wrote reports whether the Index has sent a write to Redis, so that its
+// namespace may hold keys (a storm with no count-index run writes none).
+func (ix *Index) Wrote() bool { return ix.wrote.Load() }
 
 // Open connects to cfg.URL (or starts an embedded miniredis) and pings it.
 // An unreachable Redis fails with eventlog.ErrUnavailable.
@@ -129,6 +137,7 @@ func (ix *Index) windowKey(runID string) string { return ix.cfg.Namespace + ":wi
 // Start records a new run with a count of 0 (unless the run has a count
 // already), so that the guard can judge its first write.
 func (ix *Index) Start(ctx context.Context, runID string) error {
+	ix.wrote.Store(true)
 	err := ix.rdb.SetNX(ctx, ix.countKey(runID), 0, ix.cfg.TTL).Err()
 	return redisErr(ctx, "start the count of run "+runID, err)
 }
@@ -159,6 +168,7 @@ func (ix *Index) Record(ctx context.Context, runID string, ids []string) error {
 		newest[i] = id
 	}
 	ck, wk := ix.countKey(runID), ix.windowKey(runID)
+	ix.wrote.Store(true)
 	_, err := ix.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.IncrBy(ctx, ck, int64(len(ids)))
 		p.Expire(ctx, ck, ix.cfg.TTL)
