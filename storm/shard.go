@@ -37,16 +37,24 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("--shard %q: want i/n, e.g. 1/4 (shard i of n, 1 <= i <= n)", s)
 	}
 	sh := Shard{Index: i, Count: n}
-	if err := sh.check(); err != nil {
+	if err := sh.checkRange(); err != nil {
 		return Shard{}, err
 	}
 	return sh, nil
 }
 
+// check accepts the zero Shard (the whole storm) and any shard in range.
 func (s Shard) check() error {
 	if s.IsZero() {
 		return nil
 	}
+	return s.checkRange()
+}
+
+// checkRange wants 1 <= i <= n. ParseShard checks it without check's
+// exemption of the zero Shard: only "" is the whole storm, and "0/0" (which
+// reads as the zero Shard) is a shard out of range like "0/2".
+func (s Shard) checkRange() error {
 	if s.Count < 1 || s.Index < 1 || s.Index > s.Count {
 		return fmt.Errorf("--shard %d/%d: want i/n with 1 <= i <= n, e.g. 1/4", s.Index, s.Count)
 	}

@@ -26,6 +26,7 @@ func TestParseShard(t *testing.T) {
 		{"3/2", storm.Shard{}, true},
 		{"-1/2", storm.Shard{}, true},
 		{"1/0", storm.Shard{}, true},
+		{"0/0", storm.Shard{}, true}, // reads as the zero Shard, but only "" is the whole storm
 		{"1", storm.Shard{}, true},
 		{"1/2/3", storm.Shard{}, true},
 		{"a/b", storm.Shard{}, true},
