@@ -181,7 +181,9 @@ func (ep WorldEndpoints) Validate() error {
 		if u.url == "" {
 			continue
 		}
-		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		// Hostname, not Host: "http://:8080" has a Host (":8080") and no
+		// host name, and a client would dial this machine for it.
+		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" {
 			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, u.url)
 		}
 	}
