@@ -207,7 +207,10 @@ func validPGURL(flag, s string) error {
 	if s == "" {
 		return nil
 	}
-	if scheme, _, ok := strings.Cut(s, "://"); ok && scheme != "postgres" && scheme != "postgresql" {
+	// A "://" after an "=" is inside keyword=value settings (a password
+	// may hold one): pgx reads those, and the scheme message would print
+	// them.
+	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.Contains(scheme, "=") && scheme != "postgres" && scheme != "postgresql" {
 		return fmt.Errorf("%s: scheme %q: want postgres://user:password@host:port/database or postgresql://...", flag, scheme)
 	}
 	if _, err := pgx.ParseConfig(s); err != nil {
