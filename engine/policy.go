@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -114,6 +115,16 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		func(p *Policy) *SealPolicy { return &p.Seal }, SealNone, SealNoop)
 	seal.SlotOnly = true
 	seal.Get = func(p Policy) string { return string(cmp.Or(p.Seal, SealNone)) }
+	// Get reads an unset Seal (storms recorded before seals) as none, so
+	// Validate cannot see an empty override ("slot/seal="): Set refuses it.
+	valid := strings.Join(seal.Values, ", ")
+	seal.Set = func(p *Policy, v string) error {
+		if v == "" {
+			return fmt.Errorf("unknown seal %q (valid: %s)", v, valid)
+		}
+		p.Seal = SealPolicy(v)
+		return nil
+	}
 	seal.Cell = func(p Policy) string {
 		if !p.Sealing() {
 			return string(p.Seal)

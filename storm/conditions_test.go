@@ -137,6 +137,7 @@ func TestParseConditionErrors(t *testing.T) {
 		{"seq/", append([]string{`""`}, keys...)},
 		{"seq/wake=sideways", []string{"wake", `"sideways"`, "racy", "ordered"}},
 		{"seq/wake=", []string{"wake", "racy", "ordered"}},
+		{"slot/seal=", []string{`unknown seal ""`, "none", "noop"}}, // an unset Seal reads as none: once accepted
 		{"seq/fence=maybe", []string{"fence", `"maybe"`, "none", "decisions", "decisions-only", "all"}},
 		{"seq/on-reject=ignore", []string{"on-reject", `"ignore"`, "rederive", "repost"}},
 		{"seq/ids=random", []string{"ids", `"random"`, "positional", "callsite"}},
