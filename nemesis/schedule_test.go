@@ -2,6 +2,8 @@ package nemesis
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +153,59 @@ func TestCheckLoopback(t *testing.T) {
 			t.Errorf("CheckLoopback(%q) prints the password: %v", tt.endpoint, err)
 		}
 	}
+}
+
+// FuzzParseKinds: a --nemesis value ParseKinds refuses gets an error quoting
+// the offending part of the value; one it accepts is off (nil) only for "",
+// "none" or "off", and otherwise lists known kinds, each once, which the
+// flag's String spells back to the same kinds (in the same order, but for
+// "all", which is every kind in Kinds' order).
+func FuzzParseKinds(f *testing.F) {
+	for _, seed := range []string{
+		"", "none", "off", "all", "pg-restart,latency", " latency , ", "pg-restart,pg-restart", "reboot", ",",
+		"all,latency", "none,latency", "latency,,fs-unavailable", "Latency", "pg-restart\t,\nredis-down",
+		"fs-unavailable,latency,redis-down,dynamo-pause,ingest-503,pg-terminate,pg-restart",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ks, err := ParseKinds(s)
+		if err != nil {
+			msg := err.Error()
+			i := strings.IndexByte(msg, '"')
+			quoted, qerr := strconv.QuotedPrefix(msg[max(i, 0):])
+			part, uerr := strconv.Unquote(quoted)
+			if i < 0 || qerr != nil || uerr != nil || !strings.Contains(s, part) {
+				t.Fatalf("ParseKinds(%q): error %q does not quote a part of the value", s, msg)
+			}
+			return
+		}
+		switch strings.TrimSpace(s) {
+		case "", "none", "off":
+			if ks != nil {
+				t.Fatalf("ParseKinds(%q) = %v, want off", s, ks)
+			}
+			return
+		}
+		if len(ks) == 0 {
+			t.Fatalf("ParseKinds(%q) accepted no kind as a nemesis that is on", s)
+		}
+		for i, k := range ks {
+			if !slices.Contains(Kinds, k) || slices.Contains(ks[:i], k) {
+				t.Fatalf("ParseKinds(%q) = %v: %q is unknown or given twice", s, ks, k)
+			}
+		}
+		list := KindList(ks)
+		var back KindList
+		if err := back.Set(list.String()); err != nil {
+			t.Fatalf("ParseKinds(%q) = %v, whose String %q does not parse: %v", s, ks, list.String(), err)
+		}
+		want := ks
+		if list.All() {
+			want = Kinds
+		}
+		if !slices.Equal(back, want) {
+			t.Fatalf("ParseKinds(%q) = %v, whose String %q parses to %v", s, ks, list.String(), back)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package storm_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,11 +162,21 @@ func TestParseConditionErrors(t *testing.T) {
 	}
 }
 
+// FuzzParseCondition: a --condition item ParseCondition refuses gets an
+// error quoting the item (or its unknown preset); one it accepts keeps the
+// item as its name, holds valid knobs of a known preset, and its knobs spell
+// back, as the preset and one override (in the knob's own spelling) per knob
+// that differs from the preset's, to a condition with the same knobs.
 func FuzzParseCondition(f *testing.F) {
 	for _, p := range storm.Presets() {
 		f.Add(p.Name)
 	}
 	for _, seed := range []string{
+		"slot/seal=", // found by this target: accepted, an unset Seal reading as none
+		"slot/seal=noop/seal-after=1500ms",
+		"slot+noop/seal-after=90m0.5s/seal=none",
+		"main/wake=racy",
+		"main/guard=none/guard=count-index",
 		"seq/wake=ordered/ids=callsite",
 		" main/guard=count-index ",
 		"seq/fence=decisions-only/on-reject=repost",
@@ -180,13 +191,17 @@ func FuzzParseCondition(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	presets := map[string]bool{}
+	presets := map[string]storm.Knobs{}
 	for _, p := range storm.Presets() {
-		presets[p.Name] = true
+		presets[p.Name] = p.Knobs
 	}
 	f.Fuzz(func(t *testing.T, item string) {
 		c, err := storm.ParseCondition(item)
 		if err != nil {
+			preset, _, _ := strings.Cut(strings.TrimSpace(item), "/")
+			if msg := err.Error(); !strings.Contains(msg, strconv.Quote(item)) && !strings.Contains(msg, strconv.Quote(preset)) {
+				t.Fatalf("ParseCondition(%q): error %q quotes neither the item nor its preset", item, msg)
+			}
 			return
 		}
 		if want := strings.TrimSpace(item); c.Name != want {
@@ -201,8 +216,19 @@ func FuzzParseCondition(f *testing.F) {
 		if !slices.Contains(eventlog.Guards(), c.Knobs.Guard) {
 			t.Fatalf("ParseCondition(%q) accepted guard %q", item, c.Knobs.Guard)
 		}
-		if preset, _, _ := strings.Cut(c.Name, "/"); !presets[preset] {
+		preset, _, _ := strings.Cut(c.Name, "/")
+		base, ok := presets[preset]
+		if !ok {
 			t.Fatalf("ParseCondition(%q) accepted unknown preset %q", item, preset)
+		}
+		spelled := preset
+		for _, kn := range storm.KnobTable() {
+			if v := kn.Get(c.Knobs); v != kn.Get(base) {
+				spelled += "/" + kn.Name + "=" + v
+			}
+		}
+		if back, err := storm.ParseCondition(spelled); err != nil || back.Knobs != c.Knobs {
+			t.Fatalf("ParseCondition(%q) holds %+v, spelled %q, which parses to %+v, %v", item, c.Knobs, spelled, back.Knobs, err)
 		}
 	})
 }

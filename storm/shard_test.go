@@ -246,3 +246,44 @@ func TestRunShard(t *testing.T) {
 		t.Errorf("%s records shard %q, want 2/2", reports.FileStorm, m.Config.Shard)
 	}
 }
+
+// FuzzParseShard: a --shard value ParseShard refuses gets an error naming
+// --shard and the form i/n; one it accepts is "" (the whole storm, the zero
+// Shard) or a shard with 1 <= i <= n, which String spells back to a text
+// that parses to the same Shard, as storm.json's MarshalText and
+// UnmarshalText do.
+func FuzzParseShard(f *testing.F) {
+	for _, seed := range []string{
+		"", "1/1", "1/2", "4/4", "0/2", "3/2", "-1/2", "1/0", "1", "1/2/3", "a/b", " 1/2", "+1/2", "01/04",
+		"9223372036854775807/9223372036854775807", "1/9223372036854775808",
+		"0/0", // found by this target: it parsed to the zero Shard and ran the whole storm
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := storm.ParseShard(s)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, "--shard") || !strings.Contains(msg, "i/n") {
+				t.Fatalf("ParseShard(%q): error %q does not name --shard and the form i/n", s, msg)
+			}
+			return
+		}
+		if s == "" {
+			if !sh.IsZero() {
+				t.Fatalf(`ParseShard("") = %+v, want the whole storm`, sh)
+			}
+			return
+		}
+		if sh.Index < 1 || sh.Index > sh.Count {
+			t.Fatalf("ParseShard(%q) = %+v, want 1 <= i <= n", s, sh)
+		}
+		back, err := storm.ParseShard(sh.String())
+		if err != nil || back != sh {
+			t.Fatalf("ParseShard(%q) = %+v, whose String %q parses to %+v, %v", s, sh, sh.String(), back, err)
+		}
+		var text storm.Shard
+		if b, err := sh.MarshalText(); err != nil || text.UnmarshalText(b) != nil || text != sh {
+			t.Fatalf("ParseShard(%q) = %+v does not round-trip MarshalText/UnmarshalText: %+v", s, sh, text)
+		}
+	})
+}

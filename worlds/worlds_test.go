@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -169,4 +170,52 @@ func TestRecorderRecordsEveryOperation(t *testing.T) {
 	if r := s.ops[3].Read; r == nil || r.N != 1 || r.SetHash != worlds.IDHash(p.Events[0].ID) || r.Last.Seq != 1 {
 		t.Errorf("read summary %+v does not match the page", r)
 	}
+}
+
+// FuzzParseProfile: a --latency value ParseProfile refuses gets an error
+// naming the flag and the value as given; one it accepts is "none", "seed"
+// or "fixed:DURATION", spells itself back (String is the flag spelling, and
+// parses again to the same profile) and draws only windows in [0, its
+// largest Max].
+func FuzzParseProfile(f *testing.F) {
+	for _, seed := range []string{
+		"none", "seed", "fixed:5ms", "fixed:0s", "fixed:1h2m3.5s", "fixed:-0s",
+		"fixed:", "fixed:-1s", "fixed:soon", "fixed:9999999999h", "fast", "", "Seed", " none", "fixed:5ms ",
+	} {
+		f.Add(seed, uint64(7))
+	}
+	f.Fuzz(func(t *testing.T, s string, seed uint64) {
+		p, err := worlds.ParseProfile(s, seed)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, "--latency") || !strings.Contains(msg, strconv.Quote(s)) {
+				t.Fatalf("ParseProfile(%q): error %q does not name --latency and the value", s, msg)
+			}
+			return
+		}
+		if s != "none" && s != "seed" && !strings.HasPrefix(s, "fixed:") {
+			t.Fatalf("ParseProfile(%q) accepted a value that is none of seed, none, fixed:DURATION", s)
+		}
+		if p.String() != s {
+			t.Fatalf("ParseProfile(%q).String() = %q, want the flag spelling", s, p.String())
+		}
+		again, err := worlds.ParseProfile(p.String(), seed)
+		if err != nil || again.String() != p.String() || !slices.Equal(again.Windows(), p.Windows()) {
+			t.Fatalf("ParseProfile(%q) = %s, which parses again to %v, %v", s, p, again, err)
+		}
+		var largest time.Duration
+		for _, w := range p.Windows() {
+			if w.Median < 0 || w.Max < w.Median || w.Sigma < 0 || w.Source == "" {
+				t.Fatalf("ParseProfile(%q) has window %+v: want 0 <= median <= max, sigma >= 0, a source", s, w)
+			}
+			largest = max(largest, w.Max)
+		}
+		if d := p.MaxFactDelay(); d < 0 || d > largest {
+			t.Fatalf("ParseProfile(%q).MaxFactDelay() = %s, outside [0, %s]", s, d, largest)
+		}
+		for _, typ := range eventlog.Types() {
+			if d := p.Delay(typ); d < 0 || d > largest {
+				t.Fatalf("ParseProfile(%q).Delay(%s) = %s, outside [0, %s]", s, typ, d, largest)
+			}
+		}
+	})
 }

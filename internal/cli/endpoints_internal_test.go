@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestValidPGURL: what pgx reads is taken, a "://" inside keyword=value
@@ -36,4 +41,107 @@ func TestValidPGURL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endpointFields are the endpoint flags Validate checks, in its order, with
+// the one field each sets (--devkit-dir aside: it is checked on disk).
+var endpointFields = []struct {
+	flag string
+	set  func(ep *WorldEndpoints, v string)
+}{
+	{"--pg-url", func(ep *WorldEndpoints, v string) { ep.PGURL = v }},
+	{"--ingest-url", func(ep *WorldEndpoints, v string) { ep.IngestURL = v }},
+	{"--dynamo-endpoint", func(ep *WorldEndpoints, v string) { ep.DynamoEndpoint = v }},
+	{"--redis-url", func(ep *WorldEndpoints, v string) { ep.RedisURL = v }},
+}
+
+// FuzzWorldEndpoints: Validate never panics; whatever it accepts, the
+// clients that open the endpoints accept too (--pg-url: pgx.ParseConfig;
+// --redis-url: redis.ParseURL; --ingest-url and --dynamo-endpoint: an
+// http(s) URL with a host name); what it refuses, it refuses with an error
+// that starts with the first flag at fault. And --pg-url takes every
+// connection string pgx reads, as its help says, but a URL of another
+// scheme (which pgx reads as a keyword holding "://"), refused by its
+// scheme: the text before "://", never keyword=value settings (a password
+// among them).
+func FuzzWorldEndpoints(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"", "", "", ""},
+		{"postgres://u:p@127.0.0.1:5432/app", "http://127.0.0.1:8080", "http://localhost:8000", "redis://127.0.0.1:6379/0"},
+		{"postgresql://u@db/app?sslmode=disable", "https://ingest.example.com", "https://dynamodb.us-east-1.amazonaws.com", "rediss://u:p@cache:6380"},
+		{"host=localhost port=5432 user=u dbname=app", "http://[::1]:8080", "", "redis://:secret@cache"},
+		{"postgres://u:p@db:notaport/app", "ftp://ingest", "dynamo:8000", "http://cache:6379"},
+		{"mysql://u:p@db:3306/app", "http://", "https://", "redis://cache:notaport"},
+		// Found by this target: ingest and dynamo URLs with a port and no
+		// host name were accepted; a "://" inside a keyword setting was
+		// refused as a scheme.
+		{"POSTGRES://u@db/app", "http://:8080", "http://@:80/", "redis://cache/notadb"},
+		{"host=localhost password=ab://cd", "HTTP://ingest", "http:// ", "unix:///tmp/redis.sock"},
+		{"https://:443", "https://:443", "", ""},
+		// pgx reads "0://=" as the setting "0://" = "": refused, by its
+		// "scheme" (no setting a person writes has "://" in its name).
+		{"0://=", "", "", ""},
+		{"host=", "http://in gest", "http://%zz", "redis://u:p@[::1]:6379/15?dial_timeout=1s"},
+		{"://", "//ingest:80", "127.0.0.1:8000", "redis://"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Fuzz(func(t *testing.T, pg, ingest, dynamo, redisURL string) {
+		values := []string{pg, ingest, dynamo, redisURL}
+		var ep WorldEndpoints
+		firstBad := ""
+		for i, fl := range endpointFields {
+			fl.set(&ep, values[i])
+			var one WorldEndpoints
+			fl.set(&one, values[i])
+			err := one.Validate()
+			if err != nil && !strings.HasPrefix(err.Error(), fl.flag) {
+				t.Fatalf("%s %q: error %q does not start with the flag", fl.flag, values[i], err)
+			}
+			if err != nil && firstBad == "" {
+				firstBad = fl.flag
+			}
+		}
+		if err := ep.Validate(); err != nil {
+			if firstBad == "" || !strings.HasPrefix(err.Error(), firstBad) {
+				t.Fatalf("Validate(%+v) = %q, want an error from %s, the first flag at fault", ep, err, firstBad)
+			}
+		} else if firstBad != "" {
+			t.Fatalf("Validate(%+v) accepted it, but %s alone is refused", ep, firstBad)
+		}
+
+		_, pgxErr := pgx.ParseConfig(pg)
+		switch err := validPGURL("--pg-url", pg); {
+		case err == nil && pg != "" && pgxErr != nil:
+			t.Fatalf("--pg-url %q accepted, but pgx.ParseConfig refuses it: %v", pg, pgxErr)
+		case err != nil && pgxErr == nil:
+			scheme, _, _ := strings.Cut(pg, "://")
+			if !strings.HasPrefix(err.Error(), "--pg-url: scheme "+strconv.Quote(scheme)+":") {
+				t.Fatalf("--pg-url %q refused (%v), but pgx reads it and it is no URL of another scheme", pg, err)
+			}
+		}
+		if err := validPGURL("--pg-url", pg); err != nil && strings.HasPrefix(err.Error(), "--pg-url: scheme ") {
+			scheme, _, _ := strings.Cut(pg, "://")
+			if strings.Contains(scheme, "=") {
+				t.Fatalf("--pg-url %q refused as a URL of scheme %q, which holds keyword=value settings: %v", pg, scheme, err)
+			}
+		}
+		if err := (WorldEndpoints{RedisURL: redisURL}).Validate(); err == nil && redisURL != "" {
+			if _, perr := redis.ParseURL(redisURL); perr != nil {
+				t.Fatalf("--redis-url %q accepted, but redis.ParseURL refuses it: %v", redisURL, perr)
+			}
+		}
+		for i, fl := range endpointFields[1:3] {
+			v := values[i+1]
+			var one WorldEndpoints
+			fl.set(&one, v)
+			if one.Validate() != nil || v == "" {
+				continue
+			}
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+				t.Fatalf("%s %q accepted, but it is no http(s) URL with a host name (%v)", fl.flag, v, err)
+			}
+		}
+	})
 }

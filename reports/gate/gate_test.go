@@ -3,6 +3,7 @@ package gate_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -183,4 +184,37 @@ func TestParseMaxRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseMaxRule: a --max value ParseMaxRule refuses gets an error naming
+// --max and the value as given; a rule it accepts has a known key and N >= 0
+// (a Config holding it validates) and spells back, through String and
+// MarshalText, to a text that parses to the same rule.
+func FuzzParseMaxRule(f *testing.F) {
+	for _, seed := range []string{
+		"corrupted=0", "corrupted+silent=2", " infra = 3 ", "class:stale-prefix=0", "class:unknown=1",
+		"class:bogus=0", "bogus=1", "corrupted", "corrupted=-1", "corrupted=many", "corrupted=+4", "corrupted=5%",
+		"=1", "corrupted==1", "corrupted=9223372036854775807", "corrupted=9223372036854775808", "silent=0x10", "",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := gate.ParseMaxRule(s)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, "--max") || !strings.Contains(msg, strconv.Quote(s)) {
+				t.Fatalf("ParseMaxRule(%q): error %q does not name --max and the value", s, msg)
+			}
+			return
+		}
+		if err := (gate.Config{Max: []gate.MaxRule{r}}).Validate(); err != nil || r.Max < 0 {
+			t.Fatalf("ParseMaxRule(%q) = %+v, which does not validate: %v", s, r, err)
+		}
+		if back, err := gate.ParseMaxRule(r.String()); err != nil || back != r {
+			t.Fatalf("ParseMaxRule(%q) = %+v, whose String %q parses to %+v, %v", s, r, r.String(), back, err)
+		}
+		var text gate.MaxRule
+		if b, err := r.MarshalText(); err != nil || text.UnmarshalText(b) != nil || text != r {
+			t.Fatalf("ParseMaxRule(%q) = %+v does not round-trip MarshalText/UnmarshalText: %+v", s, r, text)
+		}
+	})
 }
