@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -184,12 +185,13 @@ func (ep WorldEndpoints) Validate() error {
 		// Hostname, not Host: "http://:8080" has a Host (":8080") and no
 		// host name, and a client would dial this machine for it.
 		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" {
-			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, u.url)
+			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, redactURL(u.url))
 		}
 	}
 	if ep.RedisURL != "" {
 		if _, err := redis.ParseURL(ep.RedisURL); err != nil {
-			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %v", ep.RedisURL, err)
+			r := redactURL(ep.RedisURL)
+			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %s", r, strings.ReplaceAll(err.Error(), ep.RedisURL, r))
 		}
 	}
 	if ep.DevkitDir != "" {
@@ -198,6 +200,17 @@ func (ep WorldEndpoints) Validate() error {
 		}
 	}
 	return nil
+}
+
+// userinfo is the user:password@ part of a URL, found without parsing it
+// (a URL that does not parse can still carry a password).
+var userinfo = regexp.MustCompile(`://([^:/@]*):[^/]*@`)
+
+// redactURL is s with the password of its user:password@ part (if any)
+// replaced by xxxxx, for a message that quotes an endpoint flag's value:
+// an error message ends up in CI logs, a password must not.
+func redactURL(s string) string {
+	return userinfo.ReplaceAllString(s, "://${1}:xxxxx@")
 }
 
 // validPGURL checks a PostgreSQL connection string ("" is none): a

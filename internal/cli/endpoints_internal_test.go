@@ -145,3 +145,34 @@ func FuzzWorldEndpoints(f *testing.F) {
 		}
 	})
 }
+
+// TestEndpointErrorsHidePasswords: a refused endpoint flag is quoted in
+// its error with the password replaced, for errors end up in CI logs.
+func TestEndpointErrorsHidePasswords(t *testing.T) {
+	tests := []struct {
+		name   string
+		ep     WorldEndpoints
+		secret string
+	}{
+		{"redis, a bad port", WorldEndpoints{RedisURL: "redis://u:s3cretpw@h:bad"}, "s3cretpw"},
+		{"redis, a bad database", WorldEndpoints{RedisURL: "redis://u:s3cretpw@h:6379/xx"}, "s3cretpw"},
+		{"redis, an @ in the password", WorldEndpoints{RedisURL: "redis://u:s3c@retpw@h:bad"}, "retpw"},
+		{"ingest, another scheme", WorldEndpoints{IngestURL: "ftp://u:s3cretpw@ingest"}, "s3cretpw"},
+		{"dynamo, no host name", WorldEndpoints{DynamoEndpoint: "http://u:s3cretpw@:8000"}, "s3cretpw"},
+		{"postgres, a bad port", WorldEndpoints{PGURL: "postgres://u:s3cretpw@db:notaport/app"}, "s3cretpw"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.ep.Validate()
+			if err == nil {
+				t.Fatalf("Validate(%+v) accepted it", tc.ep)
+			}
+			if strings.Contains(err.Error(), tc.secret) {
+				t.Errorf("error %q shows the password", err)
+			}
+			if !strings.HasPrefix(err.Error(), "--") {
+				t.Errorf("error %q does not start with its flag", err)
+			}
+		})
+	}
+}
