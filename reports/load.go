@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/plural"
 )
 
 // This file reads stored storms back (LoadStorm: the summary rebuilt from
@@ -108,6 +110,14 @@ func LoadStorm(dir string) (*Stored, error) {
 		if err := ReadDocument(sumPath, &s, func() int { return s.Schema }); err != nil {
 			problems = append(problems, err)
 		} else {
+			// A null cell is no cell (the storm never writes one): it is
+			// named and left out, not dereferenced.
+			if n := len(s.Cells); slices.Contains(s.Cells, nil) {
+				s.Cells = slices.DeleteFunc(s.Cells, func(c *Cell) bool { return c == nil })
+				null := n - len(s.Cells)
+				problems = append(problems, &ArtifactError{File: sumPath,
+					Err: fmt.Errorf("%d of its %s %s null (left out)", null, plural.Count(n, "cell"), plural.Word(null, "is", "are"))})
+			}
 			stored = &s
 		}
 	}
