@@ -38,8 +38,10 @@ var ErrNotStorm = errors.New("not a storm directory (no storm.json or runs.jsonl
 const maxLine = 16 << 20
 
 // EachLine decodes every line of a JSONL file into a fresh T and calls fn.
-// A line that does not decode is reported as an *ArtifactError and skipped,
-// so the rest of the file is still read; all such errors are joined.
+// A blank line (white space only) holds nothing and is skipped, as
+// ReadRecorded skips it. A line that does not decode is reported as an
+// *ArtifactError and skipped, so the rest of the file is still read; all
+// such errors are joined.
 func EachLine[T any](path string, fn func(T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,7 +55,7 @@ func EachLine[T any](path string, fn func(T) error) error {
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(b) == 0 {
+		if blank(b) {
 			continue
 		}
 		var v T
@@ -70,6 +72,9 @@ func EachLine[T any](path string, fn func(T) error) error {
 	}
 	return errors.Join(bad...)
 }
+
+// blank reports whether a JSONL line holds nothing: white space only.
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // ReadRuns reads runs.jsonl. It returns every record it could read and an
 // error naming each malformed line.
@@ -117,7 +122,7 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if !bytes.Contains(b, needle) {
+		if blank(b) || !bytes.Contains(b, needle) {
 			continue
 		}
 		var op worlds.Op
