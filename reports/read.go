@@ -77,15 +77,16 @@ func EachLine[T any](path string, fn func(T) error) error {
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // ReadRuns reads runs.jsonl. It returns every record it could read and an
-// error naming each malformed line.
+// error naming each malformed line: not JSON, or not a run record (no
+// world, scenario or condition), as LoadStorm and ReadRecorded have it.
 func ReadRuns(dir string) ([]RunRecord, error) {
 	path := filepath.Join(dir, FileRuns)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
 	}
 	var out []RunRecord
-	err := EachLine(path, func(r RunRecord) error {
-		out = append(out, r)
+	err := EachLine(path, func(l runLine) error {
+		out = append(out, l.rec)
 		return nil
 	})
 	return out, err
