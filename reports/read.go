@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -103,8 +104,9 @@ func ReadHistory(dir string) (map[string][]worlds.Op, error) {
 }
 
 // ReadRunHistory reads the operations of one run from history.jsonl, in
-// file order. It streams the file and decodes only the lines that name the
-// run, so one run of a large storm is read quickly.
+// file order: those ReadHistory groups under runID. It streams the file and
+// decodes only the lines that may name the run, so one run of a large
+// storm is read quickly.
 func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	path := filepath.Join(dir, FileHistory)
 	f, err := os.Open(path)
@@ -112,8 +114,12 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 		return nil, &ArtifactError{File: path, Err: err}
 	}
 	defer f.Close()
-	// Any line naming the run is decoded, so a cut-off line of this run
-	// is reported rather than skipped.
+	// Any line holding the run id as written is decoded, so a cut-off
+	// line of this run is reported rather than skipped. A line without it
+	// can still name the run in an escape (the writer escapes <, > and &)
+	// or in bytes that are not UTF-8 (decoded as U+FFFD): only its run id
+	// is decoded first, and a line that does not decode is not this
+	// run's to report.
 	needle := []byte(runID)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
@@ -123,8 +129,19 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if blank(b) || !bytes.Contains(b, needle) {
+		if blank(b) {
 			continue
+		}
+		if !bytes.Contains(b, needle) {
+			if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+				continue
+			}
+			var probe struct {
+				RunID string `json:"runId"`
+			}
+			if json.Unmarshal(b, &probe) != nil || probe.RunID != runID {
+				continue
+			}
 		}
 		var op worlds.Op
 		if err := json.Unmarshal(b, &op); err != nil {
