@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/plural"
@@ -250,11 +251,33 @@ func checkSchema(path string, b []byte, schema int) error {
 	if schema == SchemaVersion {
 		return nil
 	}
-	line := 0
-	if i := bytes.Index(b, []byte(`"schema"`)); i >= 0 {
-		line = lineAt(b, int64(i))
+	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+}
+
+// schemaLine is the line of the member of b's top-level object that
+// json.Unmarshal took the schema version from: the last named "schema"
+// without regard to case. It is 0 when there is none. A "schema" text
+// anywhere else (a nested member, a string) is not it.
+func schemaLine(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
 	}
-	return &ArtifactError{File: path, Line: line, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+	line := 0
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return line
+		}
+		if name, _ := key.(string); strings.EqualFold(name, "schema") {
+			line = lineAt(b, dec.InputOffset())
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return line
+		}
+	}
+	return line
 }
 
 // lineAt is the 1-based line of byte offset off.
