@@ -124,15 +124,31 @@ func LoadStorm(dir string) (*Stored, error) {
 	}
 
 	var keys []CellKey
+	keysFrom := ""
 	switch {
 	case hdrOK:
-		keys = hdr.Cells
+		keys, keysFrom = hdr.Cells, filepath.Join(dir, FileStorm)
 	case stored != nil:
 		for _, c := range stored.Cells {
 			keys = append(keys, c.Key())
 		}
+		keysFrom = sumPath
 	}
-	sum := NewSummary(keys)
+	// A storm never lists a cell twice (--world, --scenario and
+	// --condition refuse a repeated item): a second one is named and
+	// dropped, or its runs would be counted in the first and the second
+	// listed with none.
+	var once []CellKey
+	listed := make(map[CellKey]bool, len(keys))
+	for _, k := range keys {
+		if listed[k] {
+			problems = append(problems, &ArtifactError{File: keysFrom, Err: fmt.Errorf("cell %s is listed twice", k)})
+			continue
+		}
+		listed[k] = true
+		once = append(once, k)
+	}
+	sum := NewSummary(once)
 	sum.Started = time.Time{}
 	for _, r := range st.Runs {
 		k := CellKey{r.World, r.Scenario, r.Condition}
