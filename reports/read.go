@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -158,10 +159,17 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	return out, errors.Join(bad...)
 }
 
-// ReadEvents reads a run's final log from events/<cell>/<run>.jsonl.
+// ReadEvents reads a run's final log from events/<cell>/<run>.jsonl. A run
+// id that is not a file name (one holding a path separator, from a
+// malformed or hostile runs.jsonl) is refused rather than followed out of
+// the cell's directory.
 func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
+	cellDir := filepath.Join(dir, DirEvents, CellDir(k))
+	if runID == "" || strings.ContainsRune(runID, '/') || strings.ContainsRune(runID, filepath.Separator) {
+		return nil, &ArtifactError{File: cellDir, Err: fmt.Errorf("run id %q is not a file name: no final log of it is read", runID)}
+	}
 	var out []eventlog.Event
-	err := EachLine(filepath.Join(dir, DirEvents, CellDir(k), runID+".jsonl"), func(e eventlog.Event) error {
+	err := EachLine(filepath.Join(cellDir, runID+".jsonl"), func(e eventlog.Event) error {
 		out = append(out, e)
 		return nil
 	})
