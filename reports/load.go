@@ -71,8 +71,9 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 // hold); when summary.json exists and counts other runs, Notes say so. It returns what it could read together with an error
 // joining an *ArtifactError per malformed artifact (a cut-off or non-JSON
 // line of runs.jsonl with its line number, an unknown schema version in
-// storm.json or summary.json); it returns a nil *Stored only when dir holds
-// no runs.jsonl.
+// storm.json or summary.json, a cell listed twice, a null cell in
+// summary.json); it returns a nil *Stored only when dir holds no
+// runs.jsonl.
 func LoadStorm(dir string) (*Stored, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
