@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/plural"
 )
 
 // This file reads stored storms back (LoadStorm: the summary rebuilt from
@@ -68,8 +71,9 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 // hold); when summary.json exists and counts other runs, Notes say so. It returns what it could read together with an error
 // joining an *ArtifactError per malformed artifact (a cut-off or non-JSON
 // line of runs.jsonl with its line number, an unknown schema version in
-// storm.json or summary.json); it returns a nil *Stored only when dir holds
-// no runs.jsonl.
+// storm.json or summary.json, a cell listed twice, a null cell in
+// summary.json); it returns a nil *Stored only when dir holds no
+// runs.jsonl.
 func LoadStorm(dir string) (*Stored, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
@@ -108,20 +112,44 @@ func LoadStorm(dir string) (*Stored, error) {
 		if err := ReadDocument(sumPath, &s, func() int { return s.Schema }); err != nil {
 			problems = append(problems, err)
 		} else {
+			// A null cell is no cell (the storm never writes one): it is
+			// named and left out, not dereferenced.
+			if n := len(s.Cells); slices.Contains(s.Cells, nil) {
+				s.Cells = slices.DeleteFunc(s.Cells, func(c *Cell) bool { return c == nil })
+				null := n - len(s.Cells)
+				problems = append(problems, &ArtifactError{File: sumPath,
+					Err: fmt.Errorf("%d of its %s %s null (left out)", null, plural.Count(n, "cell"), plural.Word(null, "is", "are"))})
+			}
 			stored = &s
 		}
 	}
 
 	var keys []CellKey
+	keysFrom := ""
 	switch {
 	case hdrOK:
-		keys = hdr.Cells
+		keys, keysFrom = hdr.Cells, filepath.Join(dir, FileStorm)
 	case stored != nil:
 		for _, c := range stored.Cells {
 			keys = append(keys, c.Key())
 		}
+		keysFrom = sumPath
 	}
-	sum := NewSummary(keys)
+	// A storm never lists a cell twice (--world, --scenario and
+	// --condition refuse a repeated item): a second one is named and
+	// dropped, or its runs would be counted in the first and the second
+	// listed with none.
+	var once []CellKey
+	listed := make(map[CellKey]bool, len(keys))
+	for _, k := range keys {
+		if listed[k] {
+			problems = append(problems, &ArtifactError{File: keysFrom, Err: fmt.Errorf("cell %s is listed twice", k)})
+			continue
+		}
+		listed[k] = true
+		once = append(once, k)
+	}
+	sum := NewSummary(once)
 	sum.Started = time.Time{}
 	for _, r := range st.Runs {
 		k := CellKey{r.World, r.Scenario, r.Condition}
@@ -240,11 +268,33 @@ func checkSchema(path string, b []byte, schema int) error {
 	if schema == SchemaVersion {
 		return nil
 	}
-	line := 0
-	if i := bytes.Index(b, []byte(`"schema"`)); i >= 0 {
-		line = lineAt(b, int64(i))
+	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+}
+
+// schemaLine is the line of the member of b's top-level object that
+// json.Unmarshal took the schema version from: the last named "schema"
+// without regard to case. It is 0 when there is none. A "schema" text
+// anywhere else (a nested member, a string) is not it.
+func schemaLine(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
 	}
-	return &ArtifactError{File: path, Line: line, Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+	line := 0
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return line
+		}
+		if name, _ := key.(string); strings.EqualFold(name, "schema") {
+			line = lineAt(b, dec.InputOffset())
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return line
+		}
+	}
+	return line
 }
 
 // lineAt is the 1-based line of byte offset off.

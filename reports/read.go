@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -38,8 +40,10 @@ var ErrNotStorm = errors.New("not a storm directory (no storm.json or runs.jsonl
 const maxLine = 16 << 20
 
 // EachLine decodes every line of a JSONL file into a fresh T and calls fn.
-// A line that does not decode is reported as an *ArtifactError and skipped,
-// so the rest of the file is still read; all such errors are joined.
+// A blank line (white space only) holds nothing and is skipped, as
+// ReadRecorded skips it. A line that does not decode is reported as an
+// *ArtifactError and skipped, so the rest of the file is still read; all
+// such errors are joined.
 func EachLine[T any](path string, fn func(T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,7 +57,7 @@ func EachLine[T any](path string, fn func(T) error) error {
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(b) == 0 {
+		if blank(b) {
 			continue
 		}
 		var v T
@@ -71,16 +75,20 @@ func EachLine[T any](path string, fn func(T) error) error {
 	return errors.Join(bad...)
 }
 
+// blank reports whether a JSONL line holds nothing: white space only.
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
 // ReadRuns reads runs.jsonl. It returns every record it could read and an
-// error naming each malformed line.
+// error naming each malformed line: not JSON, or not a run record (no
+// world, scenario or condition), as LoadStorm and ReadRecorded have it.
 func ReadRuns(dir string) ([]RunRecord, error) {
 	path := filepath.Join(dir, FileRuns)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
 	}
 	var out []RunRecord
-	err := EachLine(path, func(r RunRecord) error {
-		out = append(out, r)
+	err := EachLine(path, func(l runLine) error {
+		out = append(out, l.rec)
 		return nil
 	})
 	return out, err
@@ -97,8 +105,9 @@ func ReadHistory(dir string) (map[string][]worlds.Op, error) {
 }
 
 // ReadRunHistory reads the operations of one run from history.jsonl, in
-// file order. It streams the file and decodes only the lines that name the
-// run, so one run of a large storm is read quickly.
+// file order: those ReadHistory groups under runID. It streams the file and
+// decodes only the lines that may name the run, so one run of a large
+// storm is read quickly.
 func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	path := filepath.Join(dir, FileHistory)
 	f, err := os.Open(path)
@@ -106,8 +115,12 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 		return nil, &ArtifactError{File: path, Err: err}
 	}
 	defer f.Close()
-	// Any line naming the run is decoded, so a cut-off line of this run
-	// is reported rather than skipped.
+	// Any line holding the run id as written is decoded, so a cut-off
+	// line of this run is reported rather than skipped. A line without it
+	// can still name the run in an escape (the writer escapes <, > and &)
+	// or in bytes that are not UTF-8 (decoded as U+FFFD): only its run id
+	// is decoded first, and a line that does not decode is not this
+	// run's to report.
 	needle := []byte(runID)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
@@ -117,8 +130,19 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if !bytes.Contains(b, needle) {
+		if blank(b) {
 			continue
+		}
+		if !bytes.Contains(b, needle) {
+			if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+				continue
+			}
+			var probe struct {
+				RunID string `json:"runId"`
+			}
+			if json.Unmarshal(b, &probe) != nil || probe.RunID != runID {
+				continue
+			}
 		}
 		var op worlds.Op
 		if err := json.Unmarshal(b, &op); err != nil {
@@ -135,10 +159,17 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	return out, errors.Join(bad...)
 }
 
-// ReadEvents reads a run's final log from events/<cell>/<run>.jsonl.
+// ReadEvents reads a run's final log from events/<cell>/<run>.jsonl. A run
+// id that is not a file name (one holding a path separator, from a
+// malformed or hostile runs.jsonl) is refused rather than followed out of
+// the cell's directory.
 func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
+	cellDir := filepath.Join(dir, DirEvents, CellDir(k))
+	if runID == "" || strings.ContainsRune(runID, '/') || strings.ContainsRune(runID, filepath.Separator) {
+		return nil, &ArtifactError{File: cellDir, Err: fmt.Errorf("run id %q is not a file name: no final log of it is read", runID)}
+	}
 	var out []eventlog.Event
-	err := EachLine(filepath.Join(dir, DirEvents, CellDir(k), runID+".jsonl"), func(e eventlog.Event) error {
+	err := EachLine(filepath.Join(cellDir, runID+".jsonl"), func(e eventlog.Event) error {
 		out = append(out, e)
 		return nil
 	})

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +62,7 @@ func ReadRecorded(dir string) (*Recorded, error) {
 			rec.CutLine = line
 			break
 		}
-		if len(bytes.TrimSpace(b)) > 0 {
+		if !blank(b) {
 			if jerr := json.Unmarshal(b, &l); jerr != nil {
 				bad = &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed line (cut off or not JSON): %v", jerr)}
 				rec.CutLine = line

@@ -162,7 +162,7 @@ func TestAppendWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteRun(reports.RunRecord{RunID: "r1"}); err != nil {
+	if err := w.WriteRun(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -172,7 +172,7 @@ func TestAppendWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteRun(reports.RunRecord{RunID: "r2"}); err != nil {
+	if err := w.WriteRun(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", RunID: "r2"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
