@@ -100,6 +100,9 @@ func CellDir(k CellKey) string {
 
 // WriteEvents stores a run's final log as events/<cell>/<run>.jsonl.
 func (a *Writer) WriteEvents(k CellKey, runID string, evs []eventlog.Event) error {
+	if !RunFileName(runID) {
+		return fmt.Errorf("write final log: run id %q is not a file name", runID)
+	}
 	dir := filepath.Join(a.dir, DirEvents, CellDir(k))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)

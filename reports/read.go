@@ -159,13 +159,21 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	return out, errors.Join(bad...)
 }
 
+// RunFileName reports whether a run id can name the run's files in a storm
+// directory (events/<cell>/<run>.jsonl, timelines/<run>.html): not empty,
+// and no path separator that would lead out of their directory. Run ids
+// come from runs.jsonl, which may be malformed or hostile.
+func RunFileName(runID string) bool {
+	return runID != "" && !strings.ContainsRune(runID, '/') && !strings.ContainsRune(runID, filepath.Separator)
+}
+
 // ReadEvents reads a run's final log from events/<cell>/<run>.jsonl. A run
 // id that is not a file name (one holding a path separator, from a
 // malformed or hostile runs.jsonl) is refused rather than followed out of
 // the cell's directory.
 func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
 	cellDir := filepath.Join(dir, DirEvents, CellDir(k))
-	if runID == "" || strings.ContainsRune(runID, '/') || strings.ContainsRune(runID, filepath.Separator) {
+	if !RunFileName(runID) {
 		return nil, &ArtifactError{File: cellDir, Err: fmt.Errorf("run id %q is not a file name: no final log of it is read", runID)}
 	}
 	var out []eventlog.Event

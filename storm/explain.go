@@ -36,6 +36,9 @@ const DirTimelines = reports.DirTimelines
 // WriteTimeline writes the run's timeline to DIR/timelines/<run>.html and
 // returns its path relative to dir (what summary.md links).
 func WriteTimeline(dir string, in explain.Input, ex explain.Explanation) (string, error) {
+	if !reports.RunFileName(in.RunID) {
+		return "", fmt.Errorf("timeline: run id %q is not a file name: no timeline written", in.RunID)
+	}
 	rel := filepath.Join(DirTimelines, in.RunID+".html")
 	if err := os.MkdirAll(filepath.Join(dir, DirTimelines), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", DirTimelines, err)
