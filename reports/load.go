@@ -248,16 +248,18 @@ func readDoc(path string, v any) ([]byte, error) {
 		return nil, &ArtifactError{File: path, Err: err}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		line := 0
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			line = lineAt(b, se.Offset)
+			return nil, &ArtifactError{File: path, Line: lineAt(b, se.Offset), Err: fmt.Errorf("malformed (cut off or not JSON): %v", err)}
 		case errors.As(err, &te):
-			line = lineAt(b, te.Offset)
+			return nil, &ArtifactError{File: path, Line: lineAt(b, te.Offset), Err: fmt.Errorf("malformed (a value of the wrong type): %v", err)}
+		default:
+			// Well-formed JSON whose value a field refused (its own
+			// UnmarshalJSON or UnmarshalText, e.g. a shard "4/3").
+			return nil, &ArtifactError{File: path, Err: fmt.Errorf("malformed (a value this build refuses): %v", err)}
 		}
-		return nil, &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed (cut off or not JSON): %v", err)}
 	}
 	return b, nil
 }

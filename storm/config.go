@@ -113,6 +113,12 @@ type Plan struct {
 // another bound are not comparable with the harness's.
 const DefaultRunsInFlight = 8
 
+// MaxRuns bounds --runs (and a storm.json's runs, read by --resume): far
+// past any storm a machine finishes (a million runs of a cell take weeks
+// at a few seconds a run), so it only stops a typo or a hostile storm.json
+// from planning a storm that never ends.
+const MaxRuns = 1_000_000
+
 // MaxRounds bounds --rounds: 64 rounds of 8 branches make a blocked-branch
 // run of about 8,000 events, far past what a 2-core machine storms in one
 // --timeout.
@@ -131,8 +137,8 @@ func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "
 func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 	p := &Plan{Config: c, Conditions: map[string]Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
-	case c.Runs < 1:
-		return nil, fmt.Errorf("--runs must be at least 1, got %d", c.Runs)
+	case c.Runs < 1 || c.Runs > MaxRuns:
+		return nil, fmt.Errorf("--runs must be in [1, %d], got %d", MaxRuns, c.Runs)
 	case c.Concurrency < 1:
 		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
 	case c.RunsInFlight < 0:

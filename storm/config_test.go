@@ -101,6 +101,7 @@ func TestConfigValidateRejects(t *testing.T) {
 	}{
 		{"runs zero", func(_ *testing.T, c *storm.Config) { c.Runs = 0 }, []string{"--runs", "0"}},
 		{"runs negative", func(_ *testing.T, c *storm.Config) { c.Runs = -3 }, []string{"--runs", "-3"}},
+		{"runs past the bound", func(_ *testing.T, c *storm.Config) { c.Runs = storm.MaxRuns + 1 }, []string{"--runs", "[1, 1000000]", "1000001"}},
 		{"concurrency", func(_ *testing.T, c *storm.Config) { c.Concurrency = 0 }, []string{"--concurrency"}},
 		{"runs in flight", func(_ *testing.T, c *storm.Config) { c.RunsInFlight = -1 }, []string{"--runs-in-flight"}},
 		{"time scale zero", func(_ *testing.T, c *storm.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
