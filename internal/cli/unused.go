@@ -36,8 +36,8 @@ func unusedEndpoints(ep WorldEndpoints, plans ...*storm.Plan) []string {
 	}
 	if ep.IngestURL != "" {
 		// The vercel world then opens no store of its own (vercel.Config).
-		for _, e := range vercel[1:] {
-			if e.url != "" {
+		for _, e := range vercel {
+			if e.url != "" && e.flag != "--ingest-url" {
 				lines = append(lines, e.flag+": the ingest server of --ingest-url has its own stores, so this one is not used")
 			}
 		}
