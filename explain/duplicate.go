@@ -30,8 +30,8 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 				plural.Count(scan.Extra, "duplicate creation"))
 		}
 	}()
-	// groups: per duplicate, its creations' positions in scheme order and
-	// the correlation ids they hold.
+	// groups: per duplicate, its creations' positions and the correlation
+	// ids they hold.
 	type group struct {
 		d     forensics.Duplicate
 		at    []int
@@ -48,7 +48,16 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 				}
 			}
 		}
-		slices.Sort(g.at)
+		// In the order the world accepted them (commit time, then the
+		// final log's order): the second is the one it should have
+		// refused.
+		slices.SortFunc(g.at, func(a, b int) int {
+			ca, cb := r.commit[r.ordered[a].ID], r.commit[r.ordered[b].ID]
+			if !ca.IsZero() && !cb.IsZero() && !ca.Equal(cb) {
+				return ca.Compare(cb)
+			}
+			return a - b
+		})
 		groups[k] = g
 	}
 	holds := func(g group, p int) bool {
@@ -79,8 +88,8 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 		dup.Creations = append(dup.Creations, r.event(p))
 	}
 	ex.Duplicates = []Duplicate{dup}
-	// The offending event is the second creation: the one the world should
-	// have refused.
+	// The offending event is the second creation the world accepted: the
+	// one it should have refused.
 	second := g.at[1]
 	ev := r.event(second)
 	ex.Offending = &ev

@@ -109,7 +109,8 @@ type Event struct {
 
 // Duplicate is an entity the final log creates more than once
 // (forensics.ScanCreations): the key it holds twice and its creations, in
-// the final log's order.
+// the order they committed (the final log's order where commit times are
+// equal or unknown).
 type Duplicate struct {
 	Key       string  `json:"key"`
 	Creations []Event `json:"creations"`
