@@ -49,7 +49,8 @@ had read, and names a root-cause class:
                   that load or an earlier one) had passed
   wake-order      the view was exactly the final prefix before the write, yet
                   a replay of it with the reference wake derives otherwise
-  duplicate-create  the world created one step, wait or hook twice and the
+  duplicate-create
+                  the world created one step, wait or hook twice and the
                   engine's error (or the reference replay) is about it: a
                   world-layer finding, its uniqueness contract broken
   hole            a load refused an empty slot below a committed one (slot)
