@@ -539,3 +539,37 @@ func TestEngineLink(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateStepsManyCreations: a duplicate-create narrative names the
+// first creations one step each and folds the rest into one, and its last
+// step points at the steps that name the entity.
+func TestDuplicateStepsManyCreations(t *testing.T) {
+	var d Duplicate
+	d.Key = "wait_created/w1"
+	for i := range 5 {
+		d.Creations = append(d.Creations, Event{Index: 3 + i, ID: fmt.Sprintf("e%d", i), Type: eventlog.WaitCreated, CorrelationID: "w1",
+			Writer: fmt.Sprintf("inv-%d", i+1), CommittedAt: at(10 * (i + 1))})
+	}
+	ex := Explanation{Outcome: "corrupted", Class: DuplicateCreate, Duplicates: []Duplicate{d}, Offending: &d.Creations[1],
+		EngineError: "replay divergence: wait w1", EngineNames: &d.Creations[0], EngineRelation: relDuplicate}
+	finish(&ex)
+	want := []string{
+		"1. let inv-1 write wait_created w1",
+		"2. then inv-2 wrote wait_created w1 again",
+		"3. then inv-3 wrote wait_created w1 again",
+		"4. then 2 more wait_created for it were written",
+		"5. the engine raised: replay divergence: wait w1; the error names wait_created w1, the entity created more than once (steps 1, 2 and 3)",
+	}
+	if len(ex.Steps) != len(want) {
+		t.Fatalf("steps %q, want %d", ex.Steps, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(ex.Steps[i], w) {
+			t.Errorf("step %d = %q, want it to start %q", i+1, ex.Steps[i], w)
+		}
+	}
+	if !strings.HasPrefix(ex.Summary, "duplicate-create: the world accepted 5 wait_created for w1 (written by inv-1, inv-2, inv-3, inv-4, inv-5)") ||
+		!strings.HasSuffix(ex.Summary, "the engine's error names it") {
+		t.Errorf("summary %q", ex.Summary)
+	}
+}

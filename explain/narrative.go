@@ -325,7 +325,7 @@ func duplicateSteps(ex *Explanation) []string {
 			s += ": the world accepted it again, although its uniqueness contract allows one creation per entity"
 		}
 		if k == maxNamed {
-			steps = append(steps, fmt.Sprintf("then %s more %s were written", plural.Count(len(d.Creations)-k, "creation"), c.Type))
+			steps = append(steps, fmt.Sprintf("then %d more %s for it were written", len(d.Creations)-k, c.Type))
 			break
 		}
 		steps = append(steps, s)
