@@ -16,17 +16,21 @@ import (
 // decisive.
 const maxCounterfactual = 40
 
-// divergence explains a corrupted or silent run: the first event a
-// reference replay of the final log disagrees with, its writer's view,
 // replayFinal is the reference replay of the run's final log, in scheme
 // order, with the reference wake.
 func (r *run) replayFinal() engine.Outcome {
 	return engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
 }
 
-// and what that view lacked.
+// divergence explains a corrupted or silent run: an entity the world
+// created twice, when that is what went wrong (duplicateCreate); else the
+// first event a reference replay of the final log disagrees with, its
+// writer's view, and what that view lacked.
 func (r *run) divergence(ex *Explanation) {
 	ref := r.replayFinal()
+	if r.duplicateCreate(ex, ref) {
+		return
+	}
 	d, u := ref.Divergence, ref.Unchecked
 	switch {
 	case d != nil && (u == nil || d.Index <= u.Index):
@@ -74,14 +78,17 @@ func (r *run) offend(ex *Explanation, j int, msg string) {
 func (r *run) creation(j int) int {
 	corr := r.ordered[j].CorrelationID
 	for i, e := range r.ordered {
-		switch e.Type {
-		case eventlog.StepCreated, eventlog.HookCreated, eventlog.WaitCreated:
-			if e.CorrelationID == corr && corr != "" {
-				return i
-			}
+		if creates(e.Type) && e.CorrelationID == corr && corr != "" {
+			return i
 		}
 	}
 	return -1
+}
+
+// creates reports whether events of type t create an operation: a step, a
+// hook or a wait.
+func creates(t eventlog.Type) bool {
+	return t == eventlog.StepCreated || t == eventlog.HookCreated || t == eventlog.WaitCreated
 }
 
 // classifyWrite sets the class from the writer of final position j and the

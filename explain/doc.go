@@ -15,11 +15,21 @@
 //     earlier one), or it was a prefix that events minted before the write
 //     and committed after the load extended underneath it.
 //   - cursor-skip: as stale-prefix, but a missing event had committed
-//     before the load's last page started: its cursor had already passed
-//     it, so pagination, not the snapshot, hid it.
+//     before the view's last page started, while the writer's cursor had
+//     already passed it (an earlier page of the same load, or of an earlier
+//     load, since an invocation's loads read on from its cursor): pagination,
+//     not the snapshot, hid it. Forensics counts the same events as cursor
+//     skips, so a run of this class counts at least one.
 //   - wake-order: the view was exactly the final prefix before the write,
 //     yet a replay of that view with the reference wake does not derive
 //     what the writer wrote: same view, another draw order.
+//   - duplicate-create: the final log creates one step, wait or hook more
+//     than once (forensics.ScanCreations), and the engine's error names that
+//     entity (an event id or its correlation id), or the reference replay
+//     first disagrees at an event of it: the world accepted a creation its
+//     uniqueness contract forbids, a world-layer finding whoever wrote it.
+//     Duplicates that are not where the run went wrong are a line of
+//     evidence of the class the run gets.
 //   - hole: under the slot scheme, a load refused an empty slot below a
 //     committed one (the hole outcome), or the final log still has one.
 //   - density: a positioned log's load met a gap (the gap outcome).
@@ -41,5 +51,9 @@
 //
 // The reference replay uses the condition's id policy and its wake when
 // that is deterministic (engine, ordered), else ordered wake. Every
-// explanation carries its evidence and an Elle-style numbered narrative.
+// explanation carries its evidence and an Elle-style numbered narrative;
+// when the engine's error names an event of the final log (by id, or by
+// its operation's correlation id), the narrative's last step says how that
+// event relates to the offending one (the same, written after the same
+// view, lacked by it, written later from a view holding it, ...).
 package explain

@@ -14,19 +14,22 @@ import (
 
 // The root-cause classes (see the package documentation).
 const (
-	StalePrefix   = "stale-prefix"
-	CursorSkip    = "cursor-skip"
-	WakeOrder     = "wake-order"
-	Hole          = "hole"
-	Density       = "density"
-	BlockedBranch = "blocked-branch"
-	Slow          = "slow"
-	Unknown       = "unknown"
+	StalePrefix = "stale-prefix"
+	CursorSkip  = "cursor-skip"
+	WakeOrder   = "wake-order"
+	// DuplicateCreate is a world-layer finding: the world created one
+	// step, wait or hook twice, breaking its own uniqueness contract.
+	DuplicateCreate = "duplicate-create"
+	Hole            = "hole"
+	Density         = "density"
+	BlockedBranch   = "blocked-branch"
+	Slow            = "slow"
+	Unknown         = "unknown"
 )
 
 // Classes returns every class, in the order tables list them.
 func Classes() []string {
-	return []string{StalePrefix, CursorSkip, WakeOrder, Hole, Density, BlockedBranch, Slow, Unknown}
+	return []string{StalePrefix, CursorSkip, WakeOrder, DuplicateCreate, Hole, Density, BlockedBranch, Slow, Unknown}
 }
 
 // Outcomes explained (the outcome names of reports.Outcome).
@@ -102,6 +105,15 @@ type Event struct {
 	Writer      string    `json:"writer,omitempty"`
 	MintedAt    time.Time `json:"minted_at,omitzero"`
 	CommittedAt time.Time `json:"committed_at,omitzero"`
+}
+
+// Duplicate is an entity the final log creates more than once
+// (forensics.ScanCreations): the key it holds twice and its creations, in
+// the order they committed (the final log's order where commit times are
+// equal or unknown).
+type Duplicate struct {
+	Key       string  `json:"key"`
+	Creations []Event `json:"creations"`
 }
 
 // Page is one page of a load.
@@ -206,11 +218,16 @@ type Explanation struct {
 	// or gap; for a blocked branch the overdue operation it waits on, or
 	// the newest fact nobody acted on).
 	Offending *Event `json:"offending,omitempty"`
-	// Divergence is the reference replay's complaint at Offending.
-	Divergence string    `json:"divergence,omitempty"`
-	Writer     *Writer   `json:"writer,omitempty"`
-	View       *View     `json:"view,omitempty"`
-	Missing    []Missing `json:"missing,omitempty"`
+	// Divergence is the reference replay's complaint at Offending (for
+	// duplicate-create, at DisagreesAt when set).
+	Divergence string `json:"divergence,omitempty"`
+	// DisagreesAt is the event the reference replay disagrees at when it
+	// is not the offending one (duplicate-create: a later event of the
+	// entity created twice).
+	DisagreesAt *Event    `json:"disagrees_at,omitempty"`
+	Writer      *Writer   `json:"writer,omitempty"`
+	View        *View     `json:"view,omitempty"`
+	Missing     []Missing `json:"missing,omitempty"`
 	// Extra are events the view held that the final log places after the
 	// write.
 	Extra     []Event `json:"extra,omitempty"`
@@ -219,6 +236,20 @@ type Explanation struct {
 	// EngineError is the run's detail: the engine's first error text, or
 	// the ledger's complaint about a silent run.
 	EngineError string `json:"engine_error,omitempty"`
+	// EngineNames is the event of the final log the engine's error names
+	// (by its event id, or the creation of the operation whose correlation
+	// id it names), when it names one, and EngineRelation how that event
+	// relates to the offending one: "offending" (the same event),
+	// "same-operation" (another event of its operation), "same-write"
+	// (written with it after the same view), "missing" (an event that view
+	// lacked), "duplicate" (the entity created twice), "downstream"
+	// (written later from a view holding the offending event), "later" or
+	// "earlier" (placed after or before it in the final log).
+	EngineNames    *Event `json:"engine_names,omitempty"`
+	EngineRelation string `json:"engine_relation,omitempty"`
+	// Duplicates are the entities the final log creates more than once
+	// that the class rests on (duplicate-create), each with its creations.
+	Duplicates []Duplicate `json:"duplicates,omitempty"`
 	// Evidence lists the facts the class rests on; MissingEvidence what
 	// could not be found (always set for unknown).
 	Evidence        []string `json:"evidence,omitempty"`
@@ -243,6 +274,9 @@ type run struct {
 	writer   map[string]int // event id -> index of the op that committed it
 	wake     engine.WakePolicy
 	cmp      func(a, b eventlog.Event) int
+	// dupNote is the evidence line on duplicate creations a divergence's
+	// class does not rest on ("" when the log has none).
+	dupNote string
 }
 
 func prepare(in Input) *run {
@@ -362,6 +396,8 @@ func classify(in Input, ex *Explanation) {
 		r.stuck(ex)
 	default:
 		r.divergence(ex)
+		r.noteDuplicates(ex)
+		r.link(ex)
 	}
 }
 

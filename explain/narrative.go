@@ -65,6 +65,8 @@ func finish(ex *Explanation) {
 	switch ex.Class {
 	case Hole, Density:
 		steps = slotSteps(ex)
+	case DuplicateCreate:
+		steps = duplicateSteps(ex)
 	case BlockedBranch:
 		steps = blockedSteps(ex)
 	case Slow:
@@ -97,6 +99,23 @@ func summary(ex *Explanation) string {
 				how = "its cursor had already passed it"
 			}
 			return fmt.Sprintf("%s wrote %s from a view lacking %s (%s)", ex.Writer.Actor, written(ex).name(), m.name(), how)
+		}
+	case DuplicateCreate:
+		if len(ex.Duplicates) > 0 {
+			d := ex.Duplicates[0]
+			var by []string
+			for _, c := range d.Creations {
+				by = append(by, orNobody(c.Writer))
+			}
+			s := fmt.Sprintf("the world accepted %d %s (written by %s), breaking its uniqueness contract (a world-layer finding)",
+				len(d.Creations), creationsName(d), joinList(by))
+			switch {
+			case ex.EngineRelation == relDuplicate:
+				s += "; the engine's error names it"
+			case ex.Divergence != "":
+				s += "; the reference replay disagrees at an event of it"
+			}
+			return s
 		}
 	case WakeOrder:
 		if ex.Writer != nil && ex.View != nil {
@@ -171,8 +190,17 @@ func pagesText(v *View) string {
 	return s
 }
 
+// stepRefs are the numbers of the narrative's steps that name what the
+// engine's error may be about (0: no such step).
+type stepRefs struct {
+	view, write, offend int
+	// creations are the steps naming each creation of a duplicate-create.
+	creations []int
+}
+
 func divergenceSteps(ex *Explanation) []string {
 	var steps []string
+	var refs stepRefs
 	if v := ex.View; v != nil && len(v.Pages) > 0 {
 		s := fmt.Sprintf("let %s load %d events at %s (%s)", v.Actor, v.N, clock(v.Pages[0].Start), pagesText(v))
 		switch {
@@ -192,6 +220,7 @@ func divergenceSteps(ex *Explanation) []string {
 			s += fmt.Sprintf(": exactly the final log's first %d events", v.N)
 		}
 		steps = append(steps, s)
+		refs.view = len(steps)
 	}
 	if w := ex.Writer; w != nil && ex.Offending != nil {
 		wr := written(ex)
@@ -221,6 +250,10 @@ func divergenceSteps(ex *Explanation) []string {
 			}
 		}
 		steps = append(steps, s)
+		refs.write = len(steps)
+		if wr.Index == ex.Offending.Index {
+			refs.offend = refs.write
+		}
 	}
 	if o := ex.Offending; o != nil && ex.Divergence != "" {
 		s := fmt.Sprintf("then the final log places %s at index %d", o.name(), o.Index)
@@ -233,18 +266,135 @@ func divergenceSteps(ex *Explanation) []string {
 			s += ": " + ex.Divergence
 		}
 		steps = append(steps, s)
+		refs.offend = len(steps)
 	}
-	if d := ex.Disagreed; d != nil {
-		s := fmt.Sprintf("then %s loaded %d events at %s, including it, and its replay diverged: %s", d.Actor, d.N, clock(d.At), d.Divergence)
-		if d.Failed {
-			s += "; it wrote run_failed"
-		}
-		if d.Others > 0 {
-			s += fmt.Sprintf(" (%s read it and wrote nothing after)", plural.Count(d.Others, "more invocation"))
-		}
+	if s := disagreedStep(ex); s != "" {
 		steps = append(steps, s)
 	}
-	return append(steps, ending(ex))
+	return append(steps, ending(ex)+link(ex, refs))
+}
+
+// disagreedStep is the step naming the later invocation whose replay of a
+// view holding the offending event diverged ("" when none did).
+func disagreedStep(ex *Explanation) string {
+	d := ex.Disagreed
+	if d == nil {
+		return ""
+	}
+	s := fmt.Sprintf("then %s loaded %d events at %s, including it, and its replay diverged: %s", d.Actor, d.N, clock(d.At), d.Divergence)
+	if d.Failed {
+		s += "; it wrote run_failed"
+	}
+	if d.Others > 0 {
+		s += fmt.Sprintf(" (%s read it and wrote nothing after)", plural.Count(d.Others, "more invocation"))
+	}
+	return s
+}
+
+// creationsName names a duplicate's creations: "wait_created for wait_1"
+// or "hook_created holding token tok".
+func creationsName(d Duplicate) string {
+	if len(d.Creations) == 0 {
+		return d.Key
+	}
+	c := d.Creations[0]
+	if tok, ok := strings.CutPrefix(d.Key, "hook_token/"); ok {
+		return fmt.Sprintf("%s holding token %q", c.Type, tok)
+	}
+	return fmt.Sprintf("%s for %s", c.Type, c.CorrelationID)
+}
+
+// duplicateSteps narrates a duplicate-create: each creation and who wrote
+// it, the second from a view that lacked (or held) the first; where the
+// reference replay disagrees; the later invocation that diverged; the
+// ending.
+func duplicateSteps(ex *Explanation) []string {
+	var steps []string
+	var refs stepRefs
+	if len(ex.Duplicates) == 0 {
+		return []string{ending(ex)}
+	}
+	d := ex.Duplicates[0]
+	for k, c := range d.Creations {
+		s := fmt.Sprintf("then %s wrote %s (minted %s, committed %s), at index %d", orNobody(c.Writer), c.name(), clock(c.MintedAt), clock(c.CommittedAt), c.Index)
+		if k > 0 {
+			s = fmt.Sprintf("then %s wrote %s again (minted %s, committed %s), at index %d", orNobody(c.Writer), c.name(), clock(c.MintedAt), clock(c.CommittedAt), c.Index)
+			if v := ex.View; k == 1 && v != nil && ex.Offending != nil && c.Index == ex.Offending.Index && len(v.Pages) > 0 {
+				s += fmt.Sprintf(", after loading %s at %s", plural.Count(v.N, "event"), clock(v.Pages[0].Start))
+			}
+			s += ": the world accepted it again, although its uniqueness contract allows one creation per entity"
+		}
+		if k == maxNamed {
+			steps = append(steps, fmt.Sprintf("then %d more %s for it were written", len(d.Creations)-k, c.Type))
+			break
+		}
+		steps = append(steps, s)
+		refs.creations = append(refs.creations, len(steps))
+	}
+	if ex.Divergence != "" {
+		at := ex.Offending
+		if ex.DisagreesAt != nil {
+			at = ex.DisagreesAt
+		}
+		steps = append(steps, fmt.Sprintf("then the final log places %s at index %d: the reference replay disagrees there: %s", at.name(), at.Index, ex.Divergence))
+		refs.offend = len(steps)
+	}
+	if s := disagreedStep(ex); s != "" {
+		steps = append(steps, s)
+	}
+	return append(steps, ending(ex)+link(ex, refs))
+}
+
+// link says how the event the engine's error names relates to the
+// offending event and the steps that name them ("" when the error names
+// no event of the final log).
+func link(ex *Explanation, refs stepRefs) string {
+	e := ex.EngineNames
+	if e == nil || ex.Offending == nil {
+		return ""
+	}
+	at := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (step %d)", n)
+	}
+	by := fmt.Sprintf("written by %s at %s", orNobody(e.Writer), clock(e.CommittedAt))
+	s := "; the error names " + e.name()
+	switch ex.EngineRelation {
+	case relOffending:
+		s += ", the offending event" + at(refs.offend)
+	case relSameOperation:
+		s += fmt.Sprintf(" (index %d), of the same operation as the offending event%s", e.Index, at(refs.offend))
+	case relSameWrite:
+		s += fmt.Sprintf(" (index %d), which %s wrote with the offending event", e.Index, orNobody(e.Writer))
+		if refs.write > 0 {
+			s += fmt.Sprintf(" at step %d", refs.write)
+		}
+		s += ", after the same view"
+		if refs.view > 0 {
+			s += fmt.Sprintf(" (step %d)", refs.view)
+		}
+	case relMissing:
+		s += fmt.Sprintf(" (index %d), which the writer's view lacked%s", e.Index, at(refs.view))
+	case relDuplicate:
+		s += ", the entity created more than once"
+		if len(refs.creations) > 1 {
+			ns := make([]string, len(refs.creations))
+			for i, n := range refs.creations {
+				ns[i] = fmt.Sprint(n)
+			}
+			last := len(ns) - 1
+			s += " (steps " + joinList(ns[:last]) + " and " + ns[last] + ")"
+		}
+	case relDownstream:
+		s += fmt.Sprintf(" (index %d, %s from a view that held the offending event%s): the engine's replay took that event as written and disagreed later", e.Index, by, at(refs.offend))
+	case relLater:
+		s += fmt.Sprintf(" (index %d, %s), which the final log places after the offending event%s", e.Index, by, at(refs.offend))
+	case relEarlier:
+		s += fmt.Sprintf(" (index %d, %s), which the final log places before the offending event%s", e.Index, by, at(refs.offend))
+	}
+	return s
 }
 
 // ending is the narrative's last step: what the run ended with.

@@ -11,12 +11,21 @@
 //   - a load is the pages one invocation read until a page said no more; its
 //     view is everything that invocation had read so far. A non-prefix read
 //     is a load whose view is not exactly the first k events of the final
-//     log; a cursor skip is an event that committed behind a cursor a load
-//     had already passed, before the load's last page was read (the load
-//     could have seen it and never will);
+//     log. An invocation's loads walk one cursor: each reads on from where
+//     the one before left it (a load starting behind that begins another
+//     walk). A cursor skip is an event a walk's cursor had passed, unread,
+//     that committed (by its earliest observation) before the walk's last
+//     page started, whether that page was the same load's or a later one's:
+//     the invocation could have read it and never will. It is the event
+//     explain's cursor-skip class rests on, so a run of that class counts
+//     at least one;
 //   - gaps, duplicates and unpositioned events are density violations of a
 //     positioned scheme's final log (ScanPositions, which also finds the
-//     slot scheme's holes and seal races for everyone who needs them).
+//     slot scheme's holes and seal races for everyone who needs them);
+//   - a duplicate creation is a step, wait or hook the final log creates
+//     more than once for one correlation id (or two hooks of one token),
+//     counted beyond the first (ScanCreations): the world broke its own
+//     uniqueness contract, under any scheme.
 //
 // Checkers are data: AnalyzeRun applies the checks listed in checks(), each
 // a pure func(*run, *RunFindings) in its own file. A new checker is a new

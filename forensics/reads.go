@@ -57,6 +57,7 @@ func Loads(ops []worlds.Op) []Load {
 // load is one invocation's load reduced to what the read checks need.
 type load struct {
 	from, last eventlog.Cursor // first page's cursor, last page's cursor
+	end        eventlog.Cursor // where the load left its cursor
 	lastStart  time.Time
 	n, lastN   int
 	hash       uint64
@@ -76,6 +77,10 @@ func loads(ops []worlds.Op) map[string][]load {
 			l.last, l.lastStart, l.lastN = op.After, op.Start, op.Read.N
 			l.n += op.Read.N
 			l.hash += op.Read.SetHash
+			l.end = op.After
+			if op.Read.N > 0 {
+				l.end = op.Read.Last
+			}
 		}
 		out[ld.Actor] = append(out[ld.Actor], l)
 	}
@@ -88,7 +93,23 @@ func checkReads(r *run, f *RunFindings) {
 	f.Reads, f.NonPrefixReads, f.CursorSkips = reads(r.Ops, r.byKey, r.less)
 }
 
-// reads checks every load against the final log sorted by key.
+// walk is one invocation's reading of its log from one cursor on: its
+// loads, each reading on from where the one before left its cursor (the
+// engine's loads do; a load that starts behind that begins another walk).
+type walk struct {
+	lo        int       // final-log events at or before the walk's first cursor
+	end       int       // final-log events at or before where its cursor stands
+	hi        int       // final-log events at or before its last page's cursor
+	lastStart time.Time // its last page's start
+	n, lastN  int       // events read in all, and by its last page
+}
+
+// reads checks every load against the final log sorted by key. A load is
+// non-prefix when the invocation's view after it (everything it had read
+// so far) is not the final log's prefix. A cursor skip is an event a walk's
+// cursor had passed, unread, that committed (by its earliest observation)
+// before the walk's last page started: a page after its key came and went
+// while it was committed, and the invocation never reads it.
 func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
 	prefix := make([]uint64, len(final)+1)
 	for i, e := range final {
@@ -101,8 +122,20 @@ func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPr
 		k := keyed{id: c.ID, seq: c.Seq}
 		return sort.Search(len(final), func(i int) bool { return less(k, final[i]) })
 	}
+	skipped := func(w walk) int {
+		// A walk whose cursor went back (a malformed or merged history)
+		// passed nothing.
+		behind := 0
+		for _, e := range final[w.lo:max(w.lo, w.hi)] {
+			if !e.seen.IsZero() && e.seen.Before(w.lastStart) {
+				behind++
+			}
+		}
+		return max(0, behind-(w.n-w.lastN))
+	}
 	for _, ls := range loads(ops) {
 		viewN, viewHash := 0, uint64(0)
+		var w *walk
 		for _, l := range ls {
 			n++
 			viewN += l.n
@@ -110,16 +143,19 @@ func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPr
 			if viewN > len(final) || prefix[viewN] != viewHash {
 				nonPrefix++
 			}
-			// A load whose cursor went back (a malformed or merged
-			// history) passed nothing.
-			lo, hi := pos(l.from), pos(l.last)
-			behind := 0
-			for _, e := range final[lo:max(lo, hi)] {
-				if !e.commit.IsZero() && e.commit.Before(l.lastStart) {
-					behind++
-				}
+			from := pos(l.from)
+			if w != nil && from < w.end {
+				skips += skipped(*w)
+				w = nil
 			}
-			skips += max(0, behind-(l.n-l.lastN))
+			if w == nil {
+				w = &walk{lo: from}
+			}
+			w.end, w.hi, w.lastStart, w.lastN = pos(l.end), pos(l.last), l.lastStart, l.lastN
+			w.n += l.n
+		}
+		if w != nil {
+			skips += skipped(*w)
 		}
 	}
 	return n, nonPrefix, skips

@@ -34,6 +34,11 @@ type RunFindings struct {
 	Gaps           int `json:"gaps"`
 	Duplicates     int `json:"duplicates"`
 	Unpositioned   int `json:"unpositioned"`
+	// DuplicateCreates counts the creations of a step, wait or hook beyond
+	// the first for one correlation id (or hook token) in the final log
+	// (ScanCreations): the world broke its uniqueness contract. Unlike
+	// Duplicates (two events at one seq), it counts under every scheme.
+	DuplicateCreates int `json:"duplicate_creates"`
 	// Slot holds the slot scheme's findings (nil under other schemes).
 	Slot *SlotFindings `json:"slot,omitempty"`
 }
@@ -48,6 +53,7 @@ func (f *RunFindings) Add(o RunFindings) {
 	f.Gaps += o.Gaps
 	f.Duplicates += o.Duplicates
 	f.Unpositioned += o.Unpositioned
+	f.DuplicateCreates += o.DuplicateCreates
 	if o.Slot != nil {
 		if f.Slot == nil {
 			f.Slot = &SlotFindings{}
@@ -56,11 +62,16 @@ func (f *RunFindings) Add(o RunFindings) {
 	}
 }
 
-// keyed is an event reduced to what ordering checks need.
+// keyed is an event reduced to what ordering checks need: its key, its
+// commit time (CommitEvents') and the earliest observation of its commit
+// (the store's or the world's time on the event, or its writer's, whichever
+// came first): it was visible no later than that, give or take the
+// observers' clocks.
 type keyed struct {
 	id     string
 	seq    int64
 	commit time.Time
+	seen   time.Time
 }
 
 // run is one run as the checks see it: their input and what several of
@@ -94,6 +105,7 @@ func checks() []check {
 		checkCommitOrder, // commit.go
 		checkReads,       // reads.go
 		checkSlots,       // slot.go
+		checkCreates,     // creates.go
 	}
 }
 
@@ -120,7 +132,11 @@ func AnalyzeRun(in RunInput) RunAnalysis {
 	r := &run{RunInput: in, commits: CommitEvents(in.Final, in.Ops, in.StoreCommitTimes), less: keyLess(in.Scheme)}
 	r.byKey = make([]keyed, len(r.commits))
 	for i, e := range r.commits {
-		r.byKey[i] = keyed{id: e.ID, seq: e.Seq, commit: e.CommitAt}
+		seen := e.CommitAt
+		if c := in.Final[i].CommittedAt; !c.IsZero() && (seen.IsZero() || c.Before(seen)) {
+			seen = c
+		}
+		r.byKey[i] = keyed{id: e.ID, seq: e.Seq, commit: e.CommitAt, seen: seen}
 	}
 	slices.SortStableFunc(r.byKey, func(a, b keyed) int {
 		if r.less(a, b) {

@@ -36,7 +36,7 @@ type fixture struct {
 //
 //	scheme ulid|seq|sequence
 //	want [key=n ...]                      keys are RunFindings' JSON names; absent keys are 0
-//	event ID [seq=N] [commit=MS]          one event of the final log
+//	event ID [seq=N] [commit=MS] [type=T] [corr=C] [token=K]   one event of the final log (type step_completed unless given)
 //	list ACTOR after=ID|- start=MS [more] read=ID,...|-   one page an actor read
 //	list ACTOR after=ID|- start=MS failed                 a list that failed
 //	append ACTOR ID@MS ...                what a writer committed and when
@@ -132,6 +132,12 @@ func parseEvent(f []string) (eventlog.Event, error) {
 			e.Seq, err = strconv.ParseInt(v, 10, 64)
 		case "commit":
 			e.CommittedAt, err = parseMillis(v)
+		case "type":
+			e.Type, err = eventlog.ParseType(v)
+		case "corr":
+			e.CorrelationID = v
+		case "token":
+			e.Token = v
 		default:
 			err = fmt.Errorf("unknown event field %q", k)
 		}
@@ -398,7 +404,7 @@ func FuzzAnalyzeRun(f *testing.F) {
 		for name, v := range map[string]int{
 			"reads": got.Reads, "non_prefix_reads": got.NonPrefixReads, "cursor_skips": got.CursorSkips,
 			"inversions": got.Inversions, "displaced": got.Displaced, "gaps": got.Gaps,
-			"duplicates": got.Duplicates, "unpositioned": got.Unpositioned,
+			"duplicates": got.Duplicates, "unpositioned": got.Unpositioned, "duplicate_creates": got.DuplicateCreates,
 		} {
 			if v < 0 {
 				t.Fatalf("%s = %d < 0 for %+v", name, v, in)
@@ -415,6 +421,8 @@ func FuzzAnalyzeRun(f *testing.F) {
 			t.Fatalf("%d cursor skips in %d reads of %d events", got.CursorSkips, got.Reads, n)
 		case got.Duplicates+got.Unpositioned > n:
 			t.Fatalf("%d duplicates and %d unpositioned among %d events", got.Duplicates, got.Unpositioned, n)
+		case got.DuplicateCreates > 0 && got.DuplicateCreates >= n:
+			t.Fatalf("%d duplicate creations among %d events", got.DuplicateCreates, n)
 		}
 	})
 }

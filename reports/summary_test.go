@@ -20,6 +20,7 @@ func TestCellAdd(t *testing.T) {
 	stats := engine.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
 	findings := forensics.RunFindings{
 		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, Inversions: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
+		DuplicateCreates: 409,
 	}
 	tests := []struct {
 		name string
@@ -55,6 +56,7 @@ func TestCellAdd(t *testing.T) {
 				Rejections: 6, Divergences: 4, Recoveries: 2, Invocations: 10,
 				RunFindings: forensics.RunFindings{
 					Reads: 20, NonPrefixReads: 8, CursorSkips: 6, Inversions: 4, Displaced: 12, Gaps: 2, Duplicates: 14, Unpositioned: 198,
+					DuplicateCreates: 818,
 				},
 			},
 		},
@@ -218,7 +220,7 @@ func TestCellJSON(t *testing.T) {
 		Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Hole: 1, Stuck: 1, Failed: 1, Infra: 2,
 		Rejections: 4, TruePositives: &tp, Benign: 1, UnknownVerdicts: 0,
 		RunFindings: forensics.RunFindings{Reads: 5, NonPrefixReads: 1, CursorSkips: 2, Inversions: 6, Displaced: 7, Gaps: 1,
-			Duplicates: 2, Unpositioned: 3, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
+			Duplicates: 2, Unpositioned: 3, DuplicateCreates: 818, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
 		Divergences: 2, Recoveries: 1, Invocations: 30, Recovered: 1,
 		Classes: map[string]int{"hole": 1}, Timelines: map[string][]string{"hole": {"timelines/r.html"}},
 		Guard:   &worlds.GuardCounts{Evaluated: 2},
@@ -257,7 +259,7 @@ func TestCellJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("summary.json cell keys %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
-	if m["inversions"] != 6.0 || m["displaced"] != 7.0 || m["reads"] != 5.0 {
+	if m["inversions"] != 6.0 || m["displaced"] != 7.0 || m["reads"] != 5.0 || m["duplicate_creates"] != 818.0 || m["duplicates"] != 2.0 {
 		t.Errorf("findings written as %s", b)
 	}
 	var back reports.Cell

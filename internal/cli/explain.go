@@ -45,18 +45,25 @@ had read, and names a root-cause class:
   stale-prefix    the writer's view lacked events the final log places before
                   its write (they committed after its load began)
   cursor-skip     as stale-prefix, but a missing event had committed before
-                  the load's last page and its cursor had passed it
+                  the view's last page, behind a cursor an earlier page (of
+                  that load or an earlier one) had passed
   wake-order      the view was exactly the final prefix before the write, yet
                   a replay of it with the reference wake derives otherwise
+  duplicate-create
+                  the world created one step, wait or hook twice and the
+                  engine's error (or the reference replay) is about it: a
+                  world-layer finding, its uniqueness contract broken
   hole            a load refused an empty slot below a committed one (slot)
   density         a positioned log's load met a gap (seq, sequence)
   blocked-branch  a stuck run waits on an operation nobody completes
   unknown         none of these could be shown: the output says what evidence
                   was missing
 
-It prints an Elle-style numbered narrative; --format json prints the whole
-explanation (offending event, writer, view and its pages, missing events with
-who minted them and when they committed, the replays, the evidence).
+It prints an Elle-style numbered narrative, whose last step says how the
+event the engine's error names relates to the offending one; --format json
+prints the whole explanation (offending event, writer, view and its pages,
+missing events with who minted them and when they committed, the replays,
+the event the engine's error names, the evidence).
 --timeline FILE writes a self-contained HTML timeline of the run (one lane
 per actor, reads as bars, appends from mint to commit, the offending write
 and the stale view in red), at most 2 MB.

@@ -49,8 +49,10 @@ func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) e
 		Long: `Re-read a storm directory and report, per cell: commit-order inversions
 (id or seq order against the commit order the writers observed), which event
 types overtook which (count, mean and max delta), mint-to-commit windows per
-event type (p50/p90/p99/max), non-prefix reads, cursor skips and density
-(gaps, duplicates). Each run is read by its condition's scheme, as the
+event type (p50/p90/p99/max), non-prefix reads, cursor skips, density
+(gaps, dup seqs: two events at one position) and dup creates (a step, wait
+or hook the final log creates more than once for one correlation id or
+token: the world broke its uniqueness contract). Each run is read by its condition's scheme, as the
 storm's storm.json records it, and the cells come in storm.json's order, as
 report lists them. Nothing is re-run; a newer checker can analyse an old
 storm. Runs recorded without a root-cause class get one;
@@ -218,9 +220,9 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 		o := c.Order
 		rows = append(rows, []string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
 			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS), fmt.Sprint(f.Reads), pct(f.NonPrefixReads, f.Reads),
-			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates)})
+			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates), fmt.Sprint(f.DuplicateCreates)})
 	}
-	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dups"}
+	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates"}
 	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}

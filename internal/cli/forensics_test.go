@@ -154,3 +154,93 @@ func TestForensicsCellOrder(t *testing.T) {
 		t.Errorf("forensics lists %v, report %v", got, report)
 	}
 }
+
+// TestForensicsDuplicateCreates: forensics DIR counts the creations of an
+// entity beyond its first (dup creates) apart from two events at one seq
+// (dup seqs), in its JSON and its table: a run whose world let one step in
+// three times and one wait twice counts 3 under dup creates and 0 under
+// dup seqs (its seqs are dense), and a run without duplicates counts 0.
+func TestForensicsDuplicateCreates(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "storm")
+	cells := []reports.CellKey{
+		{World: "local", Scenario: "step-storm", Condition: "seq"},
+		{World: "devkit-local", Scenario: "step-storm", Condition: "seq"},
+	}
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
+		"seq": {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	}}
+	w, err := reports.OpenWriter(dir, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(seq int64, typ eventlog.Type, corr string) eventlog.Event {
+		return eventlog.Event{ID: fmt.Sprintf("wevt_%02d", seq), Seq: seq, Type: typ, CorrelationID: corr}
+	}
+	finals := [][]eventlog.Event{
+		{ev(1, eventlog.RunCreated, ""), ev(2, eventlog.StepCreated, "s1"), ev(3, eventlog.WaitCreated, "w1"),
+			ev(4, eventlog.StepCompleted, "s1"), ev(5, eventlog.RunCompleted, "")},
+		{ev(1, eventlog.RunCreated, ""), ev(2, eventlog.StepCreated, "s1"), ev(3, eventlog.WaitCreated, "w1"),
+			ev(4, eventlog.StepCreated, "s1"), ev(5, eventlog.WaitCreated, "w1"), ev(6, eventlog.StepCreated, "s1"),
+			ev(7, eventlog.StepCompleted, "s1"), ev(8, eventlog.RunCompleted, "")},
+	}
+	for i, k := range cells {
+		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		if err := w.WriteEvents(k, rec.RunID, finals[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteRun(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := run(t.Context(), "forensics", dir, "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Cells []struct {
+			World    string                     `json:"world"`
+			Findings map[string]json.RawMessage `json:"findings"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Cells) != 2 {
+		t.Fatalf("%v: want 2 cells in\n%s", err, stdout)
+	}
+	want := map[string]string{"local": "0", "devkit-local": "3"}
+	for _, c := range rep.Cells {
+		if got := string(c.Findings["duplicate_creates"]); got != want[c.World] || string(c.Findings["duplicates"]) != "0" {
+			t.Errorf("%s: duplicate_creates %s, duplicates %s; want %s and 0", c.World, got, c.Findings["duplicates"], want[c.World])
+		}
+	}
+
+	code, stdout, stderr = run(t.Context(), "forensics", dir, "--format", "markdown")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	header, rows := "", map[string][]string{}
+	for _, line := range strings.Split(stdout, "\n") {
+		cols := strings.Split(strings.Trim(line, "| "), "|")
+		for i := range cols {
+			cols[i] = strings.TrimSpace(cols[i])
+		}
+		switch {
+		case len(cols) > 0 && cols[0] == "cell" && header == "":
+			header = strings.Join(cols, ",")
+		case len(cols) > 1 && strings.HasSuffix(cols[0], "/step-storm/seq"):
+			rows[cols[0]] = cols
+		}
+	}
+	if !strings.HasSuffix(header, "dup seqs,dup creates") {
+		t.Fatalf("table header %q does not end with dup seqs, dup creates:\n%s", header, stdout)
+	}
+	for cell, n := range map[string]string{"local/step-storm/seq": "0", "devkit-local/step-storm/seq": "3"} {
+		r := rows[cell]
+		if len(r) < 2 || r[len(r)-1] != n || r[len(r)-2] != "0" {
+			t.Errorf("%s: row %q, want dup seqs 0 and dup creates %s", cell, r, n)
+		}
+	}
+}

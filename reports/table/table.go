@@ -77,12 +77,15 @@ func writeCompact(w io.Writer, header []string, rows [][]string) error {
 }
 
 // header is the table's columns; a summary with slot-scheme cells gets the
-// hole outcome and the slot columns too.
+// hole outcome and the slot columns too. "dup seqs" are two events at one
+// position of a positioned log (RunFindings.Duplicates), "dup creates" an
+// entity created more than once under any scheme
+// (RunFindings.DuplicateCreates).
 func header(slots bool) []string {
 	h := []string{
 		"world", "scenario", "condition", "runs",
 		"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
-		"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dups",
+		"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dup seqs", "dup creates",
 	}
 	if slots {
 		h = append(h, "hole", "holes seen", "final holes", "seals", "sealed writes", "seal races", "fill p50/p99/max ms")
@@ -95,7 +98,7 @@ func row(c *reports.Cell, slots bool) []string {
 	r := []string{
 		c.World, c.Scenario, c.Condition, n(c.Runs),
 		n(c.Completed), n(c.Corrupted), n(c.Silent), n(c.Gap), n(c.Stuck), n(c.Failed), n(c.Infra),
-		n(c.Rejections), n(c.Reads), n(c.NonPrefixReads), n(c.CursorSkips), n(c.Inversions), n(c.Gaps), n(c.Duplicates),
+		n(c.Rejections), n(c.Reads), n(c.NonPrefixReads), n(c.CursorSkips), n(c.Inversions), n(c.Gaps), n(c.Duplicates), n(c.DuplicateCreates),
 	}
 	if slots {
 		if f := c.Slot; f != nil {

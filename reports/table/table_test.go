@@ -27,7 +27,7 @@ func testSummary(interrupted bool) *reports.Summary {
 				World: "local", Scenario: "step-storm", Condition: "main",
 				Runs: 24, Completed: 1, Corrupted: 23,
 				Rejections:  0,
-				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12},
+				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12, DuplicateCreates: 818},
 				Divergences: 30, Recoveries: 5, Invocations: 480,
 			},
 			{
@@ -44,7 +44,7 @@ func testSummary(interrupted bool) *reports.Summary {
 var tableHeaders = []string{
 	"world", "scenario", "condition", "runs",
 	"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
-	"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dups",
+	"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dup seqs", "dup creates",
 }
 
 func TestRender(t *testing.T) {
@@ -59,7 +59,7 @@ func TestRender(t *testing.T) {
 	}{
 		{"table", table.Summary.Table, func(t *testing.T, out string, _ *reports.Summary) {
 			containsAll(t, out, tableHeaders...)
-			containsAll(t, out, "812", "97", "41", "63")
+			containsAll(t, out, "812", "97", "41", "63", "818")
 			for _, line := range compact {
 				if !hasLine(out, line) {
 					t.Errorf("no line %q in\n%s", line, out)
@@ -85,7 +85,7 @@ func TestRender(t *testing.T) {
 			details := out[open:end]
 			containsAll(t, details, "<summary>")
 			containsAll(t, details, tableHeaders...)
-			containsAll(t, details, "812", "97", "41", "63")
+			containsAll(t, details, "812", "97", "41", "63", "818")
 		}},
 		{"json", writeJSON, func(t *testing.T, out string, s *reports.Summary) {
 			var back reports.Summary
@@ -172,7 +172,7 @@ func checkSummaryContract(t *testing.T, raw []byte, s *reports.Summary) {
 	strs := []string{"world", "scenario", "condition"}
 	counts := []string{
 		"runs", "completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
-		"rejections", "reads", "non_prefix_reads", "cursor_skips", "inversions", "gaps", "duplicates",
+		"rejections", "reads", "non_prefix_reads", "cursor_skips", "inversions", "gaps", "duplicates", "duplicate_creates",
 	}
 	for i, raw := range cells {
 		cell, ok := raw.(map[string]any)
