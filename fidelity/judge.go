@@ -143,8 +143,8 @@ func judgeClean(cs []cell) judgement {
 		if c.Cell == nil {
 			continue
 		}
-		// A dirty run is evidence even in a cell that is none of being
-		// clean.
+		// A dirty run is evidence even in a cell with too few decided
+		// runs to show it clean.
 		b := c.Corrupted + c.Silent + c.Gap
 		if b > 0 {
 			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", c.key.Condition, c.Corrupted, c.Silent, c.Gap))

@@ -60,7 +60,8 @@ Evidence is always checked, whatever the rules: every gated cell (the
 narrowed cells, and the control cells under --control-clean) needs at least
 --min-decided of its runs decided (completed, corrupted, silent, gap or
 hole), and at least one; a cell of stuck, failed or infra runs fails with
-"not enough evidence". Infra runs never count as failures of other rules.
+"not enough evidence". Otherwise infra runs never count as failures of
+other rules.
 Calibration is always checked: a storm with legacy cells (condition main*)
 that all found nothing (0 corrupted, 0 silent, 0 gap) is "uncalibrated" — it
 could not see the race — and the gate fails; a storm with no legacy cells

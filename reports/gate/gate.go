@@ -309,8 +309,9 @@ func (c Calibration) text() string {
 // Check checks storm s against the rules of c (which the caller has
 // defaulted and validated). base is the baseline storm for --no-worse (nil
 // without one). Infra runs never count as failures of a rule other than
-// --max infra=N and --max-infra-rate; a cell whose runs were all infra is
-// not held to --require-rejections or --require-true-positives. Every
+// --max infra=N, --max-infra-rate and the evidence rule (as runs that
+// decided nothing); a cell whose runs were all infra is not held to
+// --require-rejections or --require-true-positives. Every
 // gated cell (narrowed, and the control cells under --control-clean) needs
 // MinDecided of its runs decided (reports.Cell.Evidenced), whatever the
 // rules: a storm that measured nothing never passes. A storm with legacy
