@@ -24,9 +24,13 @@ const (
 	Target    = "seq+callsite+ordered"
 )
 
-// Postgres is the world the seed's phase A-C numbers were measured on; the
-// claims resting on them hold there only.
-const Postgres = "postgres"
+// Postgres and Local are the worlds the seed's phase A-C numbers were
+// measured on (world-postgres, world-local); the claims resting on them
+// hold on their own world only.
+const (
+	Postgres = "postgres"
+	Local    = "local"
+)
 
 // Factor is how much a fix must cut a rate by, in the "cuts by" claims.
 const Factor = 5
@@ -42,7 +46,7 @@ type Verdict string
 const (
 	Pass    Verdict = "pass"
 	Fail    Verdict = "fail"
-	Unknown Verdict = "unknown" // a cell the claim reads measured nothing
+	Unknown Verdict = "unknown" // a cell the claim reads is no evidence: missing, or too few decided runs
 )
 
 // Result is one claim judged on one world. **contract** (fidelity.json)
@@ -58,8 +62,8 @@ type Result struct {
 	Verdict   Verdict `json:"verdict"`
 	// Reason says why the verdict is what it is.
 	Reason string `json:"reason"`
-	// Note says what else a reader should know: infra or stuck runs in
-	// the claim's cells (judged anyway).
+	// Note says what else a reader should know: runs that decided nothing
+	// (infra, stuck, failed) in the claim's cells, left out of the rates.
 	Note string `json:"note,omitempty"`
 }
 
@@ -132,6 +136,21 @@ func Claims() []Claim {
 			ID: "seq-hook-not-worse", Text: "seq's hook-storm corrupted is not worse than main's", Worlds: []string{Postgres},
 			Cells:      []Cell{{HookStorm, Main}, {HookStorm, Seq}},
 			references: map[string]string{"": "5 → 0 of 24 seed (postgres)"}, judge: judgeShift(corrupted, "corrupted", higher),
+		},
+		{
+			// On world-local seq barely moved step-storm (24 → 23 of 24):
+			// its residue there is the wake-order class, which a dense log
+			// does not fix. A model whose seq clears local step-storm
+			// disagrees with the real engine.
+			ID: "seq-step-local-not-better", Text: "local: seq's step-storm corrupted is not better than main's (seq does not fix wake-order skew)",
+			Worlds:     []string{Local},
+			Cells:      []Cell{{StepStorm, Main}, {StepStorm, Seq}},
+			references: map[string]string{"": "24 → 23 of 24 seed (local)"}, judge: judgeShift(corrupted, "corrupted", lower),
+		},
+		{
+			ID: "seq-hook-local-not-worse", Text: "local: seq's hook-storm corrupted is not worse than main's", Worlds: []string{Local},
+			Cells:      []Cell{{HookStorm, Main}, {HookStorm, Seq}},
+			references: map[string]string{"": "18 → 9 of 24 seed (local)"}, judge: judgeShift(corrupted, "corrupted", higher),
 		},
 		{
 			ID: "tail-fence-hook-not-better", Text: "tail-fence's hook-storm corrupted+silent is not better than main's",

@@ -209,8 +209,8 @@ func TestCellsFor(t *testing.T) {
 			var want []reports.CellKey
 			for _, s := range []string{"step-storm", "hook-storm", "control"} {
 				for _, c := range all[s] {
-					if world != "postgres" && c == "seq" && s != "control" {
-						continue // seq-step and seq-hook-not-worse hold on postgres only
+					if world == "vercel" && c == "seq" && s != "control" {
+						continue // the seq claims hold on postgres and local only
 					}
 					want = append(want, reports.CellKey{World: world, Scenario: s, Condition: c})
 				}
@@ -225,8 +225,11 @@ func TestCellsFor(t *testing.T) {
 				}
 			}
 			wantIDs := []string{"main-step-corrupted", "control-clean", "callsite-step", "callsite-hook", "tail-fence-hook-not-better", "target-clean"}
-			if world == "postgres" {
+			switch world {
+			case "postgres":
 				wantIDs = slices.Insert(wantIDs, 4, "seq-step", "seq-hook-not-worse")
+			case "local":
+				wantIDs = slices.Insert(wantIDs, 4, "seq-step-local-not-better", "seq-hook-local-not-worse")
 			}
 			if !slices.Equal(ids, wantIDs) {
 				t.Errorf("claims on %s = %v, want %v", world, ids, wantIDs)

@@ -27,29 +27,32 @@ type cell struct {
 	*reports.Cell
 }
 
-// n is the runs that measured something: runs less infra.
+// n is the runs that decided something (reports.Cell.Decided): a stuck,
+// failed or infra run is no evidence either way.
 func (c cell) n() int {
 	if c.Cell == nil {
 		return 0
 	}
-	return reports.Measured(c.Cell)
+	return c.Decided()
 }
 
-// unmeasured says why the cell measured nothing, or "".
+// unmeasured says why the cell is no evidence, or "": it is not in the
+// storm, has no runs, or too few of its runs decided something (fewer
+// than reports.DefaultMinDecided of them, or none), as gate has it.
 func (c cell) unmeasured() string {
 	switch {
 	case c.Cell == nil:
 		return c.key.String() + " is not in the storm"
 	case c.Runs == 0:
 		return c.key.String() + " has no runs (interrupted?)"
-	case c.n() == 0:
-		return fmt.Sprintf("%s: all %d runs were infra", c.key, c.Runs)
+	case !c.Evidenced(reports.DefaultMinDecided):
+		return fmt.Sprintf("%s: not enough evidence: %s", c.key, c.Evidence(reports.DefaultMinDecided))
 	}
 	return ""
 }
 
-// unknown is the judgement of a claim some of whose cells measured
-// nothing, or ok false when all of them measured something.
+// unknown is the judgement of a claim some of whose cells are no
+// evidence, or ok false when all of them are.
 func unknown(cs []cell) (j judgement, ok bool) {
 	var why []string
 	for _, c := range cs {
@@ -63,28 +66,36 @@ func unknown(cs []cell) (j judgement, ok bool) {
 	return judgement{measured: "not measured", verdict: Unknown, reason: strings.Join(why, "; ")}, true
 }
 
-// note tells of infra and stuck runs among the claim's cells.
+// note tells of the runs that decided nothing (infra, stuck, failed)
+// among the claim's cells.
 func note(cs []cell) string {
-	infra, stuck := 0, 0
-	for _, c := range cs {
-		if c.Cell != nil {
-			infra += c.Infra
-			stuck += c.Stuck
+	var had []string
+	for _, o := range reports.Outcomes() {
+		if o.Decided() {
+			continue
 		}
-	}
-	var had, how []string
-	if infra > 0 {
-		had = append(had, plural.Count(infra, "infra run"))
-		how = append(how, "infra runs are left out of n")
-	}
-	if stuck > 0 {
-		had = append(had, plural.Count(stuck, "stuck run"))
-		how = append(how, "stuck runs count as not corrupted")
+		n := 0
+		for _, c := range cs {
+			if c.Cell != nil {
+				n += c.Count(o)
+			}
+		}
+		if n > 0 {
+			had = append(had, plural.Count(n, string(o)+" run"))
+		}
 	}
 	if had == nil {
 		return ""
 	}
-	return fmt.Sprintf("judged with %s in its cells: %s", strings.Join(had, " and "), strings.Join(how, ", "))
+	return fmt.Sprintf("judged with %s in its cells: runs that decided nothing are left out of n", joinAnd(had))
+}
+
+// joinAnd joins "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // A metric counts a cell's runs of some kind.
@@ -129,15 +140,20 @@ func judgeClean(cs []cell) judgement {
 	k, n, cells := 0, 0, 0
 	var dirty []string
 	for _, c := range cs {
+		if c.Cell == nil {
+			continue
+		}
+		// A dirty run is evidence even in a cell with too few decided
+		// runs to show it clean.
+		b := c.Corrupted + c.Silent + c.Gap
+		if b > 0 {
+			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", c.key.Condition, c.Corrupted, c.Silent, c.Gap))
+		}
 		if c.unmeasured() != "" {
 			continue
 		}
 		cells++
-		b := c.Corrupted + c.Silent + c.Gap
 		k, n = k+b, n+c.n()
-		if b > 0 {
-			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", c.key.Condition, c.Corrupted, c.Silent, c.Gap))
-		}
 	}
 	j := judgement{measured: fmt.Sprintf("%d/%d over %d of %d cells", k, n, cells, len(cs))}
 	switch cells {
@@ -224,8 +240,9 @@ func (d direction) String() string {
 }
 
 // judgeShift: cell 1's rate of m is not significantly shifted in direction
-// d from cell 0's: it fails only when the rate moved that way and the
-// one-sided Fisher exact test gives p < Alpha.
+// d from cell 0's: it fails when the rate moved that way and the one-sided
+// Fisher exact test gives p < Alpha, and when cell 0 (the reference side)
+// has none of m: a shift from 0 proves nothing.
 func judgeShift(m metric, name string, d direction) func([]cell) judgement {
 	return func(cs []cell) judgement {
 		if j, ok := unknown(cs); ok {
@@ -233,6 +250,12 @@ func judgeShift(m metric, name string, d direction) func([]cell) judgement {
 		}
 		base, other := cs[0], cs[1]
 		bk, bn, xk, xn := m(base.Cell), base.n(), m(other.Cell), other.n()
+		if bk == 0 {
+			// Both sides at 0 would pass "not worse" and "not better" on
+			// nothing: the reference side must show the race first.
+			return judgement{measured: fmt.Sprintf("%s → %s", frac(bk, bn), frac(xk, xn)), verdict: Fail,
+				reason: fmt.Sprintf("%s did not corrupt (%s 0 of %d): there is no rate to hold %s's against", base.key.Condition, name, bn, other.key.Condition)}
+		}
 		var moved bool
 		var p float64
 		if d == higher {
@@ -261,14 +284,17 @@ func judgeTarget(cs []cell) judgement {
 	var c, s, g, n, rej, cells int
 	var dirty []string
 	for _, x := range cs {
+		if x.Cell == nil {
+			continue
+		}
+		if x.Corrupted+x.Silent+x.Gap > 0 { // evidence even in a cell with too few decided runs
+			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", x.key.Scenario, x.Corrupted, x.Silent, x.Gap))
+		}
 		if x.unmeasured() != "" {
 			continue
 		}
 		cells++
 		c, s, g, n, rej = c+x.Corrupted, s+x.Silent, g+x.Gap, n+x.n(), rej+x.Rejections
-		if x.Corrupted+x.Silent+x.Gap > 0 {
-			dirty = append(dirty, fmt.Sprintf("%s: %d corrupted, %d silent, %d gap", x.key.Scenario, x.Corrupted, x.Silent, x.Gap))
-		}
 	}
 	j := judgement{measured: fmt.Sprintf("%d corrupted, %d silent, %d gap of %d runs; %d rejections", c, s, g, n, rej)}
 	if cells == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -221,7 +222,7 @@ func FuzzReadRuns(f *testing.F) {
 			t.Fatalf("lines reported %v, want %v (%v)", got, bad, err)
 		}
 
-		st, err := reports.LoadStorm(dir)
+		st, err := storm.LoadStorm(dir)
 		if st == nil {
 			t.Fatalf("LoadStorm = nil, %v", err)
 		}
@@ -456,7 +457,7 @@ func FuzzReadRecorded(f *testing.F) {
 			t.Fatalf("runs.jsonl cut to %d bytes: %+v, %v; want nothing cut", rec.Size, again, err)
 		}
 		sameJSON(t, "runs of runs.jsonl cut to its size", again.Runs, rec.Runs)
-		st, err := reports.LoadStorm(dir)
+		st, err := storm.LoadStorm(dir)
 		if st == nil {
 			t.Fatalf("LoadStorm = nil, %v", err)
 		}
@@ -596,7 +597,7 @@ func FuzzLoadStorm(f *testing.F) {
 			files[reports.FileSummary] = summary
 		}
 		dir := fuzzDir(t, files)
-		st, err := reports.LoadStorm(dir)
+		st, err := storm.LoadStorm(dir)
 		if st == nil {
 			t.Fatalf("LoadStorm = nil, %v", err)
 		}
@@ -634,7 +635,7 @@ func FuzzLoadStorm(f *testing.F) {
 		if err := reports.WriteJSON(filepath.Join(back, reports.FileSummary), st.Summary); err != nil {
 			t.Fatalf("write back the summary read: %v", err)
 		}
-		again, err := reports.LoadStorm(back)
+		again, err := storm.LoadStorm(back)
 		if err != nil || len(again.Notes) > 0 {
 			t.Fatalf("the storm read, written again: %v, notes %q", err, again.Notes)
 		}

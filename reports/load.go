@@ -16,7 +16,8 @@ import (
 )
 
 // This file reads stored storms back (LoadStorm: the summary rebuilt from
-// runs.jsonl, which report, compare, gate and merge use).
+// runs.jsonl, which report, compare, gate, merge and fidelity --from use;
+// ReadMeta: storm.json, which every command reads through).
 
 // Stored is a storm read back from its directory.
 type Stored struct {
@@ -34,17 +35,35 @@ type Stored struct {
 	// Lines are runs.jsonl's lines as written, one per Runs record
 	// (merge copies them unchanged).
 	Lines []json.RawMessage
+	// Meta is storm.json, decoded whole into the document LoadStorm was
+	// given; nil when storm.json could not be read.
+	Meta Meta
 }
 
-// stormHeader is what reading a storm back needs of storm.json (the storm
-// package owns the whole document).
-type stormHeader struct {
-	Schema  int       `json:"schema"`
-	Cells   []CellKey `json:"cells"`
-	Started time.Time `json:"started"`
-	Config  struct {
-		Shard string `json:"shard"`
-	} `json:"config"`
+// Meta is storm.json as its owner declares the whole document
+// (storm.StormMeta): ReadMeta decodes every field into it, so a value of
+// the wrong type anywhere in storm.json is refused, by every command alike.
+// Header is what reading a storm back needs of it.
+type Meta interface {
+	Header() Header
+}
+
+// Header is what reading a storm back needs of storm.json.
+type Header struct {
+	Schema  int
+	Cells   []CellKey
+	Started time.Time
+	// Shard is "i/n", "" for a whole storm.
+	Shard string
+}
+
+// ReadMeta decodes dir's storm.json into m, the whole document: the one
+// reader of storm.json (LoadStorm, storm --resume, explain, forensics and
+// merge all read it here). Errors are *ArtifactErrors naming the file and,
+// where it can be told, the line: not JSON or cut off, a value of the wrong
+// type, a value the document's types refuse, an unknown schema version.
+func ReadMeta(dir string, m Meta) error {
+	return ReadDocument(filepath.Join(dir, FileStorm), m, func() int { return m.Header().Schema })
 }
 
 // runLine is one runs.jsonl line, decoded and as written.
@@ -64,17 +83,20 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LoadStorm reads a storm directory back. The summary is rebuilt from
-// runs.jsonl (Cell.Add over every record) in the cell order of storm.json,
-// never taken from summary.json, except for each cell's windows and type
-// pairs (computed from events/ and history.jsonl, which runs.jsonl does not
-// hold); when summary.json exists and counts other runs, Notes say so. It returns what it could read together with an error
-// joining an *ArtifactError per malformed artifact (a cut-off or non-JSON
-// line of runs.jsonl with its line number, an unknown schema version in
-// storm.json or summary.json, a cell listed twice, a null cell in
-// summary.json); it returns a nil *Stored only when dir holds no
+// LoadStorm reads a storm directory back, storm.json decoded into meta
+// (ReadMeta: the whole document, so a value of the wrong type anywhere in
+// it is an error). The summary is rebuilt from runs.jsonl (Cell.Add over
+// every record) in the cell order of storm.json, never taken from
+// summary.json, except for each cell's windows and type pairs (computed
+// from events/ and history.jsonl, which runs.jsonl does not hold); when
+// summary.json exists and counts other runs, Notes say so. It returns what
+// it could read together with an error joining an *ArtifactError per
+// malformed artifact (a cut-off or non-JSON line of runs.jsonl with its
+// line number, a malformed storm.json or one of an unknown schema version,
+// an unknown schema version in summary.json, a cell listed twice, a null
+// cell in summary.json); it returns a nil *Stored only when dir holds no
 // runs.jsonl.
-func LoadStorm(dir string) (*Stored, error) {
+func LoadStorm(dir string, meta Meta) (*Stored, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
 	}
@@ -88,13 +110,13 @@ func LoadStorm(dir string) (*Stored, error) {
 	st := &Stored{Dir: dir}
 	var problems []error
 
-	var hdr stormHeader
+	var hdr Header
 	hdrOK := false
-	if err := ReadDocument(filepath.Join(dir, FileStorm), &hdr, func() int { return hdr.Schema }); err != nil {
+	if err := ReadMeta(dir, meta); err != nil {
 		problems = append(problems, err)
 	} else {
-		hdrOK = true
-		st.Shard = hdr.Config.Shard
+		hdr, hdrOK = meta.Header(), true
+		st.Meta, st.Shard = meta, hdr.Shard
 	}
 
 	if err := EachLine(runsPath, func(l runLine) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
 )
 
 // storedWant is a testdata/storms/*/want.json: what LoadStorm must make of
@@ -32,7 +33,7 @@ func TestLoadStorm(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			var want storedWant
 			filetest.ReadJSON(t, filepath.Join(dir, "want.json"), &want)
-			st, err := reports.LoadStorm(dir)
+			st, err := storm.LoadStorm(dir)
 			if st == nil {
 				t.Fatalf("LoadStorm = nil, %v", err)
 			}
@@ -55,10 +56,18 @@ func TestLoadStorm(t *testing.T) {
 			}
 			matchEach(t, "problem", problems, want.Problems)
 			matchEach(t, "note", st.Notes, want.Notes)
+			// Meta is storm.json read whole, or nil when it could not be
+			// (a cell listed twice is read, then named).
+			stormBad := slices.ContainsFunc(problems, func(p string) bool {
+				return strings.HasPrefix(p, reports.FileStorm) && !strings.Contains(p, "listed twice")
+			})
+			if m, ok := st.Meta.(*storm.StormMeta); stormBad != (st.Meta == nil) || st.Meta != nil && (!ok || len(m.Cells) == 0) {
+				t.Errorf("Meta = %#v with storm.json problems %v", st.Meta, stormBad)
+			}
 		})
 	}
 	t.Run("not a storm", func(t *testing.T) {
-		st, err := reports.LoadStorm(t.TempDir())
+		st, err := storm.LoadStorm(t.TempDir())
 		if st != nil || !errors.Is(err, reports.ErrNotStorm) {
 			t.Errorf("LoadStorm(empty dir) = %v, %v; want nil, ErrNotStorm", st, err)
 		}

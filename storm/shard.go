@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -117,14 +116,29 @@ func (s *Shard) Set(v string) error { return s.UnmarshalText([]byte(v)) }
 // Type names the flag's value (pflag.Value).
 func (s *Shard) Type() string { return "i/n" }
 
-// ReadMeta reads a storm directory's storm.json, checking its schema version.
-// Errors are *reports.ArtifactError naming the file.
+// ReadMeta reads a storm directory's storm.json whole (reports.ReadMeta),
+// checking its schema version. Errors are *reports.ArtifactError naming
+// the file.
 func ReadMeta(dir string) (*StormMeta, error) {
 	var m StormMeta
-	if err := reports.ReadDocument(filepath.Join(dir, reports.FileStorm), &m, func() int { return m.Schema }); err != nil {
+	if err := reports.ReadMeta(dir, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// LoadStorm reads a storm directory back (reports.LoadStorm) with its
+// storm.json decoded whole into a StormMeta, as ReadMeta and --resume read
+// it: report, compare, gate, merge and fidelity --from refuse what --resume
+// refuses. Stored.Meta is the *StormMeta (nil when storm.json could not be
+// read).
+func LoadStorm(dir string) (*reports.Stored, error) {
+	return reports.LoadStorm(dir, new(StormMeta))
+}
+
+// Header is what reading a storm back needs of storm.json (reports.Meta).
+func (m *StormMeta) Header() reports.Header {
+	return reports.Header{Schema: m.Schema, Cells: m.Cells, Started: m.Started, Shard: m.Config.Shard.String()}
 }
 
 // ShardDir is one shard's directory and its storm.json.

@@ -156,6 +156,9 @@ var placeholders = map[string]func(t *testing.T) string{
 	"CUTSTORMJSON": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) { cutAfter(t, filepath.Join(dir, reports.FileStorm), 12) })
 	},
+	"BADTYPES": func(t *testing.T) string {
+		return storedStorm(t, func(t *testing.T, dir string) { badTypes(t, filepath.Join(dir, reports.FileStorm)) })
+	},
 	"CUTRUNS": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) { cutLastLine(t, filepath.Join(dir, reports.FileRuns)) })
 	},
@@ -217,6 +220,26 @@ func cutAfter(t *testing.T, path string, keep int) {
 		t.Fatalf("%s has %d lines, cannot cut after %d", path, len(lines), keep)
 	}
 	writeFile(t, path, []byte(strings.Join(lines[:keep], "")+lines[keep][:len(lines[keep])/2]))
+}
+
+// badTypes edits storm.json's config to "worlds": 42 and "runs": "lots":
+// well-formed JSON with values of the wrong type, in place (the lines stay
+// where the storm wrote them).
+func badTypes(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := string(b)
+	for _, e := range []struct{ re, to string }{{`"worlds": \[[^\]]*\]`, `"worlds": 42`}, {`"runs": [0-9]+`, `"runs": "lots"`}} {
+		loc := regexp.MustCompile(e.re).FindStringIndex(edited)
+		if loc == nil {
+			t.Fatalf("%s has no %s to edit", path, e.re)
+		}
+		edited = edited[:loc[0]] + e.to + edited[loc[1]:]
+	}
+	writeFile(t, path, []byte(edited))
 }
 
 // elided reports whether a README row's printed line elides part of the

@@ -29,7 +29,9 @@ count and rate with its 95% Wilson interval, the difference (head − base, in
 percentage points), the two-sided Fisher exact test p-value and the runs per
 cell needed to detect that difference at p < 0.05 with 80% power (two-
 proportion normal approximation; "—" when the difference is 0). Rates are
-over runs less infra runs (an unreachable store measured nothing).
+over runs less infra runs (an unreachable store measured nothing). Each
+side's runs, stuck and infra runs are shown as "base / head": those runs
+decided nothing.
 
 The verdict per cell: "worse" when either rate is higher in head with
 p < 0.05, "better" when either is lower with p < 0.05 and neither is worse,

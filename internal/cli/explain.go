@@ -129,18 +129,14 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	return opts.Format.Print(opts.IO.Out, explanation{ex})
 }
 
-// readStormMeta reads storm.json: the conditions' knobs the reference
-// replays need.
+// readStormMeta reads storm.json (storm.ReadMeta, as every command reads
+// it): the conditions' knobs the reference replays need. A directory
+// without one is not a storm.
 func readStormMeta(dir string) (*storm.StormMeta, error) {
-	var meta storm.StormMeta
-	path := filepath.Join(dir, reports.FileStorm)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); errors.Is(err, os.ErrNotExist) {
 		return nil, &reports.ArtifactError{File: dir, Err: reports.ErrNotStorm}
 	}
-	if err := reports.ReadDocument(path, &meta, func() int { return meta.Schema }); err != nil {
-		return nil, err
-	}
-	return &meta, nil
+	return storm.ReadMeta(dir)
 }
 
 // storedInput builds the explainer's input for a stored run.

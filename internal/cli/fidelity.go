@@ -67,7 +67,8 @@ engine team's CI storms and the seed's phase A-C storm) and print, per world,
 stormctl's numbers next to the reference with PASS, FAIL or unknown per claim,
 then "fidelity: N of M claims pass".
 
-Claims, per world (rates are over runs less infra; bad = corrupted + silent):
+Claims, per world (rates are over decided runs: completed, corrupted, silent,
+gap, hole; bad = corrupted + silent):
   main-step-corrupted         main step-storm bad >= 50%          (CI 583/600)
   control-clean               control bad+gap = 0, every condition (CI 0/200)
   callsite-step/-hook         main's bad >= 5 x callsite's, callsite silent 0
@@ -75,16 +76,24 @@ Claims, per world (rates are over runs less infra; bad = corrupted + silent):
   seq-step                    postgres: main's corrupted >= 5 x seq's (seed 20 -> 2 of 24)
   seq-hook-not-worse          postgres: seq's hook-storm corrupted not higher with
                               one-sided Fisher p < 0.05 (seed 5 -> 0 of 24)
+  seq-step-local-not-better   local: seq's step-storm corrupted not lower with
+                              one-sided Fisher p < 0.05 (seed 24 -> 23 of 24)
+  seq-hook-local-not-worse    local: seq's hook-storm corrupted not higher with
+                              one-sided Fisher p < 0.05 (seed 18 -> 9 of 24)
   tail-fence-hook-not-better  tail-fence's hook-storm bad not lower with one-sided
                               Fisher p < 0.05 (CI 177 -> 252 of 600)
   target-clean                seq+callsite+ordered: 0 corrupted, silent, gap;
                               rejections > 0 over its cells
-A claim whose cell measured no run (an interrupted storm) is unknown, never
-a pass; infra and stuck runs are judged and noted.
+A shift claim whose reference side (main) did not corrupt fails: a shift from
+0 proves nothing. A claim whose cell has too few decided runs (fewer than 80%
+of its runs, or none: an interrupted storm, stuck or infra runs) is unknown,
+never a pass; stuck, failed and infra runs are left out of the rates and
+noted.
 
 One storm per world, one after another, each a normal storm directory in
 --out/<world>/ (stormctl report and gate read it), then --out/fidelity.json.
-Only the cells the world's claims read are run: 12 per world, 14 on postgres.
+Only the cells the world's claims read are run: 12 per world, 14 on postgres
+and local.
 The default worlds, local and postgres, need no network and start in
 seconds; vercel is opt-in (--world vercel) and runs --vercel-runs per cell.
 --from judges stored storms instead: a storm directory, or a fidelity --out

@@ -36,30 +36,34 @@ func TestFidelityFrom(t *testing.T) {
 		files []string
 	}{
 		{"one world, every claim passes", []string{"--from", "{local}"}, cli.ExitOK,
-			[]string{"local (", "main step-storm is heavily corrupted", "24/24 (100%)", "PASS", "fidelity: 6 of 6 claims pass"}, nil},
+			[]string{"local (", "main step-storm is heavily corrupted", "24/24 (100%)", "PASS", "fidelity: 8 of 8 claims pass"}, nil},
 		{"two storms, seq's claims on postgres", []string{"--from", "{local},{postgres}"}, cli.ExitOK,
-			[]string{"local (", "postgres (", "seq cuts main's step-storm corrupted ≥ 5x", "20/24 (83.3%) → 2/24 (8.3%) (10.0x)", "fidelity: 14 of 14 claims pass"}, nil},
+			[]string{"local (", "postgres (", "seq cuts main's step-storm corrupted ≥ 5x", "20/24 (83.3%) → 2/24 (8.3%) (10.0x)", "fidelity: 16 of 16 claims pass"}, nil},
 		{"a fidelity --out with one storm per world", []string{"--from", "{both}"}, cli.ExitOK,
-			[]string{"local (", "postgres (", "fidelity: 14 of 14 claims pass"}, nil},
+			[]string{"local (", "postgres (", "fidelity: 16 of 16 claims pass"}, nil},
 		{"--world narrows the stored worlds", []string{"--from", "{both}", "--world", "postgres"}, cli.ExitOK,
 			[]string{"postgres (", "fidelity: 8 of 8 claims pass"}, nil},
 		{"a failing claim exits 1 and says why", []string{"--from", "{fail}"}, cli.ExitGateFailed,
 			[]string{"FAIL", "FAIL callsite-step: callsite silent 3, needs 0", "FAIL target-clean: the fence never rejected a write",
-				"fidelity: 4 of 6 claims pass (2 fail)"}, nil},
+				"fidelity: 6 of 8 claims pass (2 fail)"}, nil},
 		{"an interrupted storm is unknown, not a pass", []string{"--from", "{interrupted}"}, cli.ExitGateFailed,
 			[]string{"note control-clean: judged with 1 infra run in its cells",
 				"unknown callsite-hook: local/hook-storm/callsite has no runs (interrupted?)",
 				"unknown tail-fence-hook-not-better: local/hook-storm/tail-fence has no runs",
-				"fidelity: 4 of 6 claims pass (2 unknown)"}, nil},
+				"fidelity: 6 of 8 claims pass (2 unknown)"}, nil},
+		{"a storm whose control runs all stuck is unknown, not clean", []string{"--from", "{stuck-control}"}, cli.ExitGateFailed,
+			[]string{"unknown control-clean: local/control/main: not enough evidence: 0 decided runs of 24 (24 stuck); at least 20 needed",
+				"unknown target-clean: local/control/seq+callsite+ordered: not enough evidence: 0 decided runs of 24 (24 stuck)",
+				"fidelity: 6 of 8 claims pass (2 unknown)"}, nil},
 		{"a world asked for and not stored is unknown", []string{"--from", "{local}", "--world", "local,postgres"}, cli.ExitGateFailed,
-			[]string{"local (", "postgres\n", "unknown main-step-corrupted: postgres/step-storm/main is not in the storm", "fidelity: 6 of 14 claims pass (8 unknown)"}, nil},
+			[]string{"local (", "postgres\n", "unknown main-step-corrupted: postgres/step-storm/main is not in the storm", "fidelity: 8 of 16 claims pass (8 unknown)"}, nil},
 		{"markdown", []string{"--from", "{fail}", "--format", "markdown"}, cli.ExitGateFailed,
-			[]string{"#### local (", "claim", "|:---", "| FAIL", "- FAIL callsite-step", "**fidelity: 4 of 6 claims pass (2 fail)**"}, nil},
+			[]string{"#### local (", "claim", "|:---", "| FAIL", "- FAIL callsite-step", "**fidelity: 6 of 8 claims pass (2 fail)**"}, nil},
 		{"--out writes fidelity.json", []string{"--from", "{local}", "--out", "{out}"}, cli.ExitOK,
-			[]string{"fidelity: 6 of 6 claims pass"}, []string{"{out}/fidelity.json"}},
+			[]string{"fidelity: 8 of 8 claims pass"}, []string{"{out}/fidelity.json"}},
 	}
 	dirs := map[string]string{}
-	for _, name := range []string{"local", "postgres", "fail", "interrupted"} {
+	for _, name := range []string{"local", "postgres", "fail", "interrupted", "stuck-control"} {
 		dirs[name] = fixtureStorm(t, "fidelity-"+name)
 	}
 	both := filepath.Join(t.TempDir(), "fid")
@@ -134,7 +138,7 @@ func TestFidelityFromJSON(t *testing.T) {
 	if !reflect.DeepEqual(printed, written) {
 		t.Errorf("stdout and %s differ:\n%+v\n%+v", cli.FidelityFile, printed, written)
 	}
-	if printed.Schema != fidelity.SchemaVersion || printed.Passed != 4 || printed.Failed != 2 || printed.Unknown != 0 || len(printed.Results) != 6 {
+	if printed.Schema != fidelity.SchemaVersion || printed.Passed != 6 || printed.Failed != 2 || printed.Unknown != 0 || len(printed.Results) != 8 {
 		t.Errorf("report = %+v", printed)
 	}
 	for _, r := range printed.Results {
@@ -174,15 +178,15 @@ func TestFidelityInterrupted(t *testing.T) {
 	if code != cli.ExitInterrupted {
 		t.Fatalf("exit %d, want %d; stdout:\n%sstderr:\n%s", code, cli.ExitInterrupted, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "fidelity: local (1 of 2): 12 cells x 24 runs") || strings.Contains(stderr, "vercel (2 of 2)") {
+	if !strings.Contains(stderr, "fidelity: local (1 of 2): 14 cells x 24 runs") || strings.Contains(stderr, "vercel (2 of 2)") {
 		t.Errorf("stderr does not show local stormed alone:\n%s", stderr)
 	}
-	if !strings.HasSuffix(stdout, "fidelity: 0 of 12 claims pass (12 unknown)\n") {
+	if !strings.HasSuffix(stdout, "fidelity: 0 of 14 claims pass (14 unknown)\n") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	var rep fidelity.Report
 	filetest.ReadJSON(t, filepath.Join(out, cli.FidelityFile), &rep)
-	if !rep.Interrupted || rep.Unknown != 12 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
+	if !rep.Interrupted || rep.Unknown != 14 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
 		t.Errorf("%s = %+v", cli.FidelityFile, rep)
 	}
 	var meta struct{ Cells []reports.CellKey }

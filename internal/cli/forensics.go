@@ -368,7 +368,7 @@ func (c *classifier) changeLine() string {
 // store writes the computed classes and timeline links into summary.json
 // and summary.md (runs.jsonl, the storm's own record, is left as it was).
 func (c *classifier) store(runs []reports.RunRecord) error {
-	st, err := reports.LoadStorm(c.dir)
+	st, err := storm.LoadStorm(c.dir)
 	if st == nil {
 		return err
 	}

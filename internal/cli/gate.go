@@ -23,7 +23,7 @@ type GateOptions struct {
 func NewCmdGate(f *Factory, runF func(context.Context, *GateOptions) error) *cobra.Command {
 	opts := &GateOptions{IO: f.IO}
 	var maxRules []string
-	var infraRate float64
+	var infraRate, minDecided float64
 	cmd := &cobra.Command{
 		Use:   "gate DIR",
 		Short: "Fail (exit 1) when a stored storm breaks the given rules",
@@ -51,13 +51,21 @@ Rules:
   --baseline DIR --no-worse no cell is "worse" than in DIR by compare's test
 
 With no rule given the default is:
-  --conditions 'seq*' --max corrupted=0 --max silent=0 --max gap=0 --control-clean
+  --conditions 'seq*' --max corrupted=0 --max silent=0 --max gap=0 --max stuck=0 --control-clean
 (a --conditions given alone keeps its globs with the default rules).
+--control-clean also fails a control cell with stuck runs: a run that never
+ended is no evidence the control is clean.
 
-Infra runs never count as failures of other rules. Calibration is always
-checked: a storm with legacy cells (condition main*) that all found nothing
-(0 corrupted, 0 silent, 0 gap) is "uncalibrated" — it could not see the race —
-and the gate fails; a storm with no legacy cells makes no calibration claim.`,
+Evidence is always checked, whatever the rules: every gated cell (the
+narrowed cells, and the control cells under --control-clean) needs at least
+--min-decided of its runs decided (completed, corrupted, silent, gap or
+hole), and at least one; a cell of stuck, failed or infra runs fails with
+"not enough evidence". Otherwise infra runs never count as failures of
+other rules.
+Calibration is always checked: a storm with legacy cells (condition main*)
+that all found nothing (0 corrupted, 0 silent, 0 gap) is "uncalibrated" — it
+could not see the race — and the gate fails; a storm with no legacy cells
+makes no calibration claim.`,
 		Example: `  # the default rules: seq* cells clean, the control clean, calibrated
   stormctl gate storms/20261202-141100
 
@@ -80,6 +88,9 @@ and the gate fails; a storm with no legacy cells makes no calibration claim.`,
 			if cmd.Flags().Changed("max-infra-rate") {
 				opts.Config.MaxInfraRate = &infraRate
 			}
+			if cmd.Flags().Changed("min-decided") {
+				opts.Config.MinDecided = &minDecided
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -94,6 +105,7 @@ and the gate fails; a storm with no legacy cells makes no calibration claim.`,
 	fl.BoolVar(&c.RequireRejections, "require-rejections", false, "every cell (the control aside) rejected at least one write")
 	fl.BoolVar(&c.RequireTruePositives, "require-true-positives", false, "every cell (the control aside) has a true-positive rejection")
 	fl.Float64Var(&infraRate, "max-infra-rate", 0, "at most this rate of infra runs per cell, e.g. 0.05")
+	fl.Float64Var(&minDecided, "min-decided", reports.DefaultMinDecided, "every gated cell has at least this share of its runs decided (completed, corrupted, silent, gap, hole), and at least one; stuck, failed and infra runs decide nothing")
 	fl.BoolVar(&c.NoWorse, "no-worse", false, "no cell is worse than in --baseline")
 	fl.StringVar(&opts.Baseline, "baseline", "", "baseline storm directory for --no-worse")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatTable: "plain lines"})

@@ -108,7 +108,7 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 		sh := s.Meta.Config.Shard
 		in = append(in, merge.Shard{Dir: s.Dir, Name: sh.String(), Owns: sh.Owns})
 	}
-	res, err := merge.Merge(opts.Out, meta, meta.Cells, in)
+	res, err := merge.Merge(opts.Out, meta, meta.Cells, in, storm.LoadStorm)
 	if res != nil {
 		for _, n := range res.Notes {
 			fmt.Fprintf(opts.IO.ErrOut, "merge: %s\n", n)

@@ -71,7 +71,7 @@ func TestMergeShards(t *testing.T) {
 	if !meta.Config.Shard.IsZero() || meta.Config.Runs != 3 {
 		t.Errorf("merged storm.json: shard %q, runs %d; want no shard, 3 runs", meta.Config.Shard, meta.Config.Runs)
 	}
-	st, err := reports.LoadStorm(merged)
+	st, err := storm.LoadStorm(merged)
 	if err != nil || len(st.Notes) > 0 {
 		t.Fatalf("the merged storm does not read back cleanly: %v %v", err, st.Notes)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/storm"
 )
 
 // ReportOptions are the report command's options.
@@ -28,8 +29,9 @@ printed, never what summary.json alone claims. When summary.json exists and
 counts other runs, stderr says so.
 
 Malformed artifacts (a cut-off line of runs.jsonl, an unknown schema version
-in storm.json or summary.json) are named with their file and line on stderr
-and make stormctl exit 2; what could be read is still printed.`,
+in storm.json or summary.json, a value of the wrong type anywhere in
+storm.json, as storm --resume refuses it) are named with their file and line
+on stderr and make stormctl exit 2; what could be read is still printed.`,
 		Example: `  stormctl report storms/20261202-141100
   stormctl report storms/20261202-141100 --format markdown >> "$GITHUB_STEP_SUMMARY"
   stormctl report storms/20261202-141100 --format json | jq '.cells[] | {condition, corrupted}'`,
@@ -57,12 +59,14 @@ func runReport(_ context.Context, opts *ReportOptions) error {
 	return err
 }
 
-// loadStorm reads a storm directory back for report, compare and gate. It
-// prints the notes (summary.json disagreeing with runs.jsonl) on stderr and
-// returns the storm with a *UsageError naming every malformed artifact, or
-// nil and the error when there is nothing to report.
+// loadStorm reads a storm directory back for report, compare, gate and
+// fidelity --from (storm.LoadStorm: storm.json read whole, as --resume
+// reads it). It prints the notes (summary.json disagreeing with runs.jsonl)
+// on stderr and returns the storm with a *UsageError naming every
+// malformed artifact, or nil and the error when there is nothing to
+// report.
 func loadStorm(io *IOStreams, cmd, dir string) (*reports.Stored, error) {
-	st, err := reports.LoadStorm(dir)
+	st, err := storm.LoadStorm(dir)
 	if st == nil {
 		return nil, &UsageError{Err: err}
 	}

@@ -161,7 +161,7 @@ func combine(vs ...string) string {
 }
 
 var compareHeader = []string{
-	"world", "scenario", "condition", "runs",
+	"world", "scenario", "condition", "runs", "stuck", "infra",
 	"corrupted base", "corrupted head", "Δ", "p", "runs needed",
 	"corrupted+silent base", "corrupted+silent head", "Δ", "p", "runs needed",
 	"verdict",
@@ -204,13 +204,18 @@ func PValue(p float64) string {
 }
 
 func (cc *CellComparison) row() []string {
-	runs := func(c *reports.Cell) string {
-		if c == nil {
-			return dash
+	// sides is "base / head" of a count, — on a side without the cell.
+	sides := func(n func(*reports.Cell) int) string {
+		side := func(c *reports.Cell) string {
+			if c == nil {
+				return dash
+			}
+			return strconv.Itoa(n(c))
 		}
-		return strconv.Itoa(c.Runs)
+		return side(cc.Base) + " / " + side(cc.Head)
 	}
-	r := []string{cc.World, cc.Scenario, cc.Condition, runs(cc.Base) + " / " + runs(cc.Head)}
+	r := []string{cc.World, cc.Scenario, cc.Condition, sides(func(c *reports.Cell) int { return c.Runs }),
+		sides(func(c *reports.Cell) int { return c.Stuck }), sides(func(c *reports.Cell) int { return c.Infra })}
 	r = append(r, cc.Corrupted.cols()...)
 	r = append(r, cc.Bad.cols()...)
 	return append(r, cc.Verdict)
@@ -240,7 +245,8 @@ func compareLegend(c *Comparison) string {
 	if c.Across != "" {
 		across = "Cells matched across conditions (" + c.Across + "), rows named by the base's. "
 	}
-	return across + fmt.Sprintf("base %s, head %s. Rates are over runs less infra, with %g%% Wilson intervals; Δ is head − base; "+
+	return across + fmt.Sprintf("base %s, head %s. runs, stuck and infra are base / head; stuck and infra runs decided nothing. "+
+		"Rates are over runs less infra, with %g%% Wilson intervals; Δ is head − base; "+
 		"p is Fisher's exact test (two-sided); a verdict needs p < %g; runs needed per cell detect Δ at p < %g with %g%% power.",
 		c.Base, c.Head, 100*(1-c.Alpha), c.Alpha, c.Alpha, 100*c.Power)
 }

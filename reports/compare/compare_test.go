@@ -106,3 +106,74 @@ func TestCompare(t *testing.T) {
 func near(got, want, rel float64) bool {
 	return math.Abs(got-want) <= rel*math.Max(math.Abs(want), 1e-12)
 }
+
+// TestCompareShowsUndecided: every format shows each side's stuck and
+// infra runs, which decided nothing (a stuck run counts in n as not
+// corrupted, so a reader must see how many there were).
+func TestCompareShowsUndecided(t *testing.T) {
+	cell := func(completed, stuck, infra int) []*reports.Cell {
+		c := &reports.Cell{World: "local", Scenario: "step-storm", Condition: "seq"}
+		for o, n := range map[reports.Outcome]int{reports.Completed: completed, reports.Stuck: stuck, reports.Infra: infra} {
+			for range n {
+				c.Add(reports.RunRecord{Outcome: o})
+			}
+		}
+		return []*reports.Cell{c}
+	}
+	cmp := compare.Compare(&reports.Summary{Cells: cell(21, 2, 1)}, &reports.Summary{Cells: cell(9, 12, 3)})
+	var tbl, md bytes.Buffer
+	if err := cmp.Table(&tbl); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmp.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	// The statistics table, in both formats: runs, stuck and infra as
+	// base / head, in that order after the cell's name.
+	for _, out := range []string{tbl.String(), md.String()} {
+		header, row := "", ""
+		for _, l := range strings.Split(out, "\n") {
+			switch {
+			case strings.Contains(l, "corrupted base") && header == "":
+				header = l
+			case strings.Contains(l, "24 / 24") && row == "":
+				row = l
+			}
+		}
+		// Columns are separated by | (markdown) or │ (a terminal's box).
+		fields := func(l string) []string {
+			var out []string
+			for _, f := range strings.FieldsFunc(l, func(r rune) bool { return r == '|' || r == '│' }) {
+				out = append(out, strings.TrimSpace(f))
+			}
+			return out
+		}
+		h, r := fields(header), fields(row)
+		if len(h) < 6 || len(r) < 6 {
+			t.Fatalf("no statistics table with runs, stuck and infra columns:\n%s", out)
+		}
+		for i, want := range [][2]string{{"runs", "24 / 24"}, {"stuck", "2 / 12"}, {"infra", "1 / 3"}} {
+			if h[3+i] != want[0] || r[3+i] != want[1] {
+				t.Errorf("column %d = %q: %q, want %q: %q in\n%s", 4+i, h[3+i], r[3+i], want[0], want[1], out)
+			}
+		}
+	}
+	if !strings.Contains(md.String(), "2 stuck") || !strings.Contains(md.String(), "12 stuck / 3 infra") {
+		t.Errorf("markdown's seed table does not name each side's stuck and infra runs:\n%s", md.String())
+	}
+	b, err := json.Marshal(cmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cells []struct {
+			Base, Head struct{ Stuck, Infra int }
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Cells) != 1 {
+		t.Fatalf("json: %v\n%s", err, b)
+	}
+	if c := doc.Cells[0]; c.Base.Stuck != 2 || c.Base.Infra != 1 || c.Head.Stuck != 12 || c.Head.Infra != 3 {
+		t.Errorf("json cells[0] base/head stuck, infra = %+v, want 2, 1 / 12, 3:\n%s", c, b)
+	}
+}

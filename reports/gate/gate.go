@@ -108,18 +108,27 @@ type Config struct {
 	MaxInfraRate *float64 `json:"max_infra_rate,omitempty"`
 	// NoWorse: no narrowed cell is worse than the baseline (Compare).
 	NoWorse bool `json:"no_worse,omitempty"`
+	// MinDecided is the share of its runs every gated cell (narrowed, and
+	// the control cells under --control-clean) must have decided
+	// (reports.Cell.Evidenced): a cell of stuck, failed or infra runs is
+	// no evidence, whatever the other rules say. Always checked, like
+	// calibration; nil: reports.DefaultMinDecided.
+	MinDecided *float64 `json:"min_decided,omitempty"`
 }
 
-// Default is the rules gate applies when none are given.
+// Default is the rules gate applies when none are given: the target
+// (seq*) cells have no corrupted, silent, gap or stuck run (a stuck run is
+// no evidence a cell is clean), and the control is clean.
 func Default() Config {
 	return Config{
 		Conditions:   []string{"seq*"},
-		Max:          []MaxRule{{string(reports.Corrupted), 0}, {string(reports.Silent), 0}, {string(reports.Gap), 0}},
+		Max:          []MaxRule{{string(reports.Corrupted), 0}, {string(reports.Silent), 0}, {string(reports.Gap), 0}, {string(reports.Stuck), 0}},
 		ControlClean: true,
 	}
 }
 
-// Rules is the number of rules given (calibration aside).
+// Rules is the number of rules given (calibration and the evidence rule,
+// always checked, aside).
 func (c Config) Rules() int {
 	n := len(c.Max)
 	for _, b := range []bool{c.ControlClean, c.RequireRejections, c.RequireTruePositives, c.MaxInfraRate != nil, c.NoWorse} {
@@ -131,16 +140,30 @@ func (c Config) Rules() int {
 }
 
 // Defaults returns c with Default's rules when c has none (its
-// --conditions, when given, are kept).
+// --conditions, when given, are kept), and MinDecided set.
 func (c Config) Defaults() Config {
+	if c.MinDecided == nil {
+		r := reports.DefaultMinDecided
+		c.MinDecided = &r
+	}
 	if c.Rules() > 0 {
 		return c
 	}
 	d := Default()
+	d.MinDecided = c.MinDecided
 	if len(c.Conditions) > 0 {
 		d.Conditions = c.Conditions
 	}
 	return d
+}
+
+// minDecided is the evidence rule's share (reports.DefaultMinDecided when
+// unset).
+func (c Config) minDecided() float64 {
+	if c.MinDecided == nil {
+		return reports.DefaultMinDecided
+	}
+	return *c.MinDecided
 }
 
 // Validate checks every rule; messages name the flag.
@@ -162,6 +185,9 @@ func (c Config) Validate() error {
 	}
 	if r := c.MaxInfraRate; r != nil && (*r < 0 || *r > 1) {
 		return fmt.Errorf("--max-infra-rate %g: want a rate in [0, 1], e.g. 0.05", *r)
+	}
+	if r := c.MinDecided; r != nil && !(*r >= 0 && *r <= 1) {
+		return fmt.Errorf("--min-decided %g: want a share in [0, 1], e.g. 0.8 (a cell needs at least one decided run whatever it is)", *r)
 	}
 	return nil
 }
@@ -283,9 +309,13 @@ func (c Calibration) text() string {
 // Check checks storm s against the rules of c (which the caller has
 // defaulted and validated). base is the baseline storm for --no-worse (nil
 // without one). Infra runs never count as failures of a rule other than
-// --max infra=N and --max-infra-rate; a cell whose runs were all infra is
-// not held to --require-rejections or --require-true-positives. A storm with
-// legacy cells that all found nothing is uncalibrated and never passes.
+// --max infra=N, --max-infra-rate and the evidence rule (as runs that
+// decided nothing); a cell whose runs were all infra is not held to
+// --require-rejections or --require-true-positives. Every
+// gated cell (narrowed, and the control cells under --control-clean) needs
+// MinDecided of its runs decided (reports.Cell.Evidenced), whatever the
+// rules: a storm that measured nothing never passes. A storm with legacy
+// cells that all found nothing is uncalibrated and never passes.
 func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 	res := &Result{Rules: c.Rules(), Config: c}
 	res.Calibration = calibrate(s)
@@ -293,10 +323,15 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 		res.Broken = append(res.Broken, Breach{Rule: Uncalibrated, Reason: strings.TrimPrefix(res.Calibration.text(), Uncalibrated+": ")})
 	}
 	var narrowed []*reports.Cell
+	// looked are the gated cells: the narrowed ones, and every control
+	// cell under --control-clean.
 	looked := map[reports.CellKey]bool{}
 	for _, cell := range s.Cells {
 		if c.narrows(cell.Condition) {
 			narrowed = append(narrowed, cell)
+			looked[cell.Key()] = true
+		}
+		if c.ControlClean && cell.Scenario == ControlScenario {
 			looked[cell.Key()] = true
 		}
 	}
@@ -307,9 +342,19 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 		res.Broken = append(res.Broken, Breach{Rule: "--conditions " + strings.Join(c.Conditions, ","),
 			Reason: fmt.Sprintf("matches no cell of this storm (its conditions: %s)", strings.Join(s.Conditions(), ", "))})
 	}
+	empty := map[reports.CellKey]bool{}
 	for _, cell := range narrowed {
 		if cell.Runs == 0 {
+			empty[cell.Key()] = true
 			add("runs", cell, "no runs recorded (an interrupted storm, or a shard not merged)")
+		}
+	}
+	// The evidence rule: a gated cell whose runs mostly decided nothing
+	// (stuck, failed, infra) cannot pass any other rule on what it lacks.
+	rate := c.minDecided()
+	for _, cell := range s.Cells {
+		if looked[cell.Key()] && !empty[cell.Key()] && !cell.Evidenced(rate) {
+			add(fmt.Sprintf("--min-decided %g", rate), cell, "not enough evidence: %s (a stuck, failed or infra run shows nothing either way)", cell.Evidence(rate))
 		}
 	}
 	for _, r := range c.Max {
@@ -324,10 +369,13 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 			if cell.Scenario != ControlScenario {
 				continue
 			}
-			looked[cell.Key()] = true
 			if cell.Corrupted+cell.Silent+cell.Gap > 0 {
 				add("--control-clean", cell, "the control is not clean: %d corrupted, %d silent, %d gap of %d runs (the harness, not the condition, is suspect)",
 					cell.Corrupted, cell.Silent, cell.Gap, cell.Runs)
+			}
+			if cell.Stuck > 0 {
+				add("--control-clean", cell, "%d stuck of %d runs: a run that never ended is no evidence the control is clean (the harness or the machine is suspect)",
+					cell.Stuck, cell.Runs)
 			}
 		}
 	}

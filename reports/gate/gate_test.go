@@ -115,6 +115,27 @@ func TestGateConfig(t *testing.T) {
 			wantErr: []string{"--max-infra-rate", "5", "[0, 1]"},
 		},
 		{
+			name: "--min-decided alone keeps the default rules",
+			cfg:  gate.Config{MinDecided: rate(0.5)},
+			want: func() gate.Config {
+				d := gate.Default()
+				d.MinDecided = rate(0.5)
+				return d
+			}(),
+		},
+		{
+			name:    "--min-decided above 1",
+			cfg:     gate.Config{MinDecided: rate(1.5)},
+			want:    func() gate.Config { d := gate.Default(); d.MinDecided = rate(1.5); return d }(),
+			wantErr: []string{"--min-decided", "1.5", "[0, 1]"},
+		},
+		{
+			name:    "--min-decided negative",
+			cfg:     gate.Config{MinDecided: rate(-0.1), RequireRejections: true},
+			want:    gate.Config{MinDecided: rate(-0.1), RequireRejections: true},
+			wantErr: []string{"--min-decided", "-0.1"},
+		},
+		{
 			name:    "empty glob",
 			cfg:     gate.Config{Conditions: []string{""}, ControlClean: true},
 			want:    gate.Config{Conditions: []string{""}, ControlClean: true},
@@ -124,6 +145,9 @@ func TestGateConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.cfg.Defaults()
+			if tc.want.MinDecided == nil { // Defaults always sets the evidence rule's share
+				tc.want.MinDecided = rate(reports.DefaultMinDecided)
+			}
 			a, _ := json.Marshal(got)
 			b, _ := json.Marshal(tc.want)
 			if string(a) != string(b) {

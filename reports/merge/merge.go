@@ -64,9 +64,11 @@ func (m *Result) CountLines() []string {
 // with a malformed artifact, a run of a cell not in cells or of a run index
 // its shard does not own, a (cell, run index) or run id found twice, and
 // checks that every cell's merged counts, read back from out, equal the sum
-// of the shards'. The caller checks that the shards are of one storm
+// of the shards'. load reads a storm directory back, each shard's and the
+// merged one (storm.LoadStorm: storm.json read whole, as every command
+// reads it). The caller checks that the shards are of one storm
 // (storm.MergeMeta).
-func Merge(out string, meta any, cells []reports.CellKey, shards []Shard) (*Result, error) {
+func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load func(dir string) (*reports.Stored, error)) (*Result, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty", out)
 	}
@@ -87,7 +89,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard) (*Resu
 	}
 	var lines []line
 	for _, sh := range shards {
-		st, err := reports.LoadStorm(sh.Dir)
+		st, err := load(sh.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("cannot merge shard %s (%s): %w", sh.Name, sh.Dir, err)
 		}
@@ -154,7 +156,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard) (*Resu
 		return nil, &OutputError{Err: err}
 	}
 
-	back, err := reports.LoadStorm(out)
+	back, err := load(out)
 	if err != nil {
 		return nil, &OutputError{Err: fmt.Errorf("the merged storm does not read back: %w", err)}
 	}

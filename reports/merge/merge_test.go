@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/merge"
+	"github.com/stormctl/stormctl/storm"
 )
 
 // shardOf returns a merge.Shard of a testdata/storms directory owning the
@@ -38,7 +39,7 @@ func TestMergeRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			res, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": tc.cells}, tc.cells, tc.shards)
+			res, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": tc.cells}, tc.cells, tc.shards, storm.LoadStorm)
 			if err == nil {
 				t.Fatalf("Merge = %+v, want an error", res)
 			}
@@ -57,7 +58,7 @@ func TestMergeRefuses(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(out, "x"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := merge.Merge(out, nil, cells, []merge.Shard{shardOf(ok, 1, 1)})
+		_, err := merge.Merge(out, nil, cells, []merge.Shard{shardOf(ok, 1, 1)}, storm.LoadStorm)
 		if err == nil || !strings.Contains(err.Error(), "not empty") {
 			t.Errorf("Merge into a non-empty dir = %v, want a refusal", err)
 		}
@@ -87,7 +88,7 @@ func TestMergeCopiesTimelines(t *testing.T) {
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	if _, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}); err != nil {
+	if _, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}, storm.LoadStorm); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, page)); err != nil || string(b) != "<html></html>" {
