@@ -325,7 +325,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
 	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
-	outcome, detail := decide(c.sc, final, readErr, stats)
+	outcome, detail := decide(c.sc, final, readErr, stats, ended)
 	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
 	if startErr != nil {
 		outcome, detail = reports.Failed, startErr.Error()
