@@ -135,3 +135,44 @@ func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID str
 		}
 	}
 }
+
+// hanging holds every List until its ctx ends, then fails it as an
+// unreachable store would; blocked is closed when the first one waits.
+type hanging struct {
+	worlds.World
+	once    sync.Once
+	blocked chan struct{}
+}
+
+func (h *hanging) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	h.once.Do(func() { close(h.blocked) })
+	<-ctx.Done()
+	return eventlog.Page{}, eventlog.Unavailable("hanging", ctx.Err())
+}
+
+// TestTheRunsEndIsNotTheStores: an operation cut short because its run
+// ended is no evidence about the store, whatever error it comes back
+// with: a run finished while its load hung records no unavailable store,
+// and its only dated answer is its creation's.
+func TestTheRunsEndIsNotTheStores(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	w := &hanging{World: openLocal(ctx, t), blocked: make(chan struct{})}
+	policy, scheme := singleRunner(false)
+	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Policy: policy, Scheme: scheme})
+	if err := rt.Start(ctx, "run-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.blocked:
+	case <-ctx.Done():
+		t.Fatal("the run never loaded its log")
+	}
+	stats := rt.Finish("run-1")
+	if !stats.LastUnavailable.IsZero() || stats.InfraErrors != 0 || stats.Unrecognised != 0 {
+		t.Errorf("stats %+v: a load the run's end cut short counted against the store", stats)
+	}
+	if stats.LastStoreOK.IsZero() {
+		t.Error("the run's creation was answered, yet no answer is dated")
+	}
+}

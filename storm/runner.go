@@ -323,6 +323,9 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		stopDriver()
 		driveErr = dg.Wait()
 	}
+	// The run's end, for its outcome's evidence: before Finish, which may
+	// wait out writes that outlive the run (slot scheme, writeGrace).
+	stopped := time.Now()
 	stats := c.rt.Finish(runID)
 	var bug *crash.Error
 	if errors.As(driveErr, &bug) {
@@ -344,7 +347,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
 	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
-	outcome, detail := decide(c.sc, final, readErr, stats, ended)
+	outcome, detail := decide(c.sc, final, readErr, stats, stopped)
 	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
 	if startErr != nil {
 		outcome, detail = reports.Failed, startErr.Error()
