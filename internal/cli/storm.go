@@ -74,8 +74,10 @@ refused (exit 2).
 Outcomes per run: completed (right output), silent (finished with a wrong
 output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
 hole (slot scheme: a load refused an empty slot for good), stuck (no
-terminal event before --timeout), failed (another terminal error), infra
-(the store was unreachable; never counted as corruption).
+terminal event before --timeout), failed (another terminal error, or an
+error stormctl does not recognise, with its text), infra (the run stopped
+on an unreachable store: its last error, within 90 s of its end, said so
+and nothing answered after it; never counted as corruption).
 
 --nemesis breaks the stores on this machine's loopback while the storm runs
 (off by default): each world gets --nemesis-faults faults of each of its
