@@ -161,8 +161,10 @@ func (rt *Runtime) invoke(s *runState, m message) {
 			rt.redeliver(s, m)
 			return
 		default:
+			// Not a store answer this handler knows, and not an unreachable
+			// store (that case is above): unrecognised, never infra.
 			rt.cfg.Logger.Warn("suspension write failed", "run", s.id, "err", err)
-			s.stats.infra.Add(1)
+			s.stats.failure(err)
 			return
 		}
 	}
@@ -292,6 +294,7 @@ func (rt *Runtime) load(ctx context.Context, s *runState, after eventlog.Cursor,
 	var hw holeWait
 	for {
 		p, err := rt.cfg.World.List(ctx, s.id, after, pageSize)
+		s.stats.observe(ctx, err)
 		var he *eventlog.HoleError
 		if errors.As(err, &he) {
 			if hw.slot == 0 {
@@ -346,6 +349,7 @@ func (rt *Runtime) waitOrSeal(ctx context.Context, s *runState, he *eventlog.Hol
 		return fmt.Errorf("seal slot %d of run %s: the world cannot seal: %w", he.Slot, s.id, he)
 	}
 	_, sealed, err := sl.Seal(ctx, s.id, he.Slot)
+	s.stats.observe(ctx, err)
 	if err != nil {
 		return fmt.Errorf("seal slot %d of run %s: %w", he.Slot, s.id, err)
 	}
@@ -359,8 +363,9 @@ func (rt *Runtime) waitOrSeal(ctx context.Context, s *runState, he *eventlog.Hol
 // loadFailed handles a load error: a density violation fails the run loudly;
 // a hole (slot scheme, no seals) is retried as a recovery and fails the run
 // with CORRUPTED_EVENT_LOG once it outlives the recovery budget, as core
-// refuses to replay across one; an unreachable store is retried and counted
-// as infrastructure.
+// refuses to replay across one; any other error is retried, and counted as
+// infrastructure when the store was unreachable (eventlog.ErrUnavailable),
+// as unrecognised otherwise.
 func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err error) {
 	switch {
 	case ctx.Err() != nil:
@@ -371,16 +376,19 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 			return
 		}
 		fail := RunFailure{Code: CodeCorrupted, Reason: ReasonHole, Message: err.Error()}
-		if _, werr := rt.append(ctx, s.id, []eventlog.Draft{failureDraft(fail)}); werr == nil {
+		if _, werr := rt.append(ctx, s, []eventlog.Draft{failureDraft(fail)}); werr == nil {
 			s.markDone()
 		}
 	case errors.Is(err, eventlog.ErrGap), errors.Is(err, eventlog.ErrDuplicate):
 		fail := []eventlog.Draft{FailureDraft(CodeGap, err.Error())}
-		if _, werr := rt.append(ctx, s.id, fail); werr == nil {
+		if _, werr := rt.append(ctx, s, fail); werr == nil {
 			s.markDone()
 		}
 	default:
-		s.stats.infra.Add(1)
+		// An unreachable store counts as infrastructure; any other error
+		// as unrecognised, with its text (never infra). Either way the
+		// queue delivers the run again.
+		s.stats.failure(err)
 		rt.cfg.Logger.Debug("load failed", "run", s.id, "err", err)
 		rt.enqueue(s, m, rt.backoff(m.restarts+2))
 	}
@@ -393,7 +401,7 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 // what was written is dispatched.
 func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, drafts []eventlog.Draft) error {
 	if rt.cfg.Policy.Fenced() {
-		evs, err := rt.appendFenced(ctx, s.id, expected, drafts)
+		evs, err := rt.appendFenced(ctx, s, expected, drafts)
 		if err != nil {
 			return err
 		}
@@ -407,9 +415,9 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 		if rt.cfg.Policy.Guard != eventlog.GuardNone {
 			// The legacy guard: each decision carries the count of events
 			// the writer has seen, its own earlier writes included.
-			evs, err = rt.appendFenced(ctx, s.id, expected+written, []eventlog.Draft{d})
+			evs, err = rt.appendFenced(ctx, s, expected+written, []eventlog.Draft{d})
 		} else {
-			evs, err = rt.append(ctx, s.id, []eventlog.Draft{d})
+			evs, err = rt.append(ctx, s, []eventlog.Draft{d})
 		}
 		switch {
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrSealed):

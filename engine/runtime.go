@@ -137,21 +137,87 @@ type RunStats struct {
 	// (eventlog.ErrRefused: the devkit packages validate every event
 	// against its entity's state, and have no attribute event).
 	Refusals int64 `json:"refusals,omitempty"`
+	// Unrecognised counts errors the engine's load and write handling did
+	// not recognise (neither a store answer it knows nor
+	// eventlog.ErrUnavailable); UnrecognisedErr is the first one's text. A
+	// run without a terminal event that met one is failed with it, never
+	// infra: nothing says the store was unreachable.
+	Unrecognised    int64  `json:"unrecognised,omitempty"`
+	UnrecognisedErr string `json:"unrecognisedErr,omitempty"`
+	// LastStoreOK is when the store last answered one of the run's
+	// operations (any answer: events, an acknowledged write, a conflict, a
+	// fence, a refusal); LastUnavailable is when one last failed with
+	// eventlog.ErrUnavailable, and LastUnavailableErr that error's text.
+	// Operations that ended because the run or the storm ended are not
+	// counted. They are the evidence a run that timed out is judged on:
+	// infra when it stopped on an unavailable store, stuck otherwise.
+	LastStoreOK        time.Time `json:"lastStoreOK,omitzero"`
+	LastUnavailable    time.Time `json:"lastUnavailable,omitzero"`
+	LastUnavailableErr string    `json:"lastUnavailableErr,omitempty"`
 }
 
 type runStats struct {
 	invocations, replays, divergences, recoveries, rejections, conflicts,
-	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites, refusals atomic.Int64
+	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites, refusals, unrecognised atomic.Int64
+
+	// mu guards the store evidence below (observe, unrecognisedErr).
+	mu                 sync.Mutex
+	unrecognisedErr    string
+	lastOK, lastUnavl  time.Time
+	lastUnavailableErr string
+}
+
+// observe records what the store's answer to one of the run's operations
+// says about the store: err nil or any answer the store gave (a conflict,
+// a fence, a hole, a refusal) is the store answering; ErrUnavailable is
+// the store not answering. An operation whose ctx ended is not evidence:
+// the run ended, not the store.
+func (s *runStats) observe(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch eventlog.Classify(err) {
+	case "unavailable":
+		s.lastUnavl, s.lastUnavailableErr = now, err.Error()
+	case "other":
+		// Neither an answer nor the store down: noted where it is handled
+		// (unrecognised).
+	default:
+		s.lastOK = now
+	}
+}
+
+// failure counts an error a load or a write met that the handler has no
+// case for: infra when it is eventlog.ErrUnavailable, unrecognised
+// otherwise (its text kept, the first one's).
+func (s *runStats) failure(err error) {
+	if errors.Is(err, eventlog.ErrUnavailable) {
+		s.infra.Add(1)
+		return
+	}
+	s.unrecognised.Add(1)
+	s.mu.Lock()
+	if s.unrecognisedErr == "" {
+		s.unrecognisedErr = err.Error()
+	}
+	s.mu.Unlock()
 }
 
 func (s *runStats) snapshot() RunStats {
-	return RunStats{
+	st := RunStats{
 		Invocations: s.invocations.Load(), Replays: s.replays.Load(), Divergences: s.divergences.Load(),
 		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
 		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(), Recovered: s.recovered.Load(),
 		HoleRefusals: s.holeRefusals.Load(), Seals: s.seals.Load(), SealedWrites: s.sealedWrites.Load(),
-		Refusals: s.refusals.Load(),
+		Refusals: s.refusals.Load(), Unrecognised: s.unrecognised.Load(),
 	}
+	s.mu.Lock()
+	st.UnrecognisedErr, st.LastStoreOK, st.LastUnavailable, st.LastUnavailableErr = s.unrecognisedErr, s.lastOK, s.lastUnavl, s.lastUnavailableErr
+	s.mu.Unlock()
+	return st
 }
 
 type runState struct {
@@ -227,15 +293,16 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
 		basis = eventlog.FenceOnDecisions
 	}
 	ctx = worlds.WithActor(ctx, "starter")
-	if err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard}); err != nil {
+	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard})
+	s.stats.observe(ctx, err)
+	if err != nil {
 		return fmt.Errorf("create run %s: %w", runID, err)
 	}
 	created := []eventlog.Draft{{Type: eventlog.RunCreated, Payload: mustJSON(input)}}
-	var err error
 	if rt.cfg.Policy.Fenced() {
-		_, err = rt.appendFenced(ctx, runID, 0, created)
+		_, err = rt.appendFenced(ctx, s, 0, created)
 	} else {
-		_, err = rt.append(ctx, runID, created)
+		_, err = rt.append(ctx, s, created)
 	}
 	if err != nil {
 		return fmt.Errorf("write run_created for %s: %w", runID, err)
@@ -351,16 +418,22 @@ func (rt *Runtime) writeCtx(ctx context.Context) (context.Context, context.Cance
 	return wctx, func() { stop(); cancel() }
 }
 
-// append writes facts (or one decision) unfenced through writeCtx.
-func (rt *Runtime) append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+// append writes facts (or one decision) of run s unfenced through
+// writeCtx, and observes the store's answer.
+func (rt *Runtime) append(ctx context.Context, s *runState, d []eventlog.Draft) ([]eventlog.Event, error) {
 	wctx, done := rt.writeCtx(ctx)
 	defer done()
-	return rt.cfg.World.Append(wctx, runID, d)
+	evs, err := rt.cfg.World.Append(wctx, s.id, d)
+	s.stats.observe(ctx, err)
+	return evs, err
 }
 
-// appendFenced writes a fenced batch through writeCtx.
-func (rt *Runtime) appendFenced(ctx context.Context, runID string, expected int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+// appendFenced writes a fenced batch of run s through writeCtx, and
+// observes the store's answer.
+func (rt *Runtime) appendFenced(ctx context.Context, s *runState, expected int64, d []eventlog.Draft) ([]eventlog.Event, error) {
 	wctx, done := rt.writeCtx(ctx)
 	defer done()
-	return rt.cfg.World.AppendFenced(wctx, runID, expected, d)
+	evs, err := rt.cfg.World.AppendFenced(wctx, s.id, expected, d)
+	s.stats.observe(ctx, err)
+	return evs, err
 }

@@ -46,6 +46,7 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 		_ = json.Unmarshal(created.Payload, &p)
 		corr := created.CorrelationID
 		if err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: corr}); err != nil {
+			unrecognised(ctx, s, err)
 			return // another worker owns this step, or the run ended
 		}
 		done := eventlog.Draft{Type: eventlog.StepCompleted, CorrelationID: corr}
@@ -65,6 +66,7 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 					// no attr_set event): the step runs on without it.
 					s.stats.refusals.Add(1)
 				case werr != nil && !errors.Is(werr, eventlog.ErrConflict):
+					unrecognised(ctx, s, werr)
 					return // the run ended, or the store is gone (counted by appendFact)
 				}
 			}
@@ -78,10 +80,22 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 				done.Payload = mustJSON(stepCompleted{Result: mustJSON(res.Result)})
 			}
 		}
-		if rt.appendFact(ctx, s, done) == nil {
+		err := rt.appendFact(ctx, s, done)
+		if err == nil {
 			rt.enqueue(s, message{}, 0)
 		}
+		unrecognised(ctx, s, err)
 	})
+}
+
+// unrecognised counts err, which a step worker met and stops on, as an
+// unrecognised error of run s when it is one: not an answer of the store
+// (a conflict: another worker wrote it), not an unreachable store (counted
+// where it happened), and not the run's end.
+func unrecognised(ctx context.Context, s *runState, err error) {
+	if err != nil && ctx.Err() == nil && eventlog.Classify(err) == "other" {
+		s.stats.failure(err)
+	}
 }
 
 // ResumeHook delivers payload to the hook with token, as a hook sender does:
@@ -171,7 +185,7 @@ func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft
 
 func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.Draft) error {
 	if rt.cfg.Policy.Fence != FenceAll {
-		_, err := rt.append(ctx, s.id, []eventlog.Draft{d})
+		_, err := rt.append(ctx, s, []eventlog.Draft{d})
 		if errors.Is(err, eventlog.ErrUnavailable) {
 			s.stats.infra.Add(1)
 		}
@@ -182,7 +196,7 @@ func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.D
 		if err != nil {
 			return err
 		}
-		_, err = rt.appendFenced(ctx, s.id, int64(len(log)), []eventlog.Draft{d})
+		_, err = rt.appendFenced(ctx, s, int64(len(log)), []eventlog.Draft{d})
 		if !errors.Is(err, eventlog.ErrFenced) {
 			return err
 		}

@@ -105,6 +105,9 @@ type Plan struct {
 	// Resume, when set (storm --resume), is the interrupted storm this one
 	// continues: only the runs it did not record run (Resume.Check first).
 	Resume *Resume
+	// Endpoints are the servers the worlds run on, for storm.json, secrets
+	// removed (the caller's: the endpoint flags are the CLI's).
+	Endpoints []Endpoint
 }
 
 // DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask

@@ -1,8 +1,10 @@
 package storm
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
@@ -11,15 +13,29 @@ import (
 	"github.com/stormctl/stormctl/scenarios"
 )
 
+// InfraWindow is how close to its end a run without a terminal event must
+// have met its last unavailable store to be infra. The engine retries an
+// unreachable store after at most 6.4 s (its longest backoff), and an
+// operation comes back unavailable within 60 s (the vercel world's request
+// timeout; postgres's connect timeout is 10 s), so a run still held up by
+// the store at its end met it within the window. A run whose last such
+// error is older, or whose store answered any operation after it, was not
+// stopped by the store: it is stuck.
+const InfraWindow = 90 * time.Second
+
 // decide reads a run's outcome off its final log, the way the engine team's
 // driver does: the first terminal event in log order decides, a completed
-// run's output is checked against its ledger.
-func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats engine.RunStats) (reports.Outcome, string) {
+// run's output is checked against its ledger. A run without one is judged
+// on the evidence at its end (ended): see stoppedOnUnavailable.
+func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats engine.RunStats, ended time.Time) (reports.Outcome, string) {
 	switch {
 	case errors.Is(readErr, eventlog.ErrGap), errors.Is(readErr, eventlog.ErrDuplicate):
 		return reports.Gap, readErr.Error()
-	case readErr != nil:
+	case errors.Is(readErr, eventlog.ErrUnavailable), errors.Is(readErr, context.DeadlineExceeded):
+		// readFinal waits out an outage for 30 s: the store did not answer.
 		return reports.Infra, readErr.Error()
+	case readErr != nil:
+		return reports.Failed, "read the final log: " + readErr.Error()
 	}
 	slots := forensics.ScanPositions(forensics.PositionsOf(final))
 	if slots.SealRaces > 0 {
@@ -55,8 +71,34 @@ func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats 
 	if slots.FirstGap > 0 && stats.HoleRefusals > 0 {
 		return reports.Hole, fmt.Sprintf("no terminal event: loads stopped at empty slot %d below committed slot %d (%d refusals)", slots.FirstGap, slots.FirstGapAbove, stats.HoleRefusals)
 	}
-	if stats.InfraErrors > 0 {
-		return reports.Infra, fmt.Sprintf("no terminal event; %d infrastructure errors", stats.InfraErrors)
+	if stats.Unrecognised > 0 {
+		return reports.Failed, fmt.Sprintf("no terminal event; unrecognised errors: %d, the first: %s", stats.Unrecognised, stats.UnrecognisedErr)
+	}
+	if stoppedOnUnavailable(stats, ended) {
+		return reports.Infra, fmt.Sprintf("no terminal event; the store was unavailable at the end: the last error, %s before it, was %s, and no operation succeeded after it",
+			ended.Sub(stats.LastUnavailable).Round(time.Millisecond), stats.LastUnavailableErr)
+	}
+	if !stats.LastUnavailable.IsZero() {
+		return reports.Stuck, fmt.Sprintf("no terminal event before the timeout, not for the store: its last unavailable error was %s before the end%s (infrastructure errors: %d)",
+			ended.Sub(stats.LastUnavailable).Round(time.Millisecond), answeredAfter(stats), stats.InfraErrors)
 	}
 	return reports.Stuck, "no terminal event before the timeout"
+}
+
+// stoppedOnUnavailable says a run stopped making progress on an unavailable
+// store: its last store error before ended was eventlog.ErrUnavailable, no
+// later than InfraWindow before ended, and the store answered none of its
+// operations after it.
+func stoppedOnUnavailable(stats engine.RunStats, ended time.Time) bool {
+	last := stats.LastUnavailable
+	return !last.IsZero() && ended.Sub(last) <= InfraWindow && !stats.LastStoreOK.After(last)
+}
+
+// answeredAfter says, for a stuck run's detail, that the store answered
+// after its last unavailable error, when it did.
+func answeredAfter(stats engine.RunStats) string {
+	if stats.LastStoreOK.After(stats.LastUnavailable) {
+		return ", the store answering after it"
+	}
+	return ""
 }

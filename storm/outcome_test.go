@@ -1,6 +1,7 @@
 package storm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
@@ -53,6 +55,10 @@ func TestDecide(t *testing.T) {
 		t.Fatal(err)
 	}
 	gap := &eventlog.GapError{RunID: "run-1", Want: 3, Got: 4}
+	// end is when each run ended; before(d) a time d before it.
+	end := time.Date(2025, 3, 1, 12, 4, 0, 0, time.UTC)
+	before := func(d time.Duration) time.Time { return end.Add(-d) }
+	down := eventlog.Unavailable("postgres: list", io.ErrUnexpectedEOF).Error()
 	tests := []struct {
 		name    string
 		log     string
@@ -73,7 +79,34 @@ func TestDecide(t *testing.T) {
 		{name: "another failure", log: "failed.log", want: reports.Failed, detail: "WORKFLOW_ERROR: decode run input"},
 		{name: "no terminal event", log: "no-terminal.log", want: reports.Stuck},
 		{name: "nothing written", log: "empty.log", want: reports.Stuck},
-		{name: "no terminal event after infra errors", log: "no-terminal.log", stats: engine.RunStats{InfraErrors: 2}, want: reports.Infra},
+		// A run without a terminal event is infra only when it stopped on
+		// an unavailable store: its last store error was one, within
+		// InfraWindow of its end, and the store answered nothing after it.
+		{name: "timed out on an unavailable store", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 40, LastStoreOK: before(70 * time.Second), LastUnavailable: before(2 * time.Second), LastUnavailableErr: down},
+			want:  reports.Infra, detail: "no terminal event; the store was unavailable at the end: the last error, 2s before it, was " + down + ", and no operation succeeded after it"},
+		{name: "unavailable from its start", log: "empty.log",
+			stats: engine.RunStats{InfraErrors: 9, LastUnavailable: before(time.Second), LastUnavailableErr: down}, want: reports.Infra},
+		{name: "last unavailable error at the window's edge", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 1, LastStoreOK: before(InfraWindow + time.Second), LastUnavailable: before(InfraWindow), LastUnavailableErr: down}, want: reports.Infra},
+		{name: "an early store error, the store answering after it", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 1, LastUnavailable: before(200 * time.Second), LastUnavailableErr: down, LastStoreOK: before(time.Second)},
+			want:  reports.Stuck, detail: "no terminal event before the timeout, not for the store: its last unavailable error was 3m20s before the end, the store answering after it (infrastructure errors: 1)"},
+		{name: "a recent store error, the store answering after it", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 3, LastUnavailable: before(5 * time.Second), LastUnavailableErr: down, LastStoreOK: before(time.Second)}, want: reports.Stuck},
+		{name: "last unavailable error past the window, nothing after it", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 1, LastStoreOK: before(InfraWindow + 2*time.Second), LastUnavailable: before(InfraWindow + time.Second), LastUnavailableErr: down},
+			want:  reports.Stuck},
+		{name: "infra errors counted without their time", log: "no-terminal.log", stats: engine.RunStats{InfraErrors: 2}, want: reports.Stuck},
+		// An unrecognised error is failed with its text, never infra.
+		{name: "an unrecognised error", log: "no-terminal.log",
+			stats: engine.RunStats{Unrecognised: 2, UnrecognisedErr: "decode row: unexpected column", LastStoreOK: before(time.Second)},
+			want:  reports.Failed, detail: "no terminal event; unrecognised errors: 2, the first: decode row: unexpected column"},
+		{name: "an unrecognised error on an unavailable store", log: "no-terminal.log",
+			stats: engine.RunStats{InfraErrors: 5, Unrecognised: 1, UnrecognisedErr: "append step_created: odd", LastUnavailable: before(time.Second), LastUnavailableErr: down},
+			want:  reports.Failed, detail: "no terminal event; unrecognised errors: 1, the first: append step_created: odd"},
+		{name: "an unrecognised error does not undo a terminal event", log: "completed.log",
+			stats: engine.RunStats{Unrecognised: 1, UnrecognisedErr: "odd"}, want: reports.Completed},
 		{name: "completed first decides", log: "completed-then-failed.log", want: reports.Completed},
 		{name: "failed first decides", log: "failed-then-completed.log", want: reports.Corrupted, detail: "diverged three times"},
 
@@ -82,12 +115,14 @@ func TestDecide(t *testing.T) {
 		{name: "read found a wrapped gap", log: "no-terminal.log", readErr: fmt.Errorf("dump: %w", gap), want: reports.Gap},
 		{name: "read found a duplicate", log: "no-terminal.log", readErr: &eventlog.DuplicateError{RunID: "run-1", Seq: 2}, want: reports.Gap},
 		{name: "store unavailable", log: "completed.log", readErr: eventlog.Unavailable("list", io.ErrUnexpectedEOF), want: reports.Infra},
-		{name: "read timed out", log: "empty.log", readErr: fmt.Errorf("list: %w", errors.New("context deadline exceeded")), want: reports.Infra},
+		{name: "read timed out", log: "empty.log", readErr: fmt.Errorf("list: %w", context.DeadlineExceeded), want: reports.Infra},
+		{name: "read met an unrecognised error", log: "completed.log", readErr: fmt.Errorf("list: %w", errors.New("decode row: odd")), want: reports.Failed,
+			detail: "read the final log: list: decode row: odd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			final := readLog(t, tt.log)
-			got, detail := decide(control, final, tt.readErr, tt.stats)
+			got, detail := decide(control, final, tt.readErr, tt.stats, end)
 			if got != tt.want {
 				t.Fatalf("decide = %s (%s), want %s", got, detail, tt.want)
 			}
@@ -126,7 +161,7 @@ func TestDecideSilentNamesLedgerError(t *testing.T) {
 	if ledgerErr == nil {
 		t.Fatal("the control check accepts the fixture's wrong output")
 	}
-	got, detail := decide(control, final, nil, engine.RunStats{})
+	got, detail := decide(control, final, nil, engine.RunStats{}, time.Now())
 	if got != reports.Silent || detail != ledgerErr.Error() {
 		t.Errorf("decide = %s, %q; want silent, %q", got, detail, ledgerErr)
 	}
@@ -150,7 +185,7 @@ func TestDecideUsesTheScenariosCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, detail := decide(sc, final, nil, engine.RunStats{}); got != tt.want {
+		if got, detail := decide(sc, final, nil, engine.RunStats{}, time.Now()); got != tt.want {
 			t.Errorf("%s: decide = %s (%s), want %s", tt.scenario, got, detail, tt.want)
 		}
 	}
@@ -190,7 +225,7 @@ func TestDecideSlot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, detail := decide(control, tt.final, nil, tt.stats)
+			got, detail := decide(control, tt.final, nil, tt.stats, time.Now())
 			if got != tt.want || detail == "" {
 				t.Fatalf("decide = %s (%q), want %s with a detail", got, detail, tt.want)
 			}

@@ -98,6 +98,24 @@ type StormMeta struct {
 	// (storm --nemesis; see nemesis.go).
 	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
 	Faults        []nemesis.Record `json:"faults,omitempty"`
+	// Endpoints are the servers the storm's worlds ran on, one per endpoint
+	// flag, secrets removed (Plan.Endpoints); a storm.json from before they
+	// were stored has none (nil), and so has a merge of shards that ran on
+	// different ones.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is a server a storm's worlds ran on, named by the flag that
+// picks it ("pg-url", "ingest-url", ...), as storm.json keeps it: Value is
+// the flag's value with any secret (password, token) removed, "" when the
+// flag was not given (the world's own embedded server); Secret says the
+// value had one, so that a resumed storm needs the flag given again. A
+// Secret with an empty Value is a value that could not be stored without
+// its secret.
+type Endpoint struct {
+	Flag   string `json:"flag"`
+	Value  string `json:"value"`
+	Secret bool   `json:"secret,omitempty"`
 }
 
 // cell is one cell's world, runtime and scenario.
@@ -140,7 +158,8 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	cfg := plan.Config
 	keys := plan.Cells
 	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
-		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows()}
+		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows(),
+		Endpoints: plan.Endpoints}
 	out, prior, err := openArtifacts(&meta, plan.Resume)
 	if err != nil {
 		return nil, err
@@ -304,6 +323,9 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		stopDriver()
 		driveErr = dg.Wait()
 	}
+	// The run's end, for its outcome's evidence: before Finish, which may
+	// wait out writes that outlive the run (slot scheme, writeGrace).
+	stopped := time.Now()
 	stats := c.rt.Finish(runID)
 	var bug *crash.Error
 	if errors.As(driveErr, &bug) {
@@ -325,7 +347,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
 	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
-	outcome, detail := decide(c.sc, final, readErr, stats)
+	outcome, detail := decide(c.sc, final, readErr, stats, stopped)
 	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
 	if startErr != nil {
 		outcome, detail = reports.Failed, startErr.Error()

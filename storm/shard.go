@@ -200,6 +200,9 @@ func MergeMeta(shards []ShardDir, out string) (*MergedMeta, error) {
 	m.Config.Out = out
 	m.Faults = nil // every shard's nemesis faults, shard by shard (ids repeat across shards)
 	for _, s := range sorted {
+		if !slices.Equal(s.Meta.Endpoints, first.Meta.Endpoints) {
+			m.Endpoints = nil // the shards ran on different servers: the merge ran on no one's
+		}
 		m.Faults = append(m.Faults, s.Meta.Faults...)
 		m.Merged.Shards = append(m.Merged.Shards, s.Meta.Config.Shard.String())
 		m.Merged.From = append(m.Merged.From, s.Dir)

@@ -3,7 +3,9 @@ package storm_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +288,39 @@ func FuzzParseShard(f *testing.F) {
 			t.Fatalf("ParseShard(%q) = %+v does not round-trip MarshalText/UnmarshalText: %+v", s, sh, text)
 		}
 	})
+}
+
+// TestMergeMetaEndpoints: a merged storm.json keeps the shards' servers
+// when they all ran on the same ones, and lists none when they did not (a
+// merge ran on no one shard's).
+func TestMergeMetaEndpoints(t *testing.T) {
+	pg := func(v string) []storm.Endpoint { return []storm.Endpoint{{Flag: "pg-url", Value: v}} }
+	shard := func(i int, eps []storm.Endpoint) storm.ShardDir {
+		return storm.ShardDir{Dir: fmt.Sprintf("storms/%d-2", i), Meta: &storm.StormMeta{
+			Schema: reports.SchemaVersion, Version: "v1",
+			Config: storm.Config{Worlds: []string{"postgres"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
+				Runs: 4, Seed: 1, Shard: storm.Shard{Index: i, Count: 2}},
+			Cells:     []reports.CellKey{{World: "postgres", Scenario: "control", Condition: "main"}},
+			Endpoints: eps,
+		}}
+	}
+	for _, tt := range []struct {
+		name string
+		a, b []storm.Endpoint
+		want []storm.Endpoint
+	}{
+		{"the same server", pg("postgres://u@db/app"), pg("postgres://u@db/app"), pg("postgres://u@db/app")},
+		{"two servers", pg("postgres://u@db/app"), pg("postgres://u@db2/app"), nil},
+		{"one from an older stormctl", pg("postgres://u@db/app"), nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := storm.MergeMeta([]storm.ShardDir{shard(1, tt.a), shard(2, tt.b)}, "merged")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(m.Endpoints, tt.want) {
+				t.Errorf("merged endpoints %+v, want %+v", m.Endpoints, tt.want)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
 )
 
 // readme is the README whose "Bad inputs" table TestBadInputs runs.
@@ -183,6 +185,26 @@ var placeholders = map[string]func(t *testing.T) string{
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(dir, reports.DirEvents), []byte("x\n"))
+		})
+	},
+	"PGSTORM": func(t *testing.T) string {
+		return storedStorm(t, func(t *testing.T, dir string) {
+			// As if begun with --world postgres --pg-url postgres://u:secret@db/app.
+			path := filepath.Join(dir, reports.FileStorm)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["config"].(map[string]any)["worlds"] = []string{"postgres"}
+			m["endpoints"] = []storm.Endpoint{{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}}
+			if b, err = json.MarshalIndent(m, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, b)
 		})
 	},
 	"RUN":  func(t *testing.T) string { return templateStorm(t).runs[0] },

@@ -202,6 +202,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		if err := plan.Only(fidelity.CellsFor(w)); err != nil {
 			return err
 		}
+		plan.Endpoints = storedEndpoints(opts.Endpoints)
 		plans[i] = plan
 	}
 	for _, l := range unusedEndpoints(opts.Endpoints, plans...) {

@@ -65,13 +65,19 @@ reboot): its config comes from DIR/storm.json, and only the run indexes of
 each cell that runs.jsonl does not list run, with the same run ids and seeds,
 appended to DIR. A flag of the matrix or the measurements (--world,
 --scenario, --condition, --runs, --seed, --time-scale, --latency, ...)
-given with another value than storm.json's is refused (exit 2).
+given with another value than storm.json's is refused (exit 2). The storm
+keeps its servers too: storm.json stores --pg-url, --ingest-url,
+--dynamo-endpoint, --redis-url and --devkit-dir without their passwords;
+one that had a password must be given again, one for another server is
+refused (exit 2).
 
 Outcomes per run: completed (right output), silent (finished with a wrong
 output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
 hole (slot scheme: a load refused an empty slot for good), stuck (no
-terminal event before --timeout), failed (another terminal error), infra
-(the store was unreachable; never counted as corruption).
+terminal event before --timeout), failed (another terminal error, or an
+error stormctl does not recognise, with its text), infra (the run stopped
+on an unreachable store: its last error, within 90 s of its end, said so
+and nothing answered after it; never counted as corruption).
 
 --nemesis breaks the stores on this machine's loopback while the storm runs
 (off by default): each world gets --nemesis-faults faults of each of its
@@ -154,13 +160,24 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	cfg := fillEmpty(trimLists(opts.Config))
 	var res *storm.Resume
 	var err error
+	endpoints := storedEndpoints(opts.Endpoints)
+	resumeNote := ""
 	if opts.Resume != "" {
+		given := func(flag string) bool { return slices.Contains(opts.Given, flag) }
 		if res, err = storm.ReadResume(opts.Resume); err != nil {
 			return usage("--resume: %w", err)
 		}
-		if cfg, err = res.Config(trimLists(opts.Config), func(flag string) bool { return slices.Contains(opts.Given, flag) }); err != nil {
+		if cfg, err = res.Config(trimLists(opts.Config), given); err != nil {
 			return &UsageError{Err: err}
 		}
+		// The storm's servers, not the embedded ones, unless given again.
+		if opts.Endpoints, resumeNote, err = resumeEndpoints(res, cfg.Worlds, opts.Endpoints, given); err != nil {
+			return &UsageError{Err: err}
+		}
+		if err := opts.Endpoints.Validate(); err != nil { // a stored --devkit-dir may be gone
+			return usage("--resume %s: %w", res.Dir, err)
+		}
+		endpoints = res.Meta.Endpoints // nil from an older storm.json: unknown
 	} else if _, err := os.Stat(filepath.Join(cfg.Out, reports.FileStorm)); err == nil {
 		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, reports.FileStorm, cfg.Out)
 	}
@@ -189,6 +206,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		}
 		plan.Resume = res
 	}
+	plan.Endpoints = endpoints
 	for _, l := range unusedEndpoints(opts.Endpoints, plan) {
 		logger.Warn(l)
 	}
@@ -210,6 +228,9 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		label += ": resumed"
 		if n := res.Stored.CutLine; n > 0 {
 			fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: dropped line %d of %s, cut off when the storm was stopped (its run runs again)\n", res.Dir, n, reports.FileRuns)
+		}
+		if resumeNote != "" {
+			fmt.Fprintln(opts.IO.ErrOut, resumeNote)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: %d runs recorded, %d to run\n", res.Dir, len(res.Stored.Runs), res.Missing(plan))
 	}
