@@ -28,6 +28,9 @@ type Stored struct {
 	Runs []RunRecord
 	// Shard is storm.json's shard ("i/n"), "" for a whole storm.
 	Shard string
+	// Nemesis lists the fault kinds storm.json's config.nemesis names
+	// (storm --nemesis); none for a storm run without one.
+	Nemesis []string
 	// Notes are disagreements that do not stop a report, e.g. summary.json
 	// counting other runs than runs.jsonl holds.
 	Notes []string
@@ -43,7 +46,10 @@ type stormHeader struct {
 	Cells   []CellKey `json:"cells"`
 	Started time.Time `json:"started"`
 	Config  struct {
-		Shard string `json:"shard"`
+		Shard   string `json:"shard"`
+		Nemesis struct {
+			Kinds []string `json:"kinds"`
+		} `json:"nemesis"`
 	} `json:"config"`
 }
 
@@ -95,6 +101,7 @@ func LoadStorm(dir string) (*Stored, error) {
 	} else {
 		hdrOK = true
 		st.Shard = hdr.Config.Shard
+		st.Nemesis = hdr.Config.Nemesis.Kinds
 	}
 
 	if err := EachLine(runsPath, func(l runLine) error {
