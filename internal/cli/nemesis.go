@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/storm"
 )
@@ -47,13 +48,14 @@ func checkNemesisEndpoints(c storm.Config, ep WorldEndpoints) error {
 	if has("postgres") && ep.PGURL != "" {
 		pc, err := pgconn.ParseConfig(ep.PGURL)
 		if err != nil {
-			return fmt.Errorf("--pg-url: %w", err)
+			return fmt.Errorf("--pg-url: %s", parseError(ep.PGURL, err))
 		}
 		if strings.HasPrefix(pc.Host, "/") {
-			return fmt.Errorf("--nemesis needs --pg-url on a loopback TCP address, not the unix socket %s", pc.Host)
+			return fmt.Errorf("--nemesis needs --pg-url on a loopback TCP address, not the unix socket %s", redact.Text(pc.Host, ep.PGURL))
 		}
 		if err := nemesis.CheckLoopback("--pg-url", fmt.Sprintf("%s:%d", pc.Host, pc.Port)); err != nil {
-			return err
+			// pgx may take a piece of a mistyped password for the host.
+			return redact.Wrap(err, ep.PGURL)
 		}
 		if named(nemesis.PGRestart) {
 			return fmt.Errorf("--nemesis pg-restart restarts the embedded cluster only: drop --pg-url, or the kind")
