@@ -436,3 +436,13 @@ func TestClassifyGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryClassDescribed: explain --help lists every class with its
+// description, from Describe.
+func TestEveryClassDescribed(t *testing.T) {
+	for _, c := range Classes() {
+		if Describe(c) == "" {
+			t.Errorf("class %s has no description", c)
+		}
+	}
+}

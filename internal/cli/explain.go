@@ -42,17 +42,7 @@ replay of the final log disagrees with; the empty slot of a hole or the gap of
 a gap; the operation a stuck run waits on), who wrote it and what that writer
 had read, and names a root-cause class:
 
-  stale-prefix    the writer's view lacked events the final log places before
-                  its write (they committed after its load began)
-  cursor-skip     as stale-prefix, but a missing event had committed before
-                  the load's last page and its cursor had passed it
-  wake-order      the view was exactly the final prefix before the write, yet
-                  a replay of it with the reference wake derives otherwise
-  hole            a load refused an empty slot below a committed one (slot)
-  density         a positioned log's load met a gap (seq, sequence)
-  blocked-branch  a stuck run waits on an operation nobody completes
-  unknown         none of these could be shown: the output says what evidence
-                  was missing
+` + explainClassesHelp() + `
 
 It prints an Elle-style numbered narrative; --format json prints the whole
 explanation (offending event, writer, view and its pages, missing events with
@@ -210,4 +200,14 @@ func eachLine(prefix string, xs []string) string {
 		b.WriteString(prefix + x + "\n")
 	}
 	return b.String()
+}
+
+// explainClassesHelp lists every root-cause class with what it means, from
+// explain's own table.
+func explainClassesHelp() string {
+	var rows []string
+	for _, c := range explain.Classes() {
+		rows = append(rows, helpRow(c, 18, explain.Describe(c)))
+	}
+	return strings.Join(rows, "\n")
 }

@@ -19,8 +19,7 @@ import (
 // addNemesisFlags registers --nemesis and its bounds on fl.
 func addNemesisFlags(fl *pflag.FlagSet, c *nemesis.Config) {
 	fl.Var(&c.Kinds, "nemesis", "break the worlds' stores during the storm, on this machine's loopback only (off by default): "+
-		"all, or kinds of pg-restart, pg-terminate (postgres), ingest-503, dynamo-pause, redis-down (vercel), latency (postgres, vercel), "+
-		"fs-unavailable (local). Faults and the runs they overlap are recorded in storm.json and runs.jsonl")
+		"all, or kinds of "+nemesisKindsHelp()+". Faults and the runs they overlap are recorded in storm.json and runs.jsonl")
 	fl.IntVar(&c.Faults, "nemesis-faults", nemesis.DefaultFaults, "faults of each --nemesis kind per world, one at a time")
 	fl.DurationVar(&c.Window, "nemesis-window", nemesis.DefaultWindow, "longest fault: each lasts between half of this and all of it")
 	fl.DurationVar(&c.Gap, "nemesis-gap", nemesis.DefaultGap, "mean quiet time before each fault (drawn between half and 1.5 times it)")

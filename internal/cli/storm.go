@@ -67,11 +67,7 @@ appended to DIR. A flag of the matrix or the measurements (--world,
 --scenario, --condition, --runs, --seed, --time-scale, --latency, ...)
 given with another value than storm.json's is refused (exit 2).
 
-Outcomes per run: completed (right output), silent (finished with a wrong
-output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
-hole (slot scheme: a load refused an empty slot for good), stuck (no
-terminal event before --timeout), failed (another terminal error), infra
-(the store was unreachable; never counted as corruption).
+` + outcomesHelp() + `
 
 --nemesis breaks the stores on this machine's loopback while the storm runs
 (off by default): each world gets --nemesis-faults faults of each of its
@@ -124,16 +120,16 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	}
 	fl := cmd.Flags()
 	c := &opts.Config
-	fl.StringSliceVar(&c.Worlds, "world", []string{"local"}, "worlds to storm, comma-separated (see `stormctl worlds`)")
-	fl.StringSliceVar(&c.Scenarios, "scenario", []string{"step-storm", "hook-storm", "control"}, "scenarios, comma-separated (see `stormctl scenarios`)")
-	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets with optional /key=value overrides (see `stormctl conditions`)")
+	fl.StringSliceVar(&c.Worlds, "world", []string{"local"}, "worlds to storm, comma-separated: "+strings.Join(worldNames(), ", ")+" (see `stormctl worlds`)")
+	fl.StringSliceVar(&c.Scenarios, "scenario", []string{"step-storm", "hook-storm", "control"}, "scenarios, comma-separated: "+strings.Join(scenarioNames(), ", ")+" (see `stormctl scenarios`)")
+	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets ("+strings.Join(presetNames(), ", ")+") with optional /key=value overrides (see `stormctl conditions`)")
 	fl.IntVar(&c.Runs, "runs", 24, "runs per cell")
 	fl.IntVar(&c.Concurrency, "concurrency", 20, "overlapping invocations per run")
 	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 8, the engine team's harness's per-PR concurrency; the vercel world may ask for fewer: 4 per core)")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
 	fl.IntVar(&c.Rounds, "rounds", scenarios.DefaultRounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")
-	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: seed, none or fixed:DURATION. seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
+	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: "+joinOr(worlds.LatencyForms())+". seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
 	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
@@ -300,4 +296,32 @@ func lessGC() (undo func()) {
 	}
 	old := debug.SetGCPercent(400)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// outcomesHelp is storm --help's paragraph on the outcomes, from reports'
+// own table.
+func outcomesHelp() string {
+	var items []string
+	for _, o := range reports.Outcomes() {
+		items = append(items, string(o)+" ("+o.Meaning()+")")
+	}
+	return wrap(0, 0, "Outcomes per run: "+strings.Join(items, ", ")+".")
+}
+
+// scenarioNames are the scenarios' names, in the registry's order.
+func scenarioNames() []string {
+	var out []string
+	for _, s := range scenarios.Registry() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// presetNames are the condition presets' names, in display order.
+func presetNames() []string {
+	var out []string
+	for _, p := range storm.Presets() {
+		out = append(out, p.Name)
+	}
+	return out
 }
