@@ -293,19 +293,57 @@ func warnCommitTimestamps(ctx context.Context, cfg postgres.Config, logger *slog
 	}
 }
 
+// version is this build's version (versionOf its build info).
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
-			}
-		}
-		if v != "" {
-			return v
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return versionOf(bi)
+}
+
+// versionOf formats a build's version: the main module's version when it
+// has one (a release, or the pseudo-version go derives from a tag); for a
+// "(devel)" build, "devel+REV" from the build's VCS stamp (the commit's
+// first 7 hex digits), then its commit time and "modified" when the work
+// tree had changes, e.g. "devel+027270d (2026-12-03T10:11:12Z, modified)";
+// "devel (no VCS stamp)" when the build has none (go build
+// -buildvcs=false, a build outside a git checkout, or in a git worktree,
+// which go does not stamp).
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "devel (no build info)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
 	}
-	return "dev"
+	if rev == "" {
+		return "devel (no VCS stamp)"
+	}
+	v := "devel+" + rev[:min(7, len(rev))]
+	var notes []string
+	if at != "" {
+		notes = append(notes, at)
+	}
+	if modified {
+		notes = append(notes, "modified")
+	}
+	if len(notes) > 0 {
+		v += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return v
 }
 
 // Main runs stormctl with the process's arguments and returns its exit code.
