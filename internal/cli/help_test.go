@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"log/slog"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,5 +79,32 @@ func TestHelpListsValidValues(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMainJobDurationAgrees: README's measured run of the main job (the
+// date and duration "What it prints" gives), the line that tells a new
+// user to run it, and storm --help's example of it state one figure.
+func TestMainJobDurationAgrees(t *testing.T) {
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	m := regexp.MustCompile(`printed them on (\d{4}-\d\d-\d\d) \(2-core machine, (\d+m\d+s)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README's \"What it prints\" gives no date and duration of the main job's run")
+	}
+	date, took := m[1], m[2]
+	line := regexp.MustCompile(`Run the main job [^(]*\([^)]*\)`).FindString(text)
+	_, help, _ := run(t.Context(), "storm", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	for what, s := range map[string]string{"README's line to run the main job": line, "storm --help": help} {
+		if !strings.Contains(s, took) || !strings.Contains(s, date) {
+			if i := strings.Index(s, "main job"); i >= 0 {
+				s = s[i:min(len(s), i+120)]
+			}
+			t.Errorf("%s does not state the measured %s on %s: %q", what, took, date, s)
+		}
 	}
 }

@@ -76,7 +76,8 @@ kinds (default 3), one at a time, each lasting up to --nemesis-window
 one fault in 12 s per world, sized for a 2-core machine at 8 runs in
 flight. storm.json records the schedule and every fault (kind, target,
 start, end); runs.jsonl marks each run a fault overlapped.`,
-		Example: `  # the main job on embedded defaults (about 4 minutes on 2 cores)
+		Example: `  # the main job on embedded defaults (about 7.5 minutes on 2 cores: 7m30s,
+  # measured 2026-12-03)
   stormctl storm --world local --scenario step-storm,hook-storm,control \
     --condition main,seq+callsite+ordered --runs 24
 
