@@ -573,3 +573,13 @@ func TestDuplicateStepsManyCreations(t *testing.T) {
 		t.Errorf("summary %q", ex.Summary)
 	}
 }
+
+// TestEveryClassDescribed: explain --help lists every class with its
+// description, from Describe.
+func TestEveryClassDescribed(t *testing.T) {
+	for _, c := range Classes() {
+		if Describe(c) == "" {
+			t.Errorf("class %s has no description", c)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/stormctl/stormctl/internal/redact"
 )
 
 // Target is one thing on this machine a kind of fault acts on.
@@ -58,15 +60,5 @@ func CheckLoopback(what, endpoint string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return &NotLoopbackError{What: what, Endpoint: redact(endpoint)}
-}
-
-// redact drops a URL's credentials.
-func redact(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.User == nil {
-		return endpoint
-	}
-	u.User = nil
-	return u.String()
+	return &NotLoopbackError{What: what, Endpoint: redact.String(endpoint)}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/redact"
 )
 
 // Options select what to read.
@@ -172,14 +173,14 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 	info := Info{Table: pgx.Identifier{o.Schema, "workflow_events"}.Sanitize()}
 	cfg, err := pgx.ParseConfig(o.URL)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
+		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(rootCause(err), o.URL))
 	}
 	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
 		return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact(o.URL), rootCause(err))
+		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(rootCause(err), o.URL))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
@@ -378,17 +379,6 @@ func mintTime(id string) time.Time {
 		return time.Time{}
 	}
 	return t
-}
-
-// redact names the server of a connection string for messages, without
-// its credentials. (Replacing the password's text in the URL would replace
-// its first occurrence, which may be elsewhere, and show the password.)
-func redact(url string) string {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return "the server"
-	}
-	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 }
 
 // rootCause is a one-line reason for a failed connection instead of pgx's

@@ -29,6 +29,9 @@ type Stored struct {
 	Runs []RunRecord
 	// Shard is storm.json's shard ("i/n"), "" for a whole storm.
 	Shard string
+	// Nemesis lists the fault kinds storm.json's config.nemesis names
+	// (storm --nemesis); none for a storm run without one.
+	Nemesis []string
 	// Notes are disagreements that do not stop a report, e.g. summary.json
 	// counting other runs than runs.jsonl holds.
 	Notes []string
@@ -55,6 +58,9 @@ type Header struct {
 	Started time.Time
 	// Shard is "i/n", "" for a whole storm.
 	Shard string
+	// Nemesis is the fault kinds the storm injected (storm --nemesis), none
+	// for a storm without faults.
+	Nemesis []string
 }
 
 // ReadMeta decodes dir's storm.json into m, the whole document: the one
@@ -116,7 +122,7 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 		problems = append(problems, err)
 	} else {
 		hdr, hdrOK = meta.Header(), true
-		st.Meta, st.Shard = meta, hdr.Shard
+		st.Meta, st.Shard, st.Nemesis = meta, hdr.Shard, hdr.Nemesis
 	}
 
 	if err := EachLine(runsPath, func(l runLine) error {

@@ -271,3 +271,13 @@ func TestCellJSON(t *testing.T) {
 		t.Errorf("read back\n%+v\nwant\n%+v", back, c)
 	}
 }
+
+// TestEveryOutcomeMeans: storm --help lists every outcome with its
+// meaning, from Meaning.
+func TestEveryOutcomeMeans(t *testing.T) {
+	for _, o := range reports.Outcomes() {
+		if o.Meaning() == "" {
+			t.Errorf("outcome %s has no meaning", o)
+		}
+	}
+}

@@ -404,7 +404,24 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if r.deps.Progress != nil {
 		r.deps.Progress.Update(snapshot)
 	}
-	return r.writeSummary()
+	if err := r.writeSummary(); err != nil {
+		return err
+	}
+	return selfCheck(c)
+}
+
+// selfCheck asks a cell's world whether it still does what it was opened
+// to do (worlds.SelfChecker), after a run it recorded: an error stops the
+// storm, the runs recorded so far kept.
+func selfCheck(c *cell) error {
+	sc, ok := worlds.Inner(c.world).(worlds.SelfChecker)
+	if !ok {
+		return nil
+	}
+	if err := sc.SelfCheck(); err != nil {
+		return fmt.Errorf("cell %s: %w", c.key, err)
+	}
+	return nil
 }
 
 // timelineWanted reserves a timeline for a run of class in cell k while the

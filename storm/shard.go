@@ -138,7 +138,11 @@ func LoadStorm(dir string) (*reports.Stored, error) {
 
 // Header is what reading a storm back needs of storm.json (reports.Meta).
 func (m *StormMeta) Header() reports.Header {
-	return reports.Header{Schema: m.Schema, Cells: m.Cells, Started: m.Started, Shard: m.Config.Shard.String()}
+	var kinds []string
+	for _, k := range m.Config.Nemesis.Kinds {
+		kinds = append(kinds, string(k))
+	}
+	return reports.Header{Schema: m.Schema, Cells: m.Cells, Started: m.Started, Shard: m.Config.Shard.String(), Nemesis: kinds}
 }
 
 // ShardDir is one shard's directory and its storm.json.

@@ -54,8 +54,12 @@ func ParseProfile(s string, seed uint64) (Profile, error) {
 		}
 		return fixedProfile{name: s, d: d}, nil
 	}
-	return nil, fmt.Errorf("invalid --latency %q (valid: seed, none, fixed:DURATION)", s)
+	return nil, fmt.Errorf("invalid --latency %q (valid: %s)", s, strings.Join(LatencyForms(), ", "))
 }
+
+// LatencyForms lists the forms a --latency value takes, as ParseProfile
+// reads them (help lists them from here).
+func LatencyForms() []string { return []string{"seed", "none", "fixed:DURATION"} }
 
 // NoLatency is the profile of no mint-to-commit window (--latency none).
 func NoLatency() Profile { return fixedProfile{name: "none"} }

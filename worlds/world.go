@@ -47,6 +47,14 @@ type Keeper interface {
 	Kept() string
 }
 
+// SelfChecker is implemented by worlds that can tell, while a storm uses
+// them, that they no longer do what they were opened to do (a devkit
+// world whose mint-to-commit window the package no longer lets the sidecar
+// spend). A storm asks after each run it records and stops with the error.
+type SelfChecker interface {
+	SelfCheck() error
+}
+
 // Resetter is implemented by worlds that can drop their whole namespace:
 // every run is gone and the world stays usable (the conformance suite,
 // worlds/worldtest, checks both).

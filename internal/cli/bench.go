@@ -99,8 +99,8 @@ the rounds' ratios. The issue's target is 0.85 or more at 16 clients.`,
 	}
 	fl := cmd.Flags()
 	c := &opts.Append
-	fl.StringSliceVar(&scripts, "script", nil, "scripts: legacy, seq, fenced (default all)")
-	fl.StringSliceVar(&placements, "placement", nil, "placements: hot, spread (default both)")
+	fl.StringSliceVar(&scripts, "script", nil, "scripts: "+strings.Join(names(bench.Scripts), ", ")+" (default all)")
+	fl.StringSliceVar(&placements, "placement", nil, "placements: "+strings.Join(names(bench.Placements), ", ")+" (default all)")
 	fl.IntSliceVar(&c.Clients, "clients", []int{1, 4, 16}, "client counts")
 	fl.IntVar(&c.Runs, "runs", 1000, "runs of a SPREAD row")
 	fl.IntVar(&c.Rounds, "rounds", 3, "rounds per row, each side once per round")

@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -22,10 +21,12 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mattn/go-isatty"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
@@ -185,13 +186,13 @@ func (ep WorldEndpoints) Validate() error {
 		// Hostname, not Host: "http://:8080" has a Host (":8080") and no
 		// host name, and a client would dial this machine for it.
 		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" {
-			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, redactURL(u.url))
+			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, redact.String(u.url))
 		}
 	}
 	if ep.RedisURL != "" {
 		if _, err := redis.ParseURL(ep.RedisURL); err != nil {
-			r := redactURL(ep.RedisURL)
-			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %s", r, strings.ReplaceAll(err.Error(), ep.RedisURL, r))
+			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %s",
+				redact.String(ep.RedisURL), redact.Text(strings.ReplaceAll(err.Error(), ep.RedisURL, redact.String(ep.RedisURL)), ep.RedisURL))
 		}
 	}
 	if ep.DevkitDir != "" {
@@ -200,17 +201,6 @@ func (ep WorldEndpoints) Validate() error {
 		}
 	}
 	return nil
-}
-
-// userinfo is the user:password@ part of a URL, found without parsing it
-// (a URL that does not parse can still carry a password).
-var userinfo = regexp.MustCompile(`://([^:/@]*):[^/]*@`)
-
-// redactURL is s with the password of its user:password@ part (if any)
-// replaced by xxxxx, for a message that quotes an endpoint flag's value:
-// an error message ends up in CI logs, a password must not.
-func redactURL(s string) string {
-	return userinfo.ReplaceAllString(s, "://${1}:xxxxx@")
 }
 
 // validPGURL checks a PostgreSQL connection string ("" is none): a
@@ -227,9 +217,35 @@ func validPGURL(flag, s string) error {
 		return fmt.Errorf("%s: scheme %q: want postgres://user:password@host:port/database or postgresql://...", flag, scheme)
 	}
 	if _, err := pgx.ParseConfig(s); err != nil {
-		return fmt.Errorf("%s: %v (want postgres://user:password@host:port/database)", flag, err)
+		return fmt.Errorf("%s: %s (want postgres://user:password@host:port/database)", flag, parseError(s, err))
 	}
 	return nil
+}
+
+// parseError is pgx's refusal of connection string s without any secret
+// of s: pgx masks the password as it reads the string, which is not where
+// a mistyped string's password ends (it reads a URL's userinfo up to the
+// first "@"), so its text is rebuilt around redact.String's, and what pgx
+// adds (its reason, the parser's error) is masked with redact.Text.
+func parseError(s string, err error) string {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return redact.Text(err.Error(), s)
+	}
+	text := pe.Error()
+	inner := ""
+	if u := errors.Unwrap(pe); u != nil {
+		inner = u.Error()
+		text = strings.TrimSuffix(text, " ("+inner+")")
+	}
+	reason := text
+	if i := strings.LastIndex(text, "`: "); i >= 0 {
+		reason = text[i+len("`: "):]
+	}
+	if inner != "" {
+		reason += " (" + inner + ")"
+	}
+	return "cannot parse `" + redact.String(s) + "`: " + redact.Text(reason, s)
 }
 
 // DefaultWorlds registers every built-in world. Nothing is started until a
@@ -277,19 +293,57 @@ func warnCommitTimestamps(ctx context.Context, cfg postgres.Config, logger *slog
 	}
 }
 
+// version is this build's version (versionOf its build info).
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
-			}
-		}
-		if v != "" {
-			return v
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return versionOf(bi)
+}
+
+// versionOf formats a build's version: the main module's version when it
+// has one (a release, or the pseudo-version go derives from a tag); for a
+// "(devel)" build, "devel+REV" from the build's VCS stamp (the commit's
+// first 7 hex digits), then its commit time and "modified" when the work
+// tree had changes, e.g. "devel+027270d (2026-12-03T10:11:12Z, modified)";
+// "devel (no VCS stamp)" when the build has none (go build
+// -buildvcs=false, a build outside a git checkout, or in a git worktree,
+// which go does not stamp).
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "devel (no build info)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
 	}
-	return "dev"
+	if rev == "" {
+		return "devel (no VCS stamp)"
+	}
+	v := "devel+" + rev[:min(7, len(rev))]
+	var notes []string
+	if at != "" {
+		notes = append(notes, at)
+	}
+	if modified {
+		notes = append(notes, "modified")
+	}
+	if len(notes) > 0 {
+		v += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return v
 }
 
 // Main runs stormctl with the process's arguments and returns its exit code.

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/reports/compare"
 )
 
@@ -35,9 +37,17 @@ decided nothing.
 
 The verdict per cell: "worse" when either rate is higher in head with
 p < 0.05, "better" when either is lower with p < 0.05 and neither is worse,
-else "no evidence". Both storms are read as ` + "`stormctl report`" + ` reads them.`,
+else "no evidence". Both storms are read as ` + "`stormctl report`" + ` reads them.
+
+When HEAD ran under --nemesis and BASE without, a second table counts the
+runs the faults misclassified per cell: a run a fault overlapped that ended
+neither completed nor infra with an outcome of a kind its cell never had in
+BASE (corrupted, silent, gap and hole are one kind; under the target
+condition, ` + fidelity.Target + `, any of them counts), or an infra run no
+fault overlapped.`,
 		Example: `  stormctl compare storms/base storms/head
   stormctl compare storms/base storms/head --format markdown >> "$GITHUB_STEP_SUMMARY"
+  stormctl compare storms/postgres storms/postgres-nemesis   # misclassified under faults
   stormctl compare storms/base storms/head --format json | jq '.cells[] | select(.verdict == "worse")'`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +73,7 @@ func runCompare(_ context.Context, opts *CompareOptions) error {
 	}
 	cmp := compare.Compare(base.Summary, head.Summary)
 	cmp.Base, cmp.Head = opts.Base, opts.Head
+	cmp.CountMisclassified(len(base.Nemesis) > 0, len(head.Nemesis) > 0, func(cond string) bool { return cond == fidelity.Target })
 	if err := opts.Format.Print(opts.IO.Out, cmp); err != nil {
 		return err
 	}

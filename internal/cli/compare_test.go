@@ -2,10 +2,16 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )
 
@@ -50,5 +56,104 @@ func TestCompareCommand(t *testing.T) {
 				t.Errorf("%s output lacks %q:\n%s", format, w, stdout)
 			}
 		}
+	}
+}
+
+// writeStorm writes a storm directory of runs (each run's Faults as given)
+// whose storm.json names the nemesis kinds given (none: no nemesis).
+func writeStorm(t *testing.T, name string, nemesisKinds []string, runs []reports.RunRecord) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var cells []reports.CellKey
+	var lines []string
+	for i, r := range runs {
+		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		if !slices.Contains(cells, k) {
+			cells = append(cells, k)
+		}
+		r.Index, r.RunID, r.Started, r.Ended, r.Millis = i, fmt.Sprintf("wrun_%s_%d", name, i), at, at.Add(time.Second), 1000
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	cfg := map[string]any{}
+	if len(nemesisKinds) > 0 {
+		cfg["nemesis"] = map[string]any{"kinds": nemesisKinds}
+	}
+	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at, "config": cfg})
+	if err := os.WriteFile(filepath.Join(dir, reports.FileStorm), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runsOf are n runs of one cell with outcome o, the first faulted of them
+// overlapped by a fault.
+func runsOf(scenario, condition string, o reports.Outcome, n, faulted int) []reports.RunRecord {
+	var rs []reports.RunRecord
+	for i := range n {
+		r := reports.RunRecord{World: "postgres", Scenario: scenario, Condition: condition, Outcome: o}
+		if i < faulted {
+			r.Faults = []string{"pg-terminate#1"}
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// TestCompareMisclassified: compare of a storm without the nemesis (base)
+// and one with it (head) counts the runs the faults misclassified, per
+// cell and in all, as README's "Faults (--nemesis)" defines them.
+func TestCompareMisclassified(t *testing.T) {
+	const target = "seq+callsite+ordered"
+	base := writeStorm(t, "base", nil, slices.Concat(
+		runsOf("hook-storm", "main", reports.Completed, 7, 0), runsOf("hook-storm", "main", reports.Corrupted, 5, 0),
+		runsOf("step-storm", target, reports.Completed, 12, 0),
+		runsOf("control", "main", reports.Completed, 12, 0)))
+	head := writeStorm(t, "head", []string{"pg-terminate"}, slices.Concat(
+		// main's wrong runs stay its own, whichever of corrupted and silent
+		runsOf("hook-storm", "main", reports.Completed, 2, 2), runsOf("hook-storm", "main", reports.Corrupted, 4, 4), runsOf("hook-storm", "main", reports.Silent, 6, 6),
+		// a faulted corrupted run of the target: 1
+		runsOf("step-storm", target, reports.Completed, 11, 11), runsOf("step-storm", target, reports.Corrupted, 1, 1),
+		// a faulted stuck run the control never had, an infra run no fault overlapped: 2
+		runsOf("control", "main", reports.Completed, 10, 10), runsOf("control", "main", reports.Stuck, 1, 1), runsOf("control", "main", reports.Infra, 1, 0)))
+
+	code, stdout, stderr := run(t.Context(), "compare", base, head, "--format", "json")
+	if code != cli.ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var cmp compare.Comparison
+	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	if cmp.MisclassifiedTotal == nil || *cmp.MisclassifiedTotal != 3 {
+		t.Fatalf("misclassified total %v, want 3:\n%s", cmp.MisclassifiedTotal, stdout)
+	}
+	want := map[string]int{"postgres/hook-storm/main": 0, "postgres/step-storm/" + target: 1, "postgres/control/main": 2}
+	for _, cc := range cmp.Cells {
+		if cc.Misclassified == nil || cc.Misclassified.Count != want[cc.CellKey.String()] {
+			t.Errorf("%s: misclassified %+v, want %d", cc.CellKey, cc.Misclassified, want[cc.CellKey.String()])
+		}
+	}
+
+	_, table, _ := run(t.Context(), "compare", base, head)
+	for _, w := range []string{"misclassified under faults (head ran under --nemesis, base without): 3", "12/12", "11/12"} {
+		if !strings.Contains(table, w) {
+			t.Errorf("table lacks %q:\n%s", w, table)
+		}
+	}
+	// Without a nemesis head compare prints what it always printed.
+	_, plain, _ := run(t.Context(), "compare", base, base)
+	if strings.Contains(plain, "misclassified") {
+		t.Errorf("compare of two storms without the nemesis mentions misclassification:\n%s", plain)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/postgres"
@@ -59,10 +60,10 @@ func storedEndpoints(ep WorldEndpoints) []storm.Endpoint {
 			}
 			e.Value = abs
 		default:
-			e.Value = redactURL(v)
+			e.Value = redact.String(v)
 			e.Secret = e.Value != v
 			if pw := pgPassword(f.name, v); pw != "" && strings.Contains(e.Value, pw) {
-				// A form redactURL leaves the password in (keyword=value
+				// A form the redaction left the password in (keyword=value
 				// settings, a password= parameter): not stored at all.
 				e.Value, e.Secret = "", true
 			}
@@ -135,7 +136,7 @@ func resumeEndpoints(res *storm.Resume, worldNames []string, given WorldEndpoint
 				fix = "give the storm's server"
 			}
 			return ep, "", fmt.Errorf("--resume %s: --%s %s differs from the storm's %s (storm.json); a resumed storm keeps its servers: %s, or start a new storm",
-				res.Dir, f.name, redactURL(*v), storedValue(s), fix)
+				res.Dir, f.name, redact.String(*v), storedValue(s), fix)
 		}
 	}
 	return ep, "", nil
@@ -151,7 +152,7 @@ func sameServer(f endpointFlag, given, stored string) bool {
 	}
 	g, s := f.server(given), f.server(stored)
 	if g == "" || s == "" {
-		return redactURL(given) == stored
+		return redact.String(given) == stored
 	}
 	return g == s
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stormctl/stormctl/internal/redact"
 )
 
 // TestValidPGURL: what pgx reads is taken, a "://" inside keyword=value
@@ -83,6 +86,11 @@ func FuzzWorldEndpoints(f *testing.F) {
 		{"0://=", "", "", ""},
 		{"host=", "http://in gest", "http://%zz", "redis://u:p@[::1]:6379/15?dial_timeout=1s"},
 		{"://", "//ingest:80", "127.0.0.1:8000", "redis://"},
+		// Secrets in every form: an @ in a password, query parameters,
+		// keyword/value settings, tokens.
+		{"postgres://admin:Hunter2@Secret:x@db:5432/app", "https://tok3n@ingest", "http://u:p@@dynamo:8000", "redis://:s3c@ret@cache:bad"},
+		{"host=db port=x password='a b' sslpassword=s3cret", "ftp://ingest?token=s3cret", "", "rediss://u:s3c/ret@cache:6380/x"},
+		{"postgres://u@db:x/app?password=s3cret&sslkey=/k.key", "", "", ""},
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
@@ -108,6 +116,22 @@ func FuzzWorldEndpoints(f *testing.F) {
 			}
 		} else if firstBad != "" {
 			t.Fatalf("Validate(%+v) accepted it, but %s alone is refused", ep, firstBad)
+		}
+
+		// An error quotes a value with its secrets masked: none it masks
+		// shows (unless the value shows it elsewhere too).
+		for i, fl := range endpointFields {
+			var one WorldEndpoints
+			fl.set(&one, values[i])
+			err := one.Validate()
+			if err == nil {
+				continue
+			}
+			for _, sec := range redact.Secrets(values[i]) {
+				if len(sec) >= 4 && strings.Contains(err.Error(), sec) && !strings.Contains(redact.String(values[i]), sec) {
+					t.Fatalf("%s %q: error %q shows the secret %q", fl.flag, values[i], err, sec)
+				}
+			}
 		}
 
 		_, pgxErr := pgx.ParseConfig(pg)
@@ -160,6 +184,15 @@ func TestEndpointErrorsHidePasswords(t *testing.T) {
 		{"ingest, another scheme", WorldEndpoints{IngestURL: "ftp://u:s3cretpw@ingest"}, "s3cretpw"},
 		{"dynamo, no host name", WorldEndpoints{DynamoEndpoint: "http://u:s3cretpw@:8000"}, "s3cretpw"},
 		{"postgres, a bad port", WorldEndpoints{PGURL: "postgres://u:s3cretpw@db:notaport/app"}, "s3cretpw"},
+		{"postgres, an @ in the password", WorldEndpoints{PGURL: "postgres://admin:Hunter2@Secret:x@db:5432/app"}, "Secret"},
+		{"postgres, a / in the password", WorldEndpoints{PGURL: "postgres://admin:Hun/ter2@db:5432/app"}, "ter2"},
+		{"postgres, password in the query", WorldEndpoints{PGURL: "postgres://admin@db:notaport/app?password=s3cretpw"}, "s3cretpw"},
+		{"postgres, sslpassword in the query", WorldEndpoints{PGURL: "postgres://admin@db:5432/app?sslpassword=s3cretpw&sslmode=bogus"}, "s3cretpw"},
+		{"postgres keyword/value, a bad port", WorldEndpoints{PGURL: "host=db port=x user=u password=s3cretpw"}, "s3cretpw"},
+		{"postgres keyword/value, quoted", WorldEndpoints{PGURL: "host=db port=x password='s3c ret\\'pw' sslpassword=an0ther"}, "an0ther"},
+		{"redis, a password alone", WorldEndpoints{RedisURL: "redis://:s3cretpw@h:bad"}, "s3cretpw"},
+		{"ingest, a token", WorldEndpoints{IngestURL: "ftp://ingest/?token=s3cretpw"}, "s3cretpw"},
+		{"ingest, a token as userinfo", WorldEndpoints{IngestURL: "ftp://s3cretpw@ingest"}, "s3cretpw"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,4 +208,70 @@ func TestEndpointErrorsHidePasswords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzEndpointErrorsHidePasswords: whatever the password, in every form
+// each endpoint flag takes (with something else wrong, so that Validate
+// refuses the value and quotes it), the error never shows the password nor
+// a piece of it (4 bytes or more between URL delimiters) the form's own
+// text does not hold.
+func FuzzEndpointErrorsHidePasswords(f *testing.F) {
+	for _, s := range []string{"Hunter2", "Hunter2@Secret:x", "pa/ss?w#rd", "a b'c\\d", "p&token=q", "xx@yy@zz:99", "%41%42%43%44"} {
+		f.Add(s)
+	}
+	userinfo := func(p string) string { return strings.TrimPrefix(url.UserPassword("u", p).String(), "u:") }
+	quoted := func(p string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(p) + "'" }
+	raw := func(p string) string { return p }
+	forms := []struct {
+		flag   string
+		format string
+		encode func(string) string
+	}{
+		{"--pg-url", "postgres://admin:%s@db:notaport/app", raw},
+		{"--pg-url", "postgres://admin:%s@db:notaport/app", userinfo},
+		{"--pg-url", "postgresql://admin@db:notaport/app?sslmode=require&password=%s", url.QueryEscape},
+		{"--pg-url", "postgres://admin@db:5432/app?sslpassword=%s&sslmode=bogus", url.QueryEscape},
+		{"--pg-url", "postgres://admin@db:5432/app?sslkey=%s&sslmode=bogus", url.QueryEscape},
+		{"--pg-url", "host=db port=notaport user=admin password=%s dbname=app", quoted},
+		{"--pg-url", "host=db port=notaport sslpassword=%s", quoted},
+		{"--redis-url", "redis://default:%s@cache:notaport/0", raw},
+		{"--redis-url", "rediss://:%s@cache:6380/notadb", userinfo},
+		{"--ingest-url", "ftp://deploy:%s@ingest", userinfo},
+		{"--ingest-url", "ftp://ingest/?token=%s", url.QueryEscape},
+		{"--dynamo-endpoint", "http://%s@:8000", func(p string) string { return url.User(p).String() }},
+	}
+	f.Fuzz(func(t *testing.T, password string) {
+		for _, form := range forms {
+			if form.encode("a b") == "a b" && strings.ContainsAny(password, " \t\r\n\x00") {
+				continue // a raw form cannot carry whitespace; the escaped ones do
+			}
+			validate := func(password string) (string, error) {
+				v := fmt.Sprintf(form.format, form.encode(password))
+				var ep WorldEndpoints
+				for _, fl := range endpointFields {
+					if fl.flag == form.flag {
+						fl.set(&ep, v)
+					}
+				}
+				return v, ep.Validate()
+			}
+			v, err := validate(password)
+			if err == nil {
+				continue // the password made the value valid (say, a port of its own)
+			}
+			msg := err.Error()
+			// The message's own words ("password") are no leak.
+			_, refErr := validate("Q")
+			ref := ""
+			if refErr != nil {
+				ref = refErr.Error()
+			}
+			pieces := append([]string{password}, strings.FieldsFunc(password, func(r rune) bool { return strings.ContainsRune("@:/?#&=;, '\"\\%[]", r) })...)
+			for _, p := range pieces {
+				if len(p) >= 4 && strings.Contains(msg, p) && !strings.Contains(form.format, p) && !strings.Contains(ref, p) && !strings.Contains(redact.Mask, p) {
+					t.Fatalf("%s %q: error %q shows %q of the password %q", form.flag, v, msg, p, password)
+				}
+			}
+		}
+	})
 }

@@ -42,22 +42,7 @@ replay of the final log disagrees with; the empty slot of a hole or the gap of
 a gap; the operation a stuck run waits on), who wrote it and what that writer
 had read, and names a root-cause class:
 
-  stale-prefix    the writer's view lacked events the final log places before
-                  its write (they committed after its load began)
-  cursor-skip     as stale-prefix, but a missing event had committed before
-                  the view's last page, behind a cursor an earlier page (of
-                  that load or an earlier one) had passed
-  wake-order      the view was exactly the final prefix before the write, yet
-                  a replay of it with the reference wake derives otherwise
-  duplicate-create
-                  the world created one step, wait or hook twice and the
-                  engine's error (or the reference replay) is about it: a
-                  world-layer finding, its uniqueness contract broken
-  hole            a load refused an empty slot below a committed one (slot)
-  density         a positioned log's load met a gap (seq, sequence)
-  blocked-branch  a stuck run waits on an operation nobody completes
-  unknown         none of these could be shown: the output says what evidence
-                  was missing
+` + explainClassesHelp() + `
 
 It prints an Elle-style numbered narrative, whose last step says how the
 event the engine's error names relates to the offending one; --format json
@@ -213,4 +198,14 @@ func eachLine(prefix string, xs []string) string {
 		b.WriteString(prefix + x + "\n")
 	}
 	return b.String()
+}
+
+// explainClassesHelp lists every root-cause class with what it means, from
+// explain's own table.
+func explainClassesHelp() string {
+	var rows []string
+	for _, c := range explain.Classes() {
+		rows = append(rows, helpRow(c, 18, explain.Describe(c)))
+	}
+	return strings.Join(rows, "\n")
 }

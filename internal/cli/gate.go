@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/reports"
@@ -33,9 +34,7 @@ per broken rule and cell on stdout, then nothing else; exit 0 with one line
 artifacts exit 2 (a gate never passes on what it could not read).
 
 Rules:
-  --max KEY=N               at most N runs of KEY per cell; KEY is an outcome
-                            (completed, silent, corrupted, gap, stuck, failed,
-                            infra) or corrupted+silent; repeatable
+` + helpRow("--max KEY=N", 28, "at most N runs of KEY per cell, repeatable; KEY is an outcome, corrupted+silent or class:NAME for a root-cause class (see explain): "+strings.Join(gate.MaxKeys(), ", ")) + `
   --conditions GLOB,...     apply the rules only to cells whose condition
                             matches a glob (* any text, ? one character);
                             narrows every rule but --control-clean and
@@ -99,7 +98,7 @@ makes no calibration claim.`,
 	}
 	fl := cmd.Flags()
 	c := &opts.Config
-	fl.StringSliceVar(&maxRules, "max", nil, "at most N runs of KEY per cell: KEY=N, KEY an outcome or corrupted+silent (repeatable)")
+	fl.StringSliceVar(&maxRules, "max", nil, "at most N runs of KEY per cell: KEY=N, KEY one of "+strings.Join(gate.MaxKeys(), ", ")+" (repeatable)")
 	fl.StringSliceVar(&c.Conditions, "conditions", nil, "apply the rules only to cells whose condition matches one of these globs")
 	fl.BoolVar(&c.ControlClean, "control-clean", false, "every control cell: 0 corrupted, 0 silent, 0 gap")
 	fl.BoolVar(&c.RequireRejections, "require-rejections", false, "every cell (the control aside) rejected at least one write")

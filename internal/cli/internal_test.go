@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/local"
 )
 
@@ -128,5 +129,52 @@ func TestInternalErrors(t *testing.T) {
 				t.Errorf("the storm left its scratch directories: %v", left)
 			}
 		})
+	}
+}
+
+// lostWindow is a local world whose SelfCheck says, from the first run
+// on, what a devkit world says when the sidecar's delay hook no longer
+// finds its point in the package.
+type lostWindow struct{ worlds.World }
+
+func (lostWindow) SelfCheck() error {
+	return &devkit.WindowError{World: "devkit-local", Package: "@workflow/world-local", Version: "9.9.9",
+		Type: eventlog.StepCreated, Asked: devkit.WindowCheckAfter, Hook: devkit.HookEventsFile}
+}
+
+// TestWindowNotSpentIsInfra: a storm whose world's delay hook never fired
+// stops with exit 3 and one line naming the package and its version; the
+// run recorded before stays.
+func TestWindowNotSpentIsInfra(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	out := filepath.Join(t.TempDir(), "out")
+	edit := func(f *cli.Factory) {
+		f.Worlds = func(ep cli.WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
+			reg, stop := cli.DefaultWorlds(ep, logger)
+			reg.Register(worlds.Entry{Name: "lost-window", Schemes: []string{string(eventlog.SchemeULID)},
+				Open: func(ctx context.Context, o worlds.Options) (worlds.World, error) {
+					w, err := local.Open(ctx, o)
+					return lostWindow{World: w}, err
+				}})
+			return reg, stop
+		}
+	}
+	code, _, stderr := runWith(t.Context(), edit, "storm", "--world", "lost-window", "--scenario", "control", "--condition", "main",
+		"--runs", "3", "--runs-in-flight", "1", "--time-scale", "0.1", "--latency", "fixed:1ms", "--out", out)
+	if code != cli.ExitInfra {
+		t.Errorf("exit code = %d, want %d (stderr %q)", code, cli.ExitInfra, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if strings.Count(stderr, "stormctl: ") != 1 || !strings.HasPrefix(last, "stormctl: ") {
+		t.Fatalf("stderr = %q, want one last line starting with \"stormctl: \"", stderr)
+	}
+	for _, w := range []string{"lost-window/control/main", "@workflow/world-local 9.9.9", "--latency none"} {
+		if !strings.Contains(last, w) {
+			t.Errorf("%q lacks %q", last, w)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, reports.FileRuns)); err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("runs.jsonl: %v, %d lines; want the one run recorded before the check", err, strings.Count(string(b), "\n"))
 	}
 }

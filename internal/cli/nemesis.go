@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/storm"
 )
@@ -18,8 +19,7 @@ import (
 // addNemesisFlags registers --nemesis and its bounds on fl.
 func addNemesisFlags(fl *pflag.FlagSet, c *nemesis.Config) {
 	fl.Var(&c.Kinds, "nemesis", "break the worlds' stores during the storm, on this machine's loopback only (off by default): "+
-		"all, or kinds of pg-restart, pg-terminate (postgres), ingest-503, dynamo-pause, redis-down (vercel), latency (postgres, vercel), "+
-		"fs-unavailable (local). Faults and the runs they overlap are recorded in storm.json and runs.jsonl")
+		"all, or kinds of "+nemesisKindsHelp()+". Faults and the runs they overlap are recorded in storm.json and runs.jsonl")
 	fl.IntVar(&c.Faults, "nemesis-faults", nemesis.DefaultFaults, "faults of each --nemesis kind per world, one at a time")
 	fl.DurationVar(&c.Window, "nemesis-window", nemesis.DefaultWindow, "longest fault: each lasts between half of this and all of it")
 	fl.DurationVar(&c.Gap, "nemesis-gap", nemesis.DefaultGap, "mean quiet time before each fault (drawn between half and 1.5 times it)")
@@ -47,13 +47,14 @@ func checkNemesisEndpoints(c storm.Config, ep WorldEndpoints) error {
 	if has("postgres") && ep.PGURL != "" {
 		pc, err := pgconn.ParseConfig(ep.PGURL)
 		if err != nil {
-			return fmt.Errorf("--pg-url: %w", err)
+			return fmt.Errorf("--pg-url: %s", parseError(ep.PGURL, err))
 		}
 		if strings.HasPrefix(pc.Host, "/") {
-			return fmt.Errorf("--nemesis needs --pg-url on a loopback TCP address, not the unix socket %s", pc.Host)
+			return fmt.Errorf("--nemesis needs --pg-url on a loopback TCP address, not the unix socket %s", redact.Text(pc.Host, ep.PGURL))
 		}
 		if err := nemesis.CheckLoopback("--pg-url", fmt.Sprintf("%s:%d", pc.Host, pc.Port)); err != nil {
-			return err
+			// pgx may take a piece of a mistyped password for the host.
+			return redact.Wrap(err, ep.PGURL)
 		}
 		if named(nemesis.PGRestart) {
 			return fmt.Errorf("--nemesis pg-restart restarts the embedded cluster only: drop --pg-url, or the kind")

@@ -71,13 +71,7 @@ keeps its servers too: storm.json stores --pg-url, --ingest-url,
 one that had a password must be given again, one for another server is
 refused (exit 2).
 
-Outcomes per run: completed (right output), silent (finished with a wrong
-output), corrupted (CORRUPTED_EVENT_LOG), gap (density assertion failed),
-hole (slot scheme: a load refused an empty slot for good), stuck (no
-terminal event before --timeout), failed (another terminal error, or an
-error stormctl does not recognise, with its text), infra (the run stopped
-on an unreachable store: its last error, within 90 s of its end, said so
-and nothing answered after it; never counted as corruption).
+` + outcomesHelp() + `
 
 --nemesis breaks the stores on this machine's loopback while the storm runs
 (off by default): each world gets --nemesis-faults faults of each of its
@@ -86,7 +80,8 @@ kinds (default 3), one at a time, each lasting up to --nemesis-window
 one fault in 12 s per world, sized for a 2-core machine at 8 runs in
 flight. storm.json records the schedule and every fault (kind, target,
 start, end); runs.jsonl marks each run a fault overlapped.`,
-		Example: `  # the main job on embedded defaults (about 4 minutes on 2 cores)
+		Example: `  # the main job on embedded defaults (about 7.5 minutes on 2 cores: 7m30s,
+  # measured 2026-12-03)
   stormctl storm --world local --scenario step-storm,hook-storm,control \
     --condition main,seq+callsite+ordered --runs 24
 
@@ -130,16 +125,16 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	}
 	fl := cmd.Flags()
 	c := &opts.Config
-	fl.StringSliceVar(&c.Worlds, "world", []string{"local"}, "worlds to storm, comma-separated (see `stormctl worlds`)")
-	fl.StringSliceVar(&c.Scenarios, "scenario", []string{"step-storm", "hook-storm", "control"}, "scenarios, comma-separated (see `stormctl scenarios`)")
-	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets with optional /key=value overrides (see `stormctl conditions`)")
+	fl.StringSliceVar(&c.Worlds, "world", []string{"local"}, "worlds to storm, comma-separated: "+strings.Join(worldNames(), ", ")+" (see `stormctl worlds`)")
+	fl.StringSliceVar(&c.Scenarios, "scenario", []string{"step-storm", "hook-storm", "control"}, "scenarios, comma-separated: "+strings.Join(scenarioNames(), ", ")+" (see `stormctl scenarios`)")
+	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets ("+strings.Join(presetNames(), ", ")+") with optional /key=value overrides (see `stormctl conditions`)")
 	fl.IntVar(&c.Runs, "runs", 24, "runs per cell")
 	fl.IntVar(&c.Concurrency, "concurrency", 20, "overlapping invocations per run")
 	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 8, the engine team's harness's per-PR concurrency; the vercel world may ask for fewer: 4 per core)")
 	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
 	fl.IntVar(&c.Rounds, "rounds", scenarios.DefaultRounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")
-	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: seed, none or fixed:DURATION. seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
+	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: "+joinOr(worlds.LatencyForms())+". seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
 	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
@@ -321,4 +316,32 @@ func lessGC() (undo func()) {
 	}
 	old := debug.SetGCPercent(400)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// outcomesHelp is storm --help's paragraph on the outcomes, from reports'
+// own table.
+func outcomesHelp() string {
+	var items []string
+	for _, o := range reports.Outcomes() {
+		items = append(items, string(o)+" ("+o.Meaning()+")")
+	}
+	return wrap(0, 0, "Outcomes per run: "+strings.Join(items, ", ")+".")
+}
+
+// scenarioNames are the scenarios' names, in the registry's order.
+func scenarioNames() []string {
+	var out []string
+	for _, s := range scenarios.Registry() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// presetNames are the condition presets' names, in display order.
+func presetNames() []string {
+	var out []string
+	for _, p := range storm.Presets() {
+		out = append(out, p.Name)
+	}
+	return out
 }

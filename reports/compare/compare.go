@@ -91,6 +91,9 @@ type CellComparison struct {
 	// either is significantly better and neither worse, else no evidence
 	// (or only in base / only in head).
 	Verdict string `json:"verdict"`
+	// Misclassified counts the head runs the nemesis's faults
+	// misclassified (see Misclassified); nil when not counted or unknown.
+	Misclassified *Misclassification `json:"misclassified,omitempty"`
 }
 
 // Comparison is compare's result: every cell of both storms, base's order
@@ -104,6 +107,11 @@ type Comparison struct {
 	// storms were compared cell by cell across their conditions.
 	Across string            `json:"across,omitempty"`
 	Cells  []*CellComparison `json:"cells"`
+	// MisclassifiedTotal sums the cells' misclassified runs when head ran
+	// under --nemesis and base did not (CountMisclassified); otherwise
+	// nil, with MisclassifiedNote saying why when head ran under it.
+	MisclassifiedTotal *int   `json:"misclassified,omitempty"`
+	MisclassifiedNote  string `json:"misclassified_note,omitempty"`
 }
 
 // Compare compares two storms cell by cell. Rates are over the runs that
@@ -227,8 +235,10 @@ func (c *Comparison) Table(w io.Writer) error {
 	if err := table.Write(w, table.Right, compareHeader, c.rows()); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, compareLegend(c))
-	return err
+	if _, err := fmt.Fprintln(w, compareLegend(c)); err != nil {
+		return err
+	}
+	return c.writeMisclassified(w, table.Right)
 }
 
 // rows are the statistics table's rows, a cell each.
@@ -273,6 +283,8 @@ func (c *Comparison) Markdown(w io.Writer) error {
 	if err := table.Write(w, table.Markdown, compareHeader, c.rows()); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n\n</details>\n", compareLegend(c))
-	return err
+	if _, err := fmt.Fprintf(w, "\n%s\n\n</details>\n", compareLegend(c)); err != nil {
+		return err
+	}
+	return c.writeMisclassified(w, table.MarkdownCompact)
 }

@@ -42,16 +42,18 @@ func ParseMaxRule(s string) (MaxRule, error) {
 	k, v, ok := strings.Cut(strings.TrimSpace(s), "=")
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if !ok || err != nil || n < 0 {
-		return MaxRule{}, fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", s, strings.Join(maxKeys(), ", "))
+		return MaxRule{}, fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", s, strings.Join(MaxKeys(), ", "))
 	}
 	r := MaxRule{Key: strings.TrimSpace(k), Max: n}
-	if !slices.Contains(maxKeys(), r.Key) {
-		return MaxRule{}, fmt.Errorf("--max %q: unknown key %q (valid: %s)", s, r.Key, strings.Join(maxKeys(), ", "))
+	if !slices.Contains(MaxKeys(), r.Key) {
+		return MaxRule{}, fmt.Errorf("--max %q: unknown key %q (valid: %s)", s, r.Key, strings.Join(MaxKeys(), ", "))
 	}
 	return r, nil
 }
 
-func maxKeys() []string {
+// MaxKeys lists every key --max takes: the outcomes, corrupted+silent and
+// class:NAME for every root-cause class, in the order help lists them.
+func MaxKeys() []string {
 	var keys []string
 	for _, o := range reports.Outcomes() {
 		keys = append(keys, string(o))
@@ -170,8 +172,8 @@ func (c Config) minDecided() float64 {
 func (c Config) Validate() error {
 	seen := map[string]bool{}
 	for _, r := range c.Max {
-		if !slices.Contains(maxKeys(), r.Key) || r.Max < 0 {
-			return fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", r, strings.Join(maxKeys(), ", "))
+		if !slices.Contains(MaxKeys(), r.Key) || r.Max < 0 {
+			return fmt.Errorf("--max %q: want KEY=N with N >= 0 and KEY one of %s", r, strings.Join(MaxKeys(), ", "))
 		}
 		if seen[r.Key] {
 			return fmt.Errorf("--max %s: key %q is given twice", r, r.Key)

@@ -48,6 +48,9 @@ type Host struct {
 	template  string
 	databases int
 	stopped   bool
+	// versions are the sidecar's packages' versions by package name (and
+	// Node's under "node"), asked once it started; nil if it could not say.
+	versions map[string]string
 }
 
 // NewHost returns a host that starts nothing until a world opens.
@@ -88,7 +91,8 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 		if p, err = sidecar.Start(l); err == nil {
 			h.proc, h.layout = p, l
 			h.cfg.Logger.Info("devkit sidecar started", "pid", p.PID(), "packages", l.Source)
-			h.announce(ctx, p, l)
+			h.versions, _ = hello(ctx, p) // a broken sidecar: the first request reports it
+			h.announce(l)
 			return p, nil
 		}
 	}
@@ -100,13 +104,10 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 
 // announce says on Progress which packages the sidecar runs, and from
 // where, once per stormctl: a storm's log then names what it stormed.
-func (h *Host) announce(ctx context.Context, p *sidecar.Process, l sidecar.Layout) {
-	if h.cfg.Progress == nil {
+func (h *Host) announce(l sidecar.Layout) {
+	v := h.versions
+	if h.cfg.Progress == nil || v == nil {
 		return
-	}
-	v, err := hello(ctx, p)
-	if err != nil {
-		return // the first request will report a broken sidecar
 	}
 	fmt.Fprintf(h.cfg.Progress, "devkit: @workflow/world-local %s and @workflow/world-postgres %s (%s) on node %s\n",
 		v["@workflow/world-local"], v["@workflow/world-postgres"], l.Source, v["node"])
@@ -114,7 +115,7 @@ func (h *Host) announce(ctx context.Context, p *sidecar.Process, l sidecar.Layou
 
 // hello asks p which packages it runs: their versions by package name, and
 // Node's under "node". It takes the process rather than the host so that
-// announce, which runs under h.mu, can use it.
+// process, which runs under h.mu, can use it.
 func hello(ctx context.Context, p *sidecar.Process) (map[string]string, error) {
 	var out struct {
 		Versions map[string]string `json:"versions"`
@@ -198,6 +199,17 @@ func (h *Host) urlOf(name string) (string, error) {
 	}
 	u.Path = "/" + name
 	return u.String(), nil
+}
+
+// version is the version of kind's package the sidecar runs, or
+// "(version unknown)".
+func (h *Host) version(k Kind) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v := h.versions[packageName(k)]; v != "" {
+		return v
+	}
+	return "(version unknown)"
 }
 
 // Versions asks the sidecar which packages (and Node) it runs.

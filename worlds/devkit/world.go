@@ -38,12 +38,16 @@ type World struct {
 	dataDir string // Local: the package's data directory
 	dbURL   string // Postgres: the world's database
 	latency worlds.Profile
+	version string // the package's version (WindowError names it)
 
 	mu   sync.Mutex
 	runs map[string]bool
 	// seen is when this world first saw each event committed: the answer
 	// of the create that wrote it, or the first read that returned it.
 	seen map[string]time.Time
+	// windows counts the writes that asked for a mint-to-commit window
+	// and where the sidecar spent it, per type (window.go).
+	windows map[eventlog.Type]WindowCount
 
 	closed atomic.Bool
 }
@@ -68,7 +72,8 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if err != nil {
 		return nil, err
 	}
-	w := &World{kind: k, proc: p, latency: worlds.ProfileOrNone(opts.Latency), runs: map[string]bool{}, seen: map[string]time.Time{}}
+	w := &World{kind: k, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
+		runs: map[string]bool{}, seen: map[string]time.Time{}, windows: map[eventlog.Type]WindowCount{}}
 	args := map[string]any{"kind": string(k)}
 	switch k {
 	case Local:
@@ -177,11 +182,16 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		return eventlog.Event{}, err
 	}
 	var out struct {
-		Event pkgEvent `json:"event"`
+		Event  pkgEvent      `json:"event"`
+		Window *windowAnswer `json:"window"`
 	}
-	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": w.latency.Delay(d.Type).Milliseconds()}
+	delay := w.latency.Delay(d.Type).Milliseconds()
+	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
 		return eventlog.Event{}, classify("create", runID, &d, err)
+	}
+	if delay > 0 {
+		w.countWindow(d.Type, out.Window)
 	}
 	e, err := fromPackage(runID, out.Event)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -166,5 +167,47 @@ func TestFindBinaries(t *testing.T) {
 		if !strings.Contains(err.Error(), hint) {
 			t.Errorf("the error %q does not say %q", err, hint)
 		}
+	}
+}
+
+// TestThroughProxyKeepsTLSFallbacks: pointing a parsed config at the
+// nemesis proxy keeps every TLS attempt the URL asked for on the proxied
+// server (sslmode=prefer's plaintext fallback above all: without it a
+// server without TLS refuses the storm), and drops attempts on other
+// servers, which would go past the proxy.
+func TestThroughProxyKeepsTLSFallbacks(t *testing.T) {
+	type attempt struct {
+		host string
+		port uint16
+		tls  bool
+	}
+	const ph, pp = "127.0.0.1", 40001
+	tests := []struct {
+		url  string
+		want []attempt
+	}{
+		{"postgres://u@127.0.0.1:5432/db", []attempt{{ph, pp, true}, {ph, pp, false}}},
+		{"postgres://u@127.0.0.1:5432/db?sslmode=prefer", []attempt{{ph, pp, true}, {ph, pp, false}}},
+		{"postgres://u@127.0.0.1:5432/db?sslmode=disable", []attempt{{ph, pp, false}}},
+		{"postgres://u@127.0.0.1:5432/db?sslmode=allow", []attempt{{ph, pp, false}, {ph, pp, true}}},
+		{"postgres://u@127.0.0.1:5432/db?sslmode=require", []attempt{{ph, pp, true}}},
+		{"host=localhost port=5432 user=u dbname=db", []attempt{{ph, pp, true}, {ph, pp, false}}},
+		{"postgres://u@127.0.0.1:5432,10.0.0.9:5433/db", []attempt{{ph, pp, true}, {ph, pp, false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			cc, err := pgx.ParseConfig(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			throughProxy(cc, ph, pp)
+			got := []attempt{{cc.Host, cc.Port, cc.TLSConfig != nil}}
+			for _, fb := range cc.Fallbacks {
+				got = append(got, attempt{fb.Host, fb.Port, fb.TLSConfig != nil})
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("attempts after throughProxy = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stormctl/stormctl/nemesis"
 )
@@ -47,8 +48,27 @@ func newFaults(cfg Config, cc *pgx.ConnConfig) (*faults, error) {
 	f.direct.RuntimeParams["application_name"] = "stormctl nemesis"
 	host, port, _ := net.SplitHostPort(p.Addr())
 	n, _ := strconv.Atoi(port)
-	cc.Host, cc.Port, cc.Fallbacks = host, uint16(n), nil
+	throughProxy(cc, host, uint16(n))
 	return f, nil
+}
+
+// throughProxy points cc at the proxy on host:port, keeping the TLS
+// attempts the URL asked for: with sslmode=prefer (pgx's default) the
+// config tries TLS first and falls back to plaintext on the same server, so
+// a server without TLS is still reached. The proxy forwards to cc's own
+// server only, so a fallback to another server (a multi-host URL) is
+// dropped rather than dialled past the proxy.
+func throughProxy(cc *pgx.ConnConfig, host string, port uint16) {
+	var kept []*pgconn.FallbackConfig
+	for _, fb := range cc.Fallbacks {
+		if fb == nil || fb.Host != cc.Host || fb.Port != cc.Port {
+			continue
+		}
+		c := *fb
+		c.Host, c.Port = host, port
+		kept = append(kept, &c)
+	}
+	cc.Host, cc.Port, cc.Fallbacks = host, port, kept
 }
 
 func (f *faults) close() {

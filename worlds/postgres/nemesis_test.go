@@ -3,13 +3,18 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/nemesis/nemesistest"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 
 // TestNemesis runs the fault contract (nemesistest) against every fault
@@ -92,4 +97,55 @@ func findTarget(t *testing.T, ts []nemesis.Target, k nemesis.Kind) nemesis.Targe
 	}
 	t.Fatalf("no %s target among %d", k, len(ts))
 	return nemesis.Target{}
+}
+
+// TestNemesisKeepsPlaintextFallback: the same URL works with and without
+// the nemesis. sslmode=prefer (the default when a URL names none) tries
+// TLS and falls back to plaintext; the embedded cluster serves no TLS, so
+// through the nemesis proxy it is reached by the fallback alone. The
+// machine's own PostgreSQL service (127.0.0.1:5432, database test, when
+// reachable) is tried too with the default sslmode, whatever its TLS
+// setting.
+func TestNemesisKeepsPlaintextFallback(t *testing.T) {
+	urls := []string{strings.Replace(cluster.URL(t), "?sslmode=disable", "", 1)}
+	if u, reason := machinePostgres(t); u != "" {
+		urls = append(urls, u)
+	} else {
+		fmt.Println("TestNemesisKeepsPlaintextFallback: machine PostgreSQL skipped:", reason)
+		t.Log("machine PostgreSQL skipped:", reason)
+	}
+	for i, u := range urls {
+		if strings.Contains(u, "sslmode") {
+			t.Fatalf("%s names an sslmode: the test is of the default (prefer)", u)
+		}
+		w, err := postgres.Open(t.Context(), postgres.Config{URL: u, PoolSize: 2, Nemesis: true})
+		if err != nil {
+			t.Fatalf("Open with the nemesis on URL %d: %v", i, err)
+		}
+		run := worldtest.NewRun(t, w, eventlog.Run{Scheme: eventlog.SchemeSeq})
+		if _, err := w.Append(t.Context(), run, []eventlog.Draft{worldtest.Draft(eventlog.StepCompleted, "a")}); err != nil {
+			t.Errorf("Append through the nemesis proxy on URL %d: %v", i, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+}
+
+// machinePostgres returns a URL (with no sslmode) of the machine's own
+// PostgreSQL service at 127.0.0.1:5432, database test, or "" and why not.
+func machinePostgres(t *testing.T) (url, reason string) {
+	t.Helper()
+	var tried []string
+	for _, u := range []string{"postgres://postgres@127.0.0.1:5432/test", "postgres://root@127.0.0.1:5432/test"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		c, err := pgx.Connect(ctx, u)
+		cancel()
+		if err == nil {
+			c.Close(context.Background())
+			return u, ""
+		}
+		tried = append(tried, err.Error())
+	}
+	return "", "no PostgreSQL service at 127.0.0.1:5432/test: " + strings.Join(tried, "; ")
 }

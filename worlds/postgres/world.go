@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -80,7 +81,7 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	}
 	pc, err := pgxpool.ParseConfig(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: invalid connection string: %w", err)
+		return nil, fmt.Errorf("postgres: invalid connection string: %w", redact.Wrap(err, cfg.URL))
 	}
 	pc.MaxConns = cfg.PoolSize
 	pc.MinConns = 0
@@ -96,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		nem.close()
-		return nil, storeErr(ctx, "connect", err)
+		return nil, storeErr(ctx, "connect", redact.Wrap(err, cfg.URL))
 	}
 	w, err := open(ctx, cfg, pool)
 	if err != nil {
@@ -110,7 +111,7 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 
 func open(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*World, error) {
 	if err := pool.Ping(ctx); err != nil {
-		return nil, storeErr(ctx, "connect to "+redact(pool), err)
+		return nil, storeErr(ctx, "connect to "+redact.Server(cfg.URL), redact.Wrap(err, cfg.URL))
 	}
 	commitTS, err := CheckCommitTimestamps(ctx, pool)
 	if err != nil {
@@ -132,12 +133,6 @@ func open(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*World, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-// redact names the pool's server without its credentials.
-func redact(pool *pgxpool.Pool) string {
-	c := pool.Config().ConnConfig
-	return fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database)
 }
 
 // newEntropy is a ChaCha8 stream seeded from seed, the ULID entropy source.

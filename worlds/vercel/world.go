@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
@@ -151,7 +152,7 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 	}
 	u, err := url.Parse(cfg.IngestURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("vercel: invalid ingest URL %q: want http://host:port", cfg.IngestURL)
+		return nil, fmt.Errorf("vercel: invalid ingest URL %q: want http://host:port", redact.String(cfg.IngestURL))
 	}
 	w.base = strings.TrimRight(cfg.IngestURL, "/")
 	if err := w.proxyIngest(cfg); err != nil {

@@ -14,7 +14,7 @@
 //   hello                                  -> {versions: {package: version}, node}
 //   open   {kind: "local", dataDir}        -> {handle}
 //   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
-//   create {handle, runId, event, delayMs} -> {event}
+//   create {handle, runId, event, delayMs} -> {event, window}
 //   list   {handle, runId, after, limit}   -> {events: [event...], hasMore}
 //   cancel {target}                        -> {}  (aborts request target's open window: it fails unwritten)
 //   close  {handle}                        -> {}
@@ -24,8 +24,13 @@
 // package minted the event's id and before the event becomes visible (the
 // temp file of world-local's event file is written after it, then hard-linked
 // into place; world-postgres's INSERT into workflow_events runs after it).
-// Standard output and error carry diagnostics only. The process exits when
-// stdin ends.
+// A create's window says where the window was spent, when delayMs asked for
+// one: {asked: true, spent: HOOK} with HOOK "events-file" (world-local's
+// event file) or "workflow_events-insert" (world-postgres's INSERT), or
+// spent null when neither hook found its point in the package's write (a
+// package version that writes otherwise); the Go side counts them per event
+// type. Standard output and error carry diagnostics only. The process exits
+// when stdin ends.
 //
 // Arguments: --local DIR --postgres DIR, the packages' directories (each
 // holding package.json and its built dist/).
@@ -59,11 +64,12 @@ function parseArgs(argv) {
   return out;
 }
 
-// spendWindow waits out the current request's window once, if it has one.
-async function spendWindow() {
+// spendWindow waits out the current request's window once, if it has one,
+// and records the hook that found its point.
+async function spendWindow(hook) {
   const w = windows.getStore();
   if (!w || w.spent || !(w.delayMs > 0)) return;
-  w.spent = true;
+  w.spent = hook;
   await sleep(w.delayMs, undefined, { signal: w.signal });
 }
 
@@ -73,7 +79,7 @@ const writeFile = fsp.writeFile;
 fsp.writeFile = async function (file, ...rest) {
   const w = windows.getStore();
   if (w?.eventsDir && typeof file === 'string' && file.startsWith(w.eventsDir)) {
-    await spendWindow();
+    await spendWindow('events-file');
   }
   return writeFile.call(this, file, ...rest);
 };
@@ -119,7 +125,7 @@ function patchPostgres(pg) {
       return query.call(this, config, values, callback);
     }
     const cb = typeof values === 'function' ? values : callback;
-    const run = spendWindow().then(() => query.call(this, config, values, callback));
+    const run = spendWindow('workflow_events-insert').then(() => query.call(this, config, values, callback));
     if (cb) {
       run.catch((err) => cb(err));
       return undefined;
@@ -186,7 +192,8 @@ async function create(req) {
     const res = await windows.run(w, () => h.world.events.create(req.runId, data));
     if (!res?.event) throw new Error(`events.create(${data.eventType}) returned no event`);
     cursorOf(h, res.event);
-    return { event: res.event };
+    if (!(w.delayMs > 0)) return { event: res.event };
+    return { event: res.event, window: { asked: true, spent: w.spent || null } };
   } finally {
     inflight.delete(req.id);
   }
