@@ -23,8 +23,8 @@ func TestEndpointFlagsCoverAddFlags(t *testing.T) {
 }
 
 // TestStoredEndpoints: storm.json keeps every endpoint flag, never a
-// secret: a password redactURL removes is replaced, one it cannot is not
-// stored at all; either way the endpoint is marked as needing it.
+// secret: a password is replaced (redact.String, every DSN form), and the
+// endpoint is marked as needing it.
 func TestStoredEndpoints(t *testing.T) {
 	const secret = "Hunter2"
 	// A relative --devkit-dir is stored absolute: a resumed storm may run
@@ -44,9 +44,9 @@ func TestStoredEndpoints(t *testing.T) {
 		{"a pg-url without one", WorldEndpoints{PGURL: "postgres://u@db:5433/app?sslmode=disable"}, []storm.Endpoint{
 			{Flag: "pg-url", Value: "postgres://u@db:5433/app?sslmode=disable"}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
 		{"keyword settings with a password", WorldEndpoints{PGURL: "host=db dbname=app user=u password=" + secret}, []storm.Endpoint{
-			{Flag: "pg-url", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
+			{Flag: "pg-url", Value: "host=db dbname=app user=u password=xxxxx", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
 		{"a password parameter", WorldEndpoints{PGURL: "postgres://u@db/app?password=" + secret}, []storm.Endpoint{
-			{Flag: "pg-url", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
+			{Flag: "pg-url", Value: "postgres://u@db/app?password=xxxxx", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
 		{"the vercel servers and a checkout", WorldEndpoints{IngestURL: "http://ingest:8080", DynamoEndpoint: "https://u:" + secret + "@dynamo",
 			RedisURL: "redis://:" + secret + "@cache:6379/2", DevkitDir: rel}, []storm.Endpoint{
 			{Flag: "pg-url"}, {Flag: "ingest-url", Value: "http://ingest:8080"}, {Flag: "dynamo-endpoint", Value: "https://u:xxxxx@dynamo", Secret: true},
