@@ -20,21 +20,26 @@ import (
 	"github.com/stormctl/stormctl/storm"
 )
 
-// readme is the README whose "Bad inputs" table TestBadInputs runs.
+// readme is the front page: TestMainJobDurationAgrees reads its "What it
+// prints".
 const readme = "../../README.md"
 
-var update = flag.Bool("update", false, "TestBadInputs: rewrite the README's bad-inputs table with what stormctl prints")
+// badInputsDoc is the page whose "Bad inputs" table TestBadInputs runs: its
+// golden file.
+const badInputsDoc = "../../docs/exit-codes.md"
 
-// badInput is one row of the README's bad-inputs table.
+var update = flag.Bool("update", false, "TestBadInputs: rewrite docs/exit-codes.md's bad-inputs table with what stormctl prints")
+
+// badInput is one row of the bad-inputs table.
 type badInput struct {
-	line    int // in the README
+	line    int // in badInputsDoc
 	input   string
 	command string // after "stormctl "
 	printed string // the stderr line starting "stormctl: "
 	exit    int
 }
 
-// The table sits between these lines of the README.
+// The table sits between these lines of badInputsDoc.
 const (
 	tableStart = "<!-- bad-inputs: TestBadInputs runs every row; go test ./internal/cli -run TestBadInputs -update rewrites the printed lines -->"
 	tableEnd   = "<!-- /bad-inputs -->"
@@ -44,14 +49,14 @@ const (
 // the command and the printed line each in inline code.
 func readBadInputs(t *testing.T) (rows []badInput, lines []string, start, end int) {
 	t.Helper()
-	b, err := os.ReadFile(readme)
+	b, err := os.ReadFile(badInputsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines = strings.Split(string(b), "\n")
 	start, end = slices.Index(lines, tableStart), slices.Index(lines, tableEnd)
 	if start < 0 || end < start {
-		t.Fatalf("%s has no bad-inputs table between %q and %q", readme, tableStart, tableEnd)
+		t.Fatalf("%s has no bad-inputs table between %q and %q", badInputsDoc, tableStart, tableEnd)
 	}
 	for i := start + 1; i < end; i++ {
 		l := strings.TrimSpace(lines[i])
@@ -60,15 +65,15 @@ func readBadInputs(t *testing.T) (rows []badInput, lines []string, start, end in
 		}
 		cells := splitRow(l)
 		if len(cells) != 4 {
-			t.Fatalf("%s:%d: want 4 cells (input, command, printed, exit), got %d: %s", readme, i+1, len(cells), l)
+			t.Fatalf("%s:%d: want 4 cells (input, command, printed, exit), got %d: %s", badInputsDoc, i+1, len(cells), l)
 		}
 		exit, err := strconv.Atoi(cells[3])
 		if err != nil {
-			t.Fatalf("%s:%d: exit %q: %v", readme, i+1, cells[3], err)
+			t.Fatalf("%s:%d: exit %q: %v", badInputsDoc, i+1, cells[3], err)
 		}
 		cmd, ok := strings.CutPrefix(code(cells[1]), "stormctl ")
 		if !ok {
-			t.Fatalf("%s:%d: the command %q does not start with stormctl", readme, i+1, cells[1])
+			t.Fatalf("%s:%d: the command %q does not start with stormctl", badInputsDoc, i+1, cells[1])
 		}
 		rows = append(rows, badInput{line: i + 1, input: cells[0], command: cmd, printed: code(cells[2]), exit: exit})
 	}
@@ -143,7 +148,7 @@ func splitArgs(s string) []string {
 }
 
 // placeholders are the names a command and its printed line may use; each
-// is made afresh for every row (see the README's list under the table).
+// is made afresh for every row (see the list above the table in docs/exit-codes.md).
 var placeholders = map[string]func(t *testing.T) string{
 	"OUT":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "out") },
 	"EMPTY": func(t *testing.T) string { return emptyDir(t) },
@@ -264,7 +269,7 @@ func badTypes(t *testing.T, path string) {
 	writeFile(t, path, []byte(edited))
 }
 
-// elided reports whether a README row's printed line elides part of the
+// elided reports whether a table row's printed line elides part of the
 // message with "…" (a list that grows with every world, scenario or knob).
 func elided(want string) bool { return strings.Contains(want, "…") }
 
@@ -359,7 +364,7 @@ func storedStorm(t *testing.T, edit func(*testing.T, string)) string {
 	return dir
 }
 
-// TestBadInputs runs every row of the README's bad-inputs table: the
+// TestBadInputs runs every row of docs/exit-codes.md's bad-inputs table: the
 // command exits with the row's code and prints the row's line on stderr,
 // the only line starting "stormctl: " (for a bad storm flag, the only line
 // at all). With -update it rewrites the printed lines and exit codes.
@@ -401,7 +406,7 @@ func TestBadInputs(t *testing.T) {
 				}
 			}
 			if len(printed) != 1 {
-				t.Fatalf("%s:%d: stormctl %s: want one line starting \"stormctl: \" on stderr, got:\n%s", readme, row.line, row.command, stderr)
+				t.Fatalf("%s:%d: stormctl %s: want one line starting \"stormctl: \" on stderr, got:\n%s", badInputsDoc, row.line, row.command, stderr)
 			}
 			if *update && !elided(row.printed) {
 				got := printed[0]
@@ -424,10 +429,10 @@ func TestBadInputs(t *testing.T) {
 				return // an elided row is kept as written while it still matches
 			}
 			if want := subst(row.printed); !matchesElided(printed[0], want) {
-				t.Errorf("%s:%d: stormctl %s printed\n  %s\nwant\n  %s", readme, row.line, row.command, printed[0], want)
+				t.Errorf("%s:%d: stormctl %s printed\n  %s\nwant\n  %s", badInputsDoc, row.line, row.command, printed[0], want)
 			}
 			if code != row.exit {
-				t.Errorf("%s:%d: stormctl %s: exit %d, want %d", readme, row.line, row.command, code, row.exit)
+				t.Errorf("%s:%d: stormctl %s: exit %d, want %d", badInputsDoc, row.line, row.command, code, row.exit)
 			}
 			if args[0] == "storm" && code == cli.ExitUsage && strings.Count(stderr, "\n") != 1 {
 				t.Errorf("a bad storm input printed more than its one line:\n%s", stderr)
@@ -435,10 +440,10 @@ func TestBadInputs(t *testing.T) {
 		})
 	}
 	if *update {
-		if err := os.WriteFile(readme, []byte(strings.Join(updated, "\n")), 0o644); err != nil {
+		if err := os.WriteFile(badInputsDoc, []byte(strings.Join(updated, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote the %d rows between lines %d and %d of %s", len(rows), start+1, end+1, readme)
+		t.Logf("rewrote the %d rows between lines %d and %d of %s", len(rows), start+1, end+1, badInputsDoc)
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/vercel"
 )
 
-// Exit codes. **contract** (README "Exit codes")
+// Exit codes. **contract** (docs/exit-codes.md)
 const (
 	ExitOK          = 0
 	ExitGateFailed  = 1

@@ -112,7 +112,7 @@ func runsOf(scenario, condition string, o reports.Outcome, n, faulted int) []rep
 
 // TestCompareMisclassified: compare of a storm without the nemesis (base)
 // and one with it (head) counts the runs the faults misclassified, per
-// cell and in all, as README's "Faults (--nemesis)" defines them.
+// cell and in all, as docs/faults.md ("Misclassified runs") defines them.
 func TestCompareMisclassified(t *testing.T) {
 	const target = "seq+callsite+ordered"
 	base := writeStorm(t, "base", nil, slices.Concat(

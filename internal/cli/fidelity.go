@@ -22,8 +22,8 @@ import (
 const FidelityFile = "fidelity.json"
 
 // DefaultVercelRuns is fidelity's runs per cell on the vercel world: its
-// 12 cells x 18 = 216 runs, the size of the vercel storm the README
-// measured at 7m42s on 2 cores (8 in flight); a 12-run probe of these cells
+// 12 cells x 18 = 216 runs, the size of the vercel storm measured at 7m42s
+// on 2 cores, 8 in flight (docs/results/2026-12-02-vercel-world.md); a 12-run probe of these cells
 // averaged 18 s a run, which also puts 216 runs at about 8 minutes: within
 // the 10 minutes a check should take, with room for a slower machine.
 const DefaultVercelRuns = 18
@@ -142,7 +142,7 @@ claims are judged on what was measured).`,
 	fl := cmd.Flags()
 	fl.StringSliceVar(&opts.Worlds, "world", []string{"local", "postgres"}, "worlds to storm and judge, comma-separated: local, postgres, vercel (vercel is opt-in: slower, see --vercel-runs)")
 	fl.IntVar(&opts.Runs, "runs", 24, "runs per cell on local and postgres (the seed's phase A-C storm ran 24)")
-	fl.IntVar(&opts.VercelRuns, "vercel-runs", DefaultVercelRuns, "runs per cell on vercel (18: 216 runs, about the 8-minute vercel storm the README measured)")
+	fl.IntVar(&opts.VercelRuns, "vercel-runs", DefaultVercelRuns, "runs per cell on vercel (18: 216 runs, about the 8-minute vercel storm measured in docs/results)")
 	fl.Float64Var(&opts.TimeScale, "time-scale", 1, "multiply every scenario duration by this (as storm --time-scale)")
 	fl.DurationVar(&opts.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
 	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency; vercel at most 4 per core)", storm.DefaultRunsInFlight))

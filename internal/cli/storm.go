@@ -309,7 +309,8 @@ func trimList(xs []string) []string {
 // heap is small (tens of MiB) and its garbage large (every read of every
 // run decodes the log afresh): with the default GOGC=100 the collector took
 // about a quarter of a vercel storm's CPU; at 400, 15% less CPU in all for
-// about twice the peak memory (measured side by side, README "Speed").
+// about twice the peak memory (measured side by side; docs/worlds.md, "The
+// vercel world").
 func lessGC() (undo func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}

@@ -9,8 +9,8 @@ import (
 	"github.com/stormctl/stormctl/reports/table"
 )
 
-// This file counts what README's "Faults (--nemesis)" calls misclassified
-// runs: compare BASE HEAD, with HEAD run under --nemesis and BASE without.
+// This file counts what docs/faults.md ("Misclassified runs") calls
+// misclassified runs: compare BASE HEAD, with HEAD run under --nemesis and BASE without.
 
 // Misclassification is how many of a cell's runs under the nemesis (head)
 // the faults misclassified, against the same cell without it (base).

@@ -27,8 +27,9 @@ func cellOf(cond string, counts, faulted map[reports.Outcome]int) *reports.Cell 
 
 type oc = map[reports.Outcome]int
 
-// TestMisclassified: README's definition ("Faults (--nemesis)"), row by
-// row: the measured rows that read 0 and the ways a run is misclassified.
+// TestMisclassified: the definition in docs/faults.md ("Misclassified
+// runs"), row by row: the rows docs/results/2026-12-03-nemesis.md measured
+// at 0 and the ways a run is misclassified.
 func TestMisclassified(t *testing.T) {
 	const (
 		co, si, ga, ho = reports.Completed, reports.Silent, reports.Gap, reports.Hole
@@ -44,11 +45,11 @@ func TestMisclassified(t *testing.T) {
 		wantUnknown   bool
 		wantFaultedOf int
 	}{
-		{"README local hook-storm main: corrupted turned silent is the cell's own",
+		{"measured local hook-storm main: corrupted turned silent is the cell's own",
 			cellOf("main", oc{co: 7, cr: 5}, nil), cellOf("main", oc{co: 2, cr: 4, si: 6}, oc{co: 2, cr: 4, si: 6}), false, 0, nil, false, 12},
-		{"README target: every run completed under faults",
+		{"measured target: every run completed under faults",
 			cellOf("seq+callsite+ordered", oc{co: 12}, nil), cellOf("seq+callsite+ordered", oc{co: 12}, oc{co: 12}), true, 0, nil, false, 12},
-		{"README redis hook-storm: a faulted infra run is infra, rightly",
+		{"measured redis hook-storm: a faulted infra run is infra, rightly",
 			cellOf("main/guard=count-index", oc{co: 9, cr: 2, si: 1}, nil), cellOf("main/guard=count-index", oc{co: 6, cr: 2, si: 3, in: 1}, oc{co: 5, cr: 2, si: 3, in: 1}), false, 0, nil, false, 11},
 		{"a faulted wrong run in a cell never wrong without the nemesis",
 			cellOf("main", oc{co: 12}, nil), cellOf("main", oc{co: 10, cr: 1, ga: 1}, oc{co: 10, cr: 1, ga: 1}), false, 2, oc{cr: 1, ga: 1}, false, 12},
