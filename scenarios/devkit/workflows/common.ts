@@ -56,9 +56,13 @@ export interface RaceOutcome<T> {
  * raceWatchdog races first against the watchdog sleep (Go: raceWatchdog):
  * the timer path if the watchdog resolves first, else path with the value
  * first resolved with. Which one resolves first is the runtime's delivery
- * order, i.e. the order of step_completed / hook_received and
- * wait_completed in the log as this replay reads it. Both sides get one
- * `.then` so neither is favoured by a microtask hop.
+ * order: core 4.8.9 delivers step results, hook payloads and wait
+ * completions behind delivery barriers, in the order of step_completed /
+ * hook_received and wait_completed in the log as this replay reads it, with a
+ * macrotask between an earlier delivery and a later one, so the few
+ * microtask hops of the wrappers below do not decide the race. The winner is
+ * told apart by which wrapper resolved, not by the value (a payload may be
+ * anything).
  */
 export async function raceWatchdog<T>(first: Promise<T>, watchdog: Promise<void>, path: string): Promise<RaceOutcome<T>> {
   const winner = await Promise.race([
