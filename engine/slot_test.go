@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -49,7 +50,7 @@ func TestSlotHoles(t *testing.T) {
 				if lerr == nil && len(evs) >= 2 { // run_created, hook_created
 					break
 				}
-				if worlds.Sleep(ctx, 5*time.Millisecond) != nil {
+				if clock.Sleep(ctx, 5*time.Millisecond) != nil {
 					t.Fatal("the hook was never created")
 				}
 			}

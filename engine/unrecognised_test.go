@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -130,7 +131,7 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string, cond func(engine.RunStats) bool) {
 	t.Helper()
 	for !cond(rt.Stats(runID)) {
-		if worlds.Sleep(ctx, time.Millisecond) != nil {
+		if clock.Sleep(ctx, time.Millisecond) != nil {
 			t.Fatalf("stats %+v: the awaited count never came", rt.Stats(runID))
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // Env is what a scenario needs to know about the storm it runs in.
@@ -49,7 +49,7 @@ func (e Env) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	return worlds.Sleep(ctx, d)
+	return clock.Sleep(ctx, d)
 }
 
 // Hooks is what a driver may do to a run: read its log and resume hooks.

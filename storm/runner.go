@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
@@ -482,7 +483,7 @@ func sealAfter(p engine.Policy, scale float64) time.Duration {
 func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
 	for {
 		final, err := readFinalOnce(ctx, w, runID)
-		if !errors.Is(err, eventlog.ErrUnavailable) || worlds.Sleep(ctx, 250*time.Millisecond) != nil {
+		if !errors.Is(err, eventlog.ErrUnavailable) || clock.Sleep(ctx, 250*time.Millisecond) != nil {
 			return final, err
 		}
 	}
