@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -84,10 +85,10 @@ func TestRecoveryReplays(t *testing.T) {
 // opSink keeps recorded operations.
 type opSink struct {
 	mu  sync.Mutex
-	ops []worlds.Op
+	ops []history.Op
 }
 
-func (s *opSink) Record(op worlds.Op) {
+func (s *opSink) Record(op history.Op) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ops = append(s.ops, op)

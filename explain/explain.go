@@ -9,7 +9,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // The root-cause classes (see the package documentation).
@@ -75,7 +75,7 @@ type Input struct {
 	Wake engine.WakePolicy
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
-	Ops   []worlds.Op
+	Ops   []history.Op
 	// Ended is when the run ended (a stuck run: its timeout); Quiet the
 	// silence before it that makes a pending operation a blocked branch
 	// (DefaultQuiet when zero).
@@ -313,7 +313,7 @@ func prepare(in Input) *run {
 		}
 	}
 	for i, op := range in.Ops {
-		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced && op.Kind != worlds.OpSeal {
+		if op.Kind != history.OpAppend && op.Kind != history.OpAppendFenced && op.Kind != history.OpSeal {
 			continue
 		}
 		for _, w := range op.Wrote {

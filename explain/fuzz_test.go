@@ -7,8 +7,8 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/fuzzbytes"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // fuzzInput decodes arbitrary bytes into a run: events of every type with
@@ -48,7 +48,7 @@ func fuzzInput(data []byte) Input {
 	}
 	actors := []string{"inv-1", "inv-2", "inv-3", "step-1", "driver", ""}
 	for range next() % 40 {
-		op := worlds.Op{RunID: fixtureRun, Actor: actors[next()%len(actors)], Start: at(next()), End: at(next() + 5)}
+		op := history.Op{RunID: fixtureRun, Actor: actors[next()%len(actors)], Start: at(next()), End: at(next() + 5)}
 		pick := func() eventlog.Event {
 			if len(in.Final) == 0 {
 				return eventlog.Event{}
@@ -57,17 +57,17 @@ func fuzzInput(data []byte) Input {
 		}
 		switch next() % 4 {
 		case 0, 1:
-			op.Kind = worlds.OpList
+			op.Kind = history.OpList
 			op.After = eventlog.After(pick())
 			if next()%5 == 0 {
 				op.Err, op.Slot, op.Above = []string{"hole", "gap", "duplicate"}[next()%3], int64(next()%30), int64(next()%30)
 			} else {
-				op.Read = &worlds.ReadSummary{N: next() % 30, Last: eventlog.After(pick()), SetHash: uint64(next()) * 0x9e3779b97f4a7c15, More: next()%2 == 0}
+				op.Read = &history.ReadSummary{N: next() % 30, Last: eventlog.After(pick()), SetHash: uint64(next()) * 0x9e3779b97f4a7c15, More: next()%2 == 0}
 			}
 		default:
-			op.Kind = worlds.OpAppend
+			op.Kind = history.OpAppend
 			e := pick()
-			op.Wrote = []worlds.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: e.CommittedAt}}
+			op.Wrote = []history.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: e.CommittedAt}}
 			if next()%4 == 0 {
 				op.Err = "conflict"
 			}

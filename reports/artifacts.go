@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Artifact file names inside a storm directory. **contract**
@@ -79,7 +79,7 @@ func (a *Writer) WriteRun(r RunRecord) error {
 }
 
 // WriteHistory appends ops to history.jsonl.
-func (a *Writer) WriteHistory(ops []worlds.Op) error {
+func (a *Writer) WriteHistory(ops []history.Op) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	enc := json.NewEncoder(a.hbuf)

@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/verdict"
@@ -262,14 +263,14 @@ func FuzzReadRuns(f *testing.F) {
 
 // fuzzOps are history.jsonl operations of two runs, every field set
 // somewhere.
-func fuzzOps() []worlds.Op {
-	return []worlds.Op{
-		{Kind: worlds.OpList, Actor: "inv-1", RunID: "wrun_a", Start: fuzzTime, End: fuzzTime.Add(time.Millisecond), Limit: 100,
-			After: eventlog.Cursor{ID: "evnt_1", Seq: 1}, Read: &worlds.ReadSummary{N: 2, First: eventlog.Cursor{Seq: 2}, Last: eventlog.Cursor{Seq: 3}, SetHash: 1 << 63, More: true}},
-		{Kind: worlds.OpAppend, Actor: "step-1", RunID: "wrun_b", Start: fuzzTime, End: fuzzTime, Expected: 3, Actual: 4, Err: "conflict",
-			ErrText: `pq: duplicate key "events_pkey" <&>`, Wrote: []worlds.OpEvent{{Type: eventlog.StepCreated, CorrelationID: "step_1", ID: "evnt_2", Seq: 2,
+func fuzzOps() []history.Op {
+	return []history.Op{
+		{Kind: history.OpList, Actor: "inv-1", RunID: "wrun_a", Start: fuzzTime, End: fuzzTime.Add(time.Millisecond), Limit: 100,
+			After: eventlog.Cursor{ID: "evnt_1", Seq: 1}, Read: &history.ReadSummary{N: 2, First: eventlog.Cursor{Seq: 2}, Last: eventlog.Cursor{Seq: 3}, SetHash: 1 << 63, More: true}},
+		{Kind: history.OpAppend, Actor: "step-1", RunID: "wrun_b", Start: fuzzTime, End: fuzzTime, Expected: 3, Actual: 4, Err: "conflict",
+			ErrText: `pq: duplicate key "events_pkey" <&>`, Wrote: []history.OpEvent{{Type: eventlog.StepCreated, CorrelationID: "step_1", ID: "evnt_2", Seq: 2,
 				MintedAt: fuzzTime, CommittedAt: fuzzTime, Token: "t", Dedup: "d", Payload: json.RawMessage(`{"name":"x"}`)}}},
-		{Kind: worlds.OpList, Actor: "driver", RunID: "wrun_a", Start: fuzzTime, End: fuzzTime, Err: "hole", Slot: 4, Above: 5, Sealed: true, ReservedAt: fuzzTime},
+		{Kind: history.OpList, Actor: "driver", RunID: "wrun_a", Start: fuzzTime, End: fuzzTime, Err: "hole", Slot: 4, Above: 5, Sealed: true, ReservedAt: fuzzTime},
 	}
 }
 
@@ -289,8 +290,8 @@ func FuzzReadHistory(f *testing.F) {
 		dir := fuzzDir(t, map[string][]byte{reports.FileHistory: data})
 		path := filepath.Join(dir, reports.FileHistory)
 		byRun, err := reports.ReadHistory(dir)
-		all, bad := decodeLines(data, anyValue[worlds.Op])
-		want := map[string][]worlds.Op{}
+		all, bad := decodeLines(data, anyValue[history.Op])
+		want := map[string][]history.Op{}
 		for _, op := range all {
 			want[op.RunID] = append(want[op.RunID], op)
 		}

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // ArtifactError names a malformed artifact: the file, the line (0 for the
@@ -95,9 +95,9 @@ func ReadRuns(dir string) ([]RunRecord, error) {
 }
 
 // ReadHistory reads history.jsonl grouped by run id.
-func ReadHistory(dir string) (map[string][]worlds.Op, error) {
-	out := map[string][]worlds.Op{}
-	err := EachLine(filepath.Join(dir, FileHistory), func(op worlds.Op) error {
+func ReadHistory(dir string) (map[string][]history.Op, error) {
+	out := map[string][]history.Op{}
+	err := EachLine(filepath.Join(dir, FileHistory), func(op history.Op) error {
 		out[op.RunID] = append(out[op.RunID], op)
 		return nil
 	})
@@ -108,7 +108,7 @@ func ReadHistory(dir string) (map[string][]worlds.Op, error) {
 // file order: those ReadHistory groups under runID. It streams the file and
 // decodes only the lines that may name the run, so one run of a large
 // storm is read quickly.
-func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
+func ReadRunHistory(dir, runID string) ([]history.Op, error) {
 	path := filepath.Join(dir, FileHistory)
 	f, err := os.Open(path)
 	if err != nil {
@@ -124,7 +124,7 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 	needle := []byte(runID)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
-	var out []worlds.Op
+	var out []history.Op
 	var bad []error
 	line := 0
 	for sc.Scan() {
@@ -144,7 +144,7 @@ func ReadRunHistory(dir, runID string) ([]worlds.Op, error) {
 				continue
 			}
 		}
-		var op worlds.Op
+		var op history.Op
 		if err := json.Unmarshal(b, &op); err != nil {
 			bad = append(bad, &ArtifactError{File: path, Line: line, Err: fmt.Errorf("malformed line (cut off or not JSON): %v", err)})
 			continue

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // This file reads back what an interrupted storm recorded and readies its
@@ -84,7 +84,7 @@ type Trimmed struct {
 	// Events counts the final logs removed (runs that never finished).
 	Events int
 	// Ops is history.jsonl's operations of the recorded runs, by run id.
-	Ops map[string][]worlds.Op
+	Ops map[string][]history.Op
 }
 
 // TrimUnrecorded readies dir to take more runs: it cuts runs.jsonl to
@@ -100,7 +100,7 @@ func TrimUnrecorded(dir string, rec *Recorded) (*Trimmed, error) {
 	if err := os.Truncate(filepath.Join(dir, FileRuns), rec.Size); err != nil {
 		return nil, fmt.Errorf("cut %s to its complete lines: %w", FileRuns, err)
 	}
-	t := &Trimmed{Ops: map[string][]worlds.Op{}}
+	t := &Trimmed{Ops: map[string][]history.Op{}}
 	if err := t.history(dir, ids); err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (t *Trimmed) history(dir string, ids map[string]bool) error {
 			if len(b) == 0 {
 				return nil
 			}
-			var op worlds.Op
+			var op history.Op
 			if b[len(b)-1] != '\n' || json.Unmarshal(b, &op) != nil || !ids[op.RunID] {
 				t.HistoryLines++
 				continue

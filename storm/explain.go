@@ -10,17 +10,17 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/timeline"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // ExplainInput is what explaining a run of condition cond and scenario sc
 // needs: the run's record, final log and history, and the condition's
 // knobs for the reference replay, and the storm's time scale (its timer
 // tick, for when a stuck run's waits were due).
-func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) explain.Input {
+func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) explain.Input {
 	return explain.Input{
 		RunID: rec.RunID, Cell: reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}.String(),
 		Outcome: string(rec.Outcome), Detail: rec.Detail,

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // This file continues an interrupted storm from its artifacts (storm
@@ -167,7 +167,7 @@ func (r *Resume) Missing(plan *Plan) int {
 // prior is what a resumed storm had recorded: the runs and their history.
 type prior struct {
 	runs []reports.RunRecord
-	ops  map[string][]worlds.Op
+	ops  map[string][]history.Op
 }
 
 // openArtifacts opens a new storm's artifacts, or readies a resumed one's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
@@ -231,7 +232,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			t.Errorf("%s has run indexes %v, want 0-3", k, seen[k])
 		}
 	}
-	for _, op := range jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory)) {
+	for _, op := range jsonLines[history.Op](t, filepath.Join(dir, reports.FileHistory)) {
 		if !ids[op.RunID] {
 			t.Fatalf("history.jsonl holds an operation of run %s, which runs.jsonl does not list", op.RunID)
 		}

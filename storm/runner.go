@@ -15,11 +15,14 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/crash"
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/nemesis"
@@ -29,7 +32,6 @@ import (
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
-	"golang.org/x/sync/errgroup"
 )
 
 // ErrInterrupted is returned with the partial summary of a storm whose
@@ -167,7 +169,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
-		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		sink:      &historySink{byRun: map[string][]history.Op{}, out: out},
 		summary:   reports.NewSummary(keys),
 		timelines: map[reports.CellKey]map[string]int{},
 	}
@@ -565,11 +567,11 @@ func (h hooks) Log(ctx context.Context, runID string) ([]eventlog.Event, error) 
 // operations that arrive after (late writers) go straight to history.jsonl.
 type historySink struct {
 	mu    sync.Mutex
-	byRun map[string][]worlds.Op
+	byRun map[string][]history.Op
 	out   *reports.Writer
 }
 
-func (h *historySink) Record(op worlds.Op) {
+func (h *historySink) Record(op history.Op) {
 	h.mu.Lock()
 	if buf, ok := h.byRun[op.RunID]; ok {
 		h.byRun[op.RunID] = append(buf, op)
@@ -577,7 +579,7 @@ func (h *historySink) Record(op worlds.Op) {
 		return
 	}
 	h.mu.Unlock()
-	_ = h.out.WriteHistory([]worlds.Op{op})
+	_ = h.out.WriteHistory([]history.Op{op})
 }
 
 func (h *historySink) begin(runID string) {
@@ -586,7 +588,7 @@ func (h *historySink) begin(runID string) {
 	h.mu.Unlock()
 }
 
-func (h *historySink) end(runID string) []worlds.Op {
+func (h *historySink) end(runID string) []history.Op {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ops := h.byRun[runID]

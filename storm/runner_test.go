@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -181,13 +182,13 @@ func TestRunControlStorm(t *testing.T) {
 		}
 	}
 
-	ops := jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+	ops := jsonLines[history.Op](t, filepath.Join(dir, reports.FileHistory))
 	lists := 0
 	for _, op := range ops {
 		if !runIDs[op.RunID] {
 			t.Errorf("history op %+v is of no recorded run", op)
 		}
-		if op.Kind == worlds.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
+		if op.Kind == history.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
 			lists++
 		}
 	}
@@ -228,7 +229,7 @@ func TestRunInterrupted(t *testing.T) {
 	if onDisk := readSummary(t, dir); !onDisk.Interrupted || onDisk.Cells[0].Runs != c.Runs {
 		t.Errorf("%s: interrupted %v, %d runs; want interrupted, %d runs", reports.FileSummary, onDisk.Interrupted, onDisk.Cells[0].Runs, c.Runs)
 	}
-	jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+	jsonLines[history.Op](t, filepath.Join(dir, reports.FileHistory))
 }
 
 // runResult is what storm.Run returned.

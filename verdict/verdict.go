@@ -21,7 +21,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Verdict is what a judgement found: a three-state verdict.
@@ -56,7 +56,7 @@ type Input struct {
 	Scheme eventlog.Scheme
 	// Final is the run's final log; Ops its recorded history.
 	Final []eventlog.Event
-	Ops   []worlds.Op
+	Ops   []history.Op
 	// Commits is Final joined with its commit times (the store's, or those
 	// its writers observed): forensics.AnalyzeRun's RunAnalysis.Commits,
 	// or forensics.CommitEvents. Required: an event missing from it has no
@@ -109,7 +109,7 @@ func Judge(in Input) []Judgement {
 	memo := map[string]Judgement{} // the same batch rejected at the same log is judged once
 	var out []Judgement
 	for _, op := range in.Ops {
-		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
+		if op.Kind != history.OpAppendFenced || op.Err != "fenced" {
 			continue
 		}
 		v := Judgement{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
@@ -132,7 +132,7 @@ func Judge(in Input) []Judgement {
 }
 
 // memoKey identifies a rejected batch at a log length.
-func memoKey(n int, op worlds.Op) string {
+func memoKey(n int, op history.Op) string {
 	b, _ := json.Marshal(op.Wrote)
 	return fmt.Sprintf("%d/%s", n, b)
 }
@@ -152,7 +152,7 @@ func memoKey(n int, op worlds.Op) string {
 //
 // An event the cutoff must place but that has no commit time makes it
 // unknown.
-func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, string) {
+func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op history.Op) ([]eventlog.Event, string) {
 	if in.actualIsLength() {
 		if op.Actual > int64(len(ordered)) {
 			return nil, fmt.Sprintf("the final log holds fewer than the %d events the store had", op.Actual)
@@ -192,7 +192,7 @@ func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op 
 const rejectedPrefix = "rejected-"
 
 // judgeBatch replays log plus the rejected batch.
-func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (Verdict, string) {
+func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op history.Op) (Verdict, string) {
 	hyp := log
 	for i, w := range op.Wrote {
 		hyp = append(hyp, eventlog.Event{

@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/timeline"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // ExplainOptions are the explain command's options.
@@ -125,7 +126,7 @@ func readStormMeta(dir string) (*storm.StormMeta, error) {
 }
 
 // storedInput builds the explainer's input for a stored run.
-func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) (explain.Input, error) {
+func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) (explain.Input, error) {
 	cond, ok := meta.Conditions[rec.Condition]
 	if !ok {
 		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", reports.FileStorm, rec.Condition, rec.RunID)

@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // ForensicsOptions are the forensics command's options.
@@ -321,7 +322,7 @@ type classifier struct {
 
 // classify sets r.Class when r's outcome gets one and it has none (or
 // always, reclassifying).
-func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []worlds.Op) error {
+func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []history.Op) error {
 	if !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
 		return nil
 	}
