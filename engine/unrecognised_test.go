@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -103,7 +104,7 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 				if err := rt.Start(ctx, "run-1", nil); err != nil {
 					t.Fatal(err)
 				}
-				awaitStats(ctx, t, rt, "run-1", func(s engine.RunStats) bool { return s.Unrecognised+s.InfraErrors > 0 })
+				awaitStats(ctx, t, rt, "run-1", func(s history.RunStats) bool { return s.Unrecognised+s.InfraErrors > 0 })
 			}
 			stats := rt.Finish("run-1")
 			if stats.InfraErrors != tt.infra || stats.Unrecognised != tt.unrecogn {
@@ -128,7 +129,7 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 
 // awaitStats waits until cond holds of runID's stats; ctx ending first
 // fails the test.
-func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string, cond func(engine.RunStats) bool) {
+func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string, cond func(history.RunStats) bool) {
 	t.Helper()
 	for !cond(rt.Stats(runID)) {
 		if clock.Sleep(ctx, time.Millisecond) != nil {

@@ -140,7 +140,7 @@ func (fx *fixture) item(f []string) error {
 	case "wake":
 		fx.in.Wake = engine.WakePolicy(f[1])
 	case "outcome":
-		fx.in.Outcome = f[1]
+		fx.in.Outcome = history.Outcome(f[1])
 	case "detail":
 		fx.in.Detail = strings.Join(f[1:], " ")
 	case "ended":

@@ -32,21 +32,12 @@ func Classes() []string {
 	return []string{StalePrefix, CursorSkip, WakeOrder, DuplicateCreate, Hole, Density, BlockedBranch, Slow, Unknown}
 }
 
-// Outcomes explained (the outcome names of reports.Outcome).
-const (
-	outcomeCorrupted = "corrupted"
-	outcomeSilent    = "silent"
-	outcomeGap       = "gap"
-	outcomeHole      = "hole"
-	outcomeStuck     = "stuck"
-)
-
 // Explains reports whether a run with this outcome gets a class: corrupted,
 // silent, gap, hole and stuck runs do; completed, failed and infra runs do
 // not.
-func Explains(outcome string) bool {
+func Explains(outcome history.Outcome) bool {
 	switch outcome {
-	case outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck:
+	case history.Corrupted, history.Silent, history.Gap, history.Hole, history.Stuck:
 		return true
 	}
 	return false
@@ -63,9 +54,9 @@ type Input struct {
 	RunID string
 	// Cell names the run's cell ("world/scenario/condition").
 	Cell string
-	// Outcome is the run's outcome (reports.Outcome) and Detail the
-	// engine's first error text or the ledger's complaint.
-	Outcome string
+	// Outcome is the run's outcome and Detail the engine's first error
+	// text or the ledger's complaint.
+	Outcome history.Outcome
 	Detail  string
 	Scheme  eventlog.Scheme
 	Program engine.Program
@@ -207,10 +198,10 @@ type Writer struct {
 
 // Explanation is why one run went wrong. It is JSON-friendly.
 type Explanation struct {
-	Run     string `json:"run"`
-	Cell    string `json:"cell,omitempty"`
-	Outcome string `json:"outcome"`
-	Class   string `json:"class"`
+	Run     string          `json:"run"`
+	Cell    string          `json:"cell,omitempty"`
+	Outcome history.Outcome `json:"outcome"`
+	Class   string          `json:"class"`
 	// Summary is one line: the class and what it rests on.
 	Summary string `json:"summary"`
 	// Offending is the event the reference replay disagreed with first
@@ -386,13 +377,13 @@ func classify(in Input, ex *Explanation) {
 	}
 	r := prepare(in)
 	switch {
-	case in.Outcome == outcomeHole || (in.Outcome == outcomeStuck && in.Scheme == eventlog.SchemeSlot && r.firstGap() > 0):
+	case in.Outcome == history.Hole || (in.Outcome == history.Stuck && in.Scheme == eventlog.SchemeSlot && r.firstGap() > 0):
 		// A corrupted or silent slot run with a hole left in its log is
 		// still explained by its divergence: the hole did not stop it.
 		r.hole(ex)
-	case in.Outcome == outcomeGap:
+	case in.Outcome == history.Gap:
 		r.density(ex)
-	case in.Outcome == outcomeStuck:
+	case in.Outcome == history.Stuck:
 		r.stuck(ex)
 	default:
 		r.divergence(ex)

@@ -18,7 +18,7 @@ import (
 func fuzzInput(data []byte) Input {
 	next := fuzzbytes.New(data).Int
 	schemes := eventlog.Schemes()
-	outcomes := []string{outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck, "completed"}
+	outcomes := []history.Outcome{history.Corrupted, history.Silent, history.Gap, history.Hole, history.Stuck, "completed"}
 	in := Input{RunID: fixtureRun, Program: pair, Scheme: schemes[next()%len(schemes)], Outcome: outcomes[next()%len(outcomes)],
 		IDs: []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite}[next()%2], Wake: engine.WakeOrdered, Ended: at(next() * 100)}
 	// The pool holds the ids the program itself draws first.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -91,19 +90,12 @@ func (a *Writer) WriteHistory(ops []history.Op) error {
 	return a.hbuf.Flush()
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// CellDir is the directory name of a cell under events/.
-func CellDir(k CellKey) string {
-	return unsafeName.ReplaceAllString(k.World+"_"+k.Scenario+"_"+k.Condition, "-")
-}
-
 // WriteEvents stores a run's final log as events/<cell>/<run>.jsonl.
-func (a *Writer) WriteEvents(k CellKey, runID string, evs []eventlog.Event) error {
+func (a *Writer) WriteEvents(k history.CellKey, runID string, evs []eventlog.Event) error {
 	if !RunFileName(runID) {
 		return fmt.Errorf("write final log: run id %q is not a file name", runID)
 	}
-	dir := filepath.Join(a.dir, DirEvents, CellDir(k))
+	dir := filepath.Join(a.dir, DirEvents, k.Dir())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

@@ -13,14 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/verdict"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // The fuzz targets below feed the readers of a storm directory arbitrary
@@ -189,10 +187,10 @@ var fuzzTime = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 // fullRun is a run record with every field set.
 func fullRun() reports.RunRecord {
 	tp := verdict.Judgement{Actor: "inv-1", At: fuzzTime, Expected: 3, Actual: 4, Verdict: verdict.TruePositive, Reason: "stale <read> & \"more\""}
-	return reports.RunRecord{World: "vercel", Scenario: "hook-storm", Condition: "seq/wake=ordered", Index: 7, RunID: "wrun_01KAB",
-		Outcome: reports.Silent, Detail: "wrong output", Started: fuzzTime, Ended: fuzzTime.Add(time.Minute), Millis: 60000, Events: 40,
-		Stats:        engine.RunStats{Invocations: 9, Replays: 8, Divergences: 1, Recoveries: 1, Rejections: 2, Recovered: 1},
-		CommitSource: "store", Guard: &worlds.GuardCounts{Evaluated: 5, Passed: 4, Rejected: 1},
+	return reports.RunRecord{CellKey: history.NewCellKey("vercel", "hook-storm", "seq/wake=ordered"), Index: 7, RunID: "wrun_01KAB",
+		Outcome: history.Silent, Detail: "wrong output", Started: fuzzTime, Ended: fuzzTime.Add(time.Minute), Millis: 60000, Events: 40,
+		Stats:        history.RunStats{Invocations: 9, Replays: 8, Divergences: 1, Recoveries: 1, Rejections: 2, Recovered: 1},
+		CommitSource: "store", Guard: &history.GuardCounts{Evaluated: 5, Passed: 4, Rejected: 1},
 		Findings: forensics.RunFindings{Reads: 10, NonPrefixReads: 2, Inversions: 3, Slot: &forensics.SlotFindings{HolesSeen: 1,
 			SealedBy: map[string]int{"inv": 1}, FillMillis: []float64{1.5, 0.25}}},
 		Verdicts: []verdict.Judgement{tp, {Actor: "step-1", Verdict: verdict.Benign}}, Judged: true,
@@ -346,9 +344,9 @@ func FuzzReadEvents(f *testing.F) {
 	// found "/" passing a first check (testdata/fuzz/FuzzReadEvents).
 	f.Add(full, "../../../../../../../tmp/x")
 	f.Add(full, "")
-	k := reports.CellKey{World: "local", Scenario: "control", Condition: "seq+callsite"}
+	k := history.CellKey{World: "local", Scenario: "control", Condition: "seq+callsite"}
 	f.Fuzz(func(t *testing.T, data []byte, runID string) {
-		cellDir := filepath.Join(reports.DirEvents, reports.CellDir(k))
+		cellDir := filepath.Join(reports.DirEvents, k.Dir())
 		name := runID
 		if !fileName(runID) {
 			name = "elsewhere" // the final log is where a path would lead
@@ -473,7 +471,7 @@ func FuzzReadRecorded(f *testing.F) {
 
 // fullSummary is a summary.json whose cell has every field set.
 func fullSummary(f *testing.F) []byte {
-	s := reports.NewSummary([]reports.CellKey{{World: "vercel", Scenario: "hook-storm", Condition: "seq/wake=ordered"}})
+	s := reports.NewSummary([]history.CellKey{{World: "vercel", Scenario: "hook-storm", Condition: "seq/wake=ordered"}})
 	s.Started, s.Ended, s.Interrupted = fuzzTime, fuzzTime.Add(time.Hour), true
 	c := s.Cells[0]
 	c.Add(fullRun())
@@ -620,7 +618,7 @@ func FuzzLoadStorm(f *testing.F) {
 			t.Fatalf("the summary counts %d runs, runs.jsonl holds %d", counted, len(st.Runs))
 		}
 		for _, r := range st.Runs {
-			if st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}) == nil {
+			if st.Summary.Cell(r.CellKey) == nil {
 				t.Fatalf("run %s has no cell in the summary", r.RunID)
 			}
 		}

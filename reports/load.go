@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 )
 
@@ -54,7 +55,7 @@ type Meta interface {
 // Header is what reading a storm back needs of storm.json.
 type Header struct {
 	Schema  int
-	Cells   []CellKey
+	Cells   []history.CellKey
 	Started time.Time
 	// Shard is "i/n", "" for a whole storm.
 	Shard string
@@ -152,7 +153,7 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 		}
 	}
 
-	var keys []CellKey
+	var keys []history.CellKey
 	keysFrom := ""
 	switch {
 	case hdrOK:
@@ -167,8 +168,8 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 	// --condition refuse a repeated item): a second one is named and
 	// dropped, or its runs would be counted in the first and the second
 	// listed with none.
-	var once []CellKey
-	listed := make(map[CellKey]bool, len(keys))
+	var once []history.CellKey
+	listed := make(map[history.CellKey]bool, len(keys))
 	for _, k := range keys {
 		if listed[k] {
 			problems = append(problems, &ArtifactError{File: keysFrom, Err: fmt.Errorf("cell %s is listed twice", k)})
@@ -180,14 +181,14 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 	sum := NewSummary(once)
 	sum.Started = time.Time{}
 	for _, r := range st.Runs {
-		k := CellKey{r.World, r.Scenario, r.Condition}
+		k := r.CellKey
 		c := sum.Cell(k)
 		if c == nil {
 			if hdrOK {
 				problems = append(problems, &ArtifactError{File: runsPath,
 					Err: fmt.Errorf("run %s is of cell %s, which %s does not list", r.RunID, k, FileStorm)})
 			}
-			c = &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition}
+			c = &Cell{CellKey: k}
 			sum.Cells = append(sum.Cells, c)
 		}
 		c.Add(r)
@@ -250,7 +251,7 @@ func sameCounts(a, b *Cell) bool {
 	if a.Runs != b.Runs {
 		return false
 	}
-	for _, o := range Outcomes() {
+	for _, o := range history.Outcomes() {
 		if a.Count(o) != b.Count(o) {
 			return false
 		}

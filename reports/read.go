@@ -171,8 +171,8 @@ func RunFileName(runID string) bool {
 // id that is not a file name (one holding a path separator, from a
 // malformed or hostile runs.jsonl) is refused rather than followed out of
 // the cell's directory.
-func ReadEvents(dir string, k CellKey, runID string) ([]eventlog.Event, error) {
-	cellDir := filepath.Join(dir, DirEvents, CellDir(k))
+func ReadEvents(dir string, k history.CellKey, runID string) ([]eventlog.Event, error) {
+	cellDir := filepath.Join(dir, DirEvents, k.Dir())
 	if !RunFileName(runID) {
 		return nil, &ArtifactError{File: cellDir, Err: fmt.Errorf("run id %q is not a file name: no final log of it is read", runID)}
 	}

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
 // runLine is one runs.jsonl line of cell local/control/main.
 func runLine(t *testing.T, id string, idx int) string {
 	t.Helper()
-	b, err := json.Marshal(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", Index: idx, RunID: id, Outcome: reports.Completed})
+	b, err := json.Marshal(reports.RunRecord{CellKey: history.NewCellKey("local", "control", "main"), Index: idx, RunID: id, Outcome: history.Completed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestAppendWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteRun(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", RunID: "r1"}); err != nil {
+	if err := w.WriteRun(reports.RunRecord{CellKey: history.NewCellKey("local", "control", "main"), RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -172,7 +173,7 @@ func TestAppendWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteRun(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", RunID: "r2"}); err != nil {
+	if err := w.WriteRun(reports.RunRecord{CellKey: history.NewCellKey("local", "control", "main"), RunID: "r2"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -36,7 +37,7 @@ func TestWriteEventsRefusesPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.WriteEvents(reports.CellKey{World: "local", Scenario: "control", Condition: "main"}, "../../escaped", nil); err == nil {
+	if err := w.WriteEvents(history.CellKey{World: "local", Scenario: "control", Condition: "main"}, "../../escaped", nil); err == nil {
 		t.Fatal("WriteEvents with run id ../../escaped: no error")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "storm", "escaped.jsonl")); !os.IsNotExist(err) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -93,7 +93,7 @@ func (c Config) Defaults() Config {
 // Plan is a validated config resolved into cells.
 type Plan struct {
 	Config     Config
-	Cells      []reports.CellKey
+	Cells      []history.CellKey
 	Conditions map[string]Condition
 	Latency    worlds.Profile
 	// PageSizes is the invocation page size of each world and scheme in
@@ -213,7 +213,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 			}
 			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)
 			for _, s := range c.Scenarios {
-				p.Cells = append(p.Cells, reports.CellKey{World: w, Scenario: s, Condition: cond.Name})
+				p.Cells = append(p.Cells, history.NewCellKey(w, s, cond.Name))
 			}
 		}
 	}
@@ -230,11 +230,11 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 // cells and every artifact then hold only these cells, as they would for a
 // storm whose matrix had only them. A key the plan does not hold is an
 // error naming it (a filter never adds a cell), and so is an empty list.
-func (p *Plan) Only(keys []reports.CellKey) error {
+func (p *Plan) Only(keys []history.CellKey) error {
 	if len(keys) == 0 {
 		return fmt.Errorf("no cells to run: the cell filter is empty")
 	}
-	want := make(map[reports.CellKey]bool, len(keys))
+	want := make(map[history.CellKey]bool, len(keys))
 	for _, k := range keys {
 		if !slices.Contains(p.Cells, k) {
 			return fmt.Errorf("cell %s is not in the storm's matrix (worlds %s, scenarios %s, conditions %s)", k,
@@ -242,7 +242,7 @@ func (p *Plan) Only(keys []reports.CellKey) error {
 		}
 		want[k] = true
 	}
-	p.Cells = slices.DeleteFunc(p.Cells, func(k reports.CellKey) bool { return !want[k] })
+	p.Cells = slices.DeleteFunc(p.Cells, func(k history.CellKey) bool { return !want[k] })
 	conds, pages := map[string]Condition{}, map[string]int{}
 	for _, k := range p.Cells {
 		cond := p.Conditions[k.Condition]

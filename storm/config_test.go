@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/filetest"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
@@ -165,7 +165,7 @@ func TestConfigValidatePlan(t *testing.T) {
 	tests := []struct {
 		name      string
 		edit      func(c *storm.Config)
-		wantCells []reports.CellKey
+		wantCells []history.CellKey
 		latency   string
 		pageSizes map[string]int
 		inFlight  int
@@ -173,7 +173,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		{
 			name:      "one cell",
 			edit:      func(*storm.Config) {},
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize},
 			inFlight:  storm.DefaultRunsInFlight,
@@ -181,7 +181,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		{
 			name: "page sizes per scheme",
 			edit: func(c *storm.Config) { c.Worlds, c.Conditions = []string{"local", "paged"}, []string{"main", "seq"} },
-			wantCells: []reports.CellKey{
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "main"}, {World: "local", Scenario: "control", Condition: "seq"},
 				{World: "paged", Scenario: "control", Condition: "main"}, {World: "paged", Scenario: "control", Condition: "seq"},
 			},
@@ -192,7 +192,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		{
 			name:      "--page-size beats every world's own",
 			edit:      func(c *storm.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": 7, "ulid-only/ulid": 7},
 			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
@@ -200,7 +200,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		{
 			name:      "--runs-in-flight beats every world's own",
 			edit:      func(c *storm.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "ulid-only/ulid": 1000},
 			inFlight:  99,
@@ -213,7 +213,7 @@ func TestConfigValidatePlan(t *testing.T) {
 				c.Conditions = []string{"main", " main/ids=callsite "}
 				c.Latency = "fixed:5ms"
 			},
-			wantCells: []reports.CellKey{
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "main"},
 				{World: "local", Scenario: "step-storm", Condition: "main"},
 				{World: "local", Scenario: "control", Condition: "main/ids=callsite"},
@@ -233,7 +233,7 @@ func TestConfigValidatePlan(t *testing.T) {
 				c.Conditions = []string{"seq+callsite+ordered", "seq/fence=decisions-only"}
 				c.Latency = "none"
 			},
-			wantCells: []reports.CellKey{
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "seq+callsite+ordered"},
 				{World: "local", Scenario: "control", Condition: "seq/fence=decisions-only"},
 			},
@@ -283,32 +283,32 @@ func TestConfigValidatePlan(t *testing.T) {
 }
 
 func TestPlanOnly(t *testing.T) {
-	key := func(w, s, c string) reports.CellKey { return reports.CellKey{World: w, Scenario: s, Condition: c} }
+	key := func(w, s, c string) history.CellKey { return history.CellKey{World: w, Scenario: s, Condition: c} }
 	tests := []struct {
 		name      string
-		keys      []reports.CellKey
-		wantCells []reports.CellKey // nil: Only fails
+		keys      []history.CellKey
+		wantCells []history.CellKey // nil: Only fails
 		wantConds []string
 		pageSizes map[string]int
 		wantErr   []string // the message must contain each
 	}{
 		{
 			name:      "keeps the plan's order, not the filter's",
-			keys:      []reports.CellKey{key("paged", "control", "seq"), key("local", "step-storm", "main")},
-			wantCells: []reports.CellKey{key("local", "step-storm", "main"), key("paged", "control", "seq")},
+			keys:      []history.CellKey{key("paged", "control", "seq"), key("local", "step-storm", "main")},
+			wantCells: []history.CellKey{key("local", "step-storm", "main"), key("paged", "control", "seq")},
 			wantConds: []string{"main", "seq"},
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "paged/seq": 500},
 		},
 		{
 			name:      "drops the conditions and page sizes no cell uses",
-			keys:      []reports.CellKey{key("paged", "control", "seq"), key("paged", "step-storm", "seq")},
-			wantCells: []reports.CellKey{key("paged", "step-storm", "seq"), key("paged", "control", "seq")},
+			keys:      []history.CellKey{key("paged", "control", "seq"), key("paged", "step-storm", "seq")},
+			wantCells: []history.CellKey{key("paged", "step-storm", "seq"), key("paged", "control", "seq")},
 			wantConds: []string{"seq"},
 			pageSizes: map[string]int{"paged/seq": 500},
 		},
 		{
 			name:    "a cell outside the matrix",
-			keys:    []reports.CellKey{key("local", "control", "main"), key("local", "hook-storm", "main")},
+			keys:    []history.CellKey{key("local", "control", "main"), key("local", "hook-storm", "main")},
 			wantErr: []string{"local/hook-storm/main", "not in the storm's matrix", "step-storm,control"},
 		},
 		{name: "nothing", keys: nil, wantErr: []string{"empty"}},

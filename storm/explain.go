@@ -22,8 +22,8 @@ import (
 // tick, for when a stuck run's waits were due).
 func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) explain.Input {
 	return explain.Input{
-		RunID: rec.RunID, Cell: reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}.String(),
-		Outcome: string(rec.Outcome), Detail: rec.Detail,
+		RunID: rec.RunID, Cell: rec.CellKey.String(),
+		Outcome: rec.Outcome, Detail: rec.Detail,
 		Scheme: cond.Knobs.Scheme, Program: sc.Program, IDs: cond.Knobs.IDs, Wake: cond.Knobs.Wake,
 		Final: final, Ops: ops, Ended: rec.Ended,
 		Steps: sc.Steps, TimerTick: timerTick(timeScale),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -35,7 +36,7 @@ func fullMeta(f *testing.F) []byte {
 		m.Config.Conditions = append(m.Config.Conditions, p.Name)
 		m.Conditions[p.Name] = storm.Condition{Name: p.Name, Knobs: p.Knobs}
 		for _, w := range m.Config.Worlds {
-			m.Cells = append(m.Cells, reports.CellKey{World: w, Scenario: "control", Condition: p.Name})
+			m.Cells = append(m.Cells, history.CellKey{World: w, Scenario: "control", Condition: p.Name})
 		}
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -58,7 +59,7 @@ func FuzzReadMeta(f *testing.F) {
 	f.Add(bytes.Replace(full, []byte(`"2/3"`), []byte(`"4/3"`), 1))
 	f.Add(bytes.Replace(full, []byte(`"schema": 1`), []byte(`"schema": 2`), 1))
 	f.Add([]byte(`{"schema":1,"conditions":{"main":null},"cells":[null],"config":{"shard":""}}`))
-	run, err := json.Marshal(reports.RunRecord{World: "local", Scenario: "control", Condition: "main", RunID: "wrun_a"})
+	run, err := json.Marshal(reports.RunRecord{CellKey: history.NewCellKey("local", "control", "main"), RunID: "wrun_a"})
 	if err != nil {
 		f.Fatal(err)
 	}

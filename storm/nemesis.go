@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -51,7 +51,7 @@ func (r *runner) stopNemesis() {
 }
 
 // faultsOf labels the faults on cell k's world that overlapped [from, to].
-func (r *runner) faultsOf(k reports.CellKey, from, to time.Time) []string {
+func (r *runner) faultsOf(k history.CellKey, from, to time.Time) []string {
 	if r.nem == nil {
 		return nil
 	}

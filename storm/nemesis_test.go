@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -54,7 +55,7 @@ func TestRunNemesis(t *testing.T) {
 	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, reports.FileRuns))
 	faulted := 0
 	for _, r := range runs {
-		if r.Outcome != reports.Completed && r.Outcome != reports.Infra {
+		if r.Outcome != history.Completed && r.Outcome != history.Infra {
 			t.Errorf("run %s is %s under faults: %s", r.RunID, r.Outcome, r.Detail)
 		}
 		for _, l := range r.Faults {
@@ -76,7 +77,7 @@ func TestRunNemesis(t *testing.T) {
 		t.Fatal("no run overlapped a fault: the test proves nothing")
 	}
 	c := sum.Cells[0]
-	if n := c.Faulted[reports.Completed] + c.Faulted[reports.Infra]; n != faulted {
+	if n := c.Faulted[history.Completed] + c.Faulted[history.Infra]; n != faulted {
 		t.Errorf("the cell counts %v faulted runs, runs.jsonl marks %d", c.Faulted, faulted)
 	}
 }

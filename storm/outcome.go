@@ -9,7 +9,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/scenarios"
 )
 
@@ -27,19 +27,19 @@ const InfraWindow = 90 * time.Second
 // driver does: the first terminal event in log order decides, a completed
 // run's output is checked against its ledger. A run without one is judged
 // on the evidence at its end (ended): see stoppedOnUnavailable.
-func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats engine.RunStats, ended time.Time) (reports.Outcome, string) {
+func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats history.RunStats, ended time.Time) (history.Outcome, string) {
 	switch {
 	case errors.Is(readErr, eventlog.ErrGap), errors.Is(readErr, eventlog.ErrDuplicate):
-		return reports.Gap, readErr.Error()
+		return history.Gap, readErr.Error()
 	case errors.Is(readErr, eventlog.ErrUnavailable), errors.Is(readErr, context.DeadlineExceeded):
 		// readFinal waits out an outage for 30 s: the store did not answer.
-		return reports.Infra, readErr.Error()
+		return history.Infra, readErr.Error()
 	case readErr != nil:
-		return reports.Failed, "read the final log: " + readErr.Error()
+		return history.Failed, "read the final log: " + readErr.Error()
 	}
 	slots := forensics.ScanPositions(forensics.PositionsOf(final))
 	if slots.SealRaces > 0 {
-		return reports.Corrupted, fmt.Sprintf("slot %d holds a noop seal and a committed event at once: a seal raced a late commit and both are visible", slots.FirstSealRace)
+		return history.Corrupted, fmt.Sprintf("slot %d holds a noop seal and a committed event at once: a seal raced a late commit and both are visible", slots.FirstSealRace)
 	}
 	var input []byte
 	for _, e := range final {
@@ -49,54 +49,54 @@ func decide(sc scenarios.Scenario, final []eventlog.Event, readErr error, stats 
 		case eventlog.RunCompleted:
 			out, err := engine.Output(e)
 			if err != nil {
-				return reports.Silent, fmt.Sprintf("unreadable output: %v", err)
+				return history.Silent, fmt.Sprintf("unreadable output: %v", err)
 			}
 			if err := sc.Check(input, out); err != nil {
-				return reports.Silent, err.Error()
+				return history.Silent, err.Error()
 			}
-			return reports.Completed, ""
+			return history.Completed, ""
 		case eventlog.RunFailed:
 			f := engine.Failure(e)
 			switch {
 			case f.Code == engine.CodeCorrupted && f.Reason == engine.ReasonHole:
-				return reports.Hole, f.Message
+				return history.Hole, f.Message
 			case f.Code == engine.CodeCorrupted:
-				return reports.Corrupted, f.Message
+				return history.Corrupted, f.Message
 			case f.Code == engine.CodeGap:
-				return reports.Gap, f.Message
+				return history.Gap, f.Message
 			}
-			return reports.Failed, f.Code + ": " + f.Message
+			return history.Failed, f.Code + ": " + f.Message
 		}
 	}
 	if slots.FirstGap > 0 && stats.HoleRefusals > 0 {
-		return reports.Hole, fmt.Sprintf("no terminal event: loads stopped at empty slot %d below committed slot %d (%d refusals)", slots.FirstGap, slots.FirstGapAbove, stats.HoleRefusals)
+		return history.Hole, fmt.Sprintf("no terminal event: loads stopped at empty slot %d below committed slot %d (%d refusals)", slots.FirstGap, slots.FirstGapAbove, stats.HoleRefusals)
 	}
 	if stats.Unrecognised > 0 {
-		return reports.Failed, fmt.Sprintf("no terminal event; unrecognised errors: %d, the first: %s", stats.Unrecognised, stats.UnrecognisedErr)
+		return history.Failed, fmt.Sprintf("no terminal event; unrecognised errors: %d, the first: %s", stats.Unrecognised, stats.UnrecognisedErr)
 	}
 	if stoppedOnUnavailable(stats, ended) {
-		return reports.Infra, fmt.Sprintf("no terminal event; the store was unavailable at the end: the last error, %s before it, was %s, and no operation succeeded after it",
+		return history.Infra, fmt.Sprintf("no terminal event; the store was unavailable at the end: the last error, %s before it, was %s, and no operation succeeded after it",
 			ended.Sub(stats.LastUnavailable).Round(time.Millisecond), stats.LastUnavailableErr)
 	}
 	if !stats.LastUnavailable.IsZero() {
-		return reports.Stuck, fmt.Sprintf("no terminal event before the timeout, not for the store: its last unavailable error was %s before the end%s (infrastructure errors: %d)",
+		return history.Stuck, fmt.Sprintf("no terminal event before the timeout, not for the store: its last unavailable error was %s before the end%s (infrastructure errors: %d)",
 			ended.Sub(stats.LastUnavailable).Round(time.Millisecond), answeredAfter(stats), stats.InfraErrors)
 	}
-	return reports.Stuck, "no terminal event before the timeout"
+	return history.Stuck, "no terminal event before the timeout"
 }
 
 // stoppedOnUnavailable says a run stopped making progress on an unavailable
 // store: its last store error before ended was eventlog.ErrUnavailable, no
 // later than InfraWindow before ended, and the store answered none of its
 // operations after it.
-func stoppedOnUnavailable(stats engine.RunStats, ended time.Time) bool {
+func stoppedOnUnavailable(stats history.RunStats, ended time.Time) bool {
 	last := stats.LastUnavailable
 	return !last.IsZero() && ended.Sub(last) <= InfraWindow && !stats.LastStoreOK.After(last)
 }
 
 // answeredAfter says, for a stuck run's detail, that the store answered
 // after its last unavailable error, when it did.
-func answeredAfter(stats engine.RunStats) string {
+func answeredAfter(stats history.RunStats) string {
 	if stats.LastStoreOK.After(stats.LastUnavailable) {
 		return ", the store answering after it"
 	}

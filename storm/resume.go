@@ -29,7 +29,7 @@ type Resume struct {
 	Meta *StormMeta
 	// Stored is what runs.jsonl holds (its cut-off last line dropped).
 	Stored *reports.Recorded
-	done   map[reports.CellKey]map[int]bool
+	done   map[history.CellKey]map[int]bool
 }
 
 // ReadResume reads an interrupted storm's storm.json and runs.jsonl.
@@ -124,10 +124,10 @@ func (r *Resume) Check(plan *Plan, version string) error {
 	case !reflect.DeepEqual(m.Conditions, plan.Conditions):
 		return fmt.Errorf("--resume %s: its conditions' knobs differ from this build's presets: not resumable (start a new storm)", r.Dir)
 	}
-	r.done = map[reports.CellKey]map[int]bool{}
+	r.done = map[history.CellKey]map[int]bool{}
 	path := filepath.Join(r.Dir, reports.FileRuns)
 	for _, rec := range r.Stored.Runs {
-		k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+		k := rec.CellKey
 		switch {
 		case !slices.Contains(plan.Cells, k):
 			return fmt.Errorf("--resume %s: %s: run %s is of cell %s, which is not a cell of the storm", r.Dir, path, rec.RunID, k)
@@ -146,7 +146,7 @@ func (r *Resume) Check(plan *Plan, version string) error {
 
 // Recorded reports whether run index idx of cell k finished before the
 // storm was interrupted (false on a nil Resume: a new storm).
-func (r *Resume) Recorded(k reports.CellKey, idx int) bool {
+func (r *Resume) Recorded(k history.CellKey, idx int) bool {
 	return r != nil && r.done[k][idx]
 }
 
@@ -230,7 +230,7 @@ func (r *runner) addPrior(p *prior) error {
 	}
 	r.summary.Started = r.started
 	for _, rec := range p.runs {
-		k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+		k := rec.CellKey
 		final, err := reports.ReadEvents(r.plan.Config.Out, k, rec.RunID)
 		if err != nil {
 			return fmt.Errorf("resume: the final log of recorded run %s: %w", rec.RunID, err)

@@ -21,7 +21,7 @@ import (
 // the run index, and on nothing else.
 func TestRunID(t *testing.T) {
 	started := time.Date(2026, 12, 2, 14, 11, 0, 0, time.UTC)
-	k := reports.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
+	k := history.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
 	id := storm.RunID(1, started, k, 0)
 	u, err := ulid.ParseStrict(strings.TrimPrefix(id, "wrun_"))
 	if !strings.HasPrefix(id, "wrun_") || err != nil || !ulid.Time(u.Time()).Equal(started) {
@@ -121,7 +121,7 @@ func TestResumeCheck(t *testing.T) {
 	p := plan(t, storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"}, Runs: 4, Seed: 7})
 	k := p.Cells[0]
 	rec := func(idx int, id string) reports.RunRecord {
-		return reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: idx, RunID: id}
+		return reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: idx, RunID: id}
 	}
 	tests := []struct {
 		name    string
@@ -135,7 +135,7 @@ func TestResumeCheck(t *testing.T) {
 		{name: "another build", edit: func(m *storm.StormMeta) { m.Version = "v9" }, wantErr: "stormctl v9, this is test"},
 		{name: "other cells", edit: func(m *storm.StormMeta) { m.Cells = nil }, wantErr: "other cells"},
 		{name: "other knobs", edit: func(m *storm.StormMeta) { m.Conditions = nil }, wantErr: "knobs"},
-		{name: "a run of another cell", runs: []reports.RunRecord{{World: "local", Scenario: "step-storm", Condition: "main", RunID: "x"}},
+		{name: "a run of another cell", runs: []reports.RunRecord{{CellKey: history.NewCellKey("local", "step-storm", "main"), RunID: "x"}},
 			wantErr: "run x is of cell local/step-storm/main"},
 		{name: "a run index beyond --runs", runs: []reports.RunRecord{rec(4, "x")}, wantErr: "run index 4"},
 		{name: "a run index twice", runs: []reports.RunRecord{rec(1, "a"), rec(1, "b")}, wantErr: "run index 1 of local/control/main is recorded twice"},
@@ -211,10 +211,10 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	if !slices.EqualFunc(runs[:len(before)], before, func(a, b reports.RunRecord) bool { return a.RunID == b.RunID }) {
 		t.Errorf("the runs recorded before the interruption changed")
 	}
-	seen := map[reports.CellKey]map[int]bool{}
+	seen := map[history.CellKey]map[int]bool{}
 	ids := map[string]bool{}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		if seen[k] == nil {
 			seen[k] = map[int]bool{}
 		}

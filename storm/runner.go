@@ -40,7 +40,7 @@ var ErrInterrupted = errors.New("storm interrupted")
 
 // Progress receives live updates; implementations render them.
 type Progress interface {
-	Start(cells []reports.CellKey, runsPerCell int)
+	Start(cells []history.CellKey, runsPerCell int)
 	Update(c reports.Cell)
 	Finish()
 }
@@ -80,7 +80,7 @@ type StormMeta struct {
 	Version    string               `json:"version"`
 	Config     Config               `json:"config"`
 	Conditions map[string]Condition `json:"conditions"`
-	Cells      []reports.CellKey    `json:"cells"`
+	Cells      []history.CellKey    `json:"cells"`
 	// PageSizes is the invocation page size of each world and scheme,
 	// keyed "world/scheme" (--page-size, else the world's own for the
 	// scheme).
@@ -123,7 +123,7 @@ type Endpoint struct {
 
 // cell is one cell's world, runtime and scenario.
 type cell struct {
-	key   reports.CellKey
+	key   history.CellKey
 	cond  Condition
 	sc    scenarios.Scenario
 	world worlds.World
@@ -145,7 +145,7 @@ type runner struct {
 	tally *reports.Tally
 	plots []string
 	// timelines counts the timelines written per cell and class.
-	timelines map[reports.CellKey]map[string]int
+	timelines map[history.CellKey]map[string]int
 	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
 	meta StormMeta
 	nem  *nemesis.Runner
@@ -171,7 +171,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      &historySink{byRun: map[string][]history.Op{}, out: out},
 		summary:   reports.NewSummary(keys),
-		timelines: map[reports.CellKey]map[string]int{},
+		timelines: map[history.CellKey]map[string]int{},
 	}
 	r.tally = reports.NewTally(r.summary)
 	if err := r.addPrior(prior); err != nil {
@@ -258,7 +258,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		if err != nil {
 			return cells, err
 		}
-		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, k.Dir()), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
 		if err != nil {
 			return cells, fmt.Errorf("open world %s: %w", k.World, err)
 		}
@@ -353,19 +353,19 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	outcome, detail := decide(c.sc, final, readErr, stats, stopped)
 	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
 	if startErr != nil {
-		outcome, detail = reports.Failed, startErr.Error()
+		outcome, detail = history.Failed, startErr.Error()
 		if errors.Is(startErr, eventlog.ErrUnavailable) {
-			outcome = reports.Infra
+			outcome = history.Infra
 		}
 	}
-	if driveErr != nil && outcome == reports.Stuck {
+	if driveErr != nil && outcome == history.Stuck {
 		detail += "; driver: " + driveErr.Error()
 	}
 	ops := r.sink.end(runID)
 	an := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
 		StoreCommitTimes: source == "store"})
 	rec := reports.RunRecord{
-		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
+		CellKey: c.key, Index: idx,
 		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
 		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
 		CommitSource: source,
@@ -377,7 +377,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Commits: an.Commits, Check: c.sc.Check,
 		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
 	rec.Judged = true
-	if explain.Explains(string(rec.Outcome)) {
+	if explain.Explains(rec.Outcome) {
 		in := ExplainInput(c.cond, c.sc, r.plan.Config.TimeScale, rec, final, ops)
 		ex := explain.Classify(in)
 		rec.Class = ex.Class
@@ -429,7 +429,7 @@ func selfCheck(c *cell) error {
 
 // timelineWanted reserves a timeline for a run of class in cell k while the
 // cell has fewer than reports.MaxTimelines of that class.
-func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
+func (r *runner) timelineWanted(k history.CellKey, class string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.timelines[k] == nil {
@@ -446,7 +446,7 @@ func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
 func (r *runner) plotData() plots.Data {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := plots.Data{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
+	d := plots.Data{Windows: map[history.CellKey]map[eventlog.Type][]float64{}}
 	for _, k := range r.tally.Keys() {
 		byType := r.tally.Samples(k)
 		for _, xs := range byType {
@@ -511,7 +511,7 @@ func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlo
 }
 
 // guardCounts asks the world how its legacy guard fared on a run.
-func guardCounts(ctx context.Context, w worlds.World, runID string, guard eventlog.Guard) *worlds.GuardCounts {
+func guardCounts(ctx context.Context, w worlds.World, runID string, guard eventlog.Guard) *history.GuardCounts {
 	if guard == eventlog.GuardNone {
 		return nil
 	}
@@ -604,7 +604,7 @@ func (h *historySink) end(runID string) []history.Op {
 // (which keeps storm.json's start) gives each run it reruns the id, and so
 // the seeds, the interrupted storm gave it. Shards own distinct indexes, so
 // their ids differ too.
-func RunID(seed uint64, started time.Time, k reports.CellKey, idx int) string {
+func RunID(seed uint64, started time.Time, k history.CellKey, idx int) string {
 	h := fnv.New64a()
 	h.Write([]byte(k.String()))
 	var b [32]byte

@@ -137,7 +137,7 @@ func TestRunControlStorm(t *testing.T) {
 		}
 	}
 	for _, cond := range []string{"main", "seq"} {
-		if sum.Cell(reports.CellKey{World: "local", Scenario: "control", Condition: cond}) == nil {
+		if sum.Cell(history.CellKey{World: "local", Scenario: "control", Condition: cond}) == nil {
 			t.Errorf("no cell for condition %s", cond)
 		}
 	}
@@ -150,7 +150,7 @@ func TestRunControlStorm(t *testing.T) {
 	condOf := map[string]string{}
 	for _, r := range runs {
 		condOf[r.RunID] = r.Condition
-		if r.Outcome != reports.Completed {
+		if r.Outcome != history.Completed {
 			t.Errorf("run %s (%s) is %s: %s", r.RunID, r.Condition, r.Outcome, r.Detail)
 		}
 		if r.Findings.Reads == 0 || r.Stats.Invocations == 0 || r.Events == 0 {
@@ -222,7 +222,7 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("%d runs recorded, the summary counts %d; want the same number, at least 1 and fewer than 6", len(runs), c.Runs)
 	}
 	for _, rec := range runs {
-		if rec.Outcome == reports.Stuck || rec.Outcome == reports.Infra {
+		if rec.Outcome == history.Stuck || rec.Outcome == history.Infra {
 			t.Errorf("interrupting the storm recorded run %s as %s: %s", rec.RunID, rec.Outcome, rec.Detail)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 )
@@ -155,7 +156,7 @@ func TestMergeMeta(t *testing.T) {
 			Schema: reports.SchemaVersion, Version: "v1",
 			Config: storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 				Runs: 4, Seed: 1, Out: "storms/" + shard, Shard: sh},
-			Cells:   []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+			Cells:   []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			Started: time.Date(2026, 1, 2, 3, 4, sh.Index, 0, time.UTC),
 		}
 		if edit != nil {
@@ -180,7 +181,7 @@ func TestMergeMeta(t *testing.T) {
 			[]string{"config runs (4 vs 6)"}, "", ""},
 		{"different conditions", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) {
 			m.Config.Conditions = []string{"seq"}
-			m.Cells = []reports.CellKey{{World: "local", Scenario: "control", Condition: "seq"}}
+			m.Cells = []history.CellKey{{World: "local", Scenario: "control", Condition: "seq"}}
 		})}, []string{"config conditions", "cells"}, "", ""},
 		{"different build", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) { m.Version = "v2" })},
 			[]string{"version (v1 vs v2)"}, "", ""},
@@ -300,7 +301,7 @@ func TestMergeMetaEndpoints(t *testing.T) {
 			Schema: reports.SchemaVersion, Version: "v1",
 			Config: storm.Config{Worlds: []string{"postgres"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 				Runs: 4, Seed: 1, Shard: storm.Shard{Index: i, Count: 2}},
-			Cells:     []reports.CellKey{{World: "postgres", Scenario: "control", Condition: "main"}},
+			Cells:     []history.CellKey{{World: "postgres", Scenario: "control", Condition: "main"}},
 			Endpoints: eps,
 		}}
 	}

@@ -93,7 +93,7 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 		return usage("run %s is not in %s (%d runs; stormctl report %s lists the cells)",
 			opts.RunID, filepath.Join(opts.Dir, reports.FileRuns), len(runs), opts.Dir)
 	}
-	k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+	k := rec.CellKey
 	final, err := reports.ReadEvents(opts.Dir, k, rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}

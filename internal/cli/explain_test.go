@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -56,12 +57,12 @@ func TestExplainCommand(t *testing.T) {
 	var bad, good *reports.RunRecord
 	for i := range runs {
 		switch {
-		case explain.Explains(string(runs[i].Outcome)) && bad == nil:
+		case explain.Explains(runs[i].Outcome) && bad == nil:
 			bad = &runs[i]
-		case runs[i].Outcome == reports.Completed && good == nil:
+		case runs[i].Outcome == history.Completed && good == nil:
 			good = &runs[i]
 		}
-		if explain.Explains(string(runs[i].Outcome)) && runs[i].Class == "" {
+		if explain.Explains(runs[i].Outcome) && runs[i].Class == "" {
 			t.Errorf("run %s (%s) was recorded without a class", runs[i].RunID, runs[i].Outcome)
 		}
 	}

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/reports"
-	"go.uber.org/goleak"
 )
 
 // TestFidelityFrom judges stored fixture storms (testdata/storms/fidelity-*.txt)
@@ -189,9 +191,9 @@ func TestFidelityInterrupted(t *testing.T) {
 	if !rep.Interrupted || rep.Unknown != 14 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
 		t.Errorf("%s = %+v", cli.FidelityFile, rep)
 	}
-	var meta struct{ Cells []reports.CellKey }
+	var meta struct{ Cells []history.CellKey }
 	filetest.ReadJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
-	byName := func(a, b reports.CellKey) int { return strings.Compare(a.String(), b.String()) }
+	byName := func(a, b history.CellKey) int { return strings.Compare(a.String(), b.String()) }
 	want := fidelity.CellsFor("local")
 	slices.SortFunc(meta.Cells, byName)
 	slices.SortFunc(want, byName)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -19,7 +20,7 @@ func fidelityFrom(opts *FidelityOptions, known []string) error {
 		return err
 	}
 	sum := &reports.Summary{Schema: reports.SchemaVersion}
-	from := map[reports.CellKey]string{}
+	from := map[history.CellKey]string{}
 	byWorld := map[string][]string{}
 	var loadErr error
 	for _, dir := range dirs {

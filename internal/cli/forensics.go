@@ -112,7 +112,7 @@ guessed.`,
 // cellForensics is the forensics of one cell: what the tally of its runs
 // came to, every type pair listed.
 type cellForensics struct {
-	reports.CellKey
+	history.CellKey
 	Runs     int                                `json:"runs"`
 	Order    forensics.CommitOrder              `json:"commit_order"`
 	Pairs    []pairRow                          `json:"pairs"`
@@ -142,7 +142,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	if runs == nil && runsErr != nil {
 		return &UsageError{Err: runsErr}
 	}
-	history, histErr := reports.ReadHistory(opts.Dir)
+	opsByRun, histErr := reports.ReadHistory(opts.Dir)
 	var problems []error
 	for _, e := range []error{runsErr, histErr} {
 		if e != nil {
@@ -159,7 +159,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	// summary list them (a cell storm.json lacks comes after them, as its
 	// runs are met); only cells with runs are printed.
 	tally := reports.NewTally(reports.NewSummary(meta.Cells))
-	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}, reclassify: opts.Reclassify}
+	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[history.CellKey]map[string]int{}, reclassify: opts.Reclassify}
 	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -170,12 +170,12 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", reports.FileStorm, r.Condition, r.RunID))
 			continue
 		}
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
-		ops := history[r.RunID]
+		ops := opsByRun[r.RunID]
 		if err := cls.classify(r, final, ops); err != nil {
 			problems = append(problems, err)
 		}
@@ -312,7 +312,7 @@ func orNone(s string) string {
 type classifier struct {
 	dir      string
 	meta     *storm.StormMeta
-	counts   map[reports.CellKey]map[string]int
+	counts   map[history.CellKey]map[string]int
 	computed int
 	// reclassify replaces recorded classes; changed counts each
 	// "old -> new" change it made.
@@ -323,7 +323,7 @@ type classifier struct {
 // classify sets r.Class when r's outcome gets one and it has none (or
 // always, reclassifying).
 func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []history.Op) error {
-	if !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
+	if !explain.Explains(r.Outcome) || r.Class != "" && !c.reclassify {
 		return nil
 	}
 	in, err := storedInput(c.meta, *r, final, ops)
@@ -339,7 +339,7 @@ func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops 
 	}
 	r.Class, r.Timeline = ex.Class, ""
 	c.computed++
-	k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+	k := r.CellKey
 	if c.counts[k] == nil {
 		c.counts[k] = map[string]int{}
 	}
@@ -378,7 +378,7 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 	}
 	linked := map[string]bool{}
 	for _, r := range runs {
-		if cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}); cell != nil {
+		if cell := st.Summary.Cell(r.CellKey); cell != nil {
 			cell.AddClass(r.Class, r.Timeline)
 		}
 		if r.Timeline != "" {

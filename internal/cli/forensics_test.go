@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -42,8 +43,8 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 		{"main", []eventlog.Event{ev("wevt_a", 1, eventlog.RunCreated), ev("wevt_b", 3, eventlog.RunCompleted)}},
 	}
 	for _, r := range runs {
-		rec := reports.RunRecord{World: "local", Scenario: "control", Condition: r.condition, RunID: "wrun_" + r.condition, Outcome: reports.Completed}
-		k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+		rec := reports.RunRecord{CellKey: history.NewCellKey("local", "control", r.condition), RunID: "wrun_" + r.condition, Outcome: history.Completed}
+		k := rec.CellKey
 		if err := w.WriteEvents(k, rec.RunID, r.final); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 // met them (runs of interleaved cells finish in any order).
 func TestForensicsCellOrder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "step-storm", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
@@ -118,8 +119,8 @@ func TestForensicsCellOrder(t *testing.T) {
 	// The order the runs finished in, as a storm of these cells recorded it.
 	for i, c := range []int{1, 0, 2, 1, 3, 0} {
 		k := cells[c]
-		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
-			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		rec := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: history.Completed}
 		final := []eventlog.Event{{ID: "wevt_a", Seq: 1, Type: eventlog.RunCreated}, {ID: "wevt_b", Seq: 2, Type: eventlog.RunCompleted}}
 		if err := w.WriteEvents(k, rec.RunID, final); err != nil {
 			t.Fatal(err)
@@ -132,14 +133,14 @@ func TestForensicsCellOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	order := func(cmd string) []reports.CellKey {
+	order := func(cmd string) []history.CellKey {
 		t.Helper()
 		code, stdout, stderr := run(t.Context(), cmd, dir, "--format", "json")
 		if code != cli.ExitOK {
 			t.Fatalf("%s: exit %d: %s", cmd, code, stderr)
 		}
 		var doc struct {
-			Cells []reports.CellKey `json:"cells"`
+			Cells []history.CellKey `json:"cells"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%s: %v:\n%s", cmd, err, stdout)
@@ -162,7 +163,7 @@ func TestForensicsCellOrder(t *testing.T) {
 // dup seqs (its seqs are dense), and a run without duplicates counts 0.
 func TestForensicsDuplicateCreates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 		{World: "devkit-local", Scenario: "step-storm", Condition: "seq"},
 	}
@@ -184,8 +185,8 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 			ev(7, eventlog.StepCompleted, "s1"), ev(8, eventlog.RunCompleted, "")},
 	}
 	for i, k := range cells {
-		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
-			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		rec := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: history.Completed}
 		if err := w.WriteEvents(k, rec.RunID, finals[i]); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
@@ -31,7 +31,7 @@ func fixtureStorm(t *testing.T, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var cells []reports.CellKey
+	var cells []history.CellKey
 	var lines []string
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sc := bufio.NewScanner(f)
@@ -43,9 +43,9 @@ func fixtureStorm(t *testing.T, name string) string {
 		if len(fields) < 4 {
 			t.Fatalf("%s.txt:%d: want world scenario condition outcome=runs...", name, n)
 		}
-		k := reports.CellKey{World: fields[0], Scenario: fields[1], Condition: fields[2]}
+		k := history.CellKey{World: fields[0], Scenario: fields[1], Condition: fields[2]}
 		cells = append(cells, k)
-		var outcomes []reports.Outcome
+		var outcomes []history.Outcome
 		rejections, judged := 0, false
 		for _, kv := range fields[3:] {
 			if kv == "judged" {
@@ -62,15 +62,15 @@ func fixtureStorm(t *testing.T, name string) string {
 				continue
 			}
 			for range v {
-				outcomes = append(outcomes, reports.Outcome(key))
+				outcomes = append(outcomes, history.Outcome(key))
 			}
 		}
 		for i, o := range outcomes {
-			r := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
+			r := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
 				RunID: fmt.Sprintf("wrun_%s_%d", strings.NewReplacer("/", "-", "+", "-").Replace(k.String()), i), Outcome: o,
 				Started: at, Ended: at.Add(time.Second), Millis: 1000, Judged: judged}
 			if i == 0 {
-				r.Stats = engine.RunStats{Rejections: int64(rejections)}
+				r.Stats = history.RunStats{Rejections: int64(rejections)}
 			}
 			b, err := json.Marshal(r)
 			if err != nil {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stormctl/stormctl/bench"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
@@ -47,7 +47,7 @@ func TestHelpListsValidValues(t *testing.T) {
 	}{
 		{[]string{"gate", "--help"}, "--max keys", gate.MaxKeys()},
 		{[]string{"explain", "--help"}, "root-cause classes", explain.Classes()},
-		{[]string{"storm", "--help"}, "outcomes", strs(reports.Outcomes())},
+		{[]string{"storm", "--help"}, "outcomes", strs(history.Outcomes())},
 		{[]string{"storm", "--help"}, "latency forms", worlds.LatencyForms()},
 		{[]string{"storm", "--help"}, "nemesis kinds", strs(nemesis.Kinds)},
 		{[]string{"storm", "--help"}, "worlds", reg.Names()},

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
-	"golang.org/x/sync/errgroup"
 )
 
 // TestMergeShards runs one tiny storm whole and as --shard 1/2 and 2/2 (all
@@ -77,7 +78,7 @@ func TestMergeShards(t *testing.T) {
 	}
 	history := readFile(t, filepath.Join(merged, reports.FileHistory))
 	for _, r := range st.Runs {
-		if _, err := os.Stat(filepath.Join(merged, reports.DirEvents, reports.CellDir(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}), r.RunID+".jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join(merged, reports.DirEvents, r.CellKey.Dir(), r.RunID+".jsonl")); err != nil {
 			t.Errorf("run %s has no final log: %v", r.RunID, err)
 		}
 		if !bytes.Contains(history, []byte(`"`+r.RunID+`"`)) {

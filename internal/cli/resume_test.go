@@ -36,7 +36,7 @@ func cellRuns(t *testing.T, dir string) map[string][]int {
 	}
 	out := map[string][]int{}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}.String()
+		k := r.CellKey.String()
 		if slices.Contains(out[k], r.Index) {
 			t.Errorf("%s: run index %d of %s recorded twice", dir, r.Index, k)
 		}
@@ -159,7 +159,7 @@ func TestKillThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		if want := storm.RunID(5, meta.Started, k, r.Index); r.RunID != want {
 			t.Errorf("run %d of %s is %s, want %s", r.Index, k, r.RunID, want)
 		}

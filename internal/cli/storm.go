@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
@@ -322,7 +324,7 @@ func lessGC() (undo func()) {
 // own table.
 func outcomesHelp() string {
 	var items []string
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		items = append(items, string(o)+" ("+o.Meaning()+")")
 	}
 	return wrap(0, 0, "Outcomes per run: "+strings.Join(items, ", ")+".")

@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
-	"go.uber.org/goleak"
 )
 
 func TestStormFlags(t *testing.T) {
@@ -150,7 +152,7 @@ func TestStormEndToEnd(t *testing.T) {
 		t.Fatalf("%d cells, want 1:\n%s", len(sum.Cells), stdout)
 	}
 	c := sum.Cells[0]
-	if want := (reports.CellKey{World: "local", Scenario: "control", Condition: "main"}); c.Key() != want {
+	if want := (history.CellKey{World: "local", Scenario: "control", Condition: "main"}); c.Key() != want {
 		t.Errorf("cell %v, want %v", c.Key(), want)
 	}
 	if c.Runs != 1 || c.Completed != 1 {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -68,17 +69,17 @@ func (m *Result) CountLines() []string {
 // merged one (storm.LoadStorm: storm.json read whole, as every command
 // reads it). The caller checks that the shards are of one storm
 // (storm.MergeMeta).
-func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load func(dir string) (*reports.Stored, error)) (*Result, error) {
+func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load func(dir string) (*reports.Stored, error)) (*Result, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty", out)
 	}
 	res := &Result{}
-	pos := map[reports.CellKey]int{}
+	pos := map[history.CellKey]int{}
 	for i, k := range cells {
 		pos[k] = i
 	}
 	type slot struct {
-		k   reports.CellKey
+		k   history.CellKey
 		idx int
 	}
 	bySlot := map[slot]string{}
@@ -97,7 +98,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", sh.Dir, n))
 		}
 		for i, r := range st.Runs {
-			k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+			k := r.CellKey
 			if _, ok := pos[k]; !ok {
 				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, k)
 			}
@@ -122,7 +123,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		if a.Index != b.Index {
 			return a.Index < b.Index
 		}
-		return pos[reports.CellKey{World: a.World, Scenario: a.Scenario, Condition: a.Condition}] < pos[reports.CellKey{World: b.World, Scenario: b.Scenario, Condition: b.Condition}]
+		return pos[a.CellKey] < pos[b.CellKey]
 	})
 
 	sum := reports.NewSummary(cells)
@@ -137,7 +138,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		sum.Interrupted = sum.Interrupted || s.Interrupted
 	}
 	for _, l := range lines {
-		sum.Cell(reports.CellKey{World: l.rec.World, Scenario: l.rec.Scenario, Condition: l.rec.Condition}).Add(l.rec)
+		sum.Cell(l.rec.CellKey).Add(l.rec)
 	}
 
 	if err := writeMerged(out, meta, sum, shards, func(w *bufio.Writer) error {
@@ -163,17 +164,17 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 	res.Summary = back.Summary
 	var bad []string
 	for _, c := range back.Summary.Cells {
-		runs, counts := 0, map[reports.Outcome]int{}
+		runs, counts := 0, map[history.Outcome]int{}
 		for _, s := range res.Shards {
 			if sc := s.Cell(c.Key()); sc != nil {
 				runs += sc.Runs
-				for _, o := range reports.Outcomes() {
+				for _, o := range history.Outcomes() {
 					counts[o] += sc.Count(o)
 				}
 			}
 		}
 		same := c.Runs == runs
-		for _, o := range reports.Outcomes() {
+		for _, o := range history.Outcomes() {
 			same = same && c.Count(o) == counts[o]
 		}
 		if !same {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/merge"
 	"github.com/stormctl/stormctl/storm"
@@ -20,14 +21,14 @@ func shardOf(dir string, i, n int) merge.Shard {
 
 func TestMergeRefuses(t *testing.T) {
 	ok := filepath.Join("..", "testdata", "storms", "ok")
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
 	tests := []struct {
 		name   string
-		cells  []reports.CellKey
+		cells  []history.CellKey
 		shards []merge.Shard
 		want   []string
 	}{
@@ -82,7 +83,7 @@ func TestMergeCopiesTimelines(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shard, page), []byte("<html></html>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
