@@ -46,9 +46,9 @@ type Config struct {
 	World   worlds.World
 	Program Program
 	Steps   map[string]StepFunc
-	Policy  Policy
-	// Scheme is stamped on every run this runtime starts.
-	Scheme eventlog.Scheme
+	// Knobs are the condition's: its Scheme is stamped on every run this
+	// runtime starts, its Policy is how the runtime behaves.
+	Knobs
 	// Concurrency bounds the invocations of one run that replay at once.
 	Concurrency int
 	// PageSize is the limit of each List while loading a log.

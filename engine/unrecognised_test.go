@@ -97,7 +97,7 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 			steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) {
 				return engine.StepOutcome{Result: "A"}, nil
 			}}
-			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}, Backoff: time.Millisecond})
 			if tt.ends {
 				startAndWait(ctx, t, rt, "run-1", "the run did not end after one failure")
 			} else {
@@ -161,7 +161,7 @@ func TestTheRunsEndIsNotTheStores(t *testing.T) {
 	defer cancel()
 	w := &hanging{World: openLocal(ctx, t), blocked: make(chan struct{})}
 	policy, scheme := singleRunner(false)
-	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Policy: policy, Scheme: scheme})
+	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}})
 	if err := rt.Start(ctx, "run-1", nil); err != nil {
 		t.Fatal(err)
 	}

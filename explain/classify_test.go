@@ -94,7 +94,7 @@ type fixture struct {
 }
 
 func parseFixture(text string) (Input, error) {
-	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, IDs: engine.IDsPositional, Wake: engine.WakeOrdered},
+	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, Knobs: engine.Knobs{Policy: engine.Policy{IDs: engine.IDsPositional, Wake: engine.WakeOrdered}}},
 		events: map[string]eventlog.Event{}, views: map[string][]string{}}
 	for _, l := range texttest.Lines(text) {
 		if err := fx.item(l.Words); err != nil {

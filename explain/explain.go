@@ -58,12 +58,11 @@ type Input struct {
 	// text or the ledger's complaint.
 	Outcome history.Outcome
 	Detail  string
-	Scheme  eventlog.Scheme
 	Program engine.Program
-	IDs     engine.IDPolicy
-	// Wake is the condition's wake; the reference replay uses it when it is
-	// deterministic (engine, ordered) and ordered otherwise.
-	Wake engine.WakePolicy
+	// Knobs are the run's condition's: the reference replay uses its
+	// scheme and id policy, and its wake policy when that is deterministic
+	// (engine, ordered), ordered otherwise.
+	engine.Knobs
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
 	Ops   []history.Op

@@ -19,8 +19,10 @@ func fuzzInput(data []byte) Input {
 	next := fuzzbytes.New(data).Int
 	schemes := eventlog.Schemes()
 	outcomes := []history.Outcome{history.Corrupted, history.Silent, history.Gap, history.Hole, history.Stuck, "completed"}
-	in := Input{RunID: fixtureRun, Program: pair, Scheme: schemes[next()%len(schemes)], Outcome: outcomes[next()%len(outcomes)],
-		IDs: []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite}[next()%2], Wake: engine.WakeOrdered, Ended: at(next() * 100)}
+	scheme, outcome := schemes[next()%len(schemes)], outcomes[next()%len(outcomes)]
+	ids := []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite}[next()%2]
+	in := Input{RunID: fixtureRun, Program: pair, Outcome: outcome, Ended: at(next() * 100),
+		Knobs: engine.Knobs{Scheme: scheme, Policy: engine.Policy{IDs: ids, Wake: engine.WakeOrdered}}}
 	// The pool holds the ids the program itself draws first.
 	pool := []string{"", "step_nobody"}
 	for _, d := range engine.Replay(pair, fixtureRun, []eventlog.Event{{Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)}},

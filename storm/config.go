@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
@@ -94,7 +95,7 @@ func (c Config) Defaults() Config {
 type Plan struct {
 	Config     Config
 	Cells      []history.CellKey
-	Conditions map[string]Condition
+	Conditions map[string]conditions.Condition
 	Latency    worlds.Profile
 	// PageSizes is the invocation page size of each world and scheme in
 	// this storm, keyed "world/scheme" (PageSizeKey).
@@ -138,7 +139,7 @@ func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "
 // Validate checks every field and resolves names; each message names the
 // flag at fault and the valid values.
 func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
-	p := &Plan{Config: c, Conditions: map[string]Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
+	p := &Plan{Config: c, Conditions: map[string]conditions.Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
 	case c.Runs < 1 || c.Runs > MaxRuns:
 		return nil, fmt.Errorf("--runs must be in [1, %d], got %d", MaxRuns, c.Runs)
@@ -185,7 +186,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		}
 	}
 	for _, item := range c.Conditions {
-		cond, err := ParseCondition(item)
+		cond, err := conditions.Parse(item)
 		if err != nil {
 			return nil, fmt.Errorf("--condition: %w", err)
 		}
@@ -243,7 +244,7 @@ func (p *Plan) Only(keys []history.CellKey) error {
 		want[k] = true
 	}
 	p.Cells = slices.DeleteFunc(p.Cells, func(k history.CellKey) bool { return !want[k] })
-	conds, pages := map[string]Condition{}, map[string]int{}
+	conds, pages := map[string]conditions.Condition{}, map[string]int{}
 	for _, k := range p.Cells {
 		cond := p.Conditions[k.Condition]
 		conds[k.Condition] = cond
@@ -259,7 +260,7 @@ func (p *Plan) Only(keys []history.CellKey) error {
 // the condition's name: "needs scheme seq, which world ... does not support
 // (it supports: ...)". The guard is checked by Validate, which can name the
 // worlds that have it.
-func Supports(e worlds.Entry, k Knobs) error {
+func Supports(e worlds.Entry, k engine.Knobs) error {
 	if !slices.Contains(e.Schemes, string(k.Scheme)) {
 		return fmt.Errorf("needs scheme %s, which world %s does not support (it supports: %s)", k.Scheme, e.Name, supported(e))
 	}
@@ -289,7 +290,7 @@ func supported(e worlds.Entry) string {
 // scheme, fence and guard are the world's).
 func SupportedPresets(e worlds.Entry) []string {
 	var out []string
-	for _, p := range Presets() {
+	for _, p := range conditions.Presets() {
 		k := p.Knobs
 		if slices.Contains(e.Schemes, string(k.Scheme)) && honoursFence(e, k.Fence) &&
 			(k.Guard == eventlog.GuardNone || slices.Contains(e.Guards, k.Guard)) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
@@ -20,11 +21,11 @@ import (
 // needs: the run's record, final log and history, and the condition's
 // knobs for the reference replay, and the storm's time scale (its timer
 // tick, for when a stuck run's waits were due).
-func ExplainInput(cond Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) explain.Input {
+func ExplainInput(cond conditions.Condition, sc scenarios.Scenario, timeScale float64, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) explain.Input {
 	return explain.Input{
 		RunID: rec.RunID, Cell: rec.CellKey.String(),
 		Outcome: rec.Outcome, Detail: rec.Detail,
-		Scheme: cond.Knobs.Scheme, Program: sc.Program, IDs: cond.Knobs.IDs, Wake: cond.Knobs.Wake,
+		Program: sc.Program, Knobs: cond.Knobs,
 		Final: final, Ops: ops, Ended: rec.Ended,
 		Steps: sc.Steps, TimerTick: timerTick(timeScale),
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
@@ -21,7 +22,7 @@ import (
 // storm, resumed once, of every preset.
 func fullMeta(f *testing.F) []byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := storm.StormMeta{Schema: reports.SchemaVersion, Version: "v1.2.3", Conditions: map[string]storm.Condition{},
+	m := storm.StormMeta{Schema: reports.SchemaVersion, Version: "v1.2.3", Conditions: map[string]conditions.Condition{},
 		Config: storm.Config{Worlds: []string{"local", "postgres"}, Scenarios: []string{"control"}, Runs: 24, Concurrency: 20,
 			RunsInFlight: 8, Seed: 1, TimeScale: 0.5, Rounds: 6, Latency: "fixed:5ms", Timeout: 240 * time.Second, PageSize: 100,
 			Out: "storms/x", Shard: storm.Shard{Index: 2, Count: 3},
@@ -32,9 +33,9 @@ func fullMeta(f *testing.F) []byte {
 		FaultSchedule: []nemesis.Fault{{ID: 1, Kind: nemesis.Latency, World: "postgres", At: time.Second, For: 2 * time.Second, Delay: time.Millisecond}},
 		Faults: []nemesis.Record{{Fault: 1, Kind: nemesis.Latency, World: "postgres", Target: "127.0.0.1:5432", Cells: []string{"postgres/control/main"},
 			Start: at, End: at.Add(time.Second), Detail: "+1ms", Err: "dial: refused"}}}
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		m.Config.Conditions = append(m.Config.Conditions, p.Name)
-		m.Conditions[p.Name] = storm.Condition{Name: p.Name, Knobs: p.Knobs}
+		m.Conditions[p.Name] = conditions.Condition{Name: p.Name, Knobs: p.Knobs}
 		for _, w := range m.Config.Worlds {
 			m.Cells = append(m.Cells, history.CellKey{World: w, Scenario: "control", Condition: p.Name})
 		}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/clock"
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
@@ -76,11 +77,11 @@ func keepFiles(dir string, keep bool, logger *slog.Logger) {
 
 // StormMeta is storm.json: what was run, with which build.
 type StormMeta struct {
-	Schema     int                  `json:"schema"`
-	Version    string               `json:"version"`
-	Config     Config               `json:"config"`
-	Conditions map[string]Condition `json:"conditions"`
-	Cells      []history.CellKey    `json:"cells"`
+	Schema     int                             `json:"schema"`
+	Version    string                          `json:"version"`
+	Config     Config                          `json:"config"`
+	Conditions map[string]conditions.Condition `json:"conditions"`
+	Cells      []history.CellKey               `json:"cells"`
 	// PageSizes is the invocation page size of each world and scheme,
 	// keyed "world/scheme" (--page-size, else the world's own for the
 	// scheme).
@@ -124,7 +125,7 @@ type Endpoint struct {
 // cell is one cell's world, runtime and scenario.
 type cell struct {
 	key   history.CellKey
-	cond  Condition
+	cond  conditions.Condition
 	sc    scenarios.Scenario
 	world worlds.World
 	rt    *engine.Runtime
@@ -266,8 +267,8 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		rctx, stop := context.WithCancel(ctx)
 		rec := worlds.Record(w, r.sink)
 		rt := engine.New(rctx, engine.Config{
-			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
+			World: rec, Program: sc.Program, Steps: sc.Steps, Knobs: cond.Knobs,
+			Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
 			TimerTick: timerTick(cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
 			Logger: r.deps.Logger,
 		})
@@ -373,9 +374,8 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		Findings:     an.Findings,
 		Faults:       r.faultsOf(c.key, started, time.Now()),
 	}
-	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
-		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Commits: an.Commits, Check: c.sc.Check,
-		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
+	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, Knobs: c.cond.Knobs,
+		Final: final, Ops: ops, Commits: an.Commits, Check: c.sc.Check})
 	rec.Judged = true
 	if explain.Explains(rec.Outcome) {
 		in := ExplainInput(c.cond, c.sc, r.plan.Config.TimeScale, rec, final, ops)

@@ -49,11 +49,15 @@ type Judgement struct {
 type Input struct {
 	RunID   string
 	Program engine.Program
-	IDs     engine.IDPolicy
-	// Wake is the condition's wake policy; the reference replay uses it
-	// when it is deterministic (ordered, engine) and ordered otherwise.
-	Wake   engine.WakePolicy
-	Scheme eventlog.Scheme
+	// Knobs are the run's condition's. The reference replay uses its id
+	// policy, and its wake policy when that is deterministic (ordered,
+	// engine), ordered otherwise. The fence policy and the world guard say
+	// what a rejection's Actual is: the length of the log the store held
+	// only when a positioned scheme fences on the whole log and no guard
+	// stands in front of it; otherwise (decisions-only fences report the
+	// last fenced position, a guard its own count) the log at a rejection
+	// is placed by commit time (see logAt).
+	engine.Knobs
 	// Final is the run's final log; Ops its recorded history.
 	Final []eventlog.Event
 	Ops   []history.Op
@@ -65,13 +69,6 @@ type Input struct {
 	Commits []forensics.CommitEvent
 	// Check is the scenario's ledger check for a completed output.
 	Check func(input, output json.RawMessage) error
-	// Fence and Guard are the run's fence policy and world guard. They say what a rejection's Actual is: the length
-	// of the log the store held only when a positioned scheme fences on the
-	// whole log and no guard stands in front of it; otherwise (decisions-only
-	// fences report the last fenced position, a guard its own count) the log
-	// at a rejection is placed by commit time (see logAt).
-	Fence engine.FencePolicy
-	Guard eventlog.Guard
 }
 
 // noGuard says the run has no world guard.

@@ -128,7 +128,7 @@ func TestJudge(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
 				want := tt.want
-				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: ids, Scheme: eventlog.SchemeSeq,
+				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq, Policy: engine.Policy{IDs: ids}},
 					Final: tt.final, Ops: []history.Op{{Kind: history.OpList}, tt.op}, Check: tt.check})
 				if len(vs) != 1 || vs[0].Verdict != want {
 					t.Fatalf("verdicts %+v, want one %s", vs, want)
@@ -181,8 +181,9 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := []history.Op{tt.op}
-			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: engine.IDsCallsite, Scheme: tt.scheme,
-				Final: tt.final, Ops: ops, Commits: forensics.CommitEvents(tt.final, ops, true), Fence: tt.fence, Guard: tt.guard})
+			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches,
+				Knobs: engine.Knobs{Scheme: tt.scheme, Policy: engine.Policy{IDs: engine.IDsCallsite, Fence: tt.fence, Guard: tt.guard}},
+				Final: tt.final, Ops: ops, Commits: forensics.CommitEvents(tt.final, ops, true)})
 			if len(vs) != 1 || vs[0].Verdict != tt.want {
 				t.Fatalf("verdicts %+v, want one %s", vs, tt.want)
 			}

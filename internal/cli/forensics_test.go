@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/history"
@@ -24,9 +26,9 @@ import (
 // the data would call both seq.
 func TestForensicsSchemeFromStormJSON(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Conditions: map[string]storm.Condition{
-		"slot": {Name: "slot", Knobs: storm.Knobs{Scheme: eventlog.SchemeSlot}},
-		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Conditions: map[string]conditions.Condition{
+		"slot": {Name: "slot", Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot}},
+		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
 	}}
 	w, err := reports.OpenWriter(dir, meta)
 	if err != nil {
@@ -108,9 +110,9 @@ func TestForensicsCellOrder(t *testing.T) {
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
-		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
-		"seq":  {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
+		"seq":  {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
 	w, err := reports.OpenWriter(dir, meta)
 	if err != nil {
@@ -167,8 +169,8 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 		{World: "devkit-local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
-		"seq": {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+		"seq": {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
 	w, err := reports.OpenWriter(dir, meta)
 	if err != nil {

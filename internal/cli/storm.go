@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
@@ -342,7 +343,7 @@ func scenarioNames() []string {
 // presetNames are the condition presets' names, in display order.
 func presetNames() []string {
 	var out []string
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		out = append(out, p.Name)
 	}
 	return out

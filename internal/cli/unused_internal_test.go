@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
@@ -12,10 +13,10 @@ import (
 )
 
 func TestUnusedEndpoints(t *testing.T) {
-	guarded := storm.Condition{Name: "main/guard=count-index", Knobs: storm.Knobs{Policy: engine.Policy{Guard: eventlog.GuardCountIndex}}}
-	plain := storm.Condition{Name: "main", Knobs: storm.Knobs{Policy: engine.Policy{Guard: eventlog.GuardNone}}}
+	guarded := conditions.Condition{Name: "main/guard=count-index", Knobs: engine.Knobs{Policy: engine.Policy{Guard: eventlog.GuardCountIndex}}}
+	plain := conditions.Condition{Name: "main", Knobs: engine.Knobs{Policy: engine.Policy{Guard: eventlog.GuardNone}}}
 	plan := func(cells ...history.CellKey) *storm.Plan {
-		return &storm.Plan{Cells: cells, Conditions: map[string]storm.Condition{guarded.Name: guarded, plain.Name: plain}}
+		return &storm.Plan{Cells: cells, Conditions: map[string]conditions.Condition{guarded.Name: guarded, plain.Name: plain}}
 	}
 	cell := func(world, condition string) history.CellKey {
 		return history.CellKey{World: world, Scenario: "control", Condition: condition}

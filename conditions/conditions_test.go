@@ -1,4 +1,4 @@
-package storm_test
+package conditions_test
 
 import (
 	"fmt"
@@ -7,29 +7,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/storm"
 )
 
 // presetKnobs returns the knobs of the named preset, failing the test if
 // there is no such preset.
-func presetKnobs(t testing.TB, name string) storm.Knobs {
+func presetKnobs(t testing.TB, name string) engine.Knobs {
 	t.Helper()
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		if p.Name == name {
 			return p.Knobs
 		}
 	}
 	t.Fatalf("no preset %q", name)
-	return storm.Knobs{}
+	return engine.Knobs{}
 }
 
 func TestPresetsAreUniqueAndValid(t *testing.T) {
 	// The contract names these presets; more may follow.
 	required := []string{"main", "tail-fence", "callsite", "seq", "seq+callsite", "seq+callsite+ordered", "sequence", "repost"}
 	seen := map[string]bool{}
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		if seen[p.Name] {
 			t.Errorf("preset %q listed twice", p.Name)
 		}
@@ -55,9 +55,9 @@ func TestPresetsAreUniqueAndValid(t *testing.T) {
 }
 
 func TestParseConditionPresetsRoundTrip(t *testing.T) {
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		t.Run(p.Name, func(t *testing.T) {
-			c, err := storm.ParseCondition(p.Name)
+			c, err := conditions.Parse(p.Name)
 			if err != nil {
 				t.Fatalf("ParseCondition(%q): %v", p.Name, err)
 			}
@@ -76,25 +76,25 @@ func TestParseConditionOverrides(t *testing.T) {
 		item     string
 		preset   string
 		wantName string // "" means the item itself
-		edit     func(k *storm.Knobs)
+		edit     func(k *engine.Knobs)
 	}{
-		{item: "main/ids=callsite", preset: "main", edit: func(k *storm.Knobs) { k.IDs = engine.IDsCallsite }},
-		{item: "seq/fence=decisions-only", preset: "seq", edit: func(k *storm.Knobs) { k.Fence = engine.FenceDecisionsOnly }},
-		{item: "seq/fence=all", preset: "seq", edit: func(k *storm.Knobs) { k.Fence = engine.FenceAll }},
-		{item: "main/fence=none", preset: "main", edit: func(*storm.Knobs) {}},
-		{item: "seq/on-reject=repost", preset: "seq", edit: func(k *storm.Knobs) { k.OnReject = engine.RejectRepost }},
-		{item: "repost/on-reject=rederive", preset: "repost", edit: func(k *storm.Knobs) { k.OnReject = engine.RejectRederive }},
-		{item: "main/guard=count-index", preset: "main", edit: func(k *storm.Knobs) { k.Guard = "count-index" }},
-		{item: "seq/admission=single-runner", preset: "seq", edit: func(k *storm.Knobs) { k.Admission = engine.AdmitSingleRunner }},
-		{item: "main/scheme=seq", preset: "main", edit: func(k *storm.Knobs) { k.Scheme = eventlog.SchemeSeq }},
-		{item: "seq/wake=ordered", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
-		{item: "seq/wake=ordered/ids=callsite", preset: "seq", edit: func(k *storm.Knobs) {
+		{item: "main/ids=callsite", preset: "main", edit: func(k *engine.Knobs) { k.IDs = engine.IDsCallsite }},
+		{item: "seq/fence=decisions-only", preset: "seq", edit: func(k *engine.Knobs) { k.Fence = engine.FenceDecisionsOnly }},
+		{item: "seq/fence=all", preset: "seq", edit: func(k *engine.Knobs) { k.Fence = engine.FenceAll }},
+		{item: "main/fence=none", preset: "main", edit: func(*engine.Knobs) {}},
+		{item: "seq/on-reject=repost", preset: "seq", edit: func(k *engine.Knobs) { k.OnReject = engine.RejectRepost }},
+		{item: "repost/on-reject=rederive", preset: "repost", edit: func(k *engine.Knobs) { k.OnReject = engine.RejectRederive }},
+		{item: "main/guard=count-index", preset: "main", edit: func(k *engine.Knobs) { k.Guard = "count-index" }},
+		{item: "seq/admission=single-runner", preset: "seq", edit: func(k *engine.Knobs) { k.Admission = engine.AdmitSingleRunner }},
+		{item: "main/scheme=seq", preset: "main", edit: func(k *engine.Knobs) { k.Scheme = eventlog.SchemeSeq }},
+		{item: "seq/wake=ordered", preset: "seq", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
+		{item: "seq/wake=ordered/ids=callsite", preset: "seq", edit: func(k *engine.Knobs) {
 			k.Wake, k.IDs = engine.WakeOrdered, engine.IDsCallsite
 		}},
-		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *storm.Knobs) { k.Wake = engine.WakeShuffle }},
-		{item: "main/wake=shuffle", preset: "main", edit: func(k *storm.Knobs) { k.Wake = engine.WakeShuffle }},
-		{item: "main/wake=ordered", preset: "main", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
-		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *storm.Knobs) { k.Wake = engine.WakeOrdered }},
+		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *engine.Knobs) { k.Wake = engine.WakeShuffle }},
+		{item: "main/wake=shuffle", preset: "main", edit: func(k *engine.Knobs) { k.Wake = engine.WakeShuffle }},
+		{item: "main/wake=ordered", preset: "main", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
+		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestParseConditionOverrides(t *testing.T) {
 			if wantName == "" {
 				wantName = tc.item
 			}
-			c, err := storm.ParseCondition(tc.item)
+			c, err := conditions.Parse(tc.item)
 			if err != nil {
 				t.Fatalf("ParseCondition(%q): %v", tc.item, err)
 			}
@@ -120,7 +120,7 @@ func TestParseConditionOverrides(t *testing.T) {
 
 func TestParseConditionErrors(t *testing.T) {
 	var presets []string
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		presets = append(presets, p.Name)
 	}
 	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard"}
@@ -149,7 +149,7 @@ func TestParseConditionErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
-			c, err := storm.ParseCondition(tc.item)
+			c, err := conditions.Parse(tc.item)
 			if err == nil {
 				t.Fatalf("ParseCondition(%q) = %+v, want an error", tc.item, c)
 			}
@@ -168,7 +168,7 @@ func TestParseConditionErrors(t *testing.T) {
 // back, as the preset and one override (in the knob's own spelling) per knob
 // that differs from the preset's, to a condition with the same knobs.
 func FuzzParseCondition(f *testing.F) {
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		f.Add(p.Name)
 	}
 	for _, seed := range []string{
@@ -191,12 +191,12 @@ func FuzzParseCondition(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	presets := map[string]storm.Knobs{}
-	for _, p := range storm.Presets() {
+	presets := map[string]engine.Knobs{}
+	for _, p := range conditions.Presets() {
 		presets[p.Name] = p.Knobs
 	}
 	f.Fuzz(func(t *testing.T, item string) {
-		c, err := storm.ParseCondition(item)
+		c, err := conditions.Parse(item)
 		if err != nil {
 			preset, _, _ := strings.Cut(strings.TrimSpace(item), "/")
 			if msg := err.Error(); !strings.Contains(msg, strconv.Quote(item)) && !strings.Contains(msg, strconv.Quote(preset)) {
@@ -222,12 +222,12 @@ func FuzzParseCondition(f *testing.F) {
 			t.Fatalf("ParseCondition(%q) accepted unknown preset %q", item, preset)
 		}
 		spelled := preset
-		for _, kn := range storm.KnobTable() {
+		for _, kn := range engine.KnobTable() {
 			if v := kn.Get(c.Knobs); v != kn.Get(base) {
 				spelled += "/" + kn.Name + "=" + v
 			}
 		}
-		if back, err := storm.ParseCondition(spelled); err != nil || back.Knobs != c.Knobs {
+		if back, err := conditions.Parse(spelled); err != nil || back.Knobs != c.Knobs {
 			t.Fatalf("ParseCondition(%q) holds %+v, spelled %q, which parses to %+v, %v", item, c.Knobs, spelled, back.Knobs, err)
 		}
 	})
@@ -249,12 +249,12 @@ func TestKnobTable(t *testing.T) {
 		"seal-after": `condition "slot/seal-after=bogus": invalid seal-after "bogus": want a positive duration such as 500ms`,
 	}
 	var slotOnly []string
-	for _, k := range storm.KnobTable() {
+	for _, k := range engine.KnobTable() {
 		if k.SlotOnly {
 			slotOnly = append(slotOnly, k.Name)
 		}
 	}
-	for _, k := range storm.KnobTable() {
+	for _, k := range engine.KnobTable() {
 		t.Run(k.Name, func(t *testing.T) {
 			preset := "main"
 			if k.SlotOnly {
@@ -266,7 +266,7 @@ func TestKnobTable(t *testing.T) {
 			}
 			for _, v := range values {
 				item := preset + "/" + k.Name + "=" + v
-				c, err := storm.ParseCondition(item)
+				c, err := conditions.Parse(item)
 				if err != nil {
 					t.Errorf("ParseCondition(%q): %v", item, err)
 					continue
@@ -280,13 +280,13 @@ func TestKnobTable(t *testing.T) {
 			if !ok {
 				want = fmt.Sprintf("condition %q: unknown %s \"bogus\" (valid: %s)", item, k.Name, strings.Join(k.Values, ", "))
 			}
-			if _, err := storm.ParseCondition(item); err == nil || err.Error() != want {
+			if _, err := conditions.Parse(item); err == nil || err.Error() != want {
 				t.Errorf("ParseCondition(%q) = %v, want %s", item, err, want)
 			}
 			if !k.SlotOnly {
 				return
 			}
-			defaults := storm.Knobs{Policy: engine.DefaultPolicy()}
+			defaults := engine.Knobs{Policy: engine.DefaultPolicy()}
 			for _, v := range values { // moved from its default under seq: refused
 				item := "seq/" + k.Name + "=" + v
 				set := defaults
@@ -298,7 +298,7 @@ func TestKnobTable(t *testing.T) {
 					want = fmt.Sprintf("condition %q: %s apply to scheme=slot only (this condition's scheme is seq)", item, strings.Join(slotOnly, " and "))
 				}
 				got := ""
-				if _, err := storm.ParseCondition(item); err != nil {
+				if _, err := conditions.Parse(item); err != nil {
 					got = err.Error()
 				}
 				if got != want {
@@ -312,8 +312,8 @@ func TestKnobTable(t *testing.T) {
 // TestKnobCells: the conditions listing has a cell per knob column, "-" for
 // a slot-only knob under another scheme.
 func TestKnobCells(t *testing.T) {
-	cols := storm.KnobColumns()
-	for _, p := range storm.Presets() {
+	cols := engine.KnobColumns()
+	for _, p := range conditions.Presets() {
 		cells := p.Knobs.Cells()
 		if len(cells) != len(cols) {
 			t.Fatalf("preset %s: %d cells for %d columns %v", p.Name, len(cells), len(cols), cols)
@@ -330,7 +330,7 @@ func TestKnobCells(t *testing.T) {
 // anywhere among them.
 func TestKnobColumnsToday(t *testing.T) {
 	today := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal"}
-	cols := storm.KnobColumns()
+	cols := engine.KnobColumns()
 	i := 0
 	for _, c := range cols {
 		if i < len(today) && c == today[i] {
