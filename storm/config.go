@@ -4,96 +4,22 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 
-// Config is a storm's plain configuration, built from flags, defaulted and
-// validated before anything touches a store.
-type Config struct {
-	Worlds     []string `json:"worlds"`
-	Scenarios  []string `json:"scenarios"`
-	Conditions []string `json:"conditions"`
-	// Runs is the number of runs per cell.
-	Runs int `json:"runs"`
-	// Concurrency bounds overlapping invocations of one run.
-	Concurrency int `json:"concurrency"`
-	// RunsInFlight bounds runs started and not yet ended, across cells;
-	// 0: DefaultRunsInFlight, or less where a world asks for less
-	// (worlds.Entry.RunsPerCore).
-	RunsInFlight int     `json:"runsInFlight"`
-	Seed         uint64  `json:"seed"`
-	TimeScale    float64 `json:"timeScale"`
-	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
-	// runs (8 branches each); 0: scenarios.DefaultRounds.
-	Rounds  int    `json:"rounds"`
-	Latency string `json:"latency"`
-	// Timeout bounds one run; a run without a terminal event by then is stuck.
-	Timeout time.Duration `json:"timeout"`
-	// PageSize is the page size of invocations' log loads; 0: each world's
-	// own for the scheme (worlds.Entry.PageSizes, else DefaultPageSize).
-	PageSize int    `json:"pageSize"`
-	Out      string `json:"out"`
-	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
-	Keep bool `json:"keep"`
-	// Shard, when set (--shard i/n), runs only the run indexes r with
-	// r mod n == i-1, of every cell; the zero Shard is the whole storm.
-	Shard Shard `json:"shard,omitzero"`
-	// Nemesis, when on (--nemesis), breaks the worlds' stores on loopback
-	// during the storm (see package nemesis).
-	Nemesis nemesis.Config `json:"nemesis,omitzero"`
-}
-
-// Defaults fills unset fields.
-func (c Config) Defaults() Config {
-	if len(c.Worlds) == 0 {
-		c.Worlds = []string{"local"}
-	}
-	if len(c.Scenarios) == 0 {
-		c.Scenarios = []string{"step-storm", "hook-storm", "control"}
-	}
-	if len(c.Conditions) == 0 {
-		c.Conditions = []string{"main", "seq+callsite+ordered"}
-	}
-	if c.Runs == 0 {
-		c.Runs = 24
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 20
-	}
-	if c.TimeScale == 0 {
-		c.TimeScale = 1
-	}
-	if c.Rounds == 0 {
-		c.Rounds = scenarios.DefaultRounds
-	}
-	if c.Latency == "" {
-		c.Latency = "seed"
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 240 * time.Second
-	}
-	if c.Out == "" {
-		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
-	}
-	c.Nemesis = c.Nemesis.Defaults()
-	return c
-}
-
 // Plan is a validated config resolved into cells.
 type Plan struct {
-	Config     Config
+	Config     stormdir.Config
 	Cells      []history.CellKey
 	Conditions map[string]conditions.Condition
 	Latency    worlds.Profile
@@ -105,10 +31,10 @@ type Plan struct {
 	RunsInFlight int
 	// Resume, when set (storm --resume), is the interrupted storm this one
 	// continues: only the runs it did not record run (Resume.Check first).
-	Resume *Resume
+	Resume *stormdir.Resume
 	// Endpoints are the servers the worlds run on, for storm.json, secrets
 	// removed (the caller's: the endpoint flags are the CLI's).
-	Endpoints []Endpoint
+	Endpoints []stormdir.Endpoint
 }
 
 // DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask
@@ -136,9 +62,10 @@ const DefaultPageSize = 100
 // a world and scheme.
 func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "/" + string(scheme) }
 
-// Validate checks every field and resolves names; each message names the
-// flag at fault and the valid values.
-func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
+// NewPlan validates a storm's config (stormdir.Config, defaulted) and
+// resolves its names into a plan: every field checked, each message naming
+// the flag at fault and the valid values.
+func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 	p := &Plan{Config: c, Conditions: map[string]conditions.Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
 	case c.Runs < 1 || c.Runs > MaxRuns:
@@ -156,7 +83,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
 	}
-	if err := c.Shard.validate(c.Runs); err != nil {
+	if err := c.Shard.Validate(c.Runs); err != nil {
 		return nil, err
 	}
 	if err := c.Nemesis.Validate(c.Worlds); err != nil {
@@ -258,7 +185,7 @@ func (p *Plan) Only(keys []history.CellKey) error {
 // Supports says why world e cannot run a condition with knobs k (nil: it
 // can): its scheme or fence is not one the world has. The error reads after
 // the condition's name: "needs scheme seq, which world ... does not support
-// (it supports: ...)". The guard is checked by Validate, which can name the
+// (it supports: ...)". The guard is checked by NewPlan, which can name the
 // worlds that have it.
 func Supports(e worlds.Entry, k engine.Knobs) error {
 	if !slices.Contains(e.Schemes, string(k.Scheme)) {

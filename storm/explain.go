@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/timeline"
 )
 
@@ -31,24 +32,21 @@ func ExplainInput(cond conditions.Condition, sc scenarios.Scenario, timeScale fl
 	}
 }
 
-// DirTimelines is the storm directory's folder of timelines.
-const DirTimelines = reports.DirTimelines
-
 // WriteTimeline writes the run's timeline to DIR/timelines/<run>.html and
 // returns its path relative to dir (what summary.md links).
 func WriteTimeline(dir string, in explain.Input, ex explain.Explanation) (string, error) {
-	if !reports.RunFileName(in.RunID) {
+	if !stormdir.RunFileName(in.RunID) {
 		return "", fmt.Errorf("timeline: run id %q is not a file name: no timeline written", in.RunID)
 	}
-	rel := filepath.Join(DirTimelines, in.RunID+".html")
-	if err := os.MkdirAll(filepath.Join(dir, DirTimelines), 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", DirTimelines, err)
+	rel := filepath.Join(stormdir.DirTimelines, in.RunID+".html")
+	if err := os.MkdirAll(filepath.Join(dir, stormdir.DirTimelines), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", stormdir.DirTimelines, err)
 	}
 	var b bytes.Buffer
 	if err := timeline.Write(&b, in, ex, timeline.MaxBytes); err != nil {
 		return "", fmt.Errorf("timeline of %s: %w", in.RunID, err)
 	}
-	if err := reports.WriteFile(filepath.Join(dir, rel), b.Bytes()); err != nil {
+	if err := stormdir.WriteFile(filepath.Join(dir, rel), b.Bytes()); err != nil {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil

@@ -12,7 +12,7 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestRunNemesis: a local storm under fs-unavailable records its schedule
@@ -24,18 +24,18 @@ func TestRunNemesis(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("fs-unavailable needs Linux")
 	}
-	p := plan(t, storm.Config{
+	p := plan(t, stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq+callsite+ordered"},
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 5,
 		Nemesis: nemesis.Config{Kinds: nemesis.KindList{nemesis.FSUnavailable}, Faults: 3, Window: 300 * time.Millisecond, Gap: 100 * time.Millisecond},
 	})
 	sum := runStorm(t, p)
 	noScratchLeft(t)
-	b, err := os.ReadFile(filepath.Join(p.Config.Out, reports.FileStorm))
+	b, err := os.ReadFile(filepath.Join(p.Config.Out, stormdir.FileStorm))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta storm.StormMeta
+	var meta stormdir.Meta
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRunNemesis(t *testing.T) {
 		}
 		labels[f.Label()] = true
 	}
-	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, reports.FileRuns))
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, stormdir.FileRuns))
 	faulted := 0
 	for _, r := range runs {
 		if r.Outcome != history.Completed && r.Outcome != history.Infra {

@@ -31,6 +31,7 @@ import (
 	"github.com/stormctl/stormctl/reports/plots"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/verdict"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -75,53 +76,6 @@ func keepFiles(dir string, keep bool, logger *slog.Logger) {
 	os.RemoveAll(dir)
 }
 
-// StormMeta is storm.json: what was run, with which build.
-type StormMeta struct {
-	Schema     int                             `json:"schema"`
-	Version    string                          `json:"version"`
-	Config     Config                          `json:"config"`
-	Conditions map[string]conditions.Condition `json:"conditions"`
-	Cells      []history.CellKey               `json:"cells"`
-	// PageSizes is the invocation page size of each world and scheme,
-	// keyed "world/scheme" (--page-size, else the world's own for the
-	// scheme).
-	PageSizes map[string]int `json:"pageSizes"`
-	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
-	// its worlds' own): it depends on the machine, like gomaxprocs.
-	RunsInFlight int `json:"runsInFlightUsed"`
-	GoMaxProcs   int `json:"gomaxprocs"`
-	// Latency is the mint-to-commit profile's windows, each labelled
-	// measured or assumption.
-	Latency []worlds.Window `json:"latencyWindows,omitempty"`
-	// Started is when the storm first started; a resumed storm keeps it
-	// (run ids depend on it) and lists each resume in Resumed.
-	Started time.Time   `json:"started"`
-	Resumed []time.Time `json:"resumed,omitempty"`
-	// FaultSchedule is the nemesis's plan and Faults what happened, one
-	// record per fault and target, rewritten as faults start and end
-	// (storm --nemesis; see nemesis.go).
-	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
-	Faults        []nemesis.Record `json:"faults,omitempty"`
-	// Endpoints are the servers the storm's worlds ran on, one per endpoint
-	// flag, secrets removed (Plan.Endpoints); a storm.json from before they
-	// were stored has none (nil), and so has a merge of shards that ran on
-	// different ones.
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
-}
-
-// Endpoint is a server a storm's worlds ran on, named by the flag that
-// picks it ("pg-url", "ingest-url", ...), as storm.json keeps it: Value is
-// the flag's value with any secret (password, token) removed, "" when the
-// flag was not given (the world's own embedded server); Secret says the
-// value had one, so that a resumed storm needs the flag given again. A
-// Secret with an empty Value is a value that could not be stored without
-// its secret.
-type Endpoint struct {
-	Flag   string `json:"flag"`
-	Value  string `json:"value"`
-	Secret bool   `json:"secret,omitempty"`
-}
-
 // cell is one cell's world, runtime and scenario.
 type cell struct {
 	key   history.CellKey
@@ -136,7 +90,7 @@ type cell struct {
 type runner struct {
 	plan    *Plan
 	deps    Deps
-	out     *reports.Writer
+	out     *stormdir.Writer
 	sink    *historySink
 	started time.Time // the storm's first start: every run id's time
 	mu      sync.Mutex
@@ -148,7 +102,7 @@ type runner struct {
 	// timelines counts the timelines written per cell and class.
 	timelines map[history.CellKey]map[string]int
 	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
-	meta StormMeta
+	meta stormdir.Meta
 	nem  *nemesis.Runner
 }
 
@@ -161,7 +115,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	cfg := plan.Config
 	keys := plan.Cells
-	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
 		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows(),
 		Endpoints: plan.Endpoints}
 	out, prior, err := openArtifacts(&meta, plan.Resume)
@@ -568,7 +522,7 @@ func (h hooks) Log(ctx context.Context, runID string) ([]eventlog.Event, error) 
 type historySink struct {
 	mu    sync.Mutex
 	byRun map[string][]history.Op
-	out   *reports.Writer
+	out   *stormdir.Writer
 }
 
 func (h *historySink) Record(op history.Op) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -88,10 +89,10 @@ func writeStorm(t *testing.T, name string, nemesisKinds []string, runs []reports
 		cfg["nemesis"] = map[string]any{"kinds": nemesisKinds}
 	}
 	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at, "config": cfg})
-	if err := os.WriteFile(filepath.Join(dir, reports.FileStorm), meta, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileStorm), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

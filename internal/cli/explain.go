@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/timeline"
 )
 
@@ -79,7 +80,7 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	runs, err := reports.ReadRuns(opts.Dir)
+	runs, err := stormdir.ReadRuns(opts.Dir)
 	if runs == nil && err != nil {
 		return &UsageError{Err: err}
 	}
@@ -91,14 +92,14 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	}
 	if rec == nil {
 		return usage("run %s is not in %s (%d runs; stormctl report %s lists the cells)",
-			opts.RunID, filepath.Join(opts.Dir, reports.FileRuns), len(runs), opts.Dir)
+			opts.RunID, filepath.Join(opts.Dir, stormdir.FileRuns), len(runs), opts.Dir)
 	}
 	k := rec.CellKey
-	final, err := reports.ReadEvents(opts.Dir, k, rec.RunID)
+	final, err := stormdir.ReadEvents(opts.Dir, k, rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}
 	}
-	ops, err := reports.ReadRunHistory(opts.Dir, rec.RunID)
+	ops, err := stormdir.ReadRunHistory(opts.Dir, rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
 	}
@@ -118,18 +119,18 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 // readStormMeta reads storm.json (storm.ReadMeta, as every command reads
 // it): the conditions' knobs the reference replays need. A directory
 // without one is not a storm.
-func readStormMeta(dir string) (*storm.StormMeta, error) {
-	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); errors.Is(err, os.ErrNotExist) {
-		return nil, &reports.ArtifactError{File: dir, Err: reports.ErrNotStorm}
+func readStormMeta(dir string) (*stormdir.Meta, error) {
+	if _, err := os.Stat(filepath.Join(dir, stormdir.FileStorm)); errors.Is(err, os.ErrNotExist) {
+		return nil, &stormdir.ArtifactError{File: dir, Err: stormdir.ErrNotStorm}
 	}
-	return storm.ReadMeta(dir)
+	return stormdir.ReadMeta(dir)
 }
 
 // storedInput builds the explainer's input for a stored run.
-func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) (explain.Input, error) {
+func storedInput(meta *stormdir.Meta, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) (explain.Input, error) {
 	cond, ok := meta.Conditions[rec.Condition]
 	if !ok {
-		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", reports.FileStorm, rec.Condition, rec.RunID)
+		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", stormdir.FileStorm, rec.Condition, rec.RunID)
 	}
 	sc, err := scenarios.Lookup(rec.Scenario)
 	if err != nil {

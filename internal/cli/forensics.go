@@ -22,6 +22,7 @@ import (
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ForensicsOptions are the forensics command's options.
@@ -138,11 +139,11 @@ type forensicsReport struct {
 }
 
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
-	runs, runsErr := reports.ReadRuns(opts.Dir)
+	runs, runsErr := stormdir.ReadRuns(opts.Dir)
 	if runs == nil && runsErr != nil {
 		return &UsageError{Err: runsErr}
 	}
-	opsByRun, histErr := reports.ReadHistory(opts.Dir)
+	opsByRun, histErr := stormdir.ReadHistory(opts.Dir)
 	var problems []error
 	for _, e := range []error{runsErr, histErr} {
 		if e != nil {
@@ -167,11 +168,11 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		r := &runs[i]
 		cond, ok := meta.Conditions[r.Condition]
 		if !ok {
-			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", reports.FileStorm, r.Condition, r.RunID))
+			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", stormdir.FileStorm, r.Condition, r.RunID))
 			continue
 		}
 		k := r.CellKey
-		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
+		final, err := stormdir.ReadEvents(opts.Dir, k, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
@@ -311,7 +312,7 @@ func orNone(s string) string {
 // cell.
 type classifier struct {
 	dir      string
-	meta     *storm.StormMeta
+	meta     *stormdir.Meta
 	counts   map[history.CellKey]map[string]int
 	computed int
 	// reclassify replaces recorded classes; changed counts each
@@ -369,7 +370,7 @@ func (c *classifier) changeLine() string {
 // store writes the computed classes and timeline links into summary.json
 // and summary.md (runs.jsonl, the storm's own record, is left as it was).
 func (c *classifier) store(runs []reports.RunRecord) error {
-	st, err := storm.LoadStorm(c.dir)
+	st, err := stormdir.LoadStorm(c.dir)
 	if st == nil {
 		return err
 	}
@@ -389,7 +390,7 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 		return err
 	}
 	if c.reclassify {
-		return pruneTimelines(filepath.Join(c.dir, storm.DirTimelines), linked)
+		return pruneTimelines(filepath.Join(c.dir, stormdir.DirTimelines), linked)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestForensicsSchemeFromStormJSON: forensics DIR reads each run by the
@@ -26,11 +26,11 @@ import (
 // the data would call both seq.
 func TestForensicsSchemeFromStormJSON(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Conditions: map[string]conditions.Condition{
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Conditions: map[string]conditions.Condition{
 		"slot": {Name: "slot", Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot}},
 		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +89,12 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 	}
 
 	t.Run("without storm.json", func(t *testing.T) {
-		if err := os.Remove(filepath.Join(dir, reports.FileStorm)); err != nil {
+		if err := os.Remove(filepath.Join(dir, stormdir.FileStorm)); err != nil {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := run(t.Context(), "forensics", dir)
-		if code != cli.ExitUsage || !strings.Contains(stderr, reports.FileStorm) || stdout != "" {
-			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, reports.FileStorm)
+		if code != cli.ExitUsage || !strings.Contains(stderr, stormdir.FileStorm) || stdout != "" {
+			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, stormdir.FileStorm)
 		}
 	})
 }
@@ -110,11 +110,11 @@ func TestForensicsCellOrder(t *testing.T) {
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
 		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
 		"seq":  {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,10 +169,10 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 		{World: "devkit-local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
 		"seq": {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}

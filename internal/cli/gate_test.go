@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // fixtureStorm writes the storm described by testdata/storms/NAME.txt (one
@@ -83,10 +84,10 @@ func fixtureStorm(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at})
-	if err := os.WriteFile(filepath.Join(dir, reports.FileStorm), meta, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileStorm), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -228,7 +229,7 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 				}
 			}
 			if _, err := os.Stat(out); err == nil {
-				if _, err := os.Stat(filepath.Join(out, reports.FileStorm)); err == nil {
+				if _, err := os.Stat(filepath.Join(out, stormdir.FileStorm)); err == nil {
 					t.Errorf("%s was written", out)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // stormctl returns a command running this test binary as stormctl with
@@ -30,7 +31,7 @@ func stormctl(tmp string, args ...string) *exec.Cmd {
 // an index recorded twice.
 func cellRuns(t *testing.T, dir string) map[string][]int {
 	t.Helper()
-	runs, err := reports.ReadRuns(dir)
+	runs, err := stormdir.ReadRuns(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestKillThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = killed.Process.Kill(); _ = killed.Wait() })
-	runsFile := filepath.Join(dir, reports.FileRuns)
+	runsFile := filepath.Join(dir, stormdir.FileRuns)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(runsFile); bytes.Count(b, []byte("\n")) >= 2 {
 			break
@@ -150,11 +151,11 @@ func TestKillThenResume(t *testing.T) {
 			t.Errorf("the resumed storm's table counts %d runs of %s, want 6", c.Runs, c.Key())
 		}
 	}
-	meta, err := storm.ReadMeta(dir)
+	meta, err := stormdir.ReadMeta(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := reports.ReadRuns(dir)
+	runs, err := stormdir.ReadRuns(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

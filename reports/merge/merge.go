@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // Shard is one shard directory given to Merge.
@@ -69,7 +70,7 @@ func (m *Result) CountLines() []string {
 // merged one (storm.LoadStorm: storm.json read whole, as every command
 // reads it). The caller checks that the shards are of one storm
 // (storm.MergeMeta).
-func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load func(dir string) (*reports.Stored, error)) (*Result, error) {
+func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load func(dir string) (*stormdir.Stored, error)) (*Result, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty", out)
 	}
@@ -100,10 +101,10 @@ func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load f
 		for i, r := range st.Runs {
 			k := r.CellKey
 			if _, ok := pos[k]; !ok {
-				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, k)
+				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, stormdir.FileRuns), r.RunID, k)
 			}
 			if !sh.Owns(r.Index) {
-				return nil, fmt.Errorf("cannot merge: %s: run %s has run index %d, which shard %s does not run", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, r.Index, sh.Name)
+				return nil, fmt.Errorf("cannot merge: %s: run %s has run index %d, which shard %s does not run", filepath.Join(sh.Dir, stormdir.FileRuns), r.RunID, r.Index, sh.Name)
 			}
 			if prev, ok := bySlot[slot{k, r.Index}]; ok {
 				return nil, fmt.Errorf("cannot merge: run index %d of %s is in %s and in %s", r.Index, k, prev, sh.Dir)
@@ -150,7 +151,7 @@ func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load f
 		return nil
 	}); err != nil {
 		os.RemoveAll(out)
-		var ae *reports.ArtifactError
+		var ae *stormdir.ArtifactError
 		if errors.As(err, &ae) {
 			return nil, err // a shard's history is malformed: the input's fault
 		}
@@ -200,19 +201,19 @@ func (e *OutputError) Unwrap() error { return e.Err }
 
 // writeMerged writes the merged storm's files into out.
 func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, writeRuns func(*bufio.Writer) error) error {
-	if err := os.MkdirAll(filepath.Join(out, reports.DirEvents), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, stormdir.DirEvents), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", out, err)
 	}
-	if err := reports.WriteJSON(filepath.Join(out, reports.FileStorm), meta); err != nil {
+	if err := stormdir.WriteJSON(filepath.Join(out, stormdir.FileStorm), meta); err != nil {
 		return err
 	}
-	if err := reports.WriteLines(filepath.Join(out, reports.FileRuns), writeRuns); err != nil {
+	if err := stormdir.WriteLines(filepath.Join(out, stormdir.FileRuns), writeRuns); err != nil {
 		return err
 	}
-	if err := reports.WriteLines(filepath.Join(out, reports.FileHistory), func(w *bufio.Writer) error {
+	if err := stormdir.WriteLines(filepath.Join(out, stormdir.FileHistory), func(w *bufio.Writer) error {
 		for _, sh := range shards {
-			path := filepath.Join(sh.Dir, reports.FileHistory)
-			if err := reports.EachLine(path, func(op json.RawMessage) error {
+			path := filepath.Join(sh.Dir, stormdir.FileHistory)
+			if err := stormdir.EachLine(path, func(op json.RawMessage) error {
 				_, err := w.Write(append(op, '\n'))
 				return err
 			}); err != nil {
@@ -224,7 +225,7 @@ func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, wri
 		return err
 	}
 	for _, sh := range shards {
-		for _, d := range []struct{ dir, what string }{{reports.DirEvents, "final logs"}, {reports.DirTimelines, "timelines"}} {
+		for _, d := range []struct{ dir, what string }{{stormdir.DirEvents, "final logs"}, {stormdir.DirTimelines, "timelines"}} {
 			src := filepath.Join(sh.Dir, d.dir)
 			if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
 				continue

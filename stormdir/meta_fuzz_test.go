@@ -1,4 +1,4 @@
-package storm_test
+package stormdir_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -22,10 +22,10 @@ import (
 // storm, resumed once, of every preset.
 func fullMeta(f *testing.F) []byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m := storm.StormMeta{Schema: reports.SchemaVersion, Version: "v1.2.3", Conditions: map[string]conditions.Condition{},
-		Config: storm.Config{Worlds: []string{"local", "postgres"}, Scenarios: []string{"control"}, Runs: 24, Concurrency: 20,
+	m := stormdir.Meta{Schema: reports.SchemaVersion, Version: "v1.2.3", Conditions: map[string]conditions.Condition{},
+		Config: stormdir.Config{Worlds: []string{"local", "postgres"}, Scenarios: []string{"control"}, Runs: 24, Concurrency: 20,
 			RunsInFlight: 8, Seed: 1, TimeScale: 0.5, Rounds: 6, Latency: "fixed:5ms", Timeout: 240 * time.Second, PageSize: 100,
-			Out: "storms/x", Shard: storm.Shard{Index: 2, Count: 3},
+			Out: "storms/x", Shard: stormdir.Shard{Index: 2, Count: 3},
 			Nemesis: nemesis.Config{Kinds: nemesis.KindList{nemesis.PGRestart, nemesis.Latency}, Faults: 3, Window: 3 * time.Second, Gap: 10 * time.Second}},
 		PageSizes: map[string]int{"local/seq": 100, "vercel/seq": 1000}, RunsInFlight: 8, GoMaxProcs: 2,
 		Latency: []worlds.Window{{Type: "step_created", Median: 31 * time.Millisecond, Sigma: 1.2, Max: 2 * time.Second, Source: "measured: seed"}},
@@ -47,10 +47,10 @@ func fullMeta(f *testing.F) []byte {
 	return append(b, '\n')
 }
 
-// FuzzReadMeta: ReadMeta reads any storm.json into a StormMeta of this
+// FuzzReadMeta: ReadMeta reads any storm.json into a Meta of this
 // schema with a valid shard, or returns an *ArtifactError naming the file
 // (and a line within it); ReadResume, which reads runs.jsonl beside it,
-// says the same of it; a StormMeta read, written again, reads back the
+// says the same of it; a Meta read, written again, reads back the
 // same.
 func FuzzReadMeta(f *testing.F) {
 	full := fullMeta(f)
@@ -66,16 +66,16 @@ func FuzzReadMeta(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		path := filepath.Join(dir, reports.FileStorm)
-		for name, b := range map[string][]byte{reports.FileStorm: data, reports.FileRuns: append(run, '\n')} {
+		path := filepath.Join(dir, stormdir.FileStorm)
+		for name, b := range map[string][]byte{stormdir.FileStorm: data, stormdir.FileRuns: append(run, '\n')} {
 			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		m, err := storm.ReadMeta(dir)
-		res, resErr := storm.ReadResume(dir)
+		m, err := stormdir.ReadMeta(dir)
+		res, resErr := stormdir.ReadResume(dir)
 		if err != nil {
-			var ae *reports.ArtifactError
+			var ae *stormdir.ArtifactError
 			if !errors.As(err, &ae) || ae.File != path || !strings.HasPrefix(err.Error(), path+":") {
 				t.Fatalf("error %q is not an *ArtifactError naming %s", err, path)
 			}
@@ -102,10 +102,10 @@ func FuzzReadMeta(f *testing.F) {
 		}
 
 		back := t.TempDir()
-		if err := reports.WriteJSON(filepath.Join(back, reports.FileStorm), m); err != nil {
+		if err := stormdir.WriteJSON(filepath.Join(back, stormdir.FileStorm), m); err != nil {
 			t.Fatalf("write back what was read: %v", err)
 		}
-		again, err := storm.ReadMeta(back)
+		again, err := stormdir.ReadMeta(back)
 		if err != nil {
 			t.Fatalf("the storm.json read, written again: %v", err)
 		}
@@ -114,7 +114,7 @@ func FuzzReadMeta(f *testing.F) {
 }
 
 // sameMeta fails unless got and want write the same storm.json.
-func sameMeta(t *testing.T, what string, got, want *storm.StormMeta) {
+func sameMeta(t *testing.T, what string, got, want *stormdir.Meta) {
 	t.Helper()
 	g, gerr := json.Marshal(got)
 	w, werr := json.Marshal(want)

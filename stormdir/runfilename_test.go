@@ -1,4 +1,4 @@
-package reports_test
+package stormdir_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestRunFileName(t *testing.T) {
@@ -22,8 +23,8 @@ func TestRunFileName(t *testing.T) {
 		{"a/b", false},
 	}
 	for _, tc := range tests {
-		if got := reports.RunFileName(tc.runID); got != tc.want {
-			t.Errorf("RunFileName(%q) = %v, want %v", tc.runID, got, tc.want)
+		if got := stormdir.RunFileName(tc.runID); got != tc.want {
+			t.Errorf("stormdir.RunFileName(%q) = %v, want %v", tc.runID, got, tc.want)
 		}
 	}
 }
@@ -32,7 +33,7 @@ func TestRunFileName(t *testing.T) {
 // nothing, anywhere.
 func TestWriteEventsRefusesPaths(t *testing.T) {
 	dir := t.TempDir()
-	w, err := reports.OpenWriter(filepath.Join(dir, "storm"), map[string]int{"schema": 1})
+	w, err := stormdir.OpenWriter(filepath.Join(dir, "storm"), &stormdir.Meta{Schema: reports.SchemaVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reports_test
+package stormdir_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // runLine is one runs.jsonl line of cell local/control/main.
@@ -78,17 +79,17 @@ func TestResumeReadAndTrim(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			write(reports.FileRuns, runs)
-			write(reports.FileHistory, tc.history)
+			write(stormdir.FileRuns, runs)
+			write(stormdir.FileHistory, tc.history)
 			for _, id := range tc.events {
-				write(filepath.Join(reports.DirEvents, "local_control_main", id+".jsonl"), "{}\n")
+				write(filepath.Join(stormdir.DirEvents, "local_control_main", id+".jsonl"), "{}\n")
 			}
 
-			rec, err := reports.ReadRecorded(dir)
+			rec, err := stormdir.ReadRecorded(dir)
 			if tc.wantErr != "" {
-				var ae *reports.ArtifactError
+				var ae *stormdir.ArtifactError
 				if err == nil || !errors.As(err, &ae) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ReadRecorded error = %v, want an *ArtifactError with %q", err, tc.wantErr)
+					t.Fatalf("stormdir.ReadRecorded error = %v, want an *stormdir.ArtifactError with %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -103,14 +104,14 @@ func TestResumeReadAndTrim(t *testing.T) {
 				t.Fatalf("recorded %v, cut line %d; want %v, %d", ids, rec.CutLine, tc.wantRuns, tc.wantCut)
 			}
 
-			trimmed, err := reports.TrimUnrecorded(dir, rec)
+			trimmed, err := stormdir.TrimUnrecorded(dir, rec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if trimmed.HistoryLines != tc.wantDropped {
 				t.Errorf("dropped %d history lines, want %d", trimmed.HistoryLines, tc.wantDropped)
 			}
-			b, _ := os.ReadFile(filepath.Join(dir, reports.FileRuns))
+			b, _ := os.ReadFile(filepath.Join(dir, stormdir.FileRuns))
 			var wantText string
 			for _, id := range tc.wantRuns {
 				wantText += runLine(t, id, int(id[1]-'0'))
@@ -118,7 +119,7 @@ func TestResumeReadAndTrim(t *testing.T) {
 			if string(b) != wantText {
 				t.Errorf("runs.jsonl after trimming =\n%s\nwant\n%s", b, wantText)
 			}
-			hist, err := reports.ReadHistory(dir)
+			hist, err := stormdir.ReadHistory(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,14 +129,14 @@ func TestResumeReadAndTrim(t *testing.T) {
 					histIDs = append(histIDs, id)
 				}
 				if !reflect.DeepEqual(ops, trimmed.Ops[id]) {
-					t.Errorf("Trimmed.Ops[%s] = %v, history.jsonl has %v", id, trimmed.Ops[id], ops)
+					t.Errorf("stormdir.Trimmed.Ops[%s] = %v, history.jsonl has %v", id, trimmed.Ops[id], ops)
 				}
 			}
 			slices.Sort(histIDs)
 			if !slices.Equal(histIDs, tc.wantHistory) {
 				t.Errorf("history.jsonl holds runs %v, want %v", histIDs, tc.wantHistory)
 			}
-			entries, _ := os.ReadDir(filepath.Join(dir, reports.DirEvents, "local_control_main"))
+			entries, _ := os.ReadDir(filepath.Join(dir, stormdir.DirEvents, "local_control_main"))
 			var events []string
 			for _, e := range entries {
 				events = append(events, strings.TrimSuffix(e.Name(), ".jsonl"))
@@ -148,10 +149,10 @@ func TestResumeReadAndTrim(t *testing.T) {
 }
 
 // TestReadRecordedNotAStorm: a directory without runs.jsonl is refused
-// with ErrNotStorm.
+// with stormdir.ErrNotStorm.
 func TestReadRecordedNotAStorm(t *testing.T) {
-	if _, err := reports.ReadRecorded(t.TempDir()); !errors.Is(err, reports.ErrNotStorm) {
-		t.Fatalf("err = %v, want ErrNotStorm", err)
+	if _, err := stormdir.ReadRecorded(t.TempDir()); !errors.Is(err, stormdir.ErrNotStorm) {
+		t.Fatalf("err = %v, want stormdir.ErrNotStorm", err)
 	}
 }
 
@@ -159,7 +160,7 @@ func TestReadRecordedNotAStorm(t *testing.T) {
 // history.jsonl rather than starting them over.
 func TestAppendWriter(t *testing.T) {
 	dir := t.TempDir()
-	w, err := reports.OpenWriter(dir, map[string]int{"schema": 1})
+	w, err := stormdir.OpenWriter(dir, &stormdir.Meta{Schema: reports.SchemaVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestAppendWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err = reports.AppendWriter(dir, map[string]int{"schema": 1})
+	w, err = stormdir.AppendWriter(dir, &stormdir.Meta{Schema: reports.SchemaVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestAppendWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := reports.ReadRuns(dir)
+	runs, err := stormdir.ReadRuns(dir)
 	if err != nil || len(runs) != 2 || runs[0].RunID != "r1" || runs[1].RunID != "r2" {
 		t.Fatalf("runs.jsonl holds %+v, %v; want r1 then r2", runs, err)
 	}

@@ -1,4 +1,4 @@
-package reports_test
+package stormdir_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/verdict"
 )
 
@@ -27,7 +27,7 @@ import (
 // hostile one with an error naming the file (and the line), never a
 // panic. Each target also checks the reader's own rules against an oracle
 // written from its documentation, and that what it read survives being
-// written by reports.Writer and read again.
+// written by stormdir.Writer and read again.
 
 // fuzzDir writes files (path under the directory: content) into a fresh
 // directory and returns it.
@@ -97,16 +97,16 @@ func flatten(err error) []error {
 	return out
 }
 
-// errorLines checks that every error joined in err is an *ArtifactError
+// errorLines checks that every error joined in err is an *stormdir.ArtifactError
 // naming path, its text starting with the path (and ":line:" when it has
 // a line), and returns the lines named (0 for the whole file).
 func errorLines(t *testing.T, err error, path string) []int {
 	t.Helper()
 	var lines []int
 	for _, e := range flatten(err) {
-		var ae *reports.ArtifactError
+		var ae *stormdir.ArtifactError
 		if !errors.As(e, &ae) || ae.File != path {
-			t.Fatalf("error %q is not an *ArtifactError naming %s", e, path)
+			t.Fatalf("error %q is not an *stormdir.ArtifactError naming %s", e, path)
 		}
 		prefix := path + ": "
 		if ae.Line > 0 {
@@ -138,12 +138,12 @@ func sameJSON(t *testing.T, what string, got, want any) {
 	}
 }
 
-// writeBack writes through fill, with a fresh reports.Writer, a storm
+// writeBack writes through fill, with a fresh stormdir.Writer, a storm
 // directory and returns it.
-func writeBack(t *testing.T, fill func(*reports.Writer) error) string {
+func writeBack(t *testing.T, fill func(*stormdir.Writer) error) string {
 	t.Helper()
 	dir := t.TempDir()
-	w, err := reports.OpenWriter(dir, map[string]int{"schema": reports.SchemaVersion})
+	w, err := stormdir.OpenWriter(dir, &stormdir.Meta{Schema: reports.SchemaVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,53 +197,53 @@ func fullRun() reports.RunRecord {
 		Class: "stale-prefix", Timeline: "timelines/wrun_01KAB.html", Faults: []string{"pg-restart#1"}}
 }
 
-// FuzzReadRuns: ReadRuns returns the run record of every line that holds
+// FuzzReadRuns: stormdir.ReadRuns returns the run record of every line that holds
 // one, in order, and an error naming runs.jsonl and each other non-blank
-// line; LoadStorm reads the same runs and faults the same lines; the runs
+// line; stormdir.LoadStorm reads the same runs and faults the same lines; the runs
 // read, written again, read back the same.
 func FuzzReadRuns(f *testing.F) {
-	addFixtures(f, reports.FileRuns)
+	addFixtures(f, stormdir.FileRuns)
 	full := jsonl(f, fullRun())
 	f.Add(full)
 	f.Add(append(bytes.Repeat(full, 2), full[:len(full)/2]...))
-	// Found ReadRuns taking null and {} for runs (LoadStorm refuses them)
-	// and LoadStorm calling a line of spaces malformed (ReadRecorded skips
+	// Found stormdir.ReadRuns taking null and {} for runs (stormdir.LoadStorm refuses them)
+	// and stormdir.LoadStorm calling a line of spaces malformed (stormdir.ReadRecorded skips
 	// it).
 	f.Add([]byte("null\n{}\n \n\r\n[]\n\"x\"\n" + string(full)))
 	f.Add(bytes.ReplaceAll(full, []byte("\n"), []byte("\r\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := fuzzDir(t, map[string][]byte{reports.FileRuns: data})
-		path := filepath.Join(dir, reports.FileRuns)
-		runs, err := reports.ReadRuns(dir)
+		dir := fuzzDir(t, map[string][]byte{stormdir.FileRuns: data})
+		path := filepath.Join(dir, stormdir.FileRuns)
+		runs, err := stormdir.ReadRuns(dir)
 		want, bad := decodeLines(data, isRun)
 		sameJSON(t, "runs", runs, want)
 		if got := errorLines(t, err, path); !slices.Equal(got, bad) {
 			t.Fatalf("lines reported %v, want %v (%v)", got, bad, err)
 		}
 
-		st, err := storm.LoadStorm(dir)
+		st, err := stormdir.LoadStorm(dir)
 		if st == nil {
-			t.Fatalf("LoadStorm = nil, %v", err)
+			t.Fatalf("stormdir.LoadStorm = nil, %v", err)
 		}
-		sameJSON(t, "LoadStorm's runs", st.Runs, runs)
+		sameJSON(t, "stormdir.LoadStorm's runs", st.Runs, runs)
 		var loadBad []int
 		for _, e := range flatten(err) {
-			if ae := (*reports.ArtifactError)(nil); errors.As(e, &ae) && ae.File == path {
+			if ae := (*stormdir.ArtifactError)(nil); errors.As(e, &ae) && ae.File == path {
 				loadBad = append(loadBad, ae.Line)
 			}
 		}
 		if !slices.Equal(loadBad, bad) {
-			t.Fatalf("LoadStorm reports runs.jsonl lines %v, ReadRuns %v", loadBad, bad)
+			t.Fatalf("stormdir.LoadStorm reports runs.jsonl lines %v, stormdir.ReadRuns %v", loadBad, bad)
 		}
 		for i, l := range st.Lines {
 			var r reports.RunRecord
 			if err := json.Unmarshal(l, &r); err != nil {
-				t.Fatalf("Stored.Lines[%d] %q: %v", i, l, err)
+				t.Fatalf("stormdir.Stored.Lines[%d] %q: %v", i, l, err)
 			}
-			sameJSON(t, fmt.Sprintf("Stored.Lines[%d]", i), r, st.Runs[i])
+			sameJSON(t, fmt.Sprintf("stormdir.Stored.Lines[%d]", i), r, st.Runs[i])
 		}
 
-		back := writeBack(t, func(w *reports.Writer) error {
+		back := writeBack(t, func(w *stormdir.Writer) error {
 			for _, r := range runs {
 				if err := w.WriteRun(r); err != nil {
 					return err
@@ -251,7 +251,7 @@ func FuzzReadRuns(f *testing.F) {
 			}
 			return nil
 		})
-		again, err := reports.ReadRuns(back)
+		again, err := stormdir.ReadRuns(back)
 		if err != nil {
 			t.Fatalf("the runs read, written again: %v", err)
 		}
@@ -272,22 +272,22 @@ func fuzzOps() []history.Op {
 	}
 }
 
-// FuzzReadHistory: ReadHistory groups the operation of every line that
+// FuzzReadHistory: stormdir.ReadHistory groups the operation of every line that
 // holds one by run, in file order, and names each other non-blank line of
-// history.jsonl; ReadRunHistory, which skips the lines that cannot be of
+// history.jsonl; stormdir.ReadRunHistory, which skips the lines that cannot be of
 // its run, reads the same operations for every run and reports no line
 // ReadHistory does not; what was read, written again, reads back the same.
 func FuzzReadHistory(f *testing.F) {
 	ops := jsonl(f, fuzzOps()...)
 	f.Add(ops)
 	f.Add(ops[:len(ops)-9])
-	// Found ReadRunHistory missing an operation whose run id is escaped,
+	// Found stormdir.ReadRunHistory missing an operation whose run id is escaped,
 	// and, for the run id "", calling the empty line malformed.
 	f.Add([]byte(`{"op":"list","runId":"wrun_\u0061"}` + "\n" + `{"op":"list","runId":"wrun_a"` + "\n\n null \n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := fuzzDir(t, map[string][]byte{reports.FileHistory: data})
-		path := filepath.Join(dir, reports.FileHistory)
-		byRun, err := reports.ReadHistory(dir)
+		dir := fuzzDir(t, map[string][]byte{stormdir.FileHistory: data})
+		path := filepath.Join(dir, stormdir.FileHistory)
+		byRun, err := stormdir.ReadHistory(dir)
 		all, bad := decodeLines(data, anyValue[history.Op])
 		want := map[string][]history.Op{}
 		for _, op := range all {
@@ -300,32 +300,32 @@ func FuzzReadHistory(f *testing.F) {
 
 		ids := append(slices.Sorted(maps.Keys(byRun)), "", "wrun_a", "wrun_none")
 		for _, id := range ids {
-			got, err := reports.ReadRunHistory(dir, id)
-			sameJSON(t, fmt.Sprintf("ReadRunHistory(%q)", id), got, byRun[id])
+			got, err := stormdir.ReadRunHistory(dir, id)
+			sameJSON(t, fmt.Sprintf("stormdir.ReadRunHistory(%q)", id), got, byRun[id])
 			for _, l := range errorLines(t, err, path) {
 				if !slices.Contains(bad, l) {
-					t.Fatalf("ReadRunHistory(%q) reports line %d, which holds an operation (%v)", id, l, err)
+					t.Fatalf("stormdir.ReadRunHistory(%q) reports line %d, which holds an operation (%v)", id, l, err)
 				}
 			}
 		}
 
-		back := writeBack(t, func(w *reports.Writer) error { return w.WriteHistory(all) })
-		again, err := reports.ReadHistory(back)
+		back := writeBack(t, func(w *stormdir.Writer) error { return w.WriteHistory(all) })
+		again, err := stormdir.ReadHistory(back)
 		if err != nil {
 			t.Fatalf("the history read, written again: %v", err)
 		}
 		sameJSON(t, "history read again", again, byRun)
 		for _, id := range ids {
-			got, err := reports.ReadRunHistory(back, id)
+			got, err := stormdir.ReadRunHistory(back, id)
 			if err != nil {
-				t.Fatalf("ReadRunHistory(%q) of the history written again: %v", id, err)
+				t.Fatalf("stormdir.ReadRunHistory(%q) of the history written again: %v", id, err)
 			}
-			sameJSON(t, fmt.Sprintf("ReadRunHistory(%q) of the history written again", id), got, byRun[id])
+			sameJSON(t, fmt.Sprintf("stormdir.ReadRunHistory(%q) of the history written again", id), got, byRun[id])
 		}
 	})
 }
 
-// FuzzReadEvents: ReadEvents returns the event of every line of a run's
+// FuzzReadEvents: stormdir.ReadEvents returns the event of every line of a run's
 // final log that holds one, in order, and names the file and each other
 // non-blank line; a run id that is not a file name (runs.jsonl is as
 // untrusted as the logs) is refused, naming the cell's directory, and
@@ -340,13 +340,13 @@ func FuzzReadEvents(f *testing.F) {
 	f.Add(full, "wrun_a")
 	f.Add(full[:len(full)-7], "wrun_01KABCDEFGHJKMNPQRSTVWXYZ")
 	f.Add([]byte(`{"eventId":"x","payload":null}`+"\n"+`{"payload":{`+"\n"), "..")
-	// A path out of the storm, which ReadEvents followed; the fuzzer then
-	// found "/" passing a first check (testdata/fuzz/FuzzReadEvents).
+	// A path out of the storm, which stormdir.ReadEvents followed; the fuzzer then
+	// found "/" passing a first check (testdata/fuzz/stormdir.FuzzReadEvents).
 	f.Add(full, "../../../../../../../tmp/x")
 	f.Add(full, "")
 	k := history.CellKey{World: "local", Scenario: "control", Condition: "seq+callsite"}
 	f.Fuzz(func(t *testing.T, data []byte, runID string) {
-		cellDir := filepath.Join(reports.DirEvents, k.Dir())
+		cellDir := filepath.Join(stormdir.DirEvents, k.Dir())
 		name := runID
 		if !fileName(runID) {
 			name = "elsewhere" // the final log is where a path would lead
@@ -360,7 +360,7 @@ func FuzzReadEvents(f *testing.F) {
 		}
 		dir := fuzzDir(t, files)
 		path := filepath.Join(dir, cellDir, name+".jsonl")
-		got, err := reports.ReadEvents(dir, k, runID)
+		got, err := stormdir.ReadEvents(dir, k, runID)
 		if !fileName(runID) {
 			if lines := errorLines(t, err, filepath.Join(dir, cellDir)); len(lines) != 1 || got != nil {
 				t.Fatalf("run id %q: %d events, %v; want an error naming %s", runID, len(got), err, cellDir)
@@ -378,8 +378,8 @@ func FuzzReadEvents(f *testing.F) {
 		if lines := errorLines(t, err, path); !slices.Equal(lines, bad) {
 			t.Fatalf("lines reported %v, want %v (%v)", lines, bad, err)
 		}
-		back := writeBack(t, func(w *reports.Writer) error { return w.WriteEvents(k, runID, got) })
-		again, err := reports.ReadEvents(back, k, runID)
+		back := writeBack(t, func(w *stormdir.Writer) error { return w.WriteEvents(k, runID, got) })
+		again, err := stormdir.ReadEvents(back, k, runID)
 		if err != nil {
 			t.Fatalf("the events read, written again: %v", err)
 		}
@@ -393,26 +393,26 @@ func fileName(runID string) bool {
 	return runID != "" && !strings.ContainsRune(runID, '/') && !strings.ContainsRune(runID, filepath.Separator)
 }
 
-// FuzzReadRecorded: ReadRecorded (storm --resume) keeps every run line
+// FuzzReadRecorded: stormdir.ReadRecorded (storm --resume) keeps every run line
 // and drops at most the last line, when it is cut off (no newline) or
 // does not hold a run, naming it in CutLine; any other line that does not
 // hold a run is an error naming runs.jsonl and the line. Size covers the
-// lines kept: runs.jsonl cut to it, as TrimUnrecorded cuts it, reads back
-// the same runs with nothing cut, and LoadStorm reads those runs from it
+// lines kept: runs.jsonl cut to it, as stormdir.TrimUnrecorded cuts it, reads back
+// the same runs with nothing cut, and stormdir.LoadStorm reads those runs from it
 // without a fault.
 func FuzzReadRecorded(f *testing.F) {
-	addFixtures(f, reports.FileRuns)
+	addFixtures(f, stormdir.FileRuns)
 	full := jsonl(f, fullRun())
 	f.Add(full)
 	f.Add(append(slices.Clone(full), full[:len(full)/2]...))
 	f.Add(append(slices.Clone(full), "not json\n"...))
 	f.Add(append([]byte("{}\n"), full...))
-	// Found LoadStorm faulting a line of spaces ReadRecorded skips.
+	// Found stormdir.LoadStorm faulting a line of spaces stormdir.ReadRecorded skips.
 	f.Add([]byte("\n \n" + string(full) + "  "))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := fuzzDir(t, map[string][]byte{reports.FileRuns: data})
-		path := filepath.Join(dir, reports.FileRuns)
-		rec, err := reports.ReadRecorded(dir)
+		dir := fuzzDir(t, map[string][]byte{stormdir.FileRuns: data})
+		path := filepath.Join(dir, stormdir.FileRuns)
+		rec, err := stormdir.ReadRecorded(dir)
 
 		// The oracle: the first line that does not hold a run (a last
 		// line without a newline never does) is dropped when it is the
@@ -451,21 +451,21 @@ func FuzzReadRecorded(f *testing.F) {
 		if err := os.Truncate(path, rec.Size); err != nil {
 			t.Fatal(err)
 		}
-		again, err := reports.ReadRecorded(dir)
+		again, err := stormdir.ReadRecorded(dir)
 		if err != nil || again.CutLine != 0 || again.Size != rec.Size {
 			t.Fatalf("runs.jsonl cut to %d bytes: %+v, %v; want nothing cut", rec.Size, again, err)
 		}
 		sameJSON(t, "runs of runs.jsonl cut to its size", again.Runs, rec.Runs)
-		st, err := storm.LoadStorm(dir)
+		st, err := stormdir.LoadStorm(dir)
 		if st == nil {
-			t.Fatalf("LoadStorm = nil, %v", err)
+			t.Fatalf("stormdir.LoadStorm = nil, %v", err)
 		}
 		for _, e := range flatten(err) {
-			if ae := (*reports.ArtifactError)(nil); errors.As(e, &ae) && ae.File == path {
-				t.Fatalf("LoadStorm faults what ReadRecorded read whole: %v", e)
+			if ae := (*stormdir.ArtifactError)(nil); errors.As(e, &ae) && ae.File == path {
+				t.Fatalf("stormdir.LoadStorm faults what stormdir.ReadRecorded read whole: %v", e)
 			}
 		}
-		sameJSON(t, "LoadStorm's runs", st.Runs, rec.Runs)
+		sameJSON(t, "stormdir.LoadStorm's runs", st.Runs, rec.Runs)
 	})
 }
 
@@ -519,25 +519,25 @@ func topLevelLine(doc []byte, key string) int {
 	}
 }
 
-// FuzzReadDocument: ReadDocument decodes a JSON artifact (summary.json
+// FuzzReadDocument: stormdir.ReadDocument decodes a JSON artifact (summary.json
 // here) or returns an error naming the file and a line within it: the
 // line of a syntax error, or of the "schema" member that holds an unknown
 // version; a document it decodes, written again, reads back the same.
 func FuzzReadDocument(f *testing.F) {
-	addFixtures(f, reports.FileSummary)
-	addFixtures(f, reports.FileStorm)
+	addFixtures(f, stormdir.FileSummary)
+	addFixtures(f, stormdir.FileStorm)
 	full := fullSummary(f)
 	f.Add(full)
 	f.Add(full[:len(full)/2])
-	// testdata/fuzz/FuzzReadDocument holds the input that found the
+	// testdata/fuzz/stormdir.FuzzReadDocument holds the input that found the
 	// schema error naming a "schema" that was no member of the document.
 	f.Add([]byte(`{"cells":[{"world":"schema"}],"schema":2}`))
 	f.Add([]byte("{\n\"Schema\": 1,\n\"cells\": [null]\n}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := fuzzDir(t, map[string][]byte{reports.FileSummary: data})
-		path := filepath.Join(dir, reports.FileSummary)
+		dir := fuzzDir(t, map[string][]byte{stormdir.FileSummary: data})
+		path := filepath.Join(dir, stormdir.FileSummary)
 		var s reports.Summary
-		err := reports.ReadDocument(path, &s, func() int { return s.Schema })
+		err := stormdir.ReadDocument(path, &s, func() int { return s.Schema })
 		if err != nil {
 			lines := errorLines(t, err, path)
 			if len(lines) != 1 || lines[0] > bytes.Count(data, []byte("\n"))+1 {
@@ -553,21 +553,21 @@ func FuzzReadDocument(f *testing.F) {
 		if s.Schema != reports.SchemaVersion {
 			t.Fatalf("schema %d read without an error", s.Schema)
 		}
-		back := filepath.Join(t.TempDir(), reports.FileSummary)
-		if err := reports.WriteJSON(back, &s); err != nil {
+		back := filepath.Join(t.TempDir(), stormdir.FileSummary)
+		if err := stormdir.WriteJSON(back, &s); err != nil {
 			t.Fatalf("write back what was read: %v", err)
 		}
 		var again reports.Summary
-		if err := reports.ReadDocument(back, &again, func() int { return again.Schema }); err != nil {
+		if err := stormdir.ReadDocument(back, &again, func() int { return again.Schema }); err != nil {
 			t.Fatalf("the document read, written again: %v", err)
 		}
 		sameJSON(t, "document read again", &again, &s)
 	})
 }
 
-// FuzzLoadStorm: LoadStorm reads any storm.json, runs.jsonl and
-// summary.json back (a nil *Stored only without runs.jsonl), each fault an
-// *ArtifactError naming one of them; its summary counts every run it
+// FuzzLoadStorm: stormdir.LoadStorm reads any storm.json, runs.jsonl and
+// summary.json back (a nil *stormdir.Stored only without runs.jsonl), each fault an
+// *stormdir.ArtifactError naming one of them; its summary counts every run it
 // read, once, in a cell; and a storm it read without a fault, written
 // again (its runs.jsonl lines and its summary), reads back the same.
 func FuzzLoadStorm(f *testing.F) {
@@ -577,32 +577,32 @@ func FuzzLoadStorm(f *testing.F) {
 	}
 	for _, d := range dirs {
 		var files [3][]byte
-		for i, name := range []string{reports.FileStorm, reports.FileRuns, reports.FileSummary} {
+		for i, name := range []string{stormdir.FileStorm, stormdir.FileRuns, stormdir.FileSummary} {
 			files[i], _ = os.ReadFile(filepath.Join(d, name)) // a fixture without summary.json seeds none
 		}
 		f.Add(files[0], files[1], files[2])
 	}
 	stormJSON := []byte(`{"schema":1,"cells":[{"world":"vercel","scenario":"hook-storm","condition":"seq/wake=ordered"}],"config":{"shard":"1/2"}}`)
 	f.Add(stormJSON, jsonl(f, fullRun()), fullSummary(f))
-	// Found LoadStorm panicking on a null cell in summary.json.
+	// Found stormdir.LoadStorm panicking on a null cell in summary.json.
 	f.Add(stormJSON, jsonl(f, fullRun()), []byte(`{"schema":1,"cells":[null]}`))
 	// Found a cell storm.json lists twice summarized in two rows, which
 	// did not read back the same.
 	cell := `{"world":"a","scenario":"b","condition":"c"}`
 	f.Add([]byte(`{"schema":1,"cells":[`+cell+`,`+cell+`]}`), []byte(cell+"\n"), []byte{})
 	f.Fuzz(func(t *testing.T, stormDoc, runs, summary []byte) {
-		files := map[string][]byte{reports.FileStorm: stormDoc, reports.FileRuns: runs}
+		files := map[string][]byte{stormdir.FileStorm: stormDoc, stormdir.FileRuns: runs}
 		if len(summary) > 0 {
-			files[reports.FileSummary] = summary
+			files[stormdir.FileSummary] = summary
 		}
 		dir := fuzzDir(t, files)
-		st, err := storm.LoadStorm(dir)
+		st, err := stormdir.LoadStorm(dir)
 		if st == nil {
-			t.Fatalf("LoadStorm = nil, %v", err)
+			t.Fatalf("stormdir.LoadStorm = nil, %v", err)
 		}
 		for _, e := range flatten(err) {
-			var ae *reports.ArtifactError
-			if !errors.As(e, &ae) || !slices.Contains([]string{reports.FileStorm, reports.FileRuns, reports.FileSummary}, filepath.Base(ae.File)) ||
+			var ae *stormdir.ArtifactError
+			if !errors.As(e, &ae) || !slices.Contains([]string{stormdir.FileStorm, stormdir.FileRuns, stormdir.FileSummary}, filepath.Base(ae.File)) ||
 				filepath.Dir(ae.File) != dir || !strings.HasPrefix(e.Error(), ae.File+":") {
 				t.Fatalf("fault %q does not name one of the storm's artifacts", e)
 			}
@@ -630,11 +630,11 @@ func FuzzLoadStorm(f *testing.F) {
 		for _, l := range st.Lines {
 			lines = append(append(lines, l...), '\n')
 		}
-		back := fuzzDir(t, map[string][]byte{reports.FileStorm: stormDoc, reports.FileRuns: lines})
-		if err := reports.WriteJSON(filepath.Join(back, reports.FileSummary), st.Summary); err != nil {
+		back := fuzzDir(t, map[string][]byte{stormdir.FileStorm: stormDoc, stormdir.FileRuns: lines})
+		if err := stormdir.WriteJSON(filepath.Join(back, stormdir.FileSummary), st.Summary); err != nil {
 			t.Fatalf("write back the summary read: %v", err)
 		}
-		again, err := storm.LoadStorm(back)
+		again, err := stormdir.LoadStorm(back)
 		if err != nil || len(again.Notes) > 0 {
 			t.Fatalf("the storm read, written again: %v, notes %q", err, again.Notes)
 		}

@@ -1,4 +1,4 @@
-package reports
+package stormdir
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/reports"
 )
 
 // Artifact file names inside a storm directory. **contract**
@@ -36,14 +37,14 @@ type Writer struct {
 
 // OpenWriter creates a storm directory, writes meta as storm.json and opens
 // runs.jsonl and history.jsonl for appending.
-func OpenWriter(dir string, meta any) (*Writer, error) {
+func OpenWriter(dir string, meta *Meta) (*Writer, error) {
 	return openWriter(dir, meta, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 }
 
 // openWriter writes meta as storm.json and opens runs.jsonl and
 // history.jsonl with flag (truncated for a new storm, appended to for a
 // resumed one).
-func openWriter(dir string, meta any, flag int) (*Writer, error) {
+func openWriter(dir string, meta *Meta, flag int) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, DirEvents), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -64,7 +65,7 @@ func openWriter(dir string, meta any, flag int) (*Writer, error) {
 }
 
 // WriteRun appends one line to runs.jsonl; the line is on disk when it returns.
-func (a *Writer) WriteRun(r RunRecord) error {
+func (a *Writer) WriteRun(r reports.RunRecord) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode run %s: %w", r.RunID, err)
@@ -134,7 +135,7 @@ func (a *Writer) Close() error {
 }
 
 // WriteSummary writes summary.json and summary.md (atomically each).
-func (a *Writer) WriteSummary(s *Summary, md []byte) error {
+func (a *Writer) WriteSummary(s *reports.Summary, md []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := WriteJSON(filepath.Join(a.dir, FileSummary), s); err != nil {

@@ -1,4 +1,4 @@
-package reports
+package stormdir
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/reports"
 )
 
 // ArtifactError names a malformed artifact: the file, the line (0 for the
@@ -81,12 +82,12 @@ func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 // ReadRuns reads runs.jsonl. It returns every record it could read and an
 // error naming each malformed line: not JSON, or not a run record (no
 // world, scenario or condition), as LoadStorm and ReadRecorded have it.
-func ReadRuns(dir string) ([]RunRecord, error) {
+func ReadRuns(dir string) ([]reports.RunRecord, error) {
 	path := filepath.Join(dir, FileRuns)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, &ArtifactError{File: dir, Err: ErrNotStorm}
 	}
-	var out []RunRecord
+	var out []reports.RunRecord
 	err := EachLine(path, func(l runLine) error {
 		out = append(out, l.rec)
 		return nil

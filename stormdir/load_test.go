@@ -1,4 +1,4 @@
-package reports_test
+package stormdir_test
 
 import (
 	"errors"
@@ -9,17 +9,16 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/filetest"
-	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
-// storedWant is a testdata/storms/*/want.json: what LoadStorm must make of
+// storedWant is a testdata/storms/*/want.json: what stormdir.LoadStorm must make of
 // the directory beside it.
 type storedWant struct {
 	// Cells are "world/scenario/condition: N runs: compact", in order.
 	Cells []string `json:"cells"`
 	// Problems are contained, one each, in the error's *ArtifactErrors;
-	// Notes likewise in Stored.Notes.
+	// Notes likewise in stormdir.Stored.Notes.
 	Problems []string `json:"problems"`
 	Notes    []string `json:"notes"`
 }
@@ -33,9 +32,9 @@ func TestLoadStorm(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			var want storedWant
 			filetest.ReadJSON(t, filepath.Join(dir, "want.json"), &want)
-			st, err := storm.LoadStorm(dir)
+			st, err := stormdir.LoadStorm(dir)
 			if st == nil {
-				t.Fatalf("LoadStorm = nil, %v", err)
+				t.Fatalf("stormdir.LoadStorm = nil, %v", err)
 			}
 			var got []string
 			for _, c := range st.Summary.Cells {
@@ -47,9 +46,9 @@ func TestLoadStorm(t *testing.T) {
 
 			var problems []string
 			for _, e := range unjoin(err) {
-				var ae *reports.ArtifactError
+				var ae *stormdir.ArtifactError
 				if !errors.As(e, &ae) {
-					t.Errorf("problem %v is not an *ArtifactError", e)
+					t.Errorf("problem %v is not an *stormdir.ArtifactError", e)
 				}
 				// Name files relative to the fixture, as a user reads them.
 				problems = append(problems, strings.TrimPrefix(e.Error(), dir+string(filepath.Separator)))
@@ -59,17 +58,17 @@ func TestLoadStorm(t *testing.T) {
 			// Meta is storm.json read whole, or nil when it could not be
 			// (a cell listed twice is read, then named).
 			stormBad := slices.ContainsFunc(problems, func(p string) bool {
-				return strings.HasPrefix(p, reports.FileStorm) && !strings.Contains(p, "listed twice")
+				return strings.HasPrefix(p, stormdir.FileStorm) && !strings.Contains(p, "listed twice")
 			})
-			if m, ok := st.Meta.(*storm.StormMeta); stormBad != (st.Meta == nil) || st.Meta != nil && (!ok || len(m.Cells) == 0) {
+			if stormBad != (st.Meta == nil) || st.Meta != nil && len(st.Meta.Cells) == 0 {
 				t.Errorf("Meta = %#v with storm.json problems %v", st.Meta, stormBad)
 			}
 		})
 	}
 	t.Run("not a storm", func(t *testing.T) {
-		st, err := storm.LoadStorm(t.TempDir())
-		if st != nil || !errors.Is(err, reports.ErrNotStorm) {
-			t.Errorf("LoadStorm(empty dir) = %v, %v; want nil, ErrNotStorm", st, err)
+		st, err := stormdir.LoadStorm(t.TempDir())
+		if st != nil || !errors.Is(err, stormdir.ErrNotStorm) {
+			t.Errorf("stormdir.LoadStorm(empty dir) = %v, %v; want nil, stormdir.ErrNotStorm", st, err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package reports_test
+package stormdir_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // picky refuses every value but "ok", as a field with its own
@@ -43,9 +43,9 @@ func TestReadDocumentSaysWhy(t *testing.T) {
 				V      picky `json:"v"`
 				N      int   `json:"n"`
 			}
-			err := reports.ReadDocument(path, &v, func() int { return v.Schema })
+			err := stormdir.ReadDocument(path, &v, func() int { return v.Schema })
 			if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.notWant != "" && strings.Contains(err.Error(), tc.notWant)) {
-				t.Errorf("ReadDocument = %v, want an error with %q and without %q", err, tc.want, tc.notWant)
+				t.Errorf("stormdir.ReadDocument = %v, want an error with %q and without %q", err, tc.want, tc.notWant)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package reports
+package stormdir
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
+	"github.com/stormctl/stormctl/reports"
 )
 
 // This file reads stored storms back (LoadStorm: the summary rebuilt from
@@ -25,9 +26,9 @@ type Stored struct {
 	Dir string
 	// Summary is rebuilt from runs.jsonl, one cell per storm.json cell in
 	// its order (cells no run reached have 0 runs).
-	Summary *Summary
+	Summary *reports.Summary
 	// Runs are runs.jsonl's records, in file order.
-	Runs []RunRecord
+	Runs []reports.RunRecord
 	// Shard is storm.json's shard ("i/n"), "" for a whole storm.
 	Shard string
 	// Nemesis lists the fault kinds storm.json's config.nemesis names
@@ -36,46 +37,17 @@ type Stored struct {
 	// Notes are disagreements that do not stop a report, e.g. summary.json
 	// counting other runs than runs.jsonl holds.
 	Notes []string
-	// Lines are runs.jsonl's lines as written, one per Runs record
-	// (merge copies them unchanged).
+	// Lines are runs.jsonl's lines, one per Runs record, as written in
+	// this build's schema (merge copies them).
 	Lines []json.RawMessage
-	// Meta is storm.json, decoded whole into the document LoadStorm was
-	// given; nil when storm.json could not be read.
-	Meta Meta
-}
-
-// Meta is storm.json as its owner declares the whole document
-// (storm.StormMeta): ReadMeta decodes every field into it, so a value of
-// the wrong type anywhere in storm.json is refused, by every command alike.
-// Header is what reading a storm back needs of it.
-type Meta interface {
-	Header() Header
-}
-
-// Header is what reading a storm back needs of storm.json.
-type Header struct {
-	Schema  int
-	Cells   []history.CellKey
-	Started time.Time
-	// Shard is "i/n", "" for a whole storm.
-	Shard string
-	// Nemesis is the fault kinds the storm injected (storm --nemesis), none
-	// for a storm without faults.
-	Nemesis []string
-}
-
-// ReadMeta decodes dir's storm.json into m, the whole document: the one
-// reader of storm.json (LoadStorm, storm --resume, explain, forensics and
-// merge all read it here). Errors are *ArtifactErrors naming the file and,
-// where it can be told, the line: not JSON or cut off, a value of the wrong
-// type, a value the document's types refuse, an unknown schema version.
-func ReadMeta(dir string, m Meta) error {
-	return ReadDocument(filepath.Join(dir, FileStorm), m, func() int { return m.Header().Schema })
+	// Meta is storm.json, read whole (ReadMeta); nil when it could not be
+	// read.
+	Meta *Meta
 }
 
 // runLine is one runs.jsonl line, decoded and as written.
 type runLine struct {
-	rec RunRecord
+	rec reports.RunRecord
 	raw json.RawMessage
 }
 
@@ -90,9 +62,8 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LoadStorm reads a storm directory back, storm.json decoded into meta
-// (ReadMeta: the whole document, so a value of the wrong type anywhere in
-// it is an error). The summary is rebuilt from runs.jsonl (Cell.Add over
+// LoadStorm reads a storm directory back, storm.json read whole
+// (ReadMeta: a value of the wrong type anywhere in it is an error). The summary is rebuilt from runs.jsonl (Cell.Add over
 // every record) in the cell order of storm.json, never taken from
 // summary.json, except for each cell's windows and type pairs (computed
 // from events/ and history.jsonl, which runs.jsonl does not hold); when
@@ -103,7 +74,7 @@ func (l *runLine) UnmarshalJSON(b []byte) error {
 // an unknown schema version in summary.json, a cell listed twice, a null
 // cell in summary.json); it returns a nil *Stored only when dir holds no
 // runs.jsonl.
-func LoadStorm(dir string, meta Meta) (*Stored, error) {
+func LoadStorm(dir string) (*Stored, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, &ArtifactError{File: dir, Err: errors.New("not a directory")}
 	}
@@ -117,13 +88,12 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 	st := &Stored{Dir: dir}
 	var problems []error
 
-	var hdr Header
-	hdrOK := false
-	if err := ReadMeta(dir, meta); err != nil {
+	meta, err := ReadMeta(dir)
+	metaOK := err == nil
+	if err != nil {
 		problems = append(problems, err)
 	} else {
-		hdr, hdrOK = meta.Header(), true
-		st.Meta, st.Shard, st.Nemesis = meta, hdr.Shard, hdr.Nemesis
+		st.Meta, st.Shard, st.Nemesis = meta, meta.Config.Shard.String(), meta.nemesisKinds()
 	}
 
 	if err := EachLine(runsPath, func(l runLine) error {
@@ -134,17 +104,17 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 		problems = append(problems, err)
 	}
 
-	var stored *Summary
+	var stored *reports.Summary
 	sumPath := filepath.Join(dir, FileSummary)
 	if _, err := os.Stat(sumPath); err == nil {
-		var s Summary
+		var s reports.Summary
 		if err := ReadDocument(sumPath, &s, func() int { return s.Schema }); err != nil {
 			problems = append(problems, err)
 		} else {
 			// A null cell is no cell (the storm never writes one): it is
 			// named and left out, not dereferenced.
 			if n := len(s.Cells); slices.Contains(s.Cells, nil) {
-				s.Cells = slices.DeleteFunc(s.Cells, func(c *Cell) bool { return c == nil })
+				s.Cells = slices.DeleteFunc(s.Cells, func(c *reports.Cell) bool { return c == nil })
 				null := n - len(s.Cells)
 				problems = append(problems, &ArtifactError{File: sumPath,
 					Err: fmt.Errorf("%d of its %s %s null (left out)", null, plural.Count(n, "cell"), plural.Word(null, "is", "are"))})
@@ -156,8 +126,8 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 	var keys []history.CellKey
 	keysFrom := ""
 	switch {
-	case hdrOK:
-		keys, keysFrom = hdr.Cells, filepath.Join(dir, FileStorm)
+	case metaOK:
+		keys, keysFrom = meta.Cells, filepath.Join(dir, FileStorm)
 	case stored != nil:
 		for _, c := range stored.Cells {
 			keys = append(keys, c.Key())
@@ -178,17 +148,17 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 		listed[k] = true
 		once = append(once, k)
 	}
-	sum := NewSummary(once)
+	sum := reports.NewSummary(once)
 	sum.Started = time.Time{}
 	for _, r := range st.Runs {
 		k := r.CellKey
 		c := sum.Cell(k)
 		if c == nil {
-			if hdrOK {
+			if metaOK {
 				problems = append(problems, &ArtifactError{File: runsPath,
 					Err: fmt.Errorf("run %s is of cell %s, which %s does not list", r.RunID, k, FileStorm)})
 			}
-			c = &Cell{CellKey: k}
+			c = &reports.Cell{CellKey: k}
 			sum.Cells = append(sum.Cells, c)
 		}
 		c.Add(r)
@@ -199,8 +169,8 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 			sum.Ended = r.Ended
 		}
 	}
-	if hdrOK && !hdr.Started.IsZero() {
-		sum.Started = hdr.Started
+	if metaOK && !meta.Started.IsZero() {
+		sum.Started = meta.Started
 	}
 	if stored != nil {
 		sum.Started, sum.Ended, sum.Interrupted = stored.Started, stored.Ended, stored.Interrupted
@@ -224,7 +194,7 @@ func LoadStorm(dir string, meta Meta) (*Stored, error) {
 
 // countNotes names every cell whose counts summary.json and the rebuilt
 // summary disagree on.
-func countNotes(stored, rebuilt *Summary) []string {
+func countNotes(stored, rebuilt *reports.Summary) []string {
 	var notes []string
 	for _, c := range rebuilt.Cells {
 		sc := stored.Cell(c.Key())
@@ -247,7 +217,7 @@ func countNotes(stored, rebuilt *Summary) []string {
 	return notes
 }
 
-func sameCounts(a, b *Cell) bool {
+func sameCounts(a, b *reports.Cell) bool {
 	if a.Runs != b.Runs {
 		return false
 	}
@@ -296,10 +266,10 @@ func readDoc(path string, v any) ([]byte, error) {
 // checkSchema refuses a document of another schema version, naming the line
 // of its "schema" field.
 func checkSchema(path string, b []byte, schema int) error {
-	if schema == SchemaVersion {
+	if schema == reports.SchemaVersion {
 		return nil
 	}
-	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, SchemaVersion)}
+	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, reports.SchemaVersion)}
 }
 
 // schemaLine is the line of the member of b's top-level object that
