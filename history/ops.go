@@ -21,19 +21,19 @@ const (
 type Op struct {
 	Kind  string    `json:"op"`
 	Actor string    `json:"actor,omitempty"`
-	RunID string    `json:"runId"`
+	RunID string    `json:"run_id"`
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
 	// Expected is the writer's expectedSeq of a fenced append.
-	Expected int64 `json:"expectedSeq,omitempty"`
+	Expected int64 `json:"expected_seq,omitempty"`
 	// Wrote lists the drafts of an append with what the world assigned
 	// (ids and positions are empty when the append failed).
 	Wrote []OpEvent `json:"wrote,omitempty"`
 	// Err is the class of the error (eventlog.Classify) and ErrText its text.
 	Err     string `json:"err,omitempty"`
-	ErrText string `json:"errText,omitempty"`
+	ErrText string `json:"err_text,omitempty"`
 	// Actual is the log position a fenced append found instead of Expected.
-	Actual int64 `json:"actualSeq,omitempty"`
+	Actual int64 `json:"actual_seq,omitempty"`
 	// After and Limit are a read's cursor and page size; Read is what it got.
 	After eventlog.Cursor `json:"after,omitzero"`
 	Limit int             `json:"limit,omitempty"`
@@ -46,7 +46,7 @@ type Op struct {
 	// Sealed says a seal wrote its noop (Wrote holds it); ReservedAt is
 	// when the slot it filled was reserved.
 	Sealed     bool      `json:"sealed,omitempty"`
-	ReservedAt time.Time `json:"reservedAt,omitzero"`
+	ReservedAt time.Time `json:"reserved_at,omitzero"`
 }
 
 // OpEvent is one draft of an append and what the world assigned to it.
@@ -55,8 +55,8 @@ type OpEvent struct {
 	CorrelationID string        `json:"corr,omitempty"`
 	ID            string        `json:"id,omitempty"`
 	Seq           int64         `json:"seq,omitempty"`
-	MintedAt      time.Time     `json:"mintedAt,omitzero"`
-	CommittedAt   time.Time     `json:"committedAt,omitzero"`
+	MintedAt      time.Time     `json:"minted_at,omitzero"`
+	CommittedAt   time.Time     `json:"committed_at,omitzero"`
 	// Token, Dedup and Payload are kept for rejected fenced appends only, so
 	// a verdict can replay what the writer wanted to write.
 	Token   string          `json:"token,omitempty"`
@@ -71,7 +71,7 @@ type ReadSummary struct {
 	N       int             `json:"n"`
 	First   eventlog.Cursor `json:"first,omitzero"`
 	Last    eventlog.Cursor `json:"last,omitzero"`
-	SetHash uint64          `json:"setHash,omitempty"`
+	SetHash uint64          `json:"set_hash,omitempty"`
 	More    bool            `json:"more,omitempty"`
 }
 

@@ -13,8 +13,8 @@ type RunStats struct {
 	Rejections  int64 `json:"rejections"`
 	Conflicts   int64 `json:"conflicts"`
 	Restarts    int64 `json:"restarts"`
-	GaveUp      int64 `json:"gaveUp"`
-	InfraErrors int64 `json:"infraErrors"`
+	GaveUp      int64 `json:"gave_up"`
+	InfraErrors int64 `json:"infra_errors"`
 	Coalesced   int64 `json:"coalesced"`
 	// Recovered counts divergences a recovery replay cleared: invocations
 	// delivered as a recovery (after a divergence) whose replay did not
@@ -25,9 +25,9 @@ type RunStats struct {
 	// (slot scheme); Seals the noops this run's readers wrote into such
 	// slots; SealedWrites the writes voided because their slot was sealed
 	// before they committed (the writer then wrote again or re-derived).
-	HoleRefusals int64 `json:"holeRefusals,omitempty"`
+	HoleRefusals int64 `json:"hole_refusals,omitempty"`
 	Seals        int64 `json:"seals,omitempty"`
-	SealedWrites int64 `json:"sealedWrites,omitempty"`
+	SealedWrites int64 `json:"sealed_writes,omitempty"`
 	// Refusals counts writes the store refused as invalid where they stood
 	// (eventlog.ErrRefused: the devkit packages validate every event
 	// against its entity's state, and have no attribute event).
@@ -38,7 +38,7 @@ type RunStats struct {
 	// run without a terminal event that met one is failed with it, never
 	// infra: nothing says the store was unreachable.
 	Unrecognised    int64  `json:"unrecognised,omitempty"`
-	UnrecognisedErr string `json:"unrecognisedErr,omitempty"`
+	UnrecognisedErr string `json:"unrecognised_err,omitempty"`
 	// LastStoreOK is when the store last answered one of the run's
 	// operations (any answer: events, an acknowledged write, a conflict, a
 	// fence, a refusal); LastUnavailable is when one last failed with
@@ -46,7 +46,7 @@ type RunStats struct {
 	// Operations that ended because the run or the storm ended are not
 	// counted. They are the evidence a run that timed out is judged on:
 	// infra when it stopped on an unavailable store, stuck otherwise.
-	LastStoreOK        time.Time `json:"lastStoreOK,omitzero"`
-	LastUnavailable    time.Time `json:"lastUnavailable,omitzero"`
-	LastUnavailableErr string    `json:"lastUnavailableErr,omitempty"`
+	LastStoreOK        time.Time `json:"last_store_ok,omitzero"`
+	LastUnavailable    time.Time `json:"last_unavailable,omitzero"`
+	LastUnavailableErr string    `json:"last_unavailable_err,omitempty"`
 }

@@ -17,18 +17,18 @@ type RunRecord struct {
 	// CellKey is the run's cell: its world, scenario and condition.
 	history.CellKey
 	Index   int              `json:"index"`
-	RunID   string           `json:"runId"`
+	RunID   string           `json:"run_id"`
 	Outcome history.Outcome  `json:"outcome"`
 	Detail  string           `json:"detail,omitempty"`
 	Started time.Time        `json:"started"`
 	Ended   time.Time        `json:"ended"`
-	Millis  int64            `json:"durationMs"`
+	Millis  int64            `json:"duration_ms"`
 	Events  int              `json:"events"`
 	Stats   history.RunStats `json:"stats"`
 	// CommitSource says whose commit times the findings used: "store"
 	// (the database's own, e.g. pg_xact_commit_timestamp) or "world" (what
 	// the writers observed).
-	CommitSource string `json:"commitSource,omitempty"`
+	CommitSource string `json:"commit_source,omitempty"`
 	// Guard is how the world's legacy guard fared, when the run had one.
 	Guard    *history.GuardCounts  `json:"guard,omitempty"`
 	Findings forensics.RunFindings `json:"findings"`
@@ -249,8 +249,12 @@ type Summary struct {
 	Cells       []*Cell   `json:"cells"`
 }
 
-// SchemaVersion is the version of the artifact formats this build writes.
-const SchemaVersion = 1
+// SchemaVersion is the version of the artifact formats this build writes
+// (every file of a storm directory: storm.json and summary.json carry it).
+// Version 2 spells every key in snake_case; version 1 spelt those of
+// storm.json, runs.jsonl and history.jsonl in camelCase, and is still read
+// (package stormdir).
+const SchemaVersion = 2
 
 // NewSummary returns an empty summary with one cell per key.
 func NewSummary(keys []history.CellKey) *Summary {

@@ -42,9 +42,10 @@ func (r *runner) addPrior(p *prior) error {
 		return nil
 	}
 	r.summary.Started = r.started
+	dir := stormdir.Dir{Path: r.plan.Config.Out, Meta: &r.meta}
 	for _, rec := range p.runs {
 		k := rec.CellKey
-		final, err := stormdir.ReadEvents(r.plan.Config.Out, k, rec.RunID)
+		final, err := dir.Events(k, rec.RunID)
 		if err != nil {
 			return fmt.Errorf("resume: the final log of recorded run %s: %w", rec.RunID, err)
 		}

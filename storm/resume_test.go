@@ -122,7 +122,7 @@ func TestResumeCheck(t *testing.T) {
 	p := plan(t, stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"}, Runs: 4, Seed: 7})
 	k := p.Cells[0]
 	rec := func(idx int, id string) reports.RunRecord {
-		return reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: idx, RunID: id}
+		return reports.RunRecord{CellKey: k, Index: idx, RunID: id}
 	}
 	tests := []struct {
 		name    string
@@ -134,6 +134,7 @@ func TestResumeCheck(t *testing.T) {
 		{name: "nothing recorded", missing: 4},
 		{name: "two recorded", runs: []reports.RunRecord{rec(0, "a"), rec(2, "b")}, missing: 2},
 		{name: "another build", edit: func(m *stormdir.Meta) { m.Version = "v9" }, wantErr: "stormctl v9, this is test"},
+		{name: "an older schema", edit: func(m *stormdir.Meta) { m.Schema = 1 }, wantErr: "artifacts are of schema 1, this build writes 2"},
 		{name: "other cells", edit: func(m *stormdir.Meta) { m.Cells = nil }, wantErr: "other cells"},
 		{name: "other knobs", edit: func(m *stormdir.Meta) { m.Conditions = nil }, wantErr: "knobs"},
 		{name: "a run of another cell", runs: []reports.RunRecord{{CellKey: history.NewCellKey("local", "step-storm", "main"), RunID: "x"}},
@@ -143,7 +144,7 @@ func TestResumeCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			meta := &stormdir.Meta{Version: "test", Config: p.Config, Conditions: p.Conditions, Cells: p.Cells}
+			meta := &stormdir.Meta{Schema: reports.SchemaVersion, Version: "test", Config: p.Config, Conditions: p.Conditions, Cells: p.Cells}
 			if tc.edit != nil {
 				tc.edit(meta)
 			}

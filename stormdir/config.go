@@ -21,9 +21,9 @@ type Config struct {
 	// RunsInFlight bounds runs started and not yet ended, across cells;
 	// 0: DefaultRunsInFlight, or less where a world asks for less
 	// (worlds.Entry.RunsPerCore).
-	RunsInFlight int     `json:"runsInFlight"`
+	RunsInFlight int     `json:"runs_in_flight"`
 	Seed         uint64  `json:"seed"`
-	TimeScale    float64 `json:"timeScale"`
+	TimeScale    float64 `json:"time_scale"`
 	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
 	// runs (8 branches each); 0: scenarios.DefaultRounds.
 	Rounds  int    `json:"rounds"`
@@ -32,7 +32,7 @@ type Config struct {
 	Timeout time.Duration `json:"timeout"`
 	// PageSize is the page size of invocations' log loads; 0: each world's
 	// own for the scheme (worlds.Entry.PageSizes, else DefaultPageSize).
-	PageSize int    `json:"pageSize"`
+	PageSize int    `json:"page_size"`
 	Out      string `json:"out"`
 	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
 	Keep bool `json:"keep"`

@@ -96,7 +96,13 @@ func LoadStorm(dir string) (*Stored, error) {
 		st.Meta, st.Shard, st.Nemesis = meta, meta.Config.Shard.String(), meta.nemesisKinds()
 	}
 
-	if err := EachLine(runsPath, func(l runLine) error {
+	// runs.jsonl is read in storm.json's schema; without one, in this
+	// build's.
+	schema := reports.SchemaVersion
+	if metaOK {
+		schema = meta.Schema
+	}
+	if err := eachLine(runsPath, schema, func(l runLine) error {
 		st.Runs = append(st.Runs, l.rec)
 		st.Lines = append(st.Lines, l.raw)
 		return nil
@@ -150,6 +156,10 @@ func LoadStorm(dir string) (*Stored, error) {
 	}
 	sum := reports.NewSummary(once)
 	sum.Started = time.Time{}
+	// The summary of an older storm is of its schema (summary.json's
+	// layout is the same in every schema this build reads), so a summary
+	// written back (forensics) leaves the directory of one schema.
+	sum.Schema = schema
 	for _, r := range st.Runs {
 		k := r.CellKey
 		c := sum.Cell(k)
@@ -240,11 +250,21 @@ func ReadDocument(path string, v any, schema func() int) error {
 	return checkSchema(path, b, schema())
 }
 
-// readDoc decodes a JSON document, naming the line of a syntax error.
+// readDoc decodes a JSON document, naming the line of a syntax error. A
+// document of an older schema this build reads is read as this build's
+// (upgrade, which keeps its lines where they were).
 func readDoc(path string, v any) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ArtifactError{File: path, Err: err}
+	}
+	// A document json.Unmarshal cannot read a schema from is decoded as
+	// it is: decoding it names what is wrong.
+	var probe struct {
+		Schema int `json:"schema"`
+	}
+	if json.Unmarshal(b, &probe) == nil {
+		b = upgrade(probe.Schema, b)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		var se *json.SyntaxError
@@ -263,13 +283,13 @@ func readDoc(path string, v any) ([]byte, error) {
 	return b, nil
 }
 
-// checkSchema refuses a document of another schema version, naming the line
-// of its "schema" field.
+// checkSchema refuses a document of a schema version this build does not
+// read, naming the line of its "schema" field.
 func checkSchema(path string, b []byte, schema int) error {
-	if schema == reports.SchemaVersion {
+	if readable(schema) {
 		return nil
 	}
-	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d)", schema, reports.SchemaVersion)}
+	return &ArtifactError{File: path, Line: schemaLine(b), Err: fmt.Errorf("unknown schema version %d (this build reads %d and %d)", schema, camelSchema, reports.SchemaVersion)}
 }
 
 // schemaLine is the line of the member of b's top-level object that
@@ -302,4 +322,14 @@ func schemaLine(b []byte) int {
 func lineAt(b []byte, off int64) int {
 	off = min(max(off, 0), int64(len(b)))
 	return bytes.Count(b[:off], []byte("\n")) + 1
+}
+
+// EachHistoryLine calls fn with every line of the storm's history.jsonl,
+// as this build's schema spells it (Lines are runs.jsonl's).
+func (st *Stored) EachHistoryLine(fn func(json.RawMessage) error) error {
+	schema := reports.SchemaVersion
+	if st.Meta != nil {
+		schema = st.Meta.Schema
+	}
+	return eachLine(filepath.Join(st.Dir, FileHistory), schema, fn)
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/stormctl/stormctl/stormdir"
 )
 
-// storedWant is a testdata/storms/*/want.json: what stormdir.LoadStorm must make of
+// storedWant is a testdata/storms/*/want.json: what LoadStorm must make of
 // the directory beside it.
 type storedWant struct {
 	// Cells are "world/scenario/condition: N runs: compact", in order.
 	Cells []string `json:"cells"`
 	// Problems are contained, one each, in the error's *ArtifactErrors;
-	// Notes likewise in stormdir.Stored.Notes.
+	// Notes likewise in Stored.Notes.
 	Problems []string `json:"problems"`
 	Notes    []string `json:"notes"`
 }

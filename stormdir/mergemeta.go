@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stormctl/stormctl/reports"
 	"reflect"
 	"slices"
 	"sort"
@@ -58,6 +59,7 @@ func MergeMeta(shards []ShardDir, out string) (*Meta, error) {
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Meta.Config.Shard.Index < sorted[j].Meta.Config.Shard.Index })
 	m := new(Meta)
 	*m = *first.Meta
+	m.Schema = reports.SchemaVersion // the merge is written by this build
 	m.Merged = &MergeInfo{}
 	m.Config.Shard = Shard{}
 	m.Config.Out = out

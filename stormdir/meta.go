@@ -22,14 +22,14 @@ type Meta struct {
 	// PageSizes is the invocation page size of each world and scheme,
 	// keyed "world/scheme" (--page-size, else the world's own for the
 	// scheme).
-	PageSizes map[string]int `json:"pageSizes"`
+	PageSizes map[string]int `json:"page_sizes"`
 	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
 	// its worlds' own): it depends on the machine, like gomaxprocs.
-	RunsInFlight int `json:"runsInFlightUsed"`
+	RunsInFlight int `json:"runs_in_flight_used"`
 	GoMaxProcs   int `json:"gomaxprocs"`
 	// Latency is the mint-to-commit profile's windows, each labelled
 	// measured or assumption.
-	Latency []worlds.Window `json:"latencyWindows,omitempty"`
+	Latency []worlds.Window `json:"latency_windows,omitempty"`
 	// Started is when the storm first started; a resumed storm keeps it
 	// (run ids depend on it) and lists each resume in Resumed.
 	Started time.Time   `json:"started"`
@@ -37,7 +37,7 @@ type Meta struct {
 	// FaultSchedule is the nemesis's plan and Faults what happened, one
 	// record per fault and target, rewritten as faults start and end
 	// (storm --nemesis; see nemesis.go).
-	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
+	FaultSchedule []nemesis.Fault  `json:"fault_schedule,omitempty"`
 	Faults        []nemesis.Record `json:"faults,omitempty"`
 	// Endpoints are the servers the storm's worlds ran on, one per endpoint
 	// flag, secrets removed (Plan.Endpoints); a storm.json from before they

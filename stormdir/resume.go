@@ -282,6 +282,8 @@ func orNone(s string) string {
 func (r *Resume) Check(cells []history.CellKey, conds map[string]conditions.Condition, cfg Config, version string) error {
 	m := r.Meta
 	switch {
+	case m.Schema != reports.SchemaVersion:
+		return fmt.Errorf("--resume %s: the storm's artifacts are of schema %d, this build writes %d: one storm's artifacts come from one build (start a new storm)", r.Dir, m.Schema, reports.SchemaVersion)
 	case m.Version != version:
 		return fmt.Errorf("--resume %s: the storm was run by stormctl %s, this is %s: one storm's runs come from one build (start a new storm)", r.Dir, m.Version, version)
 	case !slices.Equal(m.Cells, cells):

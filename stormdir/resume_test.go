@@ -26,7 +26,7 @@ func runLine(t *testing.T, id string, idx int) string {
 }
 
 func opLine(id, kind string) string {
-	return `{"op":"` + kind + `","runId":"` + id + `","start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z"}` + "\n"
+	return `{"op":"` + kind + `","run_id":"` + id + `","start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z"}` + "\n"
 }
 
 // TestResumeReadAndTrim: what an interrupted storm's directory holds, read
@@ -119,7 +119,7 @@ func TestResumeReadAndTrim(t *testing.T) {
 			if string(b) != wantText {
 				t.Errorf("runs.jsonl after trimming =\n%s\nwant\n%s", b, wantText)
 			}
-			hist, err := stormdir.ReadHistory(dir)
+			hist, err := current(dir).History()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestResumeReadAndTrim(t *testing.T) {
 }
 
 // TestReadRecordedNotAStorm: a directory without runs.jsonl is refused
-// with stormdir.ErrNotStorm.
+// with ErrNotStorm.
 func TestReadRecordedNotAStorm(t *testing.T) {
 	if _, err := stormdir.ReadRecorded(t.TempDir()); !errors.Is(err, stormdir.ErrNotStorm) {
 		t.Fatalf("err = %v, want stormdir.ErrNotStorm", err)
@@ -180,7 +180,7 @@ func TestAppendWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := stormdir.ReadRuns(dir)
+	runs, err := current(dir).Runs()
 	if err != nil || len(runs) != 2 || runs[0].RunID != "r1" || runs[1].RunID != "r2" {
 		t.Fatalf("runs.jsonl holds %+v, %v; want r1 then r2", runs, err)
 	}

@@ -39,8 +39,8 @@ const (
 type Judgement struct {
 	Actor    string    `json:"actor"`
 	At       time.Time `json:"at"`
-	Expected int64     `json:"expectedSeq"`
-	Actual   int64     `json:"actualSeq"`
+	Expected int64     `json:"expected_seq"`
+	Actual   int64     `json:"actual_seq"`
 	Verdict  Verdict   `json:"verdict"`
 	Reason   string    `json:"reason,omitempty"`
 }

@@ -329,7 +329,7 @@ func templateStorm(t *testing.T) template {
 	out := filepath.Join(dir, "storm")
 	code, _, stderr := run(t.Context(), "storm", "--world", "local", "--scenario", "control", "--condition", "main",
 		"--runs", "2", "--time-scale", "0.1", "--out", out)
-	runs, err := stormdir.ReadRuns(out)
+	runs, err := openStorm(t, out).Runs()
 	switch {
 	case code != 0:
 		templateDir.err = fmt.Errorf("template storm: exit %d: %s", code, stderr)

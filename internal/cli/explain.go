@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,11 +75,12 @@ directory exits 2.`,
 }
 
 func runExplain(_ context.Context, opts *ExplainOptions) error {
-	meta, err := readStormMeta(opts.Dir)
+	dir, err := stormdir.Open(opts.Dir)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	runs, err := stormdir.ReadRuns(opts.Dir)
+	meta := dir.Meta
+	runs, err := dir.Runs()
 	if runs == nil && err != nil {
 		return &UsageError{Err: err}
 	}
@@ -95,11 +95,11 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 			opts.RunID, filepath.Join(opts.Dir, stormdir.FileRuns), len(runs), opts.Dir)
 	}
 	k := rec.CellKey
-	final, err := stormdir.ReadEvents(opts.Dir, k, rec.RunID)
+	final, err := dir.Events(k, rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}
 	}
-	ops, err := stormdir.ReadRunHistory(opts.Dir, rec.RunID)
+	ops, err := dir.RunHistory(rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
 	}
@@ -114,16 +114,6 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 		}
 	}
 	return opts.Format.Print(opts.IO.Out, explanation{ex})
-}
-
-// readStormMeta reads storm.json (storm.ReadMeta, as every command reads
-// it): the conditions' knobs the reference replays need. A directory
-// without one is not a storm.
-func readStormMeta(dir string) (*stormdir.Meta, error) {
-	if _, err := os.Stat(filepath.Join(dir, stormdir.FileStorm)); errors.Is(err, os.ErrNotExist) {
-		return nil, &stormdir.ArtifactError{File: dir, Err: stormdir.ErrNotStorm}
-	}
-	return stormdir.ReadMeta(dir)
 }
 
 // storedInput builds the explainer's input for a stored run.

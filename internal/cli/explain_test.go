@@ -51,7 +51,7 @@ func TestExplainCommand(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "storm")
 	sharpStorm(t.Context(), t, dir)
-	runs, err := stormdir.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("runs: %v", err)
 	}
@@ -238,4 +238,15 @@ func TestExplainCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openStorm opens the storm directory dir for reading, failing the test
+// when it is none.
+func openStorm(t *testing.T, dir string) *stormdir.Dir {
+	t.Helper()
+	d, err := stormdir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

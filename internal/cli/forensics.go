@@ -139,22 +139,23 @@ type forensicsReport struct {
 }
 
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
-	runs, runsErr := stormdir.ReadRuns(opts.Dir)
+	// The scheme that orders each run's log is its condition's, as
+	// storm.json records it: without it the findings cannot be computed.
+	dir, err := stormdir.Open(opts.Dir)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	meta := dir.Meta
+	runs, runsErr := dir.Runs()
 	if runs == nil && runsErr != nil {
 		return &UsageError{Err: runsErr}
 	}
-	opsByRun, histErr := stormdir.ReadHistory(opts.Dir)
+	opsByRun, histErr := dir.History()
 	var problems []error
 	for _, e := range []error{runsErr, histErr} {
 		if e != nil {
 			problems = append(problems, e)
 		}
-	}
-	// The scheme that orders each run's log is its condition's, as
-	// storm.json records it: without it the findings cannot be computed.
-	meta, err := readStormMeta(opts.Dir)
-	if err != nil {
-		return &UsageError{Err: err}
 	}
 	// Cells come in storm.json's order, as report, the storm and its
 	// summary list them (a cell storm.json lacks comes after them, as its
@@ -172,7 +173,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 			continue
 		}
 		k := r.CellKey
-		final, err := stormdir.ReadEvents(opts.Dir, k, r.RunID)
+		final, err := dir.Events(k, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}

@@ -60,7 +60,7 @@ func runReport(_ context.Context, opts *ReportOptions) error {
 }
 
 // loadStorm reads a storm directory back for report, compare, gate and
-// fidelity --from (storm.LoadStorm: storm.json read whole, as --resume
+// fidelity --from (stormdir.LoadStorm: storm.json read whole, as --resume
 // reads it). It prints the notes (summary.json disagreeing with runs.jsonl)
 // on stderr and returns the storm with a *UsageError naming every
 // malformed artifact, or nil and the error when there is nothing to

@@ -94,12 +94,12 @@ func TestReportMalformed(t *testing.T) {
 		}, total - 1, []string{fmt.Sprintf("%s:%d: malformed line (cut off or not JSON)", stormdir.FileRuns, total), "summary.json counts"}},
 		{"storm.json of an unknown schema", func(t *testing.T, dir string) {
 			path := filepath.Join(dir, stormdir.FileStorm)
-			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 1`), []byte(`"schema": 99`), 1))
-		}, total, []string{stormdir.FileStorm + ":2: unknown schema version 99 (this build reads 1)"}},
+			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 2`), []byte(`"schema": 99`), 1))
+		}, total, []string{stormdir.FileStorm + ":2: unknown schema version 99 (this build reads 1 and 2)"}},
 		{"summary.json of an unknown schema", func(t *testing.T, dir string) {
 			path := filepath.Join(dir, stormdir.FileSummary)
-			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 1`), []byte(`"schema": 2`), 1))
-		}, total, []string{stormdir.FileSummary + ":2: unknown schema version 2 (this build reads 1)"}},
+			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 2`), []byte(`"schema": 3`), 1))
+		}, total, []string{stormdir.FileSummary + ":2: unknown schema version 3 (this build reads 1 and 2)"}},
 		{"summary.json cut off", func(t *testing.T, dir string) {
 			path := filepath.Join(dir, stormdir.FileSummary)
 			b := readFile(t, path)

@@ -75,7 +75,7 @@ func TestResumeKeepsItsServer(t *testing.T) {
 	}
 	resumed := func(t *testing.T, dir string, before int) {
 		t.Helper()
-		runs, err := stormdir.ReadRuns(dir)
+		runs, err := openStorm(t, dir).Runs()
 		if err != nil || len(runs) != 2 {
 			t.Fatalf("after the resume runs.jsonl holds %d runs (%v), want 2", len(runs), err)
 		}

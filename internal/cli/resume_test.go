@@ -31,7 +31,7 @@ func stormctl(tmp string, args ...string) *exec.Cmd {
 // an index recorded twice.
 func cellRuns(t *testing.T, dir string) map[string][]int {
 	t.Helper()
-	runs, err := stormdir.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestKillThenResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := stormdir.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,16 +61,17 @@ func (m *Result) CountLines() []string {
 
 // Merge combines shard directories of one storm into out (which must not
 // exist or be empty): storm.json (meta), runs.jsonl (every shard's lines as
-// written, in the order a whole storm starts them: run index, then cell),
-// history.jsonl, events/, summary.json and summary.md. It refuses a shard
+// written, in this build's schema, in the order a whole storm starts them:
+// run index, then cell), history.jsonl (likewise), events/, summary.json
+// and summary.md. It refuses a shard
 // with a malformed artifact, a run of a cell not in cells or of a run index
 // its shard does not own, a (cell, run index) or run id found twice, and
 // checks that every cell's merged counts, read back from out, equal the sum
 // of the shards'. load reads a storm directory back, each shard's and the
-// merged one (storm.LoadStorm: storm.json read whole, as every command
+// merged one (stormdir.LoadStorm: storm.json read whole, as every command
 // reads it). The caller checks that the shards are of one storm
-// (storm.MergeMeta).
-func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load func(dir string) (*stormdir.Stored, error)) (*Result, error) {
+// (stormdir.MergeMeta).
+func Merge(out string, meta *stormdir.Meta, cells []history.CellKey, shards []Shard, load func(dir string) (*stormdir.Stored, error)) (*Result, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty", out)
 	}
@@ -90,11 +91,13 @@ func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load f
 		raw json.RawMessage
 	}
 	var lines []line
+	var stored []*stormdir.Stored
 	for _, sh := range shards {
 		st, err := load(sh.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("cannot merge shard %s (%s): %w", sh.Name, sh.Dir, err)
 		}
+		stored = append(stored, st)
 		for _, n := range st.Notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", sh.Dir, n))
 		}
@@ -142,7 +145,7 @@ func Merge(out string, meta any, cells []history.CellKey, shards []Shard, load f
 		sum.Cell(l.rec.CellKey).Add(l.rec)
 	}
 
-	if err := writeMerged(out, meta, sum, shards, func(w *bufio.Writer) error {
+	if err := writeMerged(out, meta, sum, shards, stored, func(w *bufio.Writer) error {
 		for _, l := range lines {
 			if _, err := w.Write(append(slices.Clip(l.raw), '\n')); err != nil {
 				return err
@@ -199,8 +202,9 @@ func (e *OutputError) Error() string { return e.Err.Error() }
 // Unwrap returns the failure.
 func (e *OutputError) Unwrap() error { return e.Err }
 
-// writeMerged writes the merged storm's files into out.
-func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, writeRuns func(*bufio.Writer) error) error {
+// writeMerged writes the merged storm's files into out: stored are the
+// shards as read back, whose history is copied in this build's schema.
+func writeMerged(out string, meta *stormdir.Meta, sum *reports.Summary, shards []Shard, stored []*stormdir.Stored, writeRuns func(*bufio.Writer) error) error {
 	if err := os.MkdirAll(filepath.Join(out, stormdir.DirEvents), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", out, err)
 	}
@@ -211,9 +215,8 @@ func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, wri
 		return err
 	}
 	if err := stormdir.WriteLines(filepath.Join(out, stormdir.FileHistory), func(w *bufio.Writer) error {
-		for _, sh := range shards {
-			path := filepath.Join(sh.Dir, stormdir.FileHistory)
-			if err := stormdir.EachLine(path, func(op json.RawMessage) error {
+		for i, sh := range shards {
+			if err := stored[i].EachHistoryLine(func(op json.RawMessage) error {
 				_, err := w.Write(append(op, '\n'))
 				return err
 			}); err != nil {

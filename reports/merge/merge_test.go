@@ -40,7 +40,7 @@ func TestMergeRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			res, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": tc.cells}, tc.cells, tc.shards, stormdir.LoadStorm)
+			res, err := merge.Merge(out, &stormdir.Meta{Schema: reports.SchemaVersion, Cells: tc.cells}, tc.cells, tc.shards, stormdir.LoadStorm)
 			if err == nil {
 				t.Fatalf("Merge = %+v, want an error", res)
 			}
@@ -89,7 +89,7 @@ func TestMergeCopiesTimelines(t *testing.T) {
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	if _, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}, stormdir.LoadStorm); err != nil {
+	if _, err := merge.Merge(out, &stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}, stormdir.LoadStorm); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, page)); err != nil || string(b) != "<html></html>" {
