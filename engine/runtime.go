@@ -36,6 +36,13 @@ type StepOutcome struct {
 // the step (step_failed).
 type StepFunc func(args json.RawMessage) (StepOutcome, error)
 
+// TimerTickAt is DefaultTimerTick at a storm's time scale, scaled as every
+// scenario duration is: a storm's runtimes round wait wake-ups up to it,
+// and the explainer reads when a stuck run's waits were due with it.
+func TimerTickAt(timeScale float64) time.Duration {
+	return time.Duration(float64(DefaultTimerTick) * timeScale)
+}
+
 // DefaultTimerTick is the unit wait wake-ups are rounded up to, as in
 // core: one second.
 const DefaultTimerTick = time.Second
@@ -198,6 +205,7 @@ func (s *runState) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
 type Runtime struct {
 	cfg    Config
 	ctx    context.Context
+	cancel context.CancelFunc
 	g      errgroup.Group
 	actors atomic.Int64
 
@@ -212,8 +220,18 @@ type Runtime struct {
 var ErrUnknownRun = errors.New("engine: unknown run")
 
 // New returns a runtime whose work stops when ctx ends.
+//
+// Close stops it.
 func New(ctx context.Context, cfg Config) *Runtime {
-	return &Runtime{cfg: cfg.Defaults(), ctx: ctx, runs: map[string]*runState{}}
+	ctx, cancel := context.WithCancel(ctx)
+	return &Runtime{cfg: cfg.Defaults(), ctx: ctx, cancel: cancel, runs: map[string]*runState{}}
+}
+
+// Close stops every run's work and waits until every goroutine of the
+// runtime has returned.
+func (rt *Runtime) Close() {
+	rt.cancel()
+	rt.Wait()
 }
 
 // Wait blocks until every goroutine of the runtime has returned. Cancel the
@@ -230,9 +248,15 @@ func (rt *Runtime) run(id string) (*runState, error) {
 	return s, nil
 }
 
-// Start creates a run with input, writes run_created and enqueues its first
-// invocation.
-func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
+// Start creates run runID with input, writes run_created and enqueues its
+// first invocation. It returns runID: the model's run ids are its caller's
+// (a storm's are minted from its seed, so that a resumed storm gives a run
+// the id, and the seeds, it had).
+func (rt *Runtime) Start(ctx context.Context, runID string, input any) (string, error) {
+	return runID, rt.start(ctx, runID, input)
+}
+
+func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 	conc := rt.cfg.Concurrency
 	if rt.cfg.Policy.Admission == AdmitSingleRunner {
 		conc = 1

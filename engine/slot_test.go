@@ -42,7 +42,7 @@ func TestSlotHoles(t *testing.T) {
 				OnReject: engine.RejectRederive, Admission: engine.AdmitAll, Seal: tt.seal}
 			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot, Policy: policy},
 				Backoff: time.Millisecond, SealAfter: 50 * time.Millisecond})
-			if err := rt.Start(ctx, "run-1", nil); err != nil {
+			if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 				t.Fatal(err)
 			}
 			for {

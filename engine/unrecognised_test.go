@@ -101,7 +101,7 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 			if tt.ends {
 				startAndWait(ctx, t, rt, "run-1", "the run did not end after one failure")
 			} else {
-				if err := rt.Start(ctx, "run-1", nil); err != nil {
+				if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 					t.Fatal(err)
 				}
 				awaitStats(ctx, t, rt, "run-1", func(s history.RunStats) bool { return s.Unrecognised+s.InfraErrors > 0 })
@@ -162,7 +162,7 @@ func TestTheRunsEndIsNotTheStores(t *testing.T) {
 	w := &hanging{World: openLocal(ctx, t), blocked: make(chan struct{})}
 	policy, scheme := singleRunner(false)
 	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}})
-	if err := rt.Start(ctx, "run-1", nil); err != nil {
+	if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -53,10 +53,7 @@ func (r *runner) addPrior(p *prior) error {
 			Final: final, Ops: p.ops[rec.RunID], StoreCommitTimes: rec.CommitSource == "store"})
 		r.tally.Add(rec, an.Order, an.Commits)
 		if rec.Class != "" && rec.Timeline != "" {
-			if r.timelines[k] == nil {
-				r.timelines[k] = map[string]int{}
-			}
-			r.timelines[k][rec.Class]++
+			r.timelines.Add(k, rec.Class)
 		}
 	}
 	return nil

@@ -2,8 +2,10 @@ package stormdir
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -186,4 +188,25 @@ func WriteLines(path string, fill func(*bufio.Writer) error) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return f.Close()
+}
+
+// WriteTimeline writes the timeline of run runID, as render writes it, to
+// dir/timelines/<run>.html (atomically) and returns its path relative to
+// dir, as summary.md and runs.jsonl link it.
+func WriteTimeline(dir, runID string, render func(io.Writer) error) (string, error) {
+	if !RunFileName(runID) {
+		return "", fmt.Errorf("timeline: run id %q is not a file name: no timeline written", runID)
+	}
+	rel := filepath.Join(DirTimelines, runID+".html")
+	if err := os.MkdirAll(filepath.Join(dir, DirTimelines), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", DirTimelines, err)
+	}
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return "", fmt.Errorf("timeline of %s: %w", runID, err)
+	}
+	if err := WriteFile(filepath.Join(dir, rel), b.Bytes()); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
 }

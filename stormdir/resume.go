@@ -111,9 +111,6 @@ func TrimUnrecorded(dir string, rec *Recorded) (*Trimmed, error) {
 	if err := t.history(dir, ids); err != nil {
 		return nil, err
 	}
-	if err := trimTimelines(dir, rec.Runs); err != nil {
-		return nil, err
-	}
 	cells, err := os.ReadDir(filepath.Join(dir, DirEvents))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", DirEvents, err)
@@ -122,21 +119,39 @@ func TrimUnrecorded(dir string, rec *Recorded) (*Trimmed, error) {
 		if !c.IsDir() {
 			continue
 		}
-		cdir := filepath.Join(dir, DirEvents, c.Name())
-		files, err := os.ReadDir(cdir)
+		n, err := removeUnrecorded(filepath.Join(dir, DirEvents, c.Name()), ".jsonl", "final log", ids)
+		t.Events += n
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", cdir, err)
-		}
-		for _, f := range files {
-			if id, ok := strings.CutSuffix(f.Name(), ".jsonl"); ok && !ids[id] {
-				if err := os.Remove(filepath.Join(cdir, f.Name())); err != nil {
-					return nil, fmt.Errorf("remove the final log of unfinished run %s: %w", id, err)
-				}
-				t.Events++
-			}
+			return nil, err
 		}
 	}
+	if _, err := removeUnrecorded(filepath.Join(dir, DirTimelines), ".html", "timeline", ids); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// removeUnrecorded removes the files <run><ext> of dir (a run's final log,
+// its timeline: what) of every run not in ids, and says how many it
+// removed. A dir that does not exist holds none.
+func removeUnrecorded(dir, ext, what string, ids map[string]bool) (int, error) {
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", dir, err)
+	}
+	n := 0
+	for _, f := range files {
+		if id, ok := strings.CutSuffix(f.Name(), ext); ok && !ids[id] {
+			if err := os.Remove(filepath.Join(dir, f.Name())); err != nil {
+				return n, fmt.Errorf("remove the %s of unfinished run %s: %w", what, id, err)
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // history rewrites history.jsonl with the lines of recorded runs only.
@@ -329,30 +344,6 @@ func (r *Resume) Missing(cells []history.CellKey, cfg Config) int {
 		}
 	}
 	return n
-}
-
-// trimTimelines removes the timelines of runs not recorded.
-func trimTimelines(dir string, runs []reports.RunRecord) error {
-	ids := map[string]bool{}
-	for _, r := range runs {
-		ids[r.RunID] = true
-	}
-	tdir := filepath.Join(dir, DirTimelines)
-	files, err := os.ReadDir(tdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", tdir, err)
-	}
-	for _, f := range files {
-		if id, ok := strings.CutSuffix(f.Name(), ".html"); ok && !ids[id] {
-			if err := os.Remove(filepath.Join(tdir, f.Name())); err != nil {
-				return fmt.Errorf("remove the timeline of unfinished run %s: %w", id, err)
-			}
-		}
-	}
-	return nil
 }
 
 // Reopen readies the interrupted storm's directory for the runs still

@@ -185,3 +185,43 @@ func TestAppendWriter(t *testing.T) {
 		t.Fatalf("runs.jsonl holds %+v, %v; want r1 then r2", runs, err)
 	}
 }
+
+// TestTrimRemovesUnfinishedRunsFiles: readying an interrupted storm for
+// more runs removes the final logs and the timelines of the runs
+// runs.jsonl does not list, and keeps those of the runs it lists.
+func TestTrimRemovesUnfinishedRunsFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]bool{ // path: kept
+		filepath.Join(stormdir.DirEvents, "local_control_main", "r1.jsonl"): true,
+		filepath.Join(stormdir.DirEvents, "local_control_main", "r2.jsonl"): false,
+		filepath.Join(stormdir.DirTimelines, "r1.html"):                     true,
+		filepath.Join(stormdir.DirTimelines, "r2.html"):                     false,
+	}
+	for path := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, path), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileRuns), []byte(runLine(t, "r1", 0)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := stormdir.ReadRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed, err := stormdir.TrimUnrecorded(dir, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trimmed.Events != 1 {
+		t.Errorf("%d final logs removed, want 1", trimmed.Events)
+	}
+	for path, kept := range files {
+		if _, err := os.Stat(filepath.Join(dir, path)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", path, err == nil, kept)
+		}
+	}
+}

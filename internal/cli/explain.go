@@ -10,14 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/history"
+
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
+
+	"github.com/stormctl/stormctl/pipeline"
 	"github.com/stormctl/stormctl/stormdir"
-	"github.com/stormctl/stormctl/timeline"
 )
 
 // ExplainOptions are the explain command's options.
@@ -103,39 +101,28 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
 	}
-	in, err := storedInput(meta, *rec, final, ops)
+	cell, err := pipeline.StoredCell(meta, *rec)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	ex := explain.Classify(in)
+	run := pipeline.Stored(*rec, final, ops)
+	run.Classify = pipeline.ClassifyAlways
+	ex := pipeline.Process(cell, run).Explained
 	if opts.Timeline != "" {
-		if err := writeTimeline(opts.Timeline, in, ex); err != nil {
+		if err := writeTimeline(opts.Timeline, ex); err != nil {
 			return err
 		}
 	}
-	return opts.Format.Print(opts.IO.Out, explanation{ex})
-}
-
-// storedInput builds the explainer's input for a stored run.
-func storedInput(meta *stormdir.Meta, rec reports.RunRecord, final []eventlog.Event, ops []history.Op) (explain.Input, error) {
-	cond, ok := meta.Conditions[rec.Condition]
-	if !ok {
-		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", stormdir.FileStorm, rec.Condition, rec.RunID)
-	}
-	sc, err := scenarios.Lookup(rec.Scenario)
-	if err != nil {
-		return explain.Input{}, fmt.Errorf("run %s: %w", rec.RunID, err)
-	}
-	return storm.ExplainInput(cond, sc, meta.Config.TimeScale, rec, final, ops), nil
+	return opts.Format.Print(opts.IO.Out, explanation{ex.Explanation})
 }
 
 // writeTimeline writes the run's timeline to path.
-func writeTimeline(path string, in explain.Input, ex explain.Explanation) error {
+func writeTimeline(path string, ex *pipeline.Explained) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("--timeline %s: %w", path, err)}
 	}
-	if err := timeline.Write(f, in, ex, timeline.MaxBytes); err != nil {
+	if err := ex.Render(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write timeline %s: %w", path, err)
 	}

@@ -21,7 +21,8 @@ import (
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/storm"
+
+	"github.com/stormctl/stormctl/pipeline"
 	"github.com/stormctl/stormctl/stormdir"
 )
 
@@ -161,30 +162,40 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	// summary list them (a cell storm.json lacks comes after them, as its
 	// runs are met); only cells with runs are printed.
 	tally := reports.NewTally(reports.NewSummary(meta.Cells))
-	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[history.CellKey]map[string]int{}, reclassify: opts.Reclassify}
+	cls := &classifier{dir: opts.Dir, timelines: pipeline.Timelines{}, reclassify: opts.Reclassify}
 	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		r := &runs[i]
-		cond, ok := meta.Conditions[r.Condition]
-		if !ok {
+		if _, ok := meta.Conditions[r.Condition]; !ok {
 			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", stormdir.FileStorm, r.Condition, r.RunID))
 			continue
 		}
-		k := r.CellKey
-		final, err := dir.Events(k, r.RunID)
+		final, err := dir.Events(r.CellKey, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
-		ops := opsByRun[r.RunID]
-		if err := cls.classify(r, final, ops); err != nil {
+		run := pipeline.Stored(*r, final, opsByRun[r.RunID])
+		run.Classify = pipeline.ClassifyMissing
+		if opts.Reclassify {
+			run.Classify = pipeline.ClassifyExplained
+		}
+		// A run of a scenario this build does not know keeps its class:
+		// its findings still count.
+		cell, err := pipeline.StoredCell(meta, *r)
+		if err != nil && run.Classifies() {
 			problems = append(problems, err)
 		}
-		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: r.CommitSource == "store"})
-		rec := *r
-		rec.Findings = an.Findings
-		tally.Add(rec, an.Order, an.Commits)
+		res := pipeline.Process(cell, run)
+		if ex := res.Explained; ex != nil {
+			if err := cls.keep(r, ex); err != nil {
+				problems = append(problems, err)
+			}
+		}
+		rec := res.Record
+		rec.Class, rec.Timeline = r.Class, r.Timeline
+		tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	}
 	if opts.Reclassify {
 		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
@@ -307,32 +318,23 @@ func orNone(s string) string {
 	return s
 }
 
-// classifier computes the classes a stored storm's runs were recorded
-// without (storms older than the explainer), or every run's class again
-// (--reclassify), and writes the first runs' timelines of each class and
-// cell.
+// classifier keeps the classes the pipeline computed for a stored storm's
+// runs recorded without one (storms older than the explainer), or for
+// every run (--reclassify), and writes the first runs' timelines of each
+// class and cell.
 type classifier struct {
-	dir      string
-	meta     *stormdir.Meta
-	counts   map[history.CellKey]map[string]int
-	computed int
+	dir       string
+	timelines pipeline.Timelines
+	computed  int
 	// reclassify replaces recorded classes; changed counts each
 	// "old -> new" change it made.
 	reclassify bool
 	changed    map[string]int
 }
 
-// classify sets r.Class when r's outcome gets one and it has none (or
-// always, reclassifying).
-func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []history.Op) error {
-	if !explain.Explains(r.Outcome) || r.Class != "" && !c.reclassify {
-		return nil
-	}
-	in, err := storedInput(c.meta, *r, final, ops)
-	if err != nil {
-		return err
-	}
-	ex := explain.Classify(in)
+// keep sets r's class to the one computed, and its timeline while its
+// class and cell have fewer than reports.MaxTimelines.
+func (c *classifier) keep(r *reports.RunRecord, ex *pipeline.Explained) error {
 	if r.Class != "" && r.Class != ex.Class {
 		if c.changed == nil {
 			c.changed = map[string]int{}
@@ -341,13 +343,8 @@ func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops 
 	}
 	r.Class, r.Timeline = ex.Class, ""
 	c.computed++
-	k := r.CellKey
-	if c.counts[k] == nil {
-		c.counts[k] = map[string]int{}
-	}
-	if c.counts[k][ex.Class] < reports.MaxTimelines {
-		c.counts[k][ex.Class]++
-		path, err := storm.WriteTimeline(c.dir, in, ex)
+	if c.timelines.Take(r.CellKey, ex.Class) {
+		path, err := ex.WriteTimeline(c.dir)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package storm
+package pipeline
 
 import (
 	"context"
