@@ -108,7 +108,7 @@ func TestResumeConfig(t *testing.T) {
 				t.Errorf("Config = %+v, want %+v", got, want)
 			}
 			// stored has no rounds, as a storm.json from before --rounds:
-			// it ran the harness's 6, and Validate must accept it.
+			// it ran the harness's 6, and NewPlan must accept it.
 			if got.Rounds != 6 {
 				t.Errorf("Rounds = %d, want 6 for a storm.json without rounds", got.Rounds)
 			}

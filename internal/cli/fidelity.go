@@ -267,7 +267,7 @@ func fidelityConfig(opts *FidelityOptions, world, out string) stormdir.Config {
 		Seed: 1, Out: filepath.Join(out, world),
 	}.Defaults()
 	// Set after Defaults, which would turn a typed --time-scale 0 into 1
-	// instead of letting Validate refuse it.
+	// instead of letting NewPlan refuse it.
 	c.Runs, c.TimeScale, c.Timeout, c.RunsInFlight = runs, opts.TimeScale, opts.Timeout, opts.RunsInFlight
 	return c
 }

@@ -56,7 +56,7 @@ func newListCmd(f *Factory, use, short, example string, build func(*ListOptions)
 }
 
 // NewCmdConditions returns `stormctl conditions`: a column per knob of
-// storm.KnobTable, and the table's help.
+// engine.KnobTable, and the table's help.
 func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	cmd := newListCmd(f, "conditions", "List the condition presets and their knobs",
 		`  stormctl conditions
@@ -77,7 +77,7 @@ func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error
 	return cmd
 }
 
-// knobHelp lists the knobs of storm.KnobTable: name, values and what each
+// knobHelp lists the knobs of engine.KnobTable: name, values and what each
 // decides.
 func knobHelp() string {
 	var b strings.Builder

@@ -191,7 +191,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before Validate creates --out
+	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before NewPlan creates --out
 	var plan *storm.Plan
 	if err == nil {
 		plan, err = storm.NewPlan(cfg, reg)
@@ -268,7 +268,7 @@ func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registr
 
 // fillEmpty applies Config.Defaults only to what the flags leave empty
 // (--out, and lists given as empty). Every numeric flag already carries its
-// default, so a zero there was typed by the user and must reach Validate:
+// default, so a zero there was typed by the user and must reach NewPlan:
 // Config.Defaults would silently turn --runs 0 or --time-scale 0 into 24 or 1.
 func fillEmpty(c stormdir.Config) stormdir.Config {
 	d := c.Defaults()
