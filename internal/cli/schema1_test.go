@@ -75,3 +75,24 @@ func lineDiff(want, got string) string {
 	}
 	return "(same lines)"
 }
+
+// TestResumeRefusesSchema1: a storm of schema 1 is read by every command
+// but continued by none: its runs would be appended in another casing
+// than its own (exit 2, the directory untouched).
+func TestResumeRefusesSchema1(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "storm")
+	if err := os.CopyFS(dir, os.DirFS(schema1Storm)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "runs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t.Context(), "storm", "--resume", dir)
+	if code != 2 || !strings.Contains(stderr, "artifacts are of schema 1, this build writes 2") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming the schema", code, stderr)
+	}
+	if after, err := os.ReadFile(filepath.Join(dir, "runs.jsonl")); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("runs.jsonl changed: %v", err)
+	}
+}
