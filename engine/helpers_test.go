@@ -25,7 +25,7 @@ func openLocal(ctx context.Context, t *testing.T) *local.World {
 // fails the test with why.
 func startAndWait(ctx context.Context, t *testing.T, rt *engine.Runtime, runID, why string) {
 	t.Helper()
-	if err := rt.Start(ctx, runID, nil); err != nil {
+	if _, err := rt.Start(ctx, runID, nil); err != nil {
 		t.Fatal(err)
 	}
 	awaitEnd(ctx, t, rt, runID, why)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -30,7 +31,7 @@ func (m message) plain() bool { return m.recovery == 0 && m.restarts == 0 }
 func (rt *Runtime) enqueue(s *runState, m message, delay time.Duration) {
 	if delay > 0 {
 		rt.spawn(s, func() {
-			if worlds.Sleep(s.ctx, delay) == nil {
+			if clock.Sleep(s.ctx, delay) == nil {
 				rt.deliver(s, m)
 			}
 		})
@@ -342,7 +343,7 @@ func (rt *Runtime) waitOrSeal(ctx context.Context, s *runState, he *eventlog.Hol
 	}
 	if waited := now.Sub(hw.since); waited < rt.cfg.SealAfter {
 		poll := min(max(rt.cfg.SealAfter/50, time.Millisecond), rt.cfg.SealAfter-waited)
-		return worlds.Sleep(ctx, poll)
+		return clock.Sleep(ctx, poll)
 	}
 	sl, ok := rt.cfg.World.(sealer)
 	if !ok {

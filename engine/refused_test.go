@@ -50,7 +50,7 @@ func TestRefusedWrites(t *testing.T) {
 	steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) {
 		return engine.StepOutcome{Result: "A", Attrs: map[string]string{"k": "v"}}, nil
 	}}
-	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}, Backoff: time.Millisecond})
 	startAndWait(ctx, t, rt, "run-1", "the run did not end")
 	stats := rt.Finish("run-1")
 	count := typeCounts(ctx, t, rt, "run-1")

@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/crash"
 	"github.com/stormctl/stormctl/worlds"
-	"golang.org/x/sync/errgroup"
 )
 
 // StepOutcome is what one execution of a step did.
@@ -34,6 +36,13 @@ type StepOutcome struct {
 // the step (step_failed).
 type StepFunc func(args json.RawMessage) (StepOutcome, error)
 
+// TimerTickAt is DefaultTimerTick at a storm's time scale, scaled as every
+// scenario duration is: a storm's runtimes round wait wake-ups up to it,
+// and the explainer reads when a stuck run's waits were due with it.
+func TimerTickAt(timeScale float64) time.Duration {
+	return time.Duration(float64(DefaultTimerTick) * timeScale)
+}
+
 // DefaultTimerTick is the unit wait wake-ups are rounded up to, as in
 // core: one second.
 const DefaultTimerTick = time.Second
@@ -44,9 +53,9 @@ type Config struct {
 	World   worlds.World
 	Program Program
 	Steps   map[string]StepFunc
-	Policy  Policy
-	// Scheme is stamped on every run this runtime starts.
-	Scheme eventlog.Scheme
+	// Knobs are the condition's: its Scheme is stamped on every run this
+	// runtime starts, its Policy is how the runtime behaves.
+	Knobs
 	// Concurrency bounds the invocations of one run that replay at once.
 	Concurrency int
 	// PageSize is the limit of each List while loading a log.
@@ -109,53 +118,6 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// RunStats counts what the runtime did for one run.
-type RunStats struct {
-	Invocations int64 `json:"invocations"`
-	Replays     int64 `json:"replays"`
-	Divergences int64 `json:"divergences"`
-	Recoveries  int64 `json:"recoveries"`
-	Rejections  int64 `json:"rejections"`
-	Conflicts   int64 `json:"conflicts"`
-	Restarts    int64 `json:"restarts"`
-	GaveUp      int64 `json:"gaveUp"`
-	InfraErrors int64 `json:"infraErrors"`
-	Coalesced   int64 `json:"coalesced"`
-	// Recovered counts divergences a recovery replay cleared: invocations
-	// delivered as a recovery (after a divergence) whose replay did not
-	// diverge. The run goes on as if nothing happened, so neither the
-	// outcome nor the real engine shows them.
-	Recovered int64 `json:"recovered,omitempty"`
-	// HoleRefusals counts loads that met an empty slot below a committed one
-	// (slot scheme); Seals the noops this run's readers wrote into such
-	// slots; SealedWrites the writes voided because their slot was sealed
-	// before they committed (the writer then wrote again or re-derived).
-	HoleRefusals int64 `json:"holeRefusals,omitempty"`
-	Seals        int64 `json:"seals,omitempty"`
-	SealedWrites int64 `json:"sealedWrites,omitempty"`
-	// Refusals counts writes the store refused as invalid where they stood
-	// (eventlog.ErrRefused: the devkit packages validate every event
-	// against its entity's state, and have no attribute event).
-	Refusals int64 `json:"refusals,omitempty"`
-	// Unrecognised counts errors the engine's load and write handling did
-	// not recognise (neither a store answer it knows nor
-	// eventlog.ErrUnavailable); UnrecognisedErr is the first one's text. A
-	// run without a terminal event that met one is failed with it, never
-	// infra: nothing says the store was unreachable.
-	Unrecognised    int64  `json:"unrecognised,omitempty"`
-	UnrecognisedErr string `json:"unrecognisedErr,omitempty"`
-	// LastStoreOK is when the store last answered one of the run's
-	// operations (any answer: events, an acknowledged write, a conflict, a
-	// fence, a refusal); LastUnavailable is when one last failed with
-	// eventlog.ErrUnavailable, and LastUnavailableErr that error's text.
-	// Operations that ended because the run or the storm ended are not
-	// counted. They are the evidence a run that timed out is judged on:
-	// infra when it stopped on an unavailable store, stuck otherwise.
-	LastStoreOK        time.Time `json:"lastStoreOK,omitzero"`
-	LastUnavailable    time.Time `json:"lastUnavailable,omitzero"`
-	LastUnavailableErr string    `json:"lastUnavailableErr,omitempty"`
-}
-
 type runStats struct {
 	invocations, replays, divergences, recoveries, rejections, conflicts,
 	restarts, gaveUp, infra, coalesced, recovered, holeRefusals, seals, sealedWrites, refusals, unrecognised atomic.Int64
@@ -206,8 +168,8 @@ func (s *runStats) failure(err error) {
 	s.mu.Unlock()
 }
 
-func (s *runStats) snapshot() RunStats {
-	st := RunStats{
+func (s *runStats) snapshot() history.RunStats {
+	st := history.RunStats{
 		Invocations: s.invocations.Load(), Replays: s.replays.Load(), Divergences: s.divergences.Load(),
 		Recoveries: s.recoveries.Load(), Rejections: s.rejections.Load(), Conflicts: s.conflicts.Load(),
 		Restarts: s.restarts.Load(), GaveUp: s.gaveUp.Load(), InfraErrors: s.infra.Load(), Coalesced: s.coalesced.Load(), Recovered: s.recovered.Load(),
@@ -243,6 +205,7 @@ func (s *runState) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
 type Runtime struct {
 	cfg    Config
 	ctx    context.Context
+	cancel context.CancelFunc
 	g      errgroup.Group
 	actors atomic.Int64
 
@@ -257,8 +220,18 @@ type Runtime struct {
 var ErrUnknownRun = errors.New("engine: unknown run")
 
 // New returns a runtime whose work stops when ctx ends.
+//
+// Close stops it.
 func New(ctx context.Context, cfg Config) *Runtime {
-	return &Runtime{cfg: cfg.Defaults(), ctx: ctx, runs: map[string]*runState{}}
+	ctx, cancel := context.WithCancel(ctx)
+	return &Runtime{cfg: cfg.Defaults(), ctx: ctx, cancel: cancel, runs: map[string]*runState{}}
+}
+
+// Close stops every run's work and waits until every goroutine of the
+// runtime has returned.
+func (rt *Runtime) Close() {
+	rt.cancel()
+	rt.Wait()
 }
 
 // Wait blocks until every goroutine of the runtime has returned. Cancel the
@@ -275,9 +248,15 @@ func (rt *Runtime) run(id string) (*runState, error) {
 	return s, nil
 }
 
-// Start creates a run with input, writes run_created and enqueues its first
-// invocation.
-func (rt *Runtime) Start(ctx context.Context, runID string, input any) error {
+// Start creates run runID with input, writes run_created and enqueues its
+// first invocation. It returns runID: the model's run ids are its caller's
+// (a storm's are minted from its seed, so that a resumed storm gives a run
+// the id, and the seeds, it had).
+func (rt *Runtime) Start(ctx context.Context, runID string, input any) (string, error) {
+	return runID, rt.start(ctx, runID, input)
+}
+
+func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 	conc := rt.cfg.Concurrency
 	if rt.cfg.Policy.Admission == AdmitSingleRunner {
 		conc = 1
@@ -323,23 +302,23 @@ func (rt *Runtime) Done(runID string) <-chan struct{} {
 }
 
 // Stats returns what the runtime has done for a run so far.
-func (rt *Runtime) Stats(runID string) RunStats {
+func (rt *Runtime) Stats(runID string) history.RunStats {
 	s, err := rt.run(runID)
 	if err != nil {
-		return RunStats{}
+		return history.RunStats{}
 	}
 	return s.stats.snapshot()
 }
 
 // Finish stops all work of a run, waits for it (pending invocations, step
 // workers and timers return), forgets the run and returns its final stats.
-func (rt *Runtime) Finish(runID string) RunStats {
+func (rt *Runtime) Finish(runID string) history.RunStats {
 	rt.mu.Lock()
 	s, ok := rt.runs[runID]
 	delete(rt.runs, runID)
 	rt.mu.Unlock()
 	if !ok {
-		return RunStats{}
+		return history.RunStats{}
 	}
 	s.cancel()
 	s.wg.Wait()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -60,7 +61,7 @@ func TestRecoveryReplays(t *testing.T) {
 				},
 			}
 			rt := engine.New(ctx, engine.Config{World: w, Program: flaky(&diverging, &firstDone), Steps: steps,
-				Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+				Knobs: engine.Knobs{Scheme: scheme, Policy: policy}, Backoff: time.Millisecond})
 			startAndWait(ctx, t, rt, "run-1", "run did not end")
 			stats := rt.Finish("run-1")
 			evs, err := rt.Log(ctx, "run-1")
@@ -84,10 +85,10 @@ func TestRecoveryReplays(t *testing.T) {
 // opSink keeps recorded operations.
 type opSink struct {
 	mu  sync.Mutex
-	ops []worlds.Op
+	ops []history.Op
 }
 
-func (s *opSink) Record(op worlds.Op) {
+func (s *opSink) Record(op history.Op) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ops = append(s.ops, op)
@@ -107,8 +108,8 @@ func TestWaitCompletedByInvocation(t *testing.T) {
 		return "woke", err
 	}
 	rt := engine.New(ctx, engine.Config{World: worlds.Record(w, sink), Program: sleepy,
-		Policy: engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeEngine, Fence: engine.FenceNone,
-			OnReject: engine.RejectRederive, Admission: engine.AdmitAll},
+		Knobs: engine.Knobs{Policy: engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeEngine, Fence: engine.FenceNone,
+			OnReject: engine.RejectRederive, Admission: engine.AdmitAll}},
 		TimerTick: 100 * time.Millisecond})
 	startAndWait(ctx, t, rt, "run-1", "run did not end")
 	stats := rt.Finish("run-1")
@@ -174,7 +175,7 @@ func TestPanicEndsTheRunNotTheProcess(t *testing.T) {
 		return v, err
 	}
 	steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) { panic("boom in a step") }}
-	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Scheme: eventlog.SchemeULID, Backoff: time.Millisecond})
+	rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}, Backoff: time.Millisecond})
 	if err := rt.Panicked(); err != nil {
 		t.Fatalf("Panicked() = %v before any run", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -39,9 +40,9 @@ func TestSlotHoles(t *testing.T) {
 			}
 			policy := engine.Policy{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered, Fence: engine.FenceNone,
 				OnReject: engine.RejectRederive, Admission: engine.AdmitAll, Seal: tt.seal}
-			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Policy: policy, Scheme: eventlog.SchemeSlot,
+			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot, Policy: policy},
 				Backoff: time.Millisecond, SealAfter: 50 * time.Millisecond})
-			if err := rt.Start(ctx, "run-1", nil); err != nil {
+			if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 				t.Fatal(err)
 			}
 			for {
@@ -49,7 +50,7 @@ func TestSlotHoles(t *testing.T) {
 				if lerr == nil && len(evs) >= 2 { // run_created, hook_created
 					break
 				}
-				if worlds.Sleep(ctx, 5*time.Millisecond) != nil {
+				if clock.Sleep(ctx, 5*time.Millisecond) != nil {
 					t.Fatal("the hook was never created")
 				}
 			}

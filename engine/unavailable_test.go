@@ -69,7 +69,7 @@ func TestFactsSurviveAnUnavailableStore(t *testing.T) {
 			steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) {
 				return engine.StepOutcome{Result: "A"}, nil
 			}}
-			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}, Backoff: time.Millisecond})
 			startAndWait(ctx, t, rt, "run-1", "the run did not end: a fact was dropped")
 			stats := rt.Finish("run-1")
 			count := typeCounts(ctx, t, rt, "run-1")

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -95,14 +97,14 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 			steps := map[string]engine.StepFunc{"a": func(json.RawMessage) (engine.StepOutcome, error) {
 				return engine.StepOutcome{Result: "A"}, nil
 			}}
-			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Policy: policy, Scheme: scheme, Backoff: time.Millisecond})
+			rt := engine.New(ctx, engine.Config{World: w, Program: prog, Steps: steps, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}, Backoff: time.Millisecond})
 			if tt.ends {
 				startAndWait(ctx, t, rt, "run-1", "the run did not end after one failure")
 			} else {
-				if err := rt.Start(ctx, "run-1", nil); err != nil {
+				if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 					t.Fatal(err)
 				}
-				awaitStats(ctx, t, rt, "run-1", func(s engine.RunStats) bool { return s.Unrecognised+s.InfraErrors > 0 })
+				awaitStats(ctx, t, rt, "run-1", func(s history.RunStats) bool { return s.Unrecognised+s.InfraErrors > 0 })
 			}
 			stats := rt.Finish("run-1")
 			if stats.InfraErrors != tt.infra || stats.Unrecognised != tt.unrecogn {
@@ -127,10 +129,10 @@ func TestUnrecognisedErrorsAreNotInfra(t *testing.T) {
 
 // awaitStats waits until cond holds of runID's stats; ctx ending first
 // fails the test.
-func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string, cond func(engine.RunStats) bool) {
+func awaitStats(ctx context.Context, t *testing.T, rt *engine.Runtime, runID string, cond func(history.RunStats) bool) {
 	t.Helper()
 	for !cond(rt.Stats(runID)) {
-		if worlds.Sleep(ctx, time.Millisecond) != nil {
+		if clock.Sleep(ctx, time.Millisecond) != nil {
 			t.Fatalf("stats %+v: the awaited count never came", rt.Stats(runID))
 		}
 	}
@@ -159,8 +161,8 @@ func TestTheRunsEndIsNotTheStores(t *testing.T) {
 	defer cancel()
 	w := &hanging{World: openLocal(ctx, t), blocked: make(chan struct{})}
 	policy, scheme := singleRunner(false)
-	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Policy: policy, Scheme: scheme})
-	if err := rt.Start(ctx, "run-1", nil); err != nil {
+	rt := engine.New(ctx, engine.Config{World: w, Program: func(*engine.Ctx) (any, error) { return nil, nil }, Knobs: engine.Knobs{Scheme: scheme, Policy: policy}})
+	if _, err := rt.Start(ctx, "run-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	select {

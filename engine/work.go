@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -70,7 +71,7 @@ func (rt *Runtime) startStep(s *runState, created eventlog.Event) {
 					return // the run ended, or the store is gone (counted by appendFact)
 				}
 			}
-			if worlds.Sleep(ctx, res.Took) != nil {
+			if clock.Sleep(ctx, res.Took) != nil {
 				return
 			}
 			if err != nil {
@@ -172,7 +173,7 @@ func (rt *Runtime) appendFact(ctx context.Context, s *runState, d eventlog.Draft
 			continue
 		case errors.Is(err, eventlog.ErrUnavailable) && ctx.Err() == nil:
 			unsure = true
-			if worlds.Sleep(ctx, rt.backoff(min(attempt, 4)+1)) != nil {
+			if clock.Sleep(ctx, rt.backoff(min(attempt, 4)+1)) != nil {
 				return err
 			}
 			continue
@@ -202,7 +203,7 @@ func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.D
 		}
 		s.stats.rejections.Add(1)
 		if attempt >= rt.cfg.RestartsInProcess {
-			if worlds.Sleep(ctx, rt.backoff(attempt)) != nil {
+			if clock.Sleep(ctx, rt.backoff(attempt)) != nil {
 				return ctx.Err()
 			}
 		}

@@ -24,7 +24,7 @@ func TestWriteCtx(t *testing.T) {
 		t.Run(string(tt.scheme), func(t *testing.T) {
 			stormCtx, stopStorm := context.WithCancel(t.Context())
 			defer stopStorm()
-			rt := New(stormCtx, Config{Scheme: tt.scheme})
+			rt := New(stormCtx, Config{Knobs: Knobs{Scheme: tt.scheme}})
 			runCtx, endRun := context.WithCancel(stormCtx)
 			wctx, done := rt.writeCtx(runCtx)
 			defer done()

@@ -15,8 +15,8 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/texttest"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/classify")
@@ -94,7 +94,7 @@ type fixture struct {
 }
 
 func parseFixture(text string) (Input, error) {
-	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, IDs: engine.IDsPositional, Wake: engine.WakeOrdered},
+	fx := &fixture{in: Input{RunID: fixtureRun, Cell: "fixture", Program: pair, Knobs: engine.Knobs{Policy: engine.Policy{IDs: engine.IDsPositional, Wake: engine.WakeOrdered}}},
 		events: map[string]eventlog.Event{}, views: map[string][]string{}}
 	for _, l := range texttest.Lines(text) {
 		if err := fx.item(l.Words); err != nil {
@@ -140,7 +140,7 @@ func (fx *fixture) item(f []string) error {
 	case "wake":
 		fx.in.Wake = engine.WakePolicy(f[1])
 	case "outcome":
-		fx.in.Outcome = f[1]
+		fx.in.Outcome = history.Outcome(f[1])
 	case "detail":
 		fx.in.Detail = strings.Join(f[1:], " ")
 	case "ended":
@@ -217,8 +217,8 @@ func (fx *fixture) commitEach(actor string, evs []eventlog.Event, t int, d func(
 		}
 		fx.events[e.ID] = e
 		fx.in.Final = append(fx.in.Final, e)
-		fx.in.Ops = append(fx.in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: actor, RunID: fixtureRun, Start: mint, End: done,
-			Wrote: []worlds.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: mint, CommittedAt: done}}})
+		fx.in.Ops = append(fx.in.Ops, history.Op{Kind: history.OpAppend, Actor: actor, RunID: fixtureRun, Start: mint, End: done,
+			Wrote: []history.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: mint, CommittedAt: done}}})
 	}
 }
 
@@ -252,7 +252,7 @@ func (fx *fixture) list(actor string, a map[string]string) error {
 	if err != nil {
 		return err
 	}
-	op := worlds.Op{Kind: worlds.OpList, Actor: actor, RunID: fixtureRun, Start: start, End: end, After: fx.cursor(a["after"]), Limit: 100}
+	op := history.Op{Kind: history.OpList, Actor: actor, RunID: fixtureRun, Start: start, End: end, After: fx.cursor(a["after"]), Limit: 100}
 	var page eventlog.Page
 	if r := a["read"]; r != "-" {
 		for _, l := range strings.Split(r, ",") {
@@ -265,7 +265,7 @@ func (fx *fixture) list(actor string, a map[string]string) error {
 		}
 	}
 	_, page.More = a["more"]
-	op.Read = worlds.Summarize(page)
+	op.Read = history.Summarize(page)
 	fx.in.Ops = append(fx.in.Ops, op)
 	return nil
 }
@@ -277,7 +277,7 @@ func (fx *fixture) listErr(actor string, a map[string]string) error {
 	}
 	slot, _ := strconv.ParseInt(a["slot"], 10, 64)
 	above, _ := strconv.ParseInt(a["above"], 10, 64)
-	fx.in.Ops = append(fx.in.Ops, worlds.Op{Kind: worlds.OpList, Actor: actor, RunID: fixtureRun, Start: start, End: end,
+	fx.in.Ops = append(fx.in.Ops, history.Op{Kind: history.OpList, Actor: actor, RunID: fixtureRun, Start: start, End: end,
 		After: fx.cursor(a["after"]), Limit: 100, Err: a["err"], ErrText: a["err"], Slot: slot, Above: above})
 	return nil
 }
@@ -374,8 +374,8 @@ func (fx *fixture) inflight(actor string, typ eventlog.Type, a map[string]string
 	if !ok {
 		return fmt.Errorf("inflight of %q, which is not written", a["of"])
 	}
-	fx.in.Ops = append(fx.in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: actor, RunID: fixtureRun, Start: start, End: end,
-		Err: a["err"], ErrText: a["err"], Wrote: []worlds.OpEvent{{Type: typ, CorrelationID: of.CorrelationID}}})
+	fx.in.Ops = append(fx.in.Ops, history.Op{Kind: history.OpAppend, Actor: actor, RunID: fixtureRun, Start: start, End: end,
+		Err: a["err"], ErrText: a["err"], Wrote: []history.OpEvent{{Type: typ, CorrelationID: of.CorrelationID}}})
 	return nil
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // maxCounterfactual bounds the replays that test which missing event was
@@ -214,7 +214,7 @@ func (r *run) suspension(actor string, after, upto int) []Event {
 		if op.Actor != actor {
 			continue
 		}
-		if op.Kind == worlds.OpList && i > upto {
+		if op.Kind == history.OpList && i > upto {
 			break
 		}
 		for _, w := range op.Wrote {
@@ -418,7 +418,7 @@ func (r *run) disagreed(ex *Explanation, j int) {
 		if len(op.Wrote) > 0 {
 			lastWrite[op.Actor] = i
 		}
-		if op.Kind != worlds.OpList || op.Read == nil || op.Read.N == 0 || !strings.HasPrefix(op.Actor, "inv-") || op.Actor == ex.Writer.actor() {
+		if op.Kind != history.OpList || op.Read == nil || op.Read.N == 0 || !strings.HasPrefix(op.Actor, "inv-") || op.Actor == ex.Writer.actor() {
 			continue
 		}
 		if _, seen := first[op.Actor]; seen {

@@ -9,7 +9,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // The root-cause classes (see the package documentation).
@@ -32,21 +32,12 @@ func Classes() []string {
 	return []string{StalePrefix, CursorSkip, WakeOrder, DuplicateCreate, Hole, Density, BlockedBranch, Slow, Unknown}
 }
 
-// Outcomes explained (the outcome names of reports.Outcome).
-const (
-	outcomeCorrupted = "corrupted"
-	outcomeSilent    = "silent"
-	outcomeGap       = "gap"
-	outcomeHole      = "hole"
-	outcomeStuck     = "stuck"
-)
-
 // Explains reports whether a run with this outcome gets a class: corrupted,
 // silent, gap, hole and stuck runs do; completed, failed and infra runs do
 // not.
-func Explains(outcome string) bool {
+func Explains(outcome history.Outcome) bool {
 	switch outcome {
-	case outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck:
+	case history.Corrupted, history.Silent, history.Gap, history.Hole, history.Stuck:
 		return true
 	}
 	return false
@@ -63,19 +54,18 @@ type Input struct {
 	RunID string
 	// Cell names the run's cell ("world/scenario/condition").
 	Cell string
-	// Outcome is the run's outcome (reports.Outcome) and Detail the
-	// engine's first error text or the ledger's complaint.
-	Outcome string
+	// Outcome is the run's outcome and Detail the engine's first error
+	// text or the ledger's complaint.
+	Outcome history.Outcome
 	Detail  string
-	Scheme  eventlog.Scheme
 	Program engine.Program
-	IDs     engine.IDPolicy
-	// Wake is the condition's wake; the reference replay uses it when it is
-	// deterministic (engine, ordered) and ordered otherwise.
-	Wake engine.WakePolicy
+	// Knobs are the run's condition's: the reference replay uses its
+	// scheme and id policy, and its wake policy when that is deterministic
+	// (engine, ordered), ordered otherwise.
+	engine.Knobs
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
-	Ops   []worlds.Op
+	Ops   []history.Op
 	// Ended is when the run ended (a stuck run: its timeout); Quiet the
 	// silence before it that makes a pending operation a blocked branch
 	// (DefaultQuiet when zero).
@@ -207,10 +197,10 @@ type Writer struct {
 
 // Explanation is why one run went wrong. It is JSON-friendly.
 type Explanation struct {
-	Run     string `json:"run"`
-	Cell    string `json:"cell,omitempty"`
-	Outcome string `json:"outcome"`
-	Class   string `json:"class"`
+	Run     string          `json:"run"`
+	Cell    string          `json:"cell,omitempty"`
+	Outcome history.Outcome `json:"outcome"`
+	Class   string          `json:"class"`
 	// Summary is one line: the class and what it rests on.
 	Summary string `json:"summary"`
 	// Offending is the event the reference replay disagreed with first
@@ -313,7 +303,7 @@ func prepare(in Input) *run {
 		}
 	}
 	for i, op := range in.Ops {
-		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced && op.Kind != worlds.OpSeal {
+		if op.Kind != history.OpAppend && op.Kind != history.OpAppendFenced && op.Kind != history.OpSeal {
 			continue
 		}
 		for _, w := range op.Wrote {
@@ -386,13 +376,13 @@ func classify(in Input, ex *Explanation) {
 	}
 	r := prepare(in)
 	switch {
-	case in.Outcome == outcomeHole || (in.Outcome == outcomeStuck && in.Scheme == eventlog.SchemeSlot && r.firstGap() > 0):
+	case in.Outcome == history.Hole || (in.Outcome == history.Stuck && in.Scheme == eventlog.SchemeSlot && r.firstGap() > 0):
 		// A corrupted or silent slot run with a hole left in its log is
 		// still explained by its divergence: the hole did not stop it.
 		r.hole(ex)
-	case in.Outcome == outcomeGap:
+	case in.Outcome == history.Gap:
 		r.density(ex)
-	case in.Outcome == outcomeStuck:
+	case in.Outcome == history.Stuck:
 		r.stuck(ex)
 	default:
 		r.divergence(ex)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/fuzzbytes"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // fuzzInput decodes arbitrary bytes into a run: events of every type with
@@ -18,9 +18,11 @@ import (
 func fuzzInput(data []byte) Input {
 	next := fuzzbytes.New(data).Int
 	schemes := eventlog.Schemes()
-	outcomes := []string{outcomeCorrupted, outcomeSilent, outcomeGap, outcomeHole, outcomeStuck, "completed"}
-	in := Input{RunID: fixtureRun, Program: pair, Scheme: schemes[next()%len(schemes)], Outcome: outcomes[next()%len(outcomes)],
-		IDs: []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite}[next()%2], Wake: engine.WakeOrdered, Ended: at(next() * 100)}
+	outcomes := []history.Outcome{history.Corrupted, history.Silent, history.Gap, history.Hole, history.Stuck, "completed"}
+	scheme, outcome := schemes[next()%len(schemes)], outcomes[next()%len(outcomes)]
+	ids := []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite}[next()%2]
+	in := Input{RunID: fixtureRun, Program: pair, Outcome: outcome, Ended: at(next() * 100),
+		Knobs: engine.Knobs{Scheme: scheme, Policy: engine.Policy{IDs: ids, Wake: engine.WakeOrdered}}}
 	// The pool holds the ids the program itself draws first.
 	pool := []string{"", "step_nobody"}
 	for _, d := range engine.Replay(pair, fixtureRun, []eventlog.Event{{Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)}},
@@ -48,7 +50,7 @@ func fuzzInput(data []byte) Input {
 	}
 	actors := []string{"inv-1", "inv-2", "inv-3", "step-1", "driver", ""}
 	for range next() % 40 {
-		op := worlds.Op{RunID: fixtureRun, Actor: actors[next()%len(actors)], Start: at(next()), End: at(next() + 5)}
+		op := history.Op{RunID: fixtureRun, Actor: actors[next()%len(actors)], Start: at(next()), End: at(next() + 5)}
 		pick := func() eventlog.Event {
 			if len(in.Final) == 0 {
 				return eventlog.Event{}
@@ -57,17 +59,17 @@ func fuzzInput(data []byte) Input {
 		}
 		switch next() % 4 {
 		case 0, 1:
-			op.Kind = worlds.OpList
+			op.Kind = history.OpList
 			op.After = eventlog.After(pick())
 			if next()%5 == 0 {
 				op.Err, op.Slot, op.Above = []string{"hole", "gap", "duplicate"}[next()%3], int64(next()%30), int64(next()%30)
 			} else {
-				op.Read = &worlds.ReadSummary{N: next() % 30, Last: eventlog.After(pick()), SetHash: uint64(next()) * 0x9e3779b97f4a7c15, More: next()%2 == 0}
+				op.Read = &history.ReadSummary{N: next() % 30, Last: eventlog.After(pick()), SetHash: uint64(next()) * 0x9e3779b97f4a7c15, More: next()%2 == 0}
 			}
 		default:
-			op.Kind = worlds.OpAppend
+			op.Kind = history.OpAppend
 			e := pick()
-			op.Wrote = []worlds.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: e.CommittedAt}}
+			op.Wrote = []history.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: e.CommittedAt}}
 			if next()%4 == 0 {
 				op.Err = "conflict"
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 )
 
@@ -401,10 +402,10 @@ func link(ex *Explanation, refs stepRefs) string {
 func ending(ex *Explanation) string {
 	switch {
 	case ex.EngineError == "":
-		return "the run ended " + ex.Outcome
-	case ex.Outcome == outcomeSilent:
+		return "the run ended " + string(ex.Outcome)
+	case ex.Outcome == history.Silent:
 		return "the run completed and the ledger check found: " + ex.EngineError
-	case ex.Outcome == outcomeStuck:
+	case ex.Outcome == history.Stuck:
 		return "the run ended stuck: " + ex.EngineError
 	}
 	return "the engine raised: " + ex.EngineError

@@ -11,8 +11,8 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // Error classes of recorded operations (eventlog.Classify).
@@ -34,7 +34,7 @@ func (r *run) firstGap() int64 {
 // anyone (drivers and hook senders refuse too, but fail nothing). It
 // returns -1 when no load was refused.
 func (r *run) refusal(errs ...string) int {
-	refused := func(op worlds.Op) bool { return op.Kind == worlds.OpList && slices.Contains(errs, op.Err) }
+	refused := func(op history.Op) bool { return op.Kind == history.OpList && slices.Contains(errs, op.Err) }
 	if f := slices.IndexFunc(r.ordered, func(e eventlog.Event) bool { return e.Type == eventlog.RunFailed }); f >= 0 {
 		if w, ok := r.writer[r.ordered[f].ID]; ok {
 			for i := w - 1; i >= 0; i-- {
@@ -44,7 +44,7 @@ func (r *run) refusal(errs ...string) int {
 			}
 		}
 	}
-	if i := slices.IndexFunc(r.in.Ops, func(op worlds.Op) bool { return refused(op) && strings.HasPrefix(op.Actor, "inv-") }); i >= 0 {
+	if i := slices.IndexFunc(r.in.Ops, func(op history.Op) bool { return refused(op) && strings.HasPrefix(op.Actor, "inv-") }); i >= 0 {
 		return i
 	}
 	return slices.IndexFunc(r.in.Ops, refused)
@@ -61,7 +61,7 @@ func (r *run) hole(ex *Explanation) {
 		slot, above = op.Slot, op.Above
 		refusals := 0
 		for _, o := range r.in.Ops {
-			if o.Kind == worlds.OpList && o.Err == errHole && o.Slot == slot {
+			if o.Kind == history.OpList && o.Err == errHole && o.Slot == slot {
 				refusals++
 			}
 		}
@@ -93,7 +93,7 @@ func (r *run) hole(ex *Explanation) {
 	// for the reservation that was never committed in time.
 	var failed []string
 	for _, op := range r.in.Ops {
-		if (op.Kind == worlds.OpAppend || op.Kind == worlds.OpAppendFenced) && op.Err != "" && op.Err != "conflict" &&
+		if (op.Kind == history.OpAppend || op.Kind == history.OpAppendFenced) && op.Err != "" && op.Err != "conflict" &&
 			(refused < 0 || op.Start.Before(r.in.Ops[refused].Start)) && len(failed) < 3 {
 			failed = append(failed, fmt.Sprintf("%s (%s at %s: %s)", op.Actor, writtenTypes(op), clock(op.Start), op.Err))
 		}
@@ -107,7 +107,7 @@ func (r *run) hole(ex *Explanation) {
 }
 
 // writtenTypes names the types an append tried to write.
-func writtenTypes(op worlds.Op) string {
+func writtenTypes(op history.Op) string {
 	var ts []string
 	for _, w := range op.Wrote {
 		ts = append(ts, string(w.Type))
@@ -218,7 +218,7 @@ func (r *run) stuck(ex *Explanation) {
 	if op, ok := inFlight(r.in.Ops, r.in.Ended.Add(-quiet), r.in.Ended); ok {
 		ex.Class = Slow
 		doing := "writing"
-		if op.Kind == worlds.OpList {
+		if op.Kind == history.OpList {
 			doing = "reading"
 		}
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the run was still %s: %s was in flight through the quiet period (%s) before its end, %s, so it was not blocked",
@@ -424,23 +424,23 @@ func orNobody(actor string) string {
 // slowestAppend is the append (plain or fenced) of ops that took longest
 // from its start to its return; one that had not returned by the run's
 // end counts until then.
-func slowestAppend(ops []worlds.Op, ended time.Time) (worlds.Op, bool) {
-	return longestAppend(ops, ended, func(worlds.Op) bool { return true })
+func slowestAppend(ops []history.Op, ended time.Time) (history.Op, bool) {
+	return longestAppend(ops, ended, func(history.Op) bool { return true })
 }
 
 // longestAppend is the longest append (plain or fenced) of ops that keep
 // accepts; one that had not returned counts until ended.
-func longestAppend(ops []worlds.Op, ended time.Time, keep func(worlds.Op) bool) (worlds.Op, bool) {
-	var best worlds.Op
+func longestAppend(ops []history.Op, ended time.Time, keep func(history.Op) bool) (history.Op, bool) {
+	var best history.Op
 	found := false
-	took := func(op worlds.Op) time.Duration {
+	took := func(op history.Op) time.Duration {
 		if op.End.IsZero() {
 			return ended.Sub(op.Start)
 		}
 		return op.End.Sub(op.Start)
 	}
 	for _, op := range ops {
-		if op.Kind != worlds.OpAppend && op.Kind != worlds.OpAppendFenced || !keep(op) {
+		if op.Kind != history.OpAppend && op.Kind != history.OpAppendFenced || !keep(op) {
 			continue
 		}
 		if !found || took(op) > took(best) {
@@ -452,7 +452,7 @@ func longestAppend(ops []worlds.Op, ended time.Time, keep func(worlds.Op) bool) 
 
 // opSpan says when an append or a load started and returned, or that
 // it had not returned.
-func opSpan(op worlds.Op) string {
+func opSpan(op history.Op) string {
 	if op.End.IsZero() {
 		return fmt.Sprintf("from %s, not returned by the run's end", clock(op.Start))
 	}
@@ -461,7 +461,7 @@ func opSpan(op worlds.Op) string {
 
 // slowEvidence adds what a slow run was doing: how many operations were
 // pending (the first of them) and its slowest append.
-func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, open []pending) {
+func slowEvidence(ex *Explanation, ops []history.Op, ended time.Time, open []pending) {
 	if len(open) > 0 {
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s still pending at the end: %s", plural.Count(len(open), "operation"), open[0].what))
 	} else {
@@ -481,8 +481,8 @@ func slowEvidence(ex *Explanation, ops []worlds.Op, ended time.Time, open []pend
 
 // opName names an append by what it wrote and who wrote it, or a load
 // by who read.
-func opName(op worlds.Op) string {
-	if op.Kind == worlds.OpList {
+func opName(op history.Op) string {
+	if op.Kind == history.OpList {
 		return "a load of the log by " + orNobody(op.Actor)
 	}
 	what := "an append"
@@ -495,17 +495,17 @@ func opName(op worlds.Op) string {
 // inFlight is the longest append, else the earliest-started load, that
 // started before from and returned after it (or never): a write or a read
 // the run was still waiting on through the window [from, end].
-func inFlight(ops []worlds.Op, from, end time.Time) (worlds.Op, bool) {
-	through := func(op worlds.Op) bool {
+func inFlight(ops []history.Op, from, end time.Time) (history.Op, bool) {
+	through := func(op history.Op) bool {
 		return op.Start.Before(from) && (op.End.IsZero() || op.End.After(from))
 	}
 	if op, ok := longestAppend(ops, end, through); ok {
 		return op, true
 	}
-	var best worlds.Op
+	var best history.Op
 	found := false
 	for _, op := range ops {
-		if op.Kind == worlds.OpList && through(op) && (!found || op.Start.Before(best.Start)) {
+		if op.Kind == history.OpList && through(op) && (!found || op.Start.Before(best.Start)) {
 			best, found = op, true
 		}
 	}

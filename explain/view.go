@@ -8,7 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // margins widen the window in which a page may or may not have seen an
@@ -125,7 +125,7 @@ func (r *run) upTo(c eventlog.Cursor) int {
 // events that committed while it read (or whose commit time is unknown)
 // the subset with the recorded count and id hash. ok says one was found;
 // otherwise the events committed before its end are returned.
-func (r *run) pageVisible(op worlds.Op) (pos []int, ok bool) {
+func (r *run) pageVisible(op history.Op) (pos []int, ok bool) {
 	if op.Read == nil || op.Read.N == 0 {
 		return nil, op.Read != nil
 	}
@@ -168,7 +168,7 @@ func (r *run) subset(sure, amb []int, n int, sum uint64) ([]int, bool) {
 	}
 	var base uint64
 	for _, p := range sure {
-		base += worlds.IDHash(r.ordered[p].ID)
+		base += history.IDHash(r.ordered[p].ID)
 	}
 	if need == 0 {
 		return sure, base == sum
@@ -177,7 +177,7 @@ func (r *run) subset(sure, amb []int, n int, sum uint64) ([]int, bool) {
 		all := append(slices.Clone(sure), amb...)
 		var h uint64
 		for _, p := range amb {
-			h += worlds.IDHash(r.ordered[p].ID)
+			h += history.IDHash(r.ordered[p].ID)
 		}
 		return all, base+h == sum
 	}
@@ -186,7 +186,7 @@ func (r *run) subset(sure, amb []int, n int, sum uint64) ([]int, bool) {
 	}
 	hashes := make([]uint64, len(amb))
 	for i, p := range amb {
-		hashes[i] = worlds.IDHash(r.ordered[p].ID)
+		hashes[i] = history.IDHash(r.ordered[p].ID)
 	}
 	var pick []int
 	var walk func(from int, left int, h uint64) bool
@@ -224,7 +224,7 @@ func (r *run) prefix(v *view) bool {
 	}
 	var h uint64
 	for _, e := range r.ordered[:v.n] {
-		h += worlds.IDHash(e.ID)
+		h += history.IDHash(e.ID)
 	}
 	return h == v.hash
 }

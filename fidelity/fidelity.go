@@ -3,6 +3,7 @@ package fidelity
 import (
 	"slices"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
 	"github.com/stormctl/stormctl/reports/stats"
@@ -174,7 +175,7 @@ func Conditions() []string { return []string{Main, Callsite, Seq, TailFence, Tar
 // CellsFor returns the cells the claims judged on world read, each once,
 // in scenario then condition order: the reference cells a fidelity storm
 // of that world runs.
-func CellsFor(world string) []reports.CellKey {
+func CellsFor(world string) []history.CellKey {
 	need := map[Cell]bool{}
 	for _, c := range Claims() {
 		if c.AppliesTo(world) {
@@ -183,11 +184,11 @@ func CellsFor(world string) []reports.CellKey {
 			}
 		}
 	}
-	var out []reports.CellKey
+	var out []history.CellKey
 	for _, s := range Scenarios() {
 		for _, cond := range Conditions() {
 			if need[Cell{s, cond}] {
-				out = append(out, reports.CellKey{World: world, Scenario: s, Condition: cond})
+				out = append(out, history.NewCellKey(world, s, cond))
 			}
 		}
 	}
@@ -210,7 +211,7 @@ func Evaluate(s *reports.Summary, worlds ...string) []Result {
 			}
 			cs := make([]cell, len(cl.Cells))
 			for i, x := range cl.Cells {
-				k := reports.CellKey{World: w, Scenario: x.Scenario, Condition: x.Condition}
+				k := history.NewCellKey(w, x.Scenario, x.Condition)
 				cs[i] = cell{key: k, Cell: s.Cell(k)}
 			}
 			j := cl.judge(cs)

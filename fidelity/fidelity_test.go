@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -20,8 +21,8 @@ type claimCase struct {
 	name, line string
 	worlds     []string
 	evaluate   []string
-	cells      map[reports.CellKey]*reports.Cell
-	order      []reports.CellKey
+	cells      map[history.CellKey]*reports.Cell
+	order      []history.CellKey
 	checks     []check
 }
 
@@ -31,9 +32,9 @@ type check struct {
 	line                              int
 }
 
-func parseCell(t *testing.T, at string, k reports.CellKey, kvs []string) *reports.Cell {
+func parseCell(t *testing.T, at string, k history.CellKey, kvs []string) *reports.Cell {
 	t.Helper()
-	c := &reports.Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition}
+	c := &reports.Cell{CellKey: k}
 	for _, kv := range kvs {
 		key, val, _ := strings.Cut(kv, "=")
 		n, err := strconv.Atoi(val)
@@ -44,11 +45,11 @@ func parseCell(t *testing.T, at string, k reports.CellKey, kvs []string) *report
 			c.Rejections = n
 			continue
 		}
-		if !slices.Contains(reports.Outcomes(), reports.Outcome(key)) {
+		if !slices.Contains(history.Outcomes(), history.Outcome(key)) {
 			t.Fatalf("%s: unknown key %q", at, key)
 		}
 		for range n {
-			c.Add(reports.RunRecord{Outcome: reports.Outcome(key)})
+			c.Add(reports.RunRecord{Outcome: history.Outcome(key)})
 		}
 	}
 	return c
@@ -71,7 +72,7 @@ func readCases(t *testing.T) []*claimCase {
 	var cur *claimCase
 	type edit struct {
 		op   string
-		k    reports.CellKey
+		k    history.CellKey
 		kvs  []string
 		line int
 	}
@@ -100,7 +101,7 @@ func readCases(t *testing.T) []*claimCase {
 			if len(fields) < 4 {
 				t.Fatalf("%s: want %s WORLD SCENARIO CONDITION", at, fields[0])
 			}
-			edits[cur] = append(edits[cur], edit{fields[0], reports.CellKey{World: fields[1], Scenario: fields[2], Condition: fields[3]}, fields[4:], n})
+			edits[cur] = append(edits[cur], edit{fields[0], history.CellKey{World: fields[1], Scenario: fields[2], Condition: fields[3]}, fields[4:], n})
 		case "want":
 			if len(fields) < 4 {
 				t.Fatalf("%s: want WORLD CLAIM VERDICT [text]", at)
@@ -119,8 +120,8 @@ func readCases(t *testing.T) []*claimCase {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		c.cells = map[reports.CellKey]*reports.Cell{}
-		put := func(k reports.CellKey, cell *reports.Cell) {
+		c.cells = map[history.CellKey]*reports.Cell{}
+		put := func(k history.CellKey, cell *reports.Cell) {
 			if _, ok := c.cells[k]; !ok {
 				c.order = append(c.order, k)
 			}
@@ -128,7 +129,7 @@ func readCases(t *testing.T) []*claimCase {
 		}
 		for _, w := range c.worlds {
 			for _, b := range base {
-				k := reports.CellKey{World: w, Scenario: b.scenario, Condition: b.condition}
+				k := history.CellKey{World: w, Scenario: b.scenario, Condition: b.condition}
 				put(k, parseCell(t, "claims.txt base", k, b.kvs))
 			}
 		}
@@ -139,7 +140,7 @@ func readCases(t *testing.T) []*claimCase {
 					t.Fatalf("%s: no cell %s to drop", at, e.k)
 				}
 				delete(c.cells, e.k)
-				c.order = slices.DeleteFunc(c.order, func(k reports.CellKey) bool { return k == e.k })
+				c.order = slices.DeleteFunc(c.order, func(k history.CellKey) bool { return k == e.k })
 				continue
 			}
 			put(e.k, parseCell(t, at, e.k, e.kvs))
@@ -206,13 +207,13 @@ func TestCellsFor(t *testing.T) {
 	}
 	for _, world := range []string{"local", "postgres", "vercel"} {
 		t.Run(world, func(t *testing.T) {
-			var want []reports.CellKey
+			var want []history.CellKey
 			for _, s := range []string{"step-storm", "hook-storm", "control"} {
 				for _, c := range all[s] {
 					if world == "vercel" && c == "seq" && s != "control" {
 						continue // the seq claims hold on postgres and local only
 					}
-					want = append(want, reports.CellKey{World: world, Scenario: s, Condition: c})
+					want = append(want, history.CellKey{World: world, Scenario: s, Condition: c})
 				}
 			}
 			if got := fidelity.CellsFor(world); !slices.Equal(got, want) {

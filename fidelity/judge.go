@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/stats"
@@ -23,7 +24,7 @@ type judgement struct {
 // cell is a claim's cell on one world: its key, and its summary row (nil
 // when the summary has none).
 type cell struct {
-	key reports.CellKey
+	key history.CellKey
 	*reports.Cell
 }
 
@@ -70,7 +71,7 @@ func unknown(cs []cell) (j judgement, ok bool) {
 // among the claim's cells.
 func note(cs []cell) string {
 	var had []string
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		if o.Decided() {
 			continue
 		}

@@ -25,7 +25,9 @@
 //   - a duplicate creation is a step, wait or hook the final log creates
 //     more than once for one correlation id (or two hooks of one token),
 //     counted beyond the first (ScanCreations): the world broke its own
-//     uniqueness contract, under any scheme.
+//     uniqueness contract, under any scheme;
+//   - a mint-to-commit window is how long an event took from its id's
+//     minting to its commit (windows.go: Windows, WindowSet, per type).
 //
 // Checkers are data: AnalyzeRun applies the checks listed in checks(), each
 // a pure func(*run, *RunFindings) in its own file. A new checker is a new

@@ -4,14 +4,14 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // CommitEvents joins a run's final log with commit times: the store's own
 // (already on the events) when storeTimes, else the ones its writers
 // observed (from the recorded history), falling back to the time the world
 // stored on the event.
-func CommitEvents(final []eventlog.Event, ops []worlds.Op, storeTimes bool) []CommitEvent {
+func CommitEvents(final []eventlog.Event, ops []history.Op, storeTimes bool) []CommitEvent {
 	var commits map[string]time.Time
 	if !storeTimes {
 		commits = CommitTimes(ops)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Load is one reader's read of its log until a page said no more (or came
@@ -20,11 +20,11 @@ type Load struct {
 // Loads groups the pages every actor read into loads, in the order each
 // load began. A load still open when the history ends (its last page said
 // more) is left out: it never finished reading.
-func Loads(ops []worlds.Op) []Load {
+func Loads(ops []history.Op) []Load {
 	var all []Load
 	open := map[string]int{} // actor -> index into all of its open load
 	for i, op := range ops {
-		if op.Kind != worlds.OpList || op.Read == nil {
+		if op.Kind != history.OpList || op.Read == nil {
 			continue
 		}
 		j, ok := open[op.Actor]
@@ -64,7 +64,7 @@ type load struct {
 }
 
 // loads reduces the invocations' loads, per actor in record order.
-func loads(ops []worlds.Op) map[string][]load {
+func loads(ops []history.Op) map[string][]load {
 	out := map[string][]load{}
 	for _, ld := range Loads(ops) {
 		if !strings.HasPrefix(ld.Actor, "inv-") {
@@ -110,10 +110,10 @@ type walk struct {
 // cursor had passed, unread, that committed (by its earliest observation)
 // before the walk's last page started: a page after its key came and went
 // while it was committed, and the invocation never reads it.
-func reads(ops []worlds.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
+func reads(ops []history.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
 	prefix := make([]uint64, len(final)+1)
 	for i, e := range final {
-		prefix[i+1] = prefix[i] + worlds.IDHash(e.id)
+		prefix[i+1] = prefix[i] + history.IDHash(e.id)
 	}
 	pos := func(c eventlog.Cursor) int { // events with key <= c
 		if c.IsZero() {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // RunInput is what the checkers need to know about one run.
@@ -15,7 +15,7 @@ type RunInput struct {
 	// Final is the run's log as stored at the end, in any order.
 	Final []eventlog.Event
 	// Ops is the run's recorded history.
-	Ops []worlds.Op
+	Ops []history.Op
 	// StoreCommitTimes says Final carries the store's own commit times
 	// (pg_xact_commit_timestamp), which then win over what writers observed.
 	StoreCommitTimes bool
@@ -165,7 +165,7 @@ func keyLess(s eventlog.Scheme) func(a, b keyed) bool {
 }
 
 // CommitTimes maps each event id to the commit time its writer observed.
-func CommitTimes(ops []worlds.Op) map[string]time.Time {
+func CommitTimes(ops []history.Op) map[string]time.Time {
 	m := map[string]time.Time{}
 	for _, op := range ops {
 		for _, w := range op.Wrote {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/fuzzbytes"
 	"github.com/stormctl/stormctl/internal/texttest"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // t0 is the origin of the millisecond times the fixtures use.
@@ -71,11 +71,11 @@ func parseFixture(text string) (fixture, error) {
 				fx.in.Final = append(fx.in.Final, e)
 			}
 		case "list":
-			var op worlds.Op
+			var op history.Op
 			op, err = parseList(f[1:], byID)
 			fx.in.Ops = append(fx.in.Ops, op)
 		case "append":
-			var op worlds.Op
+			var op history.Op
 			op, err = parseAppend(f[1:])
 			fx.in.Ops = append(fx.in.Ops, op)
 		default:
@@ -148,11 +148,11 @@ func parseEvent(f []string) (eventlog.Event, error) {
 	return e, nil
 }
 
-func parseList(f []string, byID map[string]eventlog.Event) (worlds.Op, error) {
+func parseList(f []string, byID map[string]eventlog.Event) (history.Op, error) {
 	if len(f) == 0 {
-		return worlds.Op{}, fmt.Errorf("list needs an actor")
+		return history.Op{}, fmt.Errorf("list needs an actor")
 	}
-	op := worlds.Op{Kind: worlds.OpList, Actor: f[0], RunID: "run-1", Limit: 2}
+	op := history.Op{Kind: history.OpList, Actor: f[0], RunID: "run-1", Limit: 2}
 	var page eventlog.Page
 	failed, sawRead := false, false
 	lookup := func(id string) (eventlog.Event, error) {
@@ -208,23 +208,23 @@ func parseList(f []string, byID map[string]eventlog.Event) (worlds.Op, error) {
 		if n := len(page.Events); n > 0 {
 			page.Next = eventlog.After(page.Events[n-1])
 		}
-		op.Read = worlds.Summarize(page)
+		op.Read = history.Summarize(page)
 	}
 	return op, nil
 }
 
-func parseAppend(f []string) (worlds.Op, error) {
+func parseAppend(f []string) (history.Op, error) {
 	if len(f) < 2 {
-		return worlds.Op{}, fmt.Errorf("append needs an actor and ID@MS items")
+		return history.Op{}, fmt.Errorf("append needs an actor and ID@MS items")
 	}
-	op := worlds.Op{Kind: worlds.OpAppend, Actor: f[0], RunID: "run-1"}
+	op := history.Op{Kind: history.OpAppend, Actor: f[0], RunID: "run-1"}
 	for _, w := range f[1:] {
 		id, ms, ok := strings.Cut(w, "@")
 		c, err := parseMillis(ms)
 		if !ok || err != nil {
 			return op, fmt.Errorf("bad append item %q (want ID@MS)", w)
 		}
-		op.Wrote = append(op.Wrote, worlds.OpEvent{Type: eventlog.StepCompleted, ID: id, CommittedAt: c})
+		op.Wrote = append(op.Wrote, history.OpEvent{Type: eventlog.StepCompleted, ID: id, CommittedAt: c})
 		if op.Start.IsZero() || c.Before(op.Start) {
 			op.Start = c
 		}
@@ -290,11 +290,11 @@ func TestParseFixtureRejectsBadInput(t *testing.T) {
 }
 
 func TestCommitTimes(t *testing.T) {
-	ops := []worlds.Op{
-		{Kind: worlds.OpAppend, Wrote: []worlds.OpEvent{{ID: "a", CommittedAt: at(1)}, {ID: "b", CommittedAt: at(2)}}},
-		{Kind: worlds.OpAppendFenced, Wrote: []worlds.OpEvent{{ID: "c"}}},                       // rejected: nothing committed
-		{Kind: worlds.OpAppend, Wrote: []worlds.OpEvent{{ID: "", CommittedAt: at(9)}}},          // failed: no id
-		{Kind: worlds.OpList, Read: &worlds.ReadSummary{N: 1}, After: eventlog.Cursor{ID: "a"}}, // reads carry no commits
+	ops := []history.Op{
+		{Kind: history.OpAppend, Wrote: []history.OpEvent{{ID: "a", CommittedAt: at(1)}, {ID: "b", CommittedAt: at(2)}}},
+		{Kind: history.OpAppendFenced, Wrote: []history.OpEvent{{ID: "c"}}},                       // rejected: nothing committed
+		{Kind: history.OpAppend, Wrote: []history.OpEvent{{ID: "", CommittedAt: at(9)}}},          // failed: no id
+		{Kind: history.OpList, Read: &history.ReadSummary{N: 1}, After: eventlog.Cursor{ID: "a"}}, // reads carry no commits
 	}
 	got := CommitTimes(ops)
 	if len(got) != 2 || !got["a"].Equal(at(1)) || !got["b"].Equal(at(2)) {
@@ -356,7 +356,7 @@ func fuzzInput(scheme byte, data []byte) RunInput {
 	for draw.Len() > 0 {
 		switch kind := next() % 3; kind {
 		case 0, 1:
-			op := worlds.Op{Kind: worlds.OpList, Actor: actors[next()%len(actors)], Start: at(next())}
+			op := history.Op{Kind: history.OpList, Actor: actors[next()%len(actors)], Start: at(next())}
 			if c := next(); c%3 != 0 {
 				op.After = eventlog.After(pick())
 			}
@@ -366,13 +366,13 @@ func fuzzInput(scheme byte, data []byte) RunInput {
 			}
 			p.More = next()%2 == 0
 			if next()%8 != 0 {
-				op.Read = worlds.Summarize(p)
+				op.Read = history.Summarize(p)
 			}
 			in.Ops = append(in.Ops, op)
 		case 2:
-			op := worlds.Op{Kind: worlds.OpAppend, Actor: actors[next()%len(actors)]}
+			op := history.Op{Kind: history.OpAppend, Actor: actors[next()%len(actors)]}
 			e := pick()
-			op.Wrote = []worlds.OpEvent{{ID: e.ID, CommittedAt: at(next())}}
+			op.Wrote = []history.OpEvent{{ID: e.ID, CommittedAt: at(next())}}
 			in.Ops = append(in.Ops, op)
 		}
 	}
@@ -397,7 +397,7 @@ func FuzzAnalyzeRun(f *testing.F) {
 		}
 		lists := 0
 		for _, op := range in.Ops {
-			if op.Kind == worlds.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
+			if op.Kind == history.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
 				lists++
 			}
 		}

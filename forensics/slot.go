@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // SlotFindings are the slot scheme's own findings of one run (or, summed,
@@ -68,7 +68,7 @@ func (f *SlotFindings) Fill() (p50, p99, maxMs float64) {
 
 // AnalyzeSlots computes the slot findings of one run from its final log (as
 // stored, holes and all, any order) and its history.
-func AnalyzeSlots(final []eventlog.Event, ops []worlds.Op) SlotFindings {
+func AnalyzeSlots(final []eventlog.Event, ops []history.Op) SlotFindings {
 	return analyzeSlots(ScanPositions(PositionsOf(final)), final, ops)
 }
 
@@ -81,7 +81,7 @@ func checkSlots(r *run, f *RunFindings) {
 }
 
 // analyzeSlots is AnalyzeSlots given the final log's position scan.
-func analyzeSlots(scan PositionScan, final []eventlog.Event, ops []worlds.Op) SlotFindings {
+func analyzeSlots(scan PositionScan, final []eventlog.Event, ops []history.Op) SlotFindings {
 	f := scan.SlotFindings()
 	seen := map[int64]bool{}
 	type wait struct {
@@ -91,13 +91,13 @@ func analyzeSlots(scan PositionScan, final []eventlog.Event, ops []worlds.Op) Sl
 	waits := map[wait]bool{}
 	for _, op := range ops {
 		switch {
-		case op.Kind == worlds.OpList && op.Err == "hole":
+		case op.Kind == history.OpList && op.Err == "hole":
 			if w := (wait{op.Actor, op.Slot}); !waits[w] {
 				waits[w] = true
 				f.HolesSeen++
 			}
 			seen[op.Slot] = true
-		case op.Kind == worlds.OpSeal && op.Sealed:
+		case op.Kind == history.OpSeal && op.Sealed:
 			if f.SealedBy == nil {
 				f.SealedBy = map[string]int{}
 			}

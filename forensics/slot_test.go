@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 func TestAnalyzeSlots(t *testing.T) {
@@ -21,25 +21,25 @@ func TestAnalyzeSlots(t *testing.T) {
 		e.Payload, _ = json.Marshal(eventlog.NoopPayload{ReservedAt: at(reserved), SealedBy: "inv-3"})
 		return e
 	}
-	hole := func(actor string, slot int64) worlds.Op {
-		return worlds.Op{Kind: worlds.OpList, Actor: actor, Err: "hole", Slot: slot, Above: slot + 1}
+	hole := func(actor string, slot int64) history.Op {
+		return history.Op{Kind: history.OpList, Actor: actor, Err: "hole", Slot: slot, Above: slot + 1}
 	}
 	tests := []struct {
 		name  string
 		final []eventlog.Event
-		ops   []worlds.Op
+		ops   []history.Op
 		want  SlotFindings
 	}{
 		{"dense log, nothing seen", []eventlog.Event{ev(1, eventlog.RunCreated, 0, 1), ev(2, eventlog.StepCreated, 1, 5)}, nil,
 			SlotFindings{}},
 		{"a slow writer's hole filled by its commit", []eventlog.Event{ev(1, eventlog.RunCreated, 0, 1), ev(2, eventlog.StepCreated, 10, 90), ev(3, eventlog.HookReceived, 20, 21)},
-			[]worlds.Op{hole("inv-1", 2), hole("inv-1", 2), hole("inv-2", 2)},
+			[]history.Op{hole("inv-1", 2), hole("inv-1", 2), hole("inv-2", 2)},
 			SlotFindings{HolesSeen: 2, FillMillis: []float64{80}}},
 		{"a dead writer's hole sealed", []eventlog.Event{ev(1, eventlog.RunCreated, 0, 1), noop(2, 10, 1010), ev(3, eventlog.HookReceived, 20, 21)},
-			[]worlds.Op{hole("inv-1", 2), {Kind: worlds.OpSeal, Actor: "inv-1", Slot: 2, Sealed: true}, {Kind: worlds.OpAppend, Actor: "step-4", Err: "sealed", Slot: 2}},
+			[]history.Op{hole("inv-1", 2), {Kind: history.OpSeal, Actor: "inv-1", Slot: 2, Sealed: true}, {Kind: history.OpAppend, Actor: "step-4", Err: "sealed", Slot: 2}},
 			SlotFindings{HolesSeen: 1, Seals: 1, SealedBy: map[string]int{"inv": 1}, SealedWrites: 1, FillMillis: []float64{1000}}},
 		{"a hole left in the final log", []eventlog.Event{ev(1, eventlog.RunCreated, 0, 1), ev(4, eventlog.RunFailed, 30, 31)},
-			[]worlds.Op{hole("inv-1", 2)},
+			[]history.Op{hole("inv-1", 2)},
 			SlotFindings{HolesSeen: 1, FinalHoles: 2}},
 		{"a seal and a late commit both visible", []eventlog.Event{ev(1, eventlog.RunCreated, 0, 1), noop(2, 10, 1010), ev(2, eventlog.StepCompleted, 10, 1011)}, nil,
 			SlotFindings{Seals: 1, SealRaces: 1}},

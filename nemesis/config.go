@@ -73,7 +73,7 @@ type Config struct {
 	Kinds KindList `json:"kinds,omitempty"`
 	// Faults is how many faults of each kind every world of the storm that
 	// the kind applies to gets (0: DefaultFaults).
-	Faults int `json:"faultsPerKind,omitempty"`
+	Faults int `json:"faults_per_kind,omitempty"`
 	// Window bounds each fault's length; a fault lasts between half of it
 	// and all of it (0: DefaultWindow).
 	Window time.Duration `json:"window,omitempty"`

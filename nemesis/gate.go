@@ -3,7 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
-	"github.com/stormctl/stormctl/worlds"
+
+	"github.com/stormctl/stormctl/clock"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -105,7 +106,7 @@ func (g *Gate) window(ctx context.Context, mode gateMode, f Fault) {
 	}
 	g.held.Store(0)
 	g.mu.Unlock()
-	_ = worlds.Sleep(ctx, f.For)
+	_ = clock.Sleep(ctx, f.For)
 	g.mu.Lock()
 	g.mode = gateOpen
 	close(g.release)

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/worlds"
+
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -64,7 +65,7 @@ func (p *Proxy) Target(name string) Target {
 		Inject: func(ctx context.Context, f Fault) (string, error) {
 			p.SetDelay(f.Delay)
 			defer p.SetDelay(0)
-			_ = worlds.Sleep(ctx, f.For)
+			_ = clock.Sleep(ctx, f.For)
 			return fmt.Sprintf("+%s per forwarded chunk", f.Delay), nil
 		}}
 }

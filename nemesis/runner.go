@@ -3,13 +3,14 @@ package nemesis
 import (
 	"context"
 	"fmt"
-	"github.com/stormctl/stormctl/worlds"
+
 	"log/slog"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -182,7 +183,7 @@ func (r *Runner) Overlapping(cell string, from, to time.Time) []string {
 func (r *Runner) play(ctx context.Context, chain []Fault) {
 	var plannedEnd time.Duration
 	for _, f := range chain {
-		if worlds.Sleep(ctx, f.At-plannedEnd) != nil {
+		if clock.Sleep(ctx, f.At-plannedEnd) != nil {
 			return
 		}
 		plannedEnd = f.At + f.For

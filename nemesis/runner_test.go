@@ -2,7 +2,8 @@ package nemesis
 
 import (
 	"context"
-	"github.com/stormctl/stormctl/worlds"
+
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 	"go.uber.org/goleak"
 	"slices"
@@ -26,7 +27,7 @@ func (f *fakeTarget) target(k Kind, name string) Target {
 		f.mu.Lock()
 		f.calls = append(f.calls, fl)
 		f.mu.Unlock()
-		_ = worlds.Sleep(ctx, fl.For)
+		_ = clock.Sleep(ctx, fl.For)
 		return "ok", nil
 	}}
 }

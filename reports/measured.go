@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/stormctl/stormctl/history"
 )
 
 // Measured is the number of a cell's runs that measured something: its runs
@@ -11,23 +13,11 @@ import (
 // denominator of compare's rates.
 func Measured(c *Cell) int { return c.Runs - c.Infra }
 
-// Decided reports whether a run of outcome o is evidence about its cell:
-// the run ended with a verdict on its log (completed, corrupted, silent,
-// gap, hole). A stuck, failed or infra run decided nothing: it is no
-// evidence that the cell is clean, nor that it is corrupted.
-func (o Outcome) Decided() bool {
-	switch o {
-	case Completed, Corrupted, Silent, Gap, Hole:
-		return true
-	}
-	return false
-}
-
 // Decided is the number of the cell's decided runs (Outcome.Decided): the
 // denominator of gate's evidence rule and of fidelity's rates.
 func (c *Cell) Decided() int {
 	n := 0
-	for _, o := range Outcomes() {
+	for _, o := range history.Outcomes() {
 		if o.Decided() {
 			n += c.Count(o)
 		}
@@ -57,7 +47,7 @@ func (c *Cell) Evidenced(rate float64) bool { return c.Decided() >= MinDecided(c
 // least 20 needed".
 func (c *Cell) Evidence(rate float64) string {
 	var undecided []string
-	for _, o := range Outcomes() {
+	for _, o := range history.Outcomes() {
 		if n := c.Count(o); n > 0 && !o.Decided() {
 			undecided = append(undecided, fmt.Sprintf("%d %s", n, o))
 		}

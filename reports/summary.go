@@ -6,53 +6,31 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/verdict"
-	"github.com/stormctl/stormctl/worlds"
 )
-
-// Outcome is what became of one run. **contract**
-type Outcome string
-
-// The outcomes, in table order.
-const (
-	Completed Outcome = "completed" // finished with the right output
-	Silent    Outcome = "silent"    // finished with a wrong output
-	Corrupted Outcome = "corrupted" // CORRUPTED_EVENT_LOG
-	Gap       Outcome = "gap"       // density assertion failed
-	Hole      Outcome = "hole"      // a load refused an empty slot for good (slot scheme)
-	Stuck     Outcome = "stuck"     // no terminal event in time
-	Failed    Outcome = "failed"    // another terminal error
-	Infra     Outcome = "infra"     // the store was unreachable; never corruption
-)
-
-// Outcomes lists every outcome in table order.
-func Outcomes() []Outcome {
-	return []Outcome{Completed, Silent, Corrupted, Gap, Hole, Stuck, Failed, Infra}
-}
 
 // RunRecord is one line of runs.jsonl. **contract**
 type RunRecord struct {
-	World     string          `json:"world"`
-	Scenario  string          `json:"scenario"`
-	Condition string          `json:"condition"`
-	Index     int             `json:"index"`
-	RunID     string          `json:"runId"`
-	Outcome   Outcome         `json:"outcome"`
-	Detail    string          `json:"detail,omitempty"`
-	Started   time.Time       `json:"started"`
-	Ended     time.Time       `json:"ended"`
-	Millis    int64           `json:"durationMs"`
-	Events    int             `json:"events"`
-	Stats     engine.RunStats `json:"stats"`
+	// CellKey is the run's cell: its world, scenario and condition.
+	history.CellKey
+	Index   int              `json:"index"`
+	RunID   string           `json:"run_id"`
+	Outcome history.Outcome  `json:"outcome"`
+	Detail  string           `json:"detail,omitempty"`
+	Started time.Time        `json:"started"`
+	Ended   time.Time        `json:"ended"`
+	Millis  int64            `json:"duration_ms"`
+	Events  int              `json:"events"`
+	Stats   history.RunStats `json:"stats"`
 	// CommitSource says whose commit times the findings used: "store"
 	// (the database's own, e.g. pg_xact_commit_timestamp) or "world" (what
 	// the writers observed).
-	CommitSource string `json:"commitSource,omitempty"`
+	CommitSource string `json:"commit_source,omitempty"`
 	// Guard is how the world's legacy guard fared, when the run had one.
-	Guard    *worlds.GuardCounts   `json:"guard,omitempty"`
+	Guard    *history.GuardCounts  `json:"guard,omitempty"`
 	Findings forensics.RunFindings `json:"findings"`
 	// Verdicts judge every fenced or guard rejection of the run; Judged
 	// says they were computed (a run without rejections has none).
@@ -69,30 +47,20 @@ type RunRecord struct {
 	Faults []string `json:"faults,omitempty"`
 }
 
-// CellKey names one cell of the matrix.
-type CellKey struct {
-	World     string `json:"world"`
-	Scenario  string `json:"scenario"`
-	Condition string `json:"condition"`
-}
-
-func (k CellKey) String() string { return k.World + "/" + k.Scenario + "/" + k.Condition }
-
 // Cell is one row of the summary: a (world, scenario, condition) and what
 // its runs came to. **contract** (summary.json)
 type Cell struct {
-	World     string `json:"world"`
-	Scenario  string `json:"scenario"`
-	Condition string `json:"condition"`
-	Runs      int    `json:"runs"`
-	Completed int    `json:"completed"`
-	Corrupted int    `json:"corrupted"`
-	Silent    int    `json:"silent"`
-	Gap       int    `json:"gap"`
-	Hole      int    `json:"hole"`
-	Stuck     int    `json:"stuck"`
-	Failed    int    `json:"failed"`
-	Infra     int    `json:"infra"`
+	// CellKey is the cell's world, scenario and condition.
+	history.CellKey
+	Runs      int `json:"runs"`
+	Completed int `json:"completed"`
+	Corrupted int `json:"corrupted"`
+	Silent    int `json:"silent"`
+	Gap       int `json:"gap"`
+	Hole      int `json:"hole"`
+	Stuck     int `json:"stuck"`
+	Failed    int `json:"failed"`
+	Infra     int `json:"infra"`
 	// Rejections counts fenced (and guard) rejections; TruePositives is
 	// how many of them a verdict confirmed, null until verdicts are computed.
 	Rejections    int  `json:"rejections"`
@@ -119,7 +87,7 @@ type Cell struct {
 	Timelines map[string][]string `json:"timelines,omitempty"`
 	// Guard sums the legacy guard's counts over the cell's runs (only when
 	// the cell's condition has a guard).
-	Guard *worlds.GuardCounts `json:"guard,omitempty"`
+	Guard *history.GuardCounts `json:"guard,omitempty"`
 	// Windows are the cell's mint-to-commit windows per event type and
 	// Pairs its commit-order inversions per (overtaking, overtaken) type
 	// pair, most first, at most MaxCellPairs: filled in when the storm ends
@@ -134,7 +102,7 @@ type Cell struct {
 	FillMax float64 `json:"hole_fill_max_ms,omitempty"`
 	// Faulted counts the runs a nemesis fault overlapped, per outcome
 	// (storm --nemesis; absent without one).
-	Faulted map[Outcome]int `json:"faulted,omitempty"`
+	Faulted map[history.Outcome]int `json:"faulted,omitempty"`
 }
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
@@ -144,27 +112,27 @@ const MaxCellPairs = 10
 const MaxTimelines = 3
 
 // Key returns the cell's key.
-func (c *Cell) Key() CellKey { return CellKey{c.World, c.Scenario, c.Condition} }
+func (c *Cell) Key() history.CellKey { return c.CellKey }
 
 // Add counts one run into the cell.
 func (c *Cell) Add(r RunRecord) {
 	c.Runs++
 	switch r.Outcome {
-	case Completed:
+	case history.Completed:
 		c.Completed++
-	case Corrupted:
+	case history.Corrupted:
 		c.Corrupted++
-	case Silent:
+	case history.Silent:
 		c.Silent++
-	case Gap:
+	case history.Gap:
 		c.Gap++
-	case Hole:
+	case history.Hole:
 		c.Hole++
-	case Stuck:
+	case history.Stuck:
 		c.Stuck++
-	case Failed:
+	case history.Failed:
 		c.Failed++
-	case Infra:
+	case history.Infra:
 		c.Infra++
 	}
 	c.Rejections += int(r.Stats.Rejections)
@@ -184,13 +152,13 @@ func (c *Cell) Add(r RunRecord) {
 	c.Invocations += int(r.Stats.Invocations)
 	if len(r.Faults) > 0 {
 		if c.Faulted == nil {
-			c.Faulted = map[Outcome]int{}
+			c.Faulted = map[history.Outcome]int{}
 		}
 		c.Faulted[r.Outcome]++
 	}
 	if r.Guard != nil {
 		if c.Guard == nil {
-			c.Guard = &worlds.GuardCounts{}
+			c.Guard = &history.GuardCounts{}
 		}
 		c.Guard.Add(*r.Guard)
 	}
@@ -232,23 +200,23 @@ func (c *Cell) AddClass(class, timeline string) {
 }
 
 // Count returns the number of runs with outcome o.
-func (c *Cell) Count(o Outcome) int {
+func (c *Cell) Count(o history.Outcome) int {
 	switch o {
-	case Completed:
+	case history.Completed:
 		return c.Completed
-	case Silent:
+	case history.Silent:
 		return c.Silent
-	case Corrupted:
+	case history.Corrupted:
 		return c.Corrupted
-	case Gap:
+	case history.Gap:
 		return c.Gap
-	case Hole:
+	case history.Hole:
 		return c.Hole
-	case Stuck:
+	case history.Stuck:
 		return c.Stuck
-	case Failed:
+	case history.Failed:
 		return c.Failed
-	case Infra:
+	case history.Infra:
 		return c.Infra
 	}
 	return 0
@@ -257,11 +225,11 @@ func (c *Cell) Count(o Outcome) int {
 // Compact is the seed-style line: "23 corrupted / 1 completed", naming every
 // outcome that occurred, worst first.
 func (c *Cell) Compact() string {
-	order := []Outcome{Corrupted, Silent, Gap, Hole, Failed, Stuck, Infra, Completed}
+	order := []history.Outcome{history.Corrupted, history.Silent, history.Gap, history.Hole, history.Failed, history.Stuck, history.Infra, history.Completed}
 	s := ""
 	for _, o := range order {
 		n := c.Count(o)
-		if n == 0 && o != Completed && o != Corrupted {
+		if n == 0 && o != history.Completed && o != history.Corrupted {
 			continue
 		}
 		if s != "" {
@@ -281,14 +249,18 @@ type Summary struct {
 	Cells       []*Cell   `json:"cells"`
 }
 
-// SchemaVersion is the version of the artifact formats this build writes.
-const SchemaVersion = 1
+// SchemaVersion is the version of the artifact formats this build writes
+// (every file of a storm directory: storm.json and summary.json carry it).
+// Version 2 spells every key in snake_case; version 1 spelt those of
+// storm.json, runs.jsonl and history.jsonl in camelCase, and is still read
+// (package stormdir).
+const SchemaVersion = 2
 
 // NewSummary returns an empty summary with one cell per key.
-func NewSummary(keys []CellKey) *Summary {
+func NewSummary(keys []history.CellKey) *Summary {
 	s := &Summary{Schema: SchemaVersion, Started: time.Now().UTC()}
 	for _, k := range keys {
-		s.Cells = append(s.Cells, &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition})
+		s.Cells = append(s.Cells, &Cell{CellKey: k})
 	}
 	return s
 }
@@ -316,7 +288,7 @@ func (s *Summary) distinct(field func(*Cell) string) []string {
 }
 
 // Cell returns the cell for k, or nil.
-func (s *Summary) Cell(k CellKey) *Cell {
+func (s *Summary) Cell(k history.CellKey) *Cell {
 	for _, c := range s.Cells {
 		if c.Key() == k {
 			return c

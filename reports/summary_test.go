@@ -9,15 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 func TestCellAdd(t *testing.T) {
-	stats := engine.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
+	stats := history.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
 	findings := forensics.RunFindings{
 		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, Inversions: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
 		DuplicateCreates: 409,
@@ -32,7 +31,7 @@ func TestCellAdd(t *testing.T) {
 			name: "one run of each outcome",
 			runs: func() []reports.RunRecord {
 				var rs []reports.RunRecord
-				for _, o := range reports.Outcomes() {
+				for _, o := range history.Outcomes() {
 					rs = append(rs, reports.RunRecord{Outcome: o})
 				}
 				return rs
@@ -47,9 +46,9 @@ func TestCellAdd(t *testing.T) {
 		{
 			name: "counts and findings are summed",
 			runs: []reports.RunRecord{
-				{Outcome: reports.Corrupted, Stats: stats, Findings: findings},
-				{Outcome: reports.Corrupted, Stats: stats, Findings: findings},
-				{Outcome: reports.Completed},
+				{Outcome: history.Corrupted, Stats: stats, Findings: findings},
+				{Outcome: history.Corrupted, Stats: stats, Findings: findings},
+				{Outcome: history.Completed},
 			},
 			want: reports.Cell{
 				Runs: 3, Completed: 1, Corrupted: 2,
@@ -63,12 +62,12 @@ func TestCellAdd(t *testing.T) {
 		{
 			name: "classes are counted, the first timelines of each class kept, recovered divergences summed",
 			runs: func() []reports.RunRecord {
-				rs := []reports.RunRecord{{Outcome: reports.Completed, Stats: engine.RunStats{Recovered: 2}}}
+				rs := []reports.RunRecord{{Outcome: history.Completed, Stats: history.RunStats{Recovered: 2}}}
 				for i := range 5 {
-					rs = append(rs, reports.RunRecord{Outcome: reports.Corrupted, Class: "stale-prefix",
-						Timeline: fmt.Sprintf("timelines/r%d.html", i), Stats: engine.RunStats{Recovered: 1}})
+					rs = append(rs, reports.RunRecord{Outcome: history.Corrupted, Class: "stale-prefix",
+						Timeline: fmt.Sprintf("timelines/r%d.html", i), Stats: history.RunStats{Recovered: 1}})
 				}
-				return append(rs, reports.RunRecord{Outcome: reports.Silent, Class: "cursor-skip"})
+				return append(rs, reports.RunRecord{Outcome: history.Silent, Class: "cursor-skip"})
 			}(),
 			want: reports.Cell{
 				Runs: 7, Completed: 1, Corrupted: 5, Silent: 1, Recovered: 7,
@@ -87,7 +86,7 @@ func TestCellAdd(t *testing.T) {
 				t.Errorf("after Add:\n%+v\nwant\n%+v", c, tc.want)
 			}
 			total := 0
-			for _, o := range reports.Outcomes() {
+			for _, o := range history.Outcomes() {
 				total += c.Count(o)
 			}
 			if unknown := countUnknown(tc.runs); total+unknown != c.Runs {
@@ -101,7 +100,7 @@ func countUnknown(rs []reports.RunRecord) int {
 	n := 0
 	for _, r := range rs {
 		known := false
-		for _, o := range reports.Outcomes() {
+		for _, o := range history.Outcomes() {
 			known = known || r.Outcome == o
 		}
 		if !known {
@@ -113,9 +112,9 @@ func countUnknown(rs []reports.RunRecord) int {
 
 func TestCellCount(t *testing.T) {
 	c := reports.Cell{Completed: 1, Silent: 2, Corrupted: 3, Gap: 4, Stuck: 5, Failed: 6, Infra: 7}
-	want := map[reports.Outcome]int{
-		reports.Completed: 1, reports.Silent: 2, reports.Corrupted: 3, reports.Gap: 4,
-		reports.Stuck: 5, reports.Failed: 6, reports.Infra: 7, "mystery": 0,
+	want := map[history.Outcome]int{
+		history.Completed: 1, history.Silent: 2, history.Corrupted: 3, history.Gap: 4,
+		history.Stuck: 5, history.Failed: 6, history.Infra: 7, "mystery": 0,
 	}
 	for o, n := range want {
 		if got := c.Count(o); got != n {
@@ -149,7 +148,7 @@ func TestCellCompact(t *testing.T) {
 }
 
 func TestNewSummaryAndCell(t *testing.T) {
-	keys := []reports.CellKey{
+	keys := []history.CellKey{
 		{World: "local", Scenario: "step-storm", Condition: "main"},
 		{World: "local", Scenario: "step-storm", Condition: "seq/wake=ordered"},
 	}
@@ -168,7 +167,7 @@ func TestNewSummaryAndCell(t *testing.T) {
 			t.Errorf("Cell(%v) = %p, want cell %d", k, c, i)
 		}
 	}
-	if c := s.Cell(reports.CellKey{World: "local", Scenario: "control", Condition: "main"}); c != nil {
+	if c := s.Cell(history.CellKey{World: "local", Scenario: "control", Condition: "main"}); c != nil {
 		t.Errorf("Cell of an unknown key = %+v, want nil", c)
 	}
 	if got, want := keys[1].String(), "local/step-storm/seq/wake=ordered"; got != want {
@@ -181,13 +180,13 @@ func TestNewSummaryAndCell(t *testing.T) {
 func TestSummaryWorldsAndConditions(t *testing.T) {
 	tests := []struct {
 		name                  string
-		keys                  []reports.CellKey
+		keys                  []history.CellKey
 		wantWorlds, wantConds []string
 	}{
 		{"no cells", nil, nil, nil},
-		{"one cell", []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+		{"one cell", []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			[]string{"local"}, []string{"main"}},
-		{"interleaved", []reports.CellKey{
+		{"interleaved", []history.CellKey{
 			{World: "postgres", Scenario: "step-storm", Condition: "seq"},
 			{World: "local", Scenario: "step-storm", Condition: "main"},
 			{World: "postgres", Scenario: "control", Condition: "main"},
@@ -216,18 +215,18 @@ func TestSummaryWorldsAndConditions(t *testing.T) {
 func TestCellJSON(t *testing.T) {
 	tp := 3
 	c := reports.Cell{
-		World: "local", Scenario: "step-storm", Condition: "slot", Runs: 9,
+		CellKey: history.NewCellKey("local", "step-storm", "slot"), Runs: 9,
 		Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Hole: 1, Stuck: 1, Failed: 1, Infra: 2,
 		Rejections: 4, TruePositives: &tp, Benign: 1, UnknownVerdicts: 0,
 		RunFindings: forensics.RunFindings{Reads: 5, NonPrefixReads: 1, CursorSkips: 2, Inversions: 6, Displaced: 7, Gaps: 1,
 			Duplicates: 2, Unpositioned: 3, DuplicateCreates: 818, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
 		Divergences: 2, Recoveries: 1, Invocations: 30, Recovered: 1,
 		Classes: map[string]int{"hole": 1}, Timelines: map[string][]string{"hole": {"timelines/r.html"}},
-		Guard:   &worlds.GuardCounts{Evaluated: 2},
+		Guard:   &history.GuardCounts{Evaluated: 2},
 		Windows: map[eventlog.Type]forensics.Window{eventlog.StepCreated: {N: 1}},
 		Pairs:   []forensics.PairCount{{TypePair: forensics.TypePair{Overtaking: eventlog.StepCompleted, Overtaken: eventlog.StepCreated}}},
 		FillP50: 4, FillP99: 4, FillMax: 4,
-		Faulted: map[reports.Outcome]int{reports.Infra: 2},
+		Faulted: map[history.Outcome]int{history.Infra: 2},
 	}
 	b, err := json.Marshal(&c)
 	if err != nil {
@@ -269,15 +268,5 @@ func TestCellJSON(t *testing.T) {
 	c.Unpositioned = 0
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("read back\n%+v\nwant\n%+v", back, c)
-	}
-}
-
-// TestEveryOutcomeMeans: storm --help lists every outcome with its
-// meaning, from Meaning.
-func TestEveryOutcomeMeans(t *testing.T) {
-	for _, o := range reports.Outcomes() {
-		if o.Meaning() == "" {
-			t.Errorf("outcome %s has no meaning", o)
-		}
 	}
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Tally is the one cell aggregator: it counts runs into a summary's cells
@@ -15,7 +16,7 @@ import (
 type Tally struct {
 	// Summary holds the cells; a run of a cell it lacks adds the cell.
 	Summary *Summary
-	cells   map[CellKey]*cellTally
+	cells   map[history.CellKey]*cellTally
 }
 
 // cellTally is what a Tally gathers for one cell beyond its Cell.
@@ -26,17 +27,17 @@ type cellTally struct {
 
 // NewTally returns a tally into s.
 func NewTally(s *Summary) *Tally {
-	return &Tally{Summary: s, cells: map[CellKey]*cellTally{}}
+	return &Tally{Summary: s, cells: map[history.CellKey]*cellTally{}}
 }
 
 // Add counts one run into its cell: its record, its commit order and its
 // final log's mint-to-commit windows (order and evs: the run's
 // forensics.AnalyzeRun Order and Commits). It returns the cell.
 func (t *Tally) Add(rec RunRecord, order forensics.CommitOrder, evs []forensics.CommitEvent) *Cell {
-	k := CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+	k := rec.CellKey
 	c := t.Summary.Cell(k)
 	if c == nil {
-		c = &Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition}
+		c = &Cell{CellKey: k}
 		t.Summary.Cells = append(t.Summary.Cells, c)
 	}
 	c.Add(rec)
@@ -52,7 +53,7 @@ func (t *Tally) Add(rec RunRecord, order forensics.CommitOrder, evs []forensics.
 
 // Order returns cell k's commit order over the runs added, every type
 // pair included (zero when none was).
-func (t *Tally) Order(k CellKey) forensics.CommitOrder {
+func (t *Tally) Order(k history.CellKey) forensics.CommitOrder {
 	if ct := t.cells[k]; ct != nil {
 		return ct.order
 	}
@@ -61,7 +62,7 @@ func (t *Tally) Order(k CellKey) forensics.CommitOrder {
 
 // Samples returns a copy of cell k's mint-to-commit windows per event type,
 // in nanoseconds (nil when no run was added).
-func (t *Tally) Samples(k CellKey) map[eventlog.Type][]float64 {
+func (t *Tally) Samples(k history.CellKey) map[eventlog.Type][]float64 {
 	if ct := t.cells[k]; ct != nil {
 		return ct.windows.Samples()
 	}
@@ -69,8 +70,8 @@ func (t *Tally) Samples(k CellKey) map[eventlog.Type][]float64 {
 }
 
 // Keys lists the cells runs were added to, in the summary's order.
-func (t *Tally) Keys() []CellKey {
-	var ks []CellKey
+func (t *Tally) Keys() []history.CellKey {
+	var ks []history.CellKey
 	for _, c := range t.Summary.Cells {
 		if t.cells[c.Key()] != nil {
 			ks = append(ks, c.Key())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -15,10 +16,10 @@ import (
 // type pair, and when finished gives each cell with runs its windows and
 // its first MaxCellPairs pairs; a cell without runs is left as it was.
 func TestTally(t *testing.T) {
-	main := reports.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
-	idle := reports.CellKey{World: "local", Scenario: "control", Condition: "main"}
-	late := reports.CellKey{World: "local", Scenario: "hook-storm", Condition: "main"}
-	tally := reports.NewTally(reports.NewSummary([]reports.CellKey{main, idle}))
+	main := history.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
+	idle := history.CellKey{World: "local", Scenario: "control", Condition: "main"}
+	late := history.CellKey{World: "local", Scenario: "hook-storm", Condition: "main"}
+	tally := reports.NewTally(reports.NewSummary([]history.CellKey{main, idle}))
 
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	evs := []forensics.CommitEvent{{ID: "a", Type: eventlog.StepCreated, MintedAt: t0, CommitAt: t0.Add(2 * time.Millisecond)}}
@@ -26,13 +27,13 @@ func TestTally(t *testing.T) {
 	for i := range reports.MaxCellPairs + 2 {
 		order.Pairs[forensics.TypePair{Overtaking: eventlog.Type(fmt.Sprint("t", i)), Overtaken: eventlog.StepCreated}] = forensics.PairStat{Count: i + 1}
 	}
-	rec := func(k reports.CellKey, o reports.Outcome) reports.RunRecord {
-		return reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Outcome: o,
+	rec := func(k history.CellKey, o history.Outcome) reports.RunRecord {
+		return reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Outcome: o,
 			Findings: forensics.RunFindings{Reads: 3, Inversions: 2}}
 	}
-	tally.Add(rec(main, reports.Corrupted), order, evs)
-	tally.Add(rec(main, reports.Completed), order, evs)
-	if c := tally.Add(rec(late, reports.Completed), forensics.CommitOrder{}, nil); c.Key() != late {
+	tally.Add(rec(main, history.Corrupted), order, evs)
+	tally.Add(rec(main, history.Completed), order, evs)
+	if c := tally.Add(rec(late, history.Completed), forensics.CommitOrder{}, nil); c.Key() != late {
 		t.Errorf("Add returned cell %v, want %v", c.Key(), late)
 	}
 	tally.Finish()

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // Env is what a scenario needs to know about the storm it runs in.
@@ -31,7 +31,7 @@ type Env struct {
 	// (step-storm, hook-storm, blocked-branch); 0 is DefaultRounds.
 	Rounds int
 	// Sleep is how a driver waits d before its next event, returning ctx's
-	// error when ctx ends first (nil: worlds.Sleep). A test sets it to see
+	// error when ctx ends first (nil: clock.Sleep). A test sets it to see
 	// the waits a driver asks for, in order with what the driver sends,
 	// without spending them.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -44,12 +44,12 @@ const DefaultRounds = 6
 // Dur scales d by the environment's time scale.
 func (e Env) Dur(d time.Duration) time.Duration { return time.Duration(float64(d) * e.Scale) }
 
-// sleep waits d through Sleep, or worlds.Sleep when it is nil.
+// sleep waits d through Sleep, or clock.Sleep when it is nil.
 func (e Env) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	return worlds.Sleep(ctx, d)
+	return clock.Sleep(ctx, d)
 }
 
 // Hooks is what a driver may do to a run: read its log and resume hooks.

@@ -4,97 +4,24 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 
-// Config is a storm's plain configuration, built from flags, defaulted and
-// validated before anything touches a store.
-type Config struct {
-	Worlds     []string `json:"worlds"`
-	Scenarios  []string `json:"scenarios"`
-	Conditions []string `json:"conditions"`
-	// Runs is the number of runs per cell.
-	Runs int `json:"runs"`
-	// Concurrency bounds overlapping invocations of one run.
-	Concurrency int `json:"concurrency"`
-	// RunsInFlight bounds runs started and not yet ended, across cells;
-	// 0: DefaultRunsInFlight, or less where a world asks for less
-	// (worlds.Entry.RunsPerCore).
-	RunsInFlight int     `json:"runsInFlight"`
-	Seed         uint64  `json:"seed"`
-	TimeScale    float64 `json:"timeScale"`
-	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
-	// runs (8 branches each); 0: scenarios.DefaultRounds.
-	Rounds  int    `json:"rounds"`
-	Latency string `json:"latency"`
-	// Timeout bounds one run; a run without a terminal event by then is stuck.
-	Timeout time.Duration `json:"timeout"`
-	// PageSize is the page size of invocations' log loads; 0: each world's
-	// own for the scheme (worlds.Entry.PageSizes, else DefaultPageSize).
-	PageSize int    `json:"pageSize"`
-	Out      string `json:"out"`
-	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
-	Keep bool `json:"keep"`
-	// Shard, when set (--shard i/n), runs only the run indexes r with
-	// r mod n == i-1, of every cell; the zero Shard is the whole storm.
-	Shard Shard `json:"shard,omitzero"`
-	// Nemesis, when on (--nemesis), breaks the worlds' stores on loopback
-	// during the storm (see package nemesis).
-	Nemesis nemesis.Config `json:"nemesis,omitzero"`
-}
-
-// Defaults fills unset fields.
-func (c Config) Defaults() Config {
-	if len(c.Worlds) == 0 {
-		c.Worlds = []string{"local"}
-	}
-	if len(c.Scenarios) == 0 {
-		c.Scenarios = []string{"step-storm", "hook-storm", "control"}
-	}
-	if len(c.Conditions) == 0 {
-		c.Conditions = []string{"main", "seq+callsite+ordered"}
-	}
-	if c.Runs == 0 {
-		c.Runs = 24
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 20
-	}
-	if c.TimeScale == 0 {
-		c.TimeScale = 1
-	}
-	if c.Rounds == 0 {
-		c.Rounds = scenarios.DefaultRounds
-	}
-	if c.Latency == "" {
-		c.Latency = "seed"
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 240 * time.Second
-	}
-	if c.Out == "" {
-		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
-	}
-	c.Nemesis = c.Nemesis.Defaults()
-	return c
-}
-
 // Plan is a validated config resolved into cells.
 type Plan struct {
-	Config     Config
-	Cells      []reports.CellKey
-	Conditions map[string]Condition
+	Config     stormdir.Config
+	Cells      []history.CellKey
+	Conditions map[string]conditions.Condition
 	Latency    worlds.Profile
 	// PageSizes is the invocation page size of each world and scheme in
 	// this storm, keyed "world/scheme" (PageSizeKey).
@@ -104,10 +31,10 @@ type Plan struct {
 	RunsInFlight int
 	// Resume, when set (storm --resume), is the interrupted storm this one
 	// continues: only the runs it did not record run (Resume.Check first).
-	Resume *Resume
+	Resume *stormdir.Resume
 	// Endpoints are the servers the worlds run on, for storm.json, secrets
 	// removed (the caller's: the endpoint flags are the CLI's).
-	Endpoints []Endpoint
+	Endpoints []stormdir.Endpoint
 }
 
 // DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask
@@ -135,10 +62,11 @@ const DefaultPageSize = 100
 // a world and scheme.
 func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "/" + string(scheme) }
 
-// Validate checks every field and resolves names; each message names the
-// flag at fault and the valid values.
-func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
-	p := &Plan{Config: c, Conditions: map[string]Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
+// NewPlan validates a storm's config (stormdir.Config, defaulted) and
+// resolves its names into a plan: every field checked, each message naming
+// the flag at fault and the valid values.
+func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
+	p := &Plan{Config: c, Conditions: map[string]conditions.Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
 	case c.Runs < 1 || c.Runs > MaxRuns:
 		return nil, fmt.Errorf("--runs must be in [1, %d], got %d", MaxRuns, c.Runs)
@@ -155,7 +83,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
 	}
-	if err := c.Shard.validate(c.Runs); err != nil {
+	if err := c.Shard.Validate(c.Runs); err != nil {
 		return nil, err
 	}
 	if err := c.Nemesis.Validate(c.Worlds); err != nil {
@@ -185,7 +113,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 		}
 	}
 	for _, item := range c.Conditions {
-		cond, err := ParseCondition(item)
+		cond, err := conditions.Parse(item)
 		if err != nil {
 			return nil, fmt.Errorf("--condition: %w", err)
 		}
@@ -213,7 +141,7 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 			}
 			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)
 			for _, s := range c.Scenarios {
-				p.Cells = append(p.Cells, reports.CellKey{World: w, Scenario: s, Condition: cond.Name})
+				p.Cells = append(p.Cells, history.NewCellKey(w, s, cond.Name))
 			}
 		}
 	}
@@ -230,11 +158,11 @@ func (c Config) Validate(reg *worlds.Registry) (*Plan, error) {
 // cells and every artifact then hold only these cells, as they would for a
 // storm whose matrix had only them. A key the plan does not hold is an
 // error naming it (a filter never adds a cell), and so is an empty list.
-func (p *Plan) Only(keys []reports.CellKey) error {
+func (p *Plan) Only(keys []history.CellKey) error {
 	if len(keys) == 0 {
 		return fmt.Errorf("no cells to run: the cell filter is empty")
 	}
-	want := make(map[reports.CellKey]bool, len(keys))
+	want := make(map[history.CellKey]bool, len(keys))
 	for _, k := range keys {
 		if !slices.Contains(p.Cells, k) {
 			return fmt.Errorf("cell %s is not in the storm's matrix (worlds %s, scenarios %s, conditions %s)", k,
@@ -242,8 +170,8 @@ func (p *Plan) Only(keys []reports.CellKey) error {
 		}
 		want[k] = true
 	}
-	p.Cells = slices.DeleteFunc(p.Cells, func(k reports.CellKey) bool { return !want[k] })
-	conds, pages := map[string]Condition{}, map[string]int{}
+	p.Cells = slices.DeleteFunc(p.Cells, func(k history.CellKey) bool { return !want[k] })
+	conds, pages := map[string]conditions.Condition{}, map[string]int{}
 	for _, k := range p.Cells {
 		cond := p.Conditions[k.Condition]
 		conds[k.Condition] = cond
@@ -257,9 +185,9 @@ func (p *Plan) Only(keys []reports.CellKey) error {
 // Supports says why world e cannot run a condition with knobs k (nil: it
 // can): its scheme or fence is not one the world has. The error reads after
 // the condition's name: "needs scheme seq, which world ... does not support
-// (it supports: ...)". The guard is checked by Validate, which can name the
+// (it supports: ...)". The guard is checked by NewPlan, which can name the
 // worlds that have it.
-func Supports(e worlds.Entry, k Knobs) error {
+func Supports(e worlds.Entry, k engine.Knobs) error {
 	if !slices.Contains(e.Schemes, string(k.Scheme)) {
 		return fmt.Errorf("needs scheme %s, which world %s does not support (it supports: %s)", k.Scheme, e.Name, supported(e))
 	}
@@ -289,7 +217,7 @@ func supported(e worlds.Entry) string {
 // scheme, fence and guard are the world's).
 func SupportedPresets(e worlds.Entry) []string {
 	var out []string
-	for _, p := range Presets() {
+	for _, p := range conditions.Presets() {
 		k := p.Knobs
 		if slices.Contains(e.Schemes, string(k.Scheme)) && honoursFence(e, k.Fence) &&
 			(k.Guard == eventlog.GuardNone || slices.Contains(e.Guards, k.Guard)) {

@@ -10,16 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/filetest"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )
 
 // defaults is what Config.Defaults fills into a zero Config (Out aside: it
 // depends on the clock).
-var defaults = storm.Config{
+var defaults = stormdir.Config{
 	Worlds:       []string{"local"},
 	Scenarios:    []string{"step-storm", "hook-storm", "control"},
 	Conditions:   []string{"main", "seq+callsite+ordered"},
@@ -34,27 +35,27 @@ var defaults = storm.Config{
 }
 
 func TestConfigDefaults(t *testing.T) {
-	full := storm.Config{
+	full := stormdir.Config{
 		Worlds: []string{"w"}, Scenarios: []string{"s"}, Conditions: []string{"c"},
 		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Rounds: 2, Latency: "none",
 		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true,
 	}
-	with := func(edit func(c *storm.Config)) storm.Config {
+	with := func(edit func(c *stormdir.Config)) stormdir.Config {
 		c := defaults
 		edit(&c)
 		return c
 	}
 	tests := []struct {
 		name string
-		in   storm.Config
-		want storm.Config // Out "" means "a fresh directory under storms/"
+		in   stormdir.Config
+		want stormdir.Config // Out "" means "a fresh directory under storms/"
 	}{
-		{"zero gets every default", storm.Config{}, defaults},
+		{"zero gets every default", stormdir.Config{}, defaults},
 		{"set fields are kept", full, full},
-		{"one set field is kept", storm.Config{Runs: 2, Out: "x"}, with(func(c *storm.Config) { c.Runs, c.Out = 2, "x" })},
-		{"seed is never defaulted", storm.Config{Seed: 9}, with(func(c *storm.Config) { c.Seed = 9 })},
-		{"negatives are left for Validate", storm.Config{Runs: -3, TimeScale: -1, Timeout: -time.Second},
-			with(func(c *storm.Config) { c.Runs, c.TimeScale, c.Timeout = -3, -1, -time.Second })},
+		{"one set field is kept", stormdir.Config{Runs: 2, Out: "x"}, with(func(c *stormdir.Config) { c.Runs, c.Out = 2, "x" })},
+		{"seed is never defaulted", stormdir.Config{Seed: 9}, with(func(c *stormdir.Config) { c.Seed = 9 })},
+		{"negatives are left for Validate", stormdir.Config{Runs: -3, TimeScale: -1, Timeout: -time.Second},
+			with(func(c *stormdir.Config) { c.Runs, c.TimeScale, c.Timeout = -3, -1, -time.Second })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,8 +87,8 @@ func testRegistry() *worlds.Registry {
 
 // validConfig is a small config that validates; each case below breaks one
 // field of it.
-func validConfig(t *testing.T) storm.Config {
-	return storm.Config{
+func validConfig(t *testing.T) stormdir.Config {
+	return stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Out: filepath.Join(t.TempDir(), "out"),
 	}.Defaults()
@@ -96,59 +97,59 @@ func validConfig(t *testing.T) storm.Config {
 func TestConfigValidateRejects(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(t *testing.T, c *storm.Config)
+		edit func(t *testing.T, c *stormdir.Config)
 		want []string // the message must contain each
 	}{
-		{"runs zero", func(_ *testing.T, c *storm.Config) { c.Runs = 0 }, []string{"--runs", "0"}},
-		{"runs negative", func(_ *testing.T, c *storm.Config) { c.Runs = -3 }, []string{"--runs", "-3"}},
-		{"runs past the bound", func(_ *testing.T, c *storm.Config) { c.Runs = storm.MaxRuns + 1 }, []string{"--runs", "[1, 1000000]", "1000001"}},
-		{"concurrency", func(_ *testing.T, c *storm.Config) { c.Concurrency = 0 }, []string{"--concurrency"}},
-		{"runs in flight", func(_ *testing.T, c *storm.Config) { c.RunsInFlight = -1 }, []string{"--runs-in-flight"}},
-		{"time scale zero", func(_ *testing.T, c *storm.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
-		{"time scale negative", func(_ *testing.T, c *storm.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
-		{"time scale too big", func(_ *testing.T, c *storm.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
-		{"rounds negative", func(_ *testing.T, c *storm.Config) { c.Rounds = -1 }, []string{"--rounds", "[1, 64]", "-1"}},
-		{"rounds too many", func(_ *testing.T, c *storm.Config) { c.Rounds = 65 }, []string{"--rounds", "65"}},
-		{"timeout", func(_ *testing.T, c *storm.Config) { c.Timeout = 0 }, []string{"--timeout"}},
-		{"page size", func(_ *testing.T, c *storm.Config) { c.PageSize = -1 }, []string{"--page-size"}},
-		{"latency", func(_ *testing.T, c *storm.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},
-		{"latency negative", func(_ *testing.T, c *storm.Config) { c.Latency = "fixed:-5ms" }, []string{"--latency", "fixed:"}},
-		{"world", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"nope"} }, []string{"--world", `"nope"`, "local", "ulid-only"}},
-		{"scenario", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "nope"} },
+		{"runs zero", func(_ *testing.T, c *stormdir.Config) { c.Runs = 0 }, []string{"--runs", "0"}},
+		{"runs negative", func(_ *testing.T, c *stormdir.Config) { c.Runs = -3 }, []string{"--runs", "-3"}},
+		{"runs past the bound", func(_ *testing.T, c *stormdir.Config) { c.Runs = storm.MaxRuns + 1 }, []string{"--runs", "[1, 1000000]", "1000001"}},
+		{"concurrency", func(_ *testing.T, c *stormdir.Config) { c.Concurrency = 0 }, []string{"--concurrency"}},
+		{"runs in flight", func(_ *testing.T, c *stormdir.Config) { c.RunsInFlight = -1 }, []string{"--runs-in-flight"}},
+		{"time scale zero", func(_ *testing.T, c *stormdir.Config) { c.TimeScale = 0 }, []string{"--time-scale"}},
+		{"time scale negative", func(_ *testing.T, c *stormdir.Config) { c.TimeScale = -1 }, []string{"--time-scale"}},
+		{"time scale too big", func(_ *testing.T, c *stormdir.Config) { c.TimeScale = 101 }, []string{"--time-scale", "101"}},
+		{"rounds negative", func(_ *testing.T, c *stormdir.Config) { c.Rounds = -1 }, []string{"--rounds", "[1, 64]", "-1"}},
+		{"rounds too many", func(_ *testing.T, c *stormdir.Config) { c.Rounds = 65 }, []string{"--rounds", "65"}},
+		{"timeout", func(_ *testing.T, c *stormdir.Config) { c.Timeout = 0 }, []string{"--timeout"}},
+		{"page size", func(_ *testing.T, c *stormdir.Config) { c.PageSize = -1 }, []string{"--page-size"}},
+		{"latency", func(_ *testing.T, c *stormdir.Config) { c.Latency = "weird" }, []string{"--latency", "weird", "seed", "none", "fixed:"}},
+		{"latency negative", func(_ *testing.T, c *stormdir.Config) { c.Latency = "fixed:-5ms" }, []string{"--latency", "fixed:"}},
+		{"world", func(_ *testing.T, c *stormdir.Config) { c.Worlds = []string{"nope"} }, []string{"--world", `"nope"`, "local", "ulid-only"}},
+		{"scenario", func(_ *testing.T, c *stormdir.Config) { c.Scenarios = []string{"control", "nope"} },
 			[]string{"--scenario", `"nope"`, "step-storm", "hook-storm", "control"}},
-		{"condition", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"nope"} }, []string{"--condition", `"nope"`, "main"}},
-		{"condition override", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"seq/wake=sideways"} },
+		{"condition", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"nope"} }, []string{"--condition", `"nope"`, "main"}},
+		{"condition override", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"seq/wake=sideways"} },
 			[]string{"--condition", "wake", "sideways", "racy", "ordered"}},
-		{"scheme the world lacks", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"sequence"} },
+		{"scheme the world lacks", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"sequence"} },
 			[]string{"--condition", `"sequence"`, "local", "ulid, seq"}},
-		{"scheme set by an override", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main/scheme=sequence"} },
+		{"scheme set by an override", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"main/scheme=sequence"} },
 			[]string{"--condition", `"main/scheme=sequence"`, "local"}},
-		{"scheme one of two worlds lacks", func(_ *testing.T, c *storm.Config) {
+		{"scheme one of two worlds lacks", func(_ *testing.T, c *stormdir.Config) {
 			c.Worlds, c.Conditions = []string{"local", "ulid-only"}, []string{"main", "seq"}
 		}, []string{"--condition", `"seq"`, "ulid-only"}},
-		{"fence the world lacks", func(_ *testing.T, c *storm.Config) {
+		{"fence the world lacks", func(_ *testing.T, c *stormdir.Config) {
 			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"tail-fence"}
 		},
 			[]string{"--condition", `"tail-fence"`, "needs fence all", "unfenced", "fence none", "conditions main, callsite"}},
-		{"fence set by an override", func(_ *testing.T, c *storm.Config) {
+		{"fence set by an override", func(_ *testing.T, c *stormdir.Config) {
 			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"callsite/fence=decisions"}
 		}, []string{"--condition", `"callsite/fence=decisions"`, "needs fence decisions", "unfenced"}},
-		{"scheme an unfenced world lacks", func(_ *testing.T, c *storm.Config) {
+		{"scheme an unfenced world lacks", func(_ *testing.T, c *stormdir.Config) {
 			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"seq+callsite"}
 		},
 			[]string{"--condition", `"seq+callsite"`, "needs scheme seq", "unfenced", "conditions main, callsite"}},
-		{"world twice", func(_ *testing.T, c *storm.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
-		{"scenario twice", func(_ *testing.T, c *storm.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
+		{"world twice", func(_ *testing.T, c *stormdir.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
+		{"scenario twice", func(_ *testing.T, c *stormdir.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},
-		{"condition twice", func(_ *testing.T, c *storm.Config) { c.Conditions = []string{"main", " main"} }, []string{"--condition", `"main"`, "twice"}},
-		{"out under a file", func(t *testing.T, c *storm.Config) { c.Out = filetest.UnderFile(t) }, []string{"--out"}},
-		{"out read-only", func(t *testing.T, c *storm.Config) { c.Out = filetest.ReadOnlyDir(t) }, []string{"--out", "not writable"}},
+		{"condition twice", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"main", " main"} }, []string{"--condition", `"main"`, "twice"}},
+		{"out under a file", func(t *testing.T, c *stormdir.Config) { c.Out = filetest.UnderFile(t) }, []string{"--out"}},
+		{"out read-only", func(t *testing.T, c *stormdir.Config) { c.Out = filetest.ReadOnlyDir(t) }, []string{"--out", "not writable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			tc.edit(t, &c)
-			plan, err := c.Validate(testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry())
 			if err == nil {
 				t.Fatalf("Validate() = %+v, want an error", plan)
 			}
@@ -164,24 +165,24 @@ func TestConfigValidateRejects(t *testing.T) {
 func TestConfigValidatePlan(t *testing.T) {
 	tests := []struct {
 		name      string
-		edit      func(c *storm.Config)
-		wantCells []reports.CellKey
+		edit      func(c *stormdir.Config)
+		wantCells []history.CellKey
 		latency   string
 		pageSizes map[string]int
 		inFlight  int
 	}{
 		{
 			name:      "one cell",
-			edit:      func(*storm.Config) {},
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
+			edit:      func(*stormdir.Config) {},
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize},
 			inFlight:  storm.DefaultRunsInFlight,
 		},
 		{
 			name: "page sizes per scheme",
-			edit: func(c *storm.Config) { c.Worlds, c.Conditions = []string{"local", "paged"}, []string{"main", "seq"} },
-			wantCells: []reports.CellKey{
+			edit: func(c *stormdir.Config) { c.Worlds, c.Conditions = []string{"local", "paged"}, []string{"main", "seq"} },
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "main"}, {World: "local", Scenario: "control", Condition: "seq"},
 				{World: "paged", Scenario: "control", Condition: "main"}, {World: "paged", Scenario: "control", Condition: "seq"},
 			},
@@ -191,29 +192,29 @@ func TestConfigValidatePlan(t *testing.T) {
 		},
 		{
 			name:      "--page-size beats every world's own",
-			edit:      func(c *storm.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			edit:      func(c *stormdir.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": 7, "ulid-only/ulid": 7},
 			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
 		},
 		{
 			name:      "--runs-in-flight beats every world's own",
-			edit:      func(c *storm.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
-			wantCells: []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
+			edit:      func(c *stormdir.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
+			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
 			latency:   "seed",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "ulid-only/ulid": 1000},
 			inFlight:  99,
 		},
 		{
 			name: "world x condition x scenario, conditions under their trimmed text",
-			edit: func(c *storm.Config) {
+			edit: func(c *stormdir.Config) {
 				c.Worlds = []string{"local", "ulid-only"}
 				c.Scenarios = []string{"control", "step-storm"}
 				c.Conditions = []string{"main", " main/ids=callsite "}
 				c.Latency = "fixed:5ms"
 			},
-			wantCells: []reports.CellKey{
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "main"},
 				{World: "local", Scenario: "step-storm", Condition: "main"},
 				{World: "local", Scenario: "control", Condition: "main/ids=callsite"},
@@ -229,11 +230,11 @@ func TestConfigValidatePlan(t *testing.T) {
 		},
 		{
 			name: "seq on local",
-			edit: func(c *storm.Config) {
+			edit: func(c *stormdir.Config) {
 				c.Conditions = []string{"seq+callsite+ordered", "seq/fence=decisions-only"}
 				c.Latency = "none"
 			},
-			wantCells: []reports.CellKey{
+			wantCells: []history.CellKey{
 				{World: "local", Scenario: "control", Condition: "seq+callsite+ordered"},
 				{World: "local", Scenario: "control", Condition: "seq/fence=decisions-only"},
 			},
@@ -246,7 +247,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			tc.edit(&c)
-			plan, err := c.Validate(testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry())
 			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -283,32 +284,32 @@ func TestConfigValidatePlan(t *testing.T) {
 }
 
 func TestPlanOnly(t *testing.T) {
-	key := func(w, s, c string) reports.CellKey { return reports.CellKey{World: w, Scenario: s, Condition: c} }
+	key := func(w, s, c string) history.CellKey { return history.CellKey{World: w, Scenario: s, Condition: c} }
 	tests := []struct {
 		name      string
-		keys      []reports.CellKey
-		wantCells []reports.CellKey // nil: Only fails
+		keys      []history.CellKey
+		wantCells []history.CellKey // nil: Only fails
 		wantConds []string
 		pageSizes map[string]int
 		wantErr   []string // the message must contain each
 	}{
 		{
 			name:      "keeps the plan's order, not the filter's",
-			keys:      []reports.CellKey{key("paged", "control", "seq"), key("local", "step-storm", "main")},
-			wantCells: []reports.CellKey{key("local", "step-storm", "main"), key("paged", "control", "seq")},
+			keys:      []history.CellKey{key("paged", "control", "seq"), key("local", "step-storm", "main")},
+			wantCells: []history.CellKey{key("local", "step-storm", "main"), key("paged", "control", "seq")},
 			wantConds: []string{"main", "seq"},
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "paged/seq": 500},
 		},
 		{
 			name:      "drops the conditions and page sizes no cell uses",
-			keys:      []reports.CellKey{key("paged", "control", "seq"), key("paged", "step-storm", "seq")},
-			wantCells: []reports.CellKey{key("paged", "step-storm", "seq"), key("paged", "control", "seq")},
+			keys:      []history.CellKey{key("paged", "control", "seq"), key("paged", "step-storm", "seq")},
+			wantCells: []history.CellKey{key("paged", "step-storm", "seq"), key("paged", "control", "seq")},
 			wantConds: []string{"seq"},
 			pageSizes: map[string]int{"paged/seq": 500},
 		},
 		{
 			name:    "a cell outside the matrix",
-			keys:    []reports.CellKey{key("local", "control", "main"), key("local", "hook-storm", "main")},
+			keys:    []history.CellKey{key("local", "control", "main"), key("local", "hook-storm", "main")},
 			wantErr: []string{"local/hook-storm/main", "not in the storm's matrix", "step-storm,control"},
 		},
 		{name: "nothing", keys: nil, wantErr: []string{"empty"}},
@@ -317,7 +318,7 @@ func TestPlanOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			c.Worlds, c.Scenarios, c.Conditions = []string{"local", "paged"}, []string{"step-storm", "control"}, []string{"main", "seq"}
-			plan, err := c.Validate(testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry())
 			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -360,7 +361,7 @@ func TestUnfencedWorld(t *testing.T) {
 	c := validConfig(t)
 	c.Worlds = []string{"unfenced"}
 	c.Conditions = []string{"main", "callsite", "main/ids=callsite", "callsite/wake=ordered", "main/admission=single-runner"}
-	if _, err := c.Validate(testRegistry()); err != nil {
+	if _, err := storm.NewPlan(c, testRegistry()); err != nil {
 		t.Fatalf("Validate(%v on an unfenced world): %v", c.Conditions, err)
 	}
 	e, err := testRegistry().Lookup("unfenced")

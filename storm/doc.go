@@ -4,21 +4,22 @@
 //
 // A storm goes from flags to artifacts in three steps:
 //
-//   - Config (config.go) is the plain configuration the flags fill;
-//     Defaults and Validate turn it into a Plan (the cells, the conditions'
-//     knobs, each world's page size and runs in flight) before any store is
-//     touched. Conditions are named presets with /key=value overrides
-//     (conditions.go).
-//   - Run (runner.go) opens one world and one engine runtime per cell, runs
-//     the cells' runs interleaved under one bound of runs in flight, decides
-//     each run's outcome from its final log (outcome.go), applies the
-//     forensics checkers and verdicts to what every reader saw, and appends
-//     the records to the storm directory as runs finish (package reports).
-//     With the nemesis on, faults are played against the stores while it
-//     runs (nemesis.go).
-//   - A stored storm is continued (resume.go: --resume DIR), sharded and
-//     merged back (shard.go: --shard i/n, StormMeta of storm.json), and its
-//     runs explained (explain.go).
+//   - stormdir.Config is the plain configuration the flags fill (storm.json
+//     keeps it); NewPlan (config.go) turns it, defaulted, into a Plan (the
+//     cells, the conditions' knobs, each world's page size and runs in
+//     flight) before any store is touched. Conditions are named presets
+//     with /key=value overrides (package conditions).
+//   - Run (runner.go) opens one world and one engine per cell (engine.go:
+//     Engine, the seam an engine plugs into, and Engines, their registry;
+//     the model's *engine.Runtime is one), runs the cells' runs
+//     interleaved under one bound of runs in flight, gathers what each run
+//     left (worlds.Collect) and hands it to the post-run pipeline
+//     (pipeline.Process: outcome, findings, verdicts, class), and appends
+//     the records to the storm directory as runs finish (package
+//     stormdir). With the nemesis on, faults are played against the
+//     stores while it runs (nemesis.go).
+//   - A stored storm is continued (resume.go: --resume DIR, read back by
+//     stormdir.ReadResume).
 //
 // No code path injects, samples or hard-codes an outcome: every outcome is
 // read off what the real store and the engine model did.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -29,13 +29,13 @@ func (r *runner) startNemesis(ctx context.Context, cells []*cell) error {
 		return fmt.Errorf("--nemesis %s: no world of this storm offers it (pg-restart needs the embedded cluster; ingest-503, dynamo-pause and redis-down need the vercel world's own ingest server, embedded DynamoDB-API server and embedded Redis)", missing[0])
 	}
 	r.meta.FaultSchedule = nr.Schedule()
-	if err := r.out.WriteMeta(r.meta); err != nil {
+	if err := r.out.WriteMeta(&r.meta); err != nil {
 		return err
 	}
 	r.nem = nr
 	nr.Start(ctx, func(recs []nemesis.Record) {
 		r.meta.Faults = recs // calls come one at a time
-		if err := r.out.WriteMeta(r.meta); err != nil {
+		if err := r.out.WriteMeta(&r.meta); err != nil {
 			r.deps.Logger.Warn("nemesis: record the faults in storm.json", "err", err)
 		}
 	})
@@ -51,7 +51,7 @@ func (r *runner) stopNemesis() {
 }
 
 // faultsOf labels the faults on cell k's world that overlapped [from, to].
-func (r *runner) faultsOf(k reports.CellKey, from, to time.Time) []string {
+func (r *runner) faultsOf(k history.CellKey, from, to time.Time) []string {
 	if r.nem == nil {
 		return nil
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestRunNemesis: a local storm under fs-unavailable records its schedule
@@ -23,18 +24,18 @@ func TestRunNemesis(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("fs-unavailable needs Linux")
 	}
-	p := plan(t, storm.Config{
+	p := plan(t, stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq+callsite+ordered"},
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 5,
 		Nemesis: nemesis.Config{Kinds: nemesis.KindList{nemesis.FSUnavailable}, Faults: 3, Window: 300 * time.Millisecond, Gap: 100 * time.Millisecond},
 	})
 	sum := runStorm(t, p)
 	noScratchLeft(t)
-	b, err := os.ReadFile(filepath.Join(p.Config.Out, reports.FileStorm))
+	b, err := os.ReadFile(filepath.Join(p.Config.Out, stormdir.FileStorm))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta storm.StormMeta
+	var meta stormdir.Meta
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +52,10 @@ func TestRunNemesis(t *testing.T) {
 		}
 		labels[f.Label()] = true
 	}
-	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, reports.FileRuns))
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, stormdir.FileRuns))
 	faulted := 0
 	for _, r := range runs {
-		if r.Outcome != reports.Completed && r.Outcome != reports.Infra {
+		if r.Outcome != history.Completed && r.Outcome != history.Infra {
 			t.Errorf("run %s is %s under faults: %s", r.RunID, r.Outcome, r.Detail)
 		}
 		for _, l := range r.Faults {
@@ -76,7 +77,7 @@ func TestRunNemesis(t *testing.T) {
 		t.Fatal("no run overlapped a fault: the test proves nothing")
 	}
 	c := sum.Cells[0]
-	if n := c.Faulted[reports.Completed] + c.Faulted[reports.Infra]; n != faulted {
+	if n := c.Faulted[history.Completed] + c.Faulted[history.Infra]; n != faulted {
 		t.Errorf("the cell counts %v faulted runs, runs.jsonl marks %d", c.Faulted, faulted)
 	}
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -20,7 +22,7 @@ import (
 // the run index, and on nothing else.
 func TestRunID(t *testing.T) {
 	started := time.Date(2026, 12, 2, 14, 11, 0, 0, time.UTC)
-	k := reports.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
+	k := history.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
 	id := storm.RunID(1, started, k, 0)
 	u, err := ulid.ParseStrict(strings.TrimPrefix(id, "wrun_"))
 	if !strings.HasPrefix(id, "wrun_") || err != nil || !ulid.Time(u.Time()).Equal(started) {
@@ -44,42 +46,42 @@ func TestRunID(t *testing.T) {
 }
 
 func TestResumeConfig(t *testing.T) {
-	stored := storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
+	stored := stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 6, Concurrency: 20, Seed: 7, TimeScale: 0.25, Latency: "seed", Timeout: time.Minute, Out: "elsewhere/original"}
 	tests := []struct {
 		name    string
-		given   func(c *storm.Config)
+		given   func(c *stormdir.Config)
 		flags   []string
-		want    func(c *storm.Config) // edits stored into the wanted config
+		want    func(c *stormdir.Config) // edits stored into the wanted config
 		wantErr []string
 	}{
-		{name: "nothing given", want: func(*storm.Config) {}},
-		{name: "the same values given", given: func(c *storm.Config) { c.Runs, c.Seed = 6, 7 }, flags: []string{"runs", "seed"},
-			want: func(*storm.Config) {}},
-		{name: "--keep given", given: func(c *storm.Config) { c.Keep = true }, flags: []string{"keep"},
-			want: func(c *storm.Config) { c.Keep = true }},
-		{name: "a flag not given is storm.json's", given: func(c *storm.Config) { c.Runs = 24 }, want: func(*storm.Config) {}},
-		{name: "other runs", given: func(c *storm.Config) { c.Runs = 8 }, flags: []string{"runs"},
+		{name: "nothing given", want: func(*stormdir.Config) {}},
+		{name: "the same values given", given: func(c *stormdir.Config) { c.Runs, c.Seed = 6, 7 }, flags: []string{"runs", "seed"},
+			want: func(*stormdir.Config) {}},
+		{name: "--keep given", given: func(c *stormdir.Config) { c.Keep = true }, flags: []string{"keep"},
+			want: func(c *stormdir.Config) { c.Keep = true }},
+		{name: "a flag not given is storm.json's", given: func(c *stormdir.Config) { c.Runs = 24 }, want: func(*stormdir.Config) {}},
+		{name: "other runs", given: func(c *stormdir.Config) { c.Runs = 8 }, flags: []string{"runs"},
 			wantErr: []string{"--runs 8 differs from the storm's 6", "storm.json", "drop --runs"}},
-		{name: "other seed", given: func(c *storm.Config) { c.Seed = 1 }, flags: []string{"seed"}, wantErr: []string{"--seed 1", "7"}},
-		{name: "other world", given: func(c *storm.Config) { c.Worlds = []string{"postgres"} }, flags: []string{"world"},
+		{name: "other seed", given: func(c *stormdir.Config) { c.Seed = 1 }, flags: []string{"seed"}, wantErr: []string{"--seed 1", "7"}},
+		{name: "other world", given: func(c *stormdir.Config) { c.Worlds = []string{"postgres"} }, flags: []string{"world"},
 			wantErr: []string{"--world postgres", "local"}},
-		{name: "conditions reordered", given: func(c *storm.Config) { c.Conditions = []string{"seq", "main"} }, flags: []string{"condition"},
+		{name: "conditions reordered", given: func(c *stormdir.Config) { c.Conditions = []string{"seq", "main"} }, flags: []string{"condition"},
 			wantErr: []string{"--condition seq,main", "main,seq"}},
-		{name: "other time scale", given: func(c *storm.Config) { c.TimeScale = 1 }, flags: []string{"time-scale"}, wantErr: []string{"--time-scale 1 ", "0.25"}},
-		{name: "the default rounds given to a storm.json without rounds", given: func(c *storm.Config) { c.Rounds = 6 }, flags: []string{"rounds"},
-			want: func(*storm.Config) {}},
-		{name: "other rounds", given: func(c *storm.Config) { c.Rounds = 8 }, flags: []string{"rounds"}, wantErr: []string{"--rounds 8 ", "6"}},
-		{name: "other latency", given: func(c *storm.Config) { c.Latency = "none" }, flags: []string{"latency"}, wantErr: []string{"--latency none"}},
-		{name: "other timeout", given: func(c *storm.Config) { c.Timeout = time.Second }, flags: []string{"timeout"}, wantErr: []string{"--timeout 1s", "1m0s"}},
-		{name: "a shard given", given: func(c *storm.Config) { c.Shard = storm.Shard{Index: 1, Count: 2} }, flags: []string{"shard"},
+		{name: "other time scale", given: func(c *stormdir.Config) { c.TimeScale = 1 }, flags: []string{"time-scale"}, wantErr: []string{"--time-scale 1 ", "0.25"}},
+		{name: "the default rounds given to a storm.json without rounds", given: func(c *stormdir.Config) { c.Rounds = 6 }, flags: []string{"rounds"},
+			want: func(*stormdir.Config) {}},
+		{name: "other rounds", given: func(c *stormdir.Config) { c.Rounds = 8 }, flags: []string{"rounds"}, wantErr: []string{"--rounds 8 ", "6"}},
+		{name: "other latency", given: func(c *stormdir.Config) { c.Latency = "none" }, flags: []string{"latency"}, wantErr: []string{"--latency none"}},
+		{name: "other timeout", given: func(c *stormdir.Config) { c.Timeout = time.Second }, flags: []string{"timeout"}, wantErr: []string{"--timeout 1s", "1m0s"}},
+		{name: "a shard given", given: func(c *stormdir.Config) { c.Shard = stormdir.Shard{Index: 1, Count: 2} }, flags: []string{"shard"},
 			wantErr: []string{"--shard 1/2", `""`}},
-		{name: "--out elsewhere", given: func(c *storm.Config) { c.Out = "other" }, flags: []string{"out"}, wantErr: []string{"--out other"}},
+		{name: "--out elsewhere", given: func(c *stormdir.Config) { c.Out = "other" }, flags: []string{"out"}, wantErr: []string{"--out other"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := &storm.Resume{Dir: "storms/x", Meta: &storm.StormMeta{Config: stored}}
-			given := storm.Config{Runs: 24, Seed: 1, TimeScale: 1, Latency: "seed", Timeout: 240 * time.Second, Concurrency: 20}
+			res := &stormdir.Resume{Dir: "storms/x", Meta: &stormdir.Meta{Config: stored}}
+			given := stormdir.Config{Runs: 24, Seed: 1, TimeScale: 1, Latency: "seed", Timeout: 240 * time.Second, Concurrency: 20}
 			if tc.given != nil {
 				tc.given(&given)
 			}
@@ -106,7 +108,7 @@ func TestResumeConfig(t *testing.T) {
 				t.Errorf("Config = %+v, want %+v", got, want)
 			}
 			// stored has no rounds, as a storm.json from before --rounds:
-			// it ran the harness's 6, and Validate must accept it.
+			// it ran the harness's 6, and NewPlan must accept it.
 			if got.Rounds != 6 {
 				t.Errorf("Rounds = %d, want 6 for a storm.json without rounds", got.Rounds)
 			}
@@ -117,36 +119,37 @@ func TestResumeConfig(t *testing.T) {
 // TestResumeCheck: a directory whose storm.json or runs.jsonl is not the
 // storm the resumed plan would run is refused.
 func TestResumeCheck(t *testing.T) {
-	p := plan(t, storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"}, Runs: 4, Seed: 7})
+	p := plan(t, stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"}, Runs: 4, Seed: 7})
 	k := p.Cells[0]
 	rec := func(idx int, id string) reports.RunRecord {
-		return reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: idx, RunID: id}
+		return reports.RunRecord{CellKey: k, Index: idx, RunID: id}
 	}
 	tests := []struct {
 		name    string
-		edit    func(m *storm.StormMeta)
+		edit    func(m *stormdir.Meta)
 		runs    []reports.RunRecord
 		wantErr string
 		missing int
 	}{
 		{name: "nothing recorded", missing: 4},
 		{name: "two recorded", runs: []reports.RunRecord{rec(0, "a"), rec(2, "b")}, missing: 2},
-		{name: "another build", edit: func(m *storm.StormMeta) { m.Version = "v9" }, wantErr: "stormctl v9, this is test"},
-		{name: "other cells", edit: func(m *storm.StormMeta) { m.Cells = nil }, wantErr: "other cells"},
-		{name: "other knobs", edit: func(m *storm.StormMeta) { m.Conditions = nil }, wantErr: "knobs"},
-		{name: "a run of another cell", runs: []reports.RunRecord{{World: "local", Scenario: "step-storm", Condition: "main", RunID: "x"}},
+		{name: "another build", edit: func(m *stormdir.Meta) { m.Version = "v9" }, wantErr: "stormctl v9, this is test"},
+		{name: "an older schema", edit: func(m *stormdir.Meta) { m.Schema = 1 }, wantErr: "artifacts are of schema 1, this build writes 2"},
+		{name: "other cells", edit: func(m *stormdir.Meta) { m.Cells = nil }, wantErr: "other cells"},
+		{name: "other knobs", edit: func(m *stormdir.Meta) { m.Conditions = nil }, wantErr: "knobs"},
+		{name: "a run of another cell", runs: []reports.RunRecord{{CellKey: history.NewCellKey("local", "step-storm", "main"), RunID: "x"}},
 			wantErr: "run x is of cell local/step-storm/main"},
 		{name: "a run index beyond --runs", runs: []reports.RunRecord{rec(4, "x")}, wantErr: "run index 4"},
 		{name: "a run index twice", runs: []reports.RunRecord{rec(1, "a"), rec(1, "b")}, wantErr: "run index 1 of local/control/main is recorded twice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			meta := &storm.StormMeta{Version: "test", Config: p.Config, Conditions: p.Conditions, Cells: p.Cells}
+			meta := &stormdir.Meta{Schema: reports.SchemaVersion, Version: "test", Config: p.Config, Conditions: p.Conditions, Cells: p.Cells}
 			if tc.edit != nil {
 				tc.edit(meta)
 			}
-			res := &storm.Resume{Dir: "storms/x", Meta: meta, Stored: &reports.Recorded{Runs: tc.runs}}
-			err := res.Check(p, "test")
+			res := &stormdir.Resume{Dir: "storms/x", Meta: meta, Stored: &stormdir.Recorded{Runs: tc.runs}}
+			err := res.Check(p.Cells, p.Conditions, p.Config, "test")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Check = %v, want an error with %q", err, tc.wantErr)
@@ -156,7 +159,7 @@ func TestResumeCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Missing(p); got != tc.missing {
+			if got := res.Missing(p.Cells, p.Config); got != tc.missing {
 				t.Errorf("Missing = %d, want %d", got, tc.missing)
 			}
 		})
@@ -168,20 +171,20 @@ func TestResumeCheck(t *testing.T) {
 // RunID gives it, with history and final logs of those runs only, and a
 // summary over all of them.
 func TestResumeAfterInterrupt(t *testing.T) {
-	cfg := storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
+	cfg := stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 4, RunsInFlight: 4, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 3}
 	p := plan(t, cfg)
 	dir := p.Config.Out
 	if r := interruptAfter(t, p, 2); !errors.Is(r.err, storm.ErrInterrupted) {
 		t.Fatalf("Run = %v, want ErrInterrupted", r.err)
 	}
-	before := jsonLines[reports.RunRecord](t, filepath.Join(dir, reports.FileRuns))
+	before := jsonLines[reports.RunRecord](t, filepath.Join(dir, stormdir.FileRuns))
 
-	res, err := storm.ReadResume(dir)
+	res, err := stormdir.ReadResume(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcfg, err := res.Config(storm.Config{}, func(string) bool { return false })
+	rcfg, err := res.Config(stormdir.Config{}, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +192,14 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	for _, w := range deps().Worlds.Entries() {
 		reg.Register(w)
 	}
-	rp, err := rcfg.Validate(&reg)
+	rp, err := storm.NewPlan(rcfg, &reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Check(rp, "test"); err != nil {
+	if err := res.Check(rp.Cells, rp.Conditions, rp.Config, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Missing(rp), 8-len(before); got != want {
+	if got, want := res.Missing(rp.Cells, rp.Config), 8-len(before); got != want {
 		t.Fatalf("Missing = %d, want %d (%d recorded)", got, want, len(before))
 	}
 	rp.Resume = res
@@ -206,14 +209,14 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	}
 	noScratchLeft(t)
 
-	runs := jsonLines[reports.RunRecord](t, filepath.Join(dir, reports.FileRuns))
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(dir, stormdir.FileRuns))
 	if !slices.EqualFunc(runs[:len(before)], before, func(a, b reports.RunRecord) bool { return a.RunID == b.RunID }) {
 		t.Errorf("the runs recorded before the interruption changed")
 	}
-	seen := map[reports.CellKey]map[int]bool{}
+	seen := map[history.CellKey]map[int]bool{}
 	ids := map[string]bool{}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		if seen[k] == nil {
 			seen[k] = map[int]bool{}
 		}
@@ -231,12 +234,12 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			t.Errorf("%s has run indexes %v, want 0-3", k, seen[k])
 		}
 	}
-	for _, op := range jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory)) {
+	for _, op := range jsonLines[history.Op](t, filepath.Join(dir, stormdir.FileHistory)) {
 		if !ids[op.RunID] {
 			t.Fatalf("history.jsonl holds an operation of run %s, which runs.jsonl does not list", op.RunID)
 		}
 	}
-	events, _ := filepath.Glob(filepath.Join(dir, reports.DirEvents, "*", "*.jsonl"))
+	events, _ := filepath.Glob(filepath.Join(dir, stormdir.DirEvents, "*", "*.jsonl"))
 	if len(events) != len(runs) {
 		t.Errorf("%d final logs for %d runs", len(events), len(runs))
 	}
@@ -246,11 +249,11 @@ func TestResumeAfterInterrupt(t *testing.T) {
 			t.Errorf("%s: %d runs, %d in summary.json (interrupted: %v); want 4", c.Key(), c.Runs, onDisk.Cells[i].Runs, onDisk.Interrupted)
 		}
 	}
-	meta, err := storm.ReadMeta(dir)
+	meta, err := stormdir.ReadMeta(dir)
 	if err != nil || !meta.Started.Equal(res.Meta.Started) || len(meta.Resumed) != 1 {
 		t.Errorf("storm.json: started %v, resumed %v (%v); want the first start and one resume", meta.Started, meta.Resumed, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, reports.FileMD)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, stormdir.FileMD)); err != nil {
 		t.Error(err)
 	}
 }

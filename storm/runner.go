@@ -8,17 +8,20 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/forensics"
+
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/crash"
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/nemesis"
@@ -26,9 +29,10 @@ import (
 	"github.com/stormctl/stormctl/reports/plots"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/verdict"
+	"github.com/stormctl/stormctl/stormdir"
+
+	"github.com/stormctl/stormctl/pipeline"
 	"github.com/stormctl/stormctl/worlds"
-	"golang.org/x/sync/errgroup"
 )
 
 // ErrInterrupted is returned with the partial summary of a storm whose
@@ -37,14 +41,16 @@ var ErrInterrupted = errors.New("storm interrupted")
 
 // Progress receives live updates; implementations render them.
 type Progress interface {
-	Start(cells []reports.CellKey, runsPerCell int)
+	Start(cells []history.CellKey, runsPerCell int)
 	Update(c reports.Cell)
 	Finish()
 }
 
 // Deps are the runner's collaborators.
 type Deps struct {
-	Worlds   *worlds.Registry
+	Worlds *worlds.Registry
+	// Engine opens each cell's engine; nil opens Engines()[DefaultEngine].
+	Engine   OpenEngine
 	Logger   *slog.Logger
 	Progress Progress
 	Version  string
@@ -71,68 +77,19 @@ func keepFiles(dir string, keep bool, logger *slog.Logger) {
 	os.RemoveAll(dir)
 }
 
-// StormMeta is storm.json: what was run, with which build.
-type StormMeta struct {
-	Schema     int                  `json:"schema"`
-	Version    string               `json:"version"`
-	Config     Config               `json:"config"`
-	Conditions map[string]Condition `json:"conditions"`
-	Cells      []reports.CellKey    `json:"cells"`
-	// PageSizes is the invocation page size of each world and scheme,
-	// keyed "world/scheme" (--page-size, else the world's own for the
-	// scheme).
-	PageSizes map[string]int `json:"pageSizes"`
-	// RunsInFlight is the bound the storm kept (--runs-in-flight, else
-	// its worlds' own): it depends on the machine, like gomaxprocs.
-	RunsInFlight int `json:"runsInFlightUsed"`
-	GoMaxProcs   int `json:"gomaxprocs"`
-	// Latency is the mint-to-commit profile's windows, each labelled
-	// measured or assumption.
-	Latency []worlds.Window `json:"latencyWindows,omitempty"`
-	// Started is when the storm first started; a resumed storm keeps it
-	// (run ids depend on it) and lists each resume in Resumed.
-	Started time.Time   `json:"started"`
-	Resumed []time.Time `json:"resumed,omitempty"`
-	// FaultSchedule is the nemesis's plan and Faults what happened, one
-	// record per fault and target, rewritten as faults start and end
-	// (storm --nemesis; see nemesis.go).
-	FaultSchedule []nemesis.Fault  `json:"faultSchedule,omitempty"`
-	Faults        []nemesis.Record `json:"faults,omitempty"`
-	// Endpoints are the servers the storm's worlds ran on, one per endpoint
-	// flag, secrets removed (Plan.Endpoints); a storm.json from before they
-	// were stored has none (nil), and so has a merge of shards that ran on
-	// different ones.
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
-}
-
-// Endpoint is a server a storm's worlds ran on, named by the flag that
-// picks it ("pg-url", "ingest-url", ...), as storm.json keeps it: Value is
-// the flag's value with any secret (password, token) removed, "" when the
-// flag was not given (the world's own embedded server); Secret says the
-// value had one, so that a resumed storm needs the flag given again. A
-// Secret with an empty Value is a value that could not be stored without
-// its secret.
-type Endpoint struct {
-	Flag   string `json:"flag"`
-	Value  string `json:"value"`
-	Secret bool   `json:"secret,omitempty"`
-}
-
-// cell is one cell's world, runtime and scenario.
+// cell is one cell's plan, world and engine.
 type cell struct {
-	key   reports.CellKey
-	cond  Condition
-	sc    scenarios.Scenario
+	key   history.CellKey
+	plan  pipeline.Cell
 	world worlds.World
-	rt    *engine.Runtime
-	stop  context.CancelFunc
+	eng   Engine
 }
 
 // runner is one storm in progress.
 type runner struct {
 	plan    *Plan
 	deps    Deps
-	out     *reports.Writer
+	out     *stormdir.Writer
 	sink    *historySink
 	started time.Time // the storm's first start: every run id's time
 	mu      sync.Mutex
@@ -142,9 +99,9 @@ type runner struct {
 	tally *reports.Tally
 	plots []string
 	// timelines counts the timelines written per cell and class.
-	timelines map[reports.CellKey]map[string]int
+	timelines pipeline.Timelines
 	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
-	meta StormMeta
+	meta stormdir.Meta
 	nem  *nemesis.Runner
 }
 
@@ -157,7 +114,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	cfg := plan.Config
 	keys := plan.Cells
-	meta := StormMeta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
 		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows(),
 		Endpoints: plan.Endpoints}
 	out, prior, err := openArtifacts(&meta, plan.Resume)
@@ -166,9 +123,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	r := &runner{
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
-		sink:      &historySink{byRun: map[string][]worlds.Op{}, out: out},
+		sink:      newHistorySink(out),
 		summary:   reports.NewSummary(keys),
-		timelines: map[reports.CellKey]map[string]int{},
+		timelines: pipeline.Timelines{},
 	}
 	r.tally = reports.NewTally(r.summary)
 	if err := r.addPrior(prior); err != nil {
@@ -188,8 +145,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	cells, openErr := r.openCells(ctx, tmp)
 	defer func() {
 		for _, c := range cells {
-			c.stop()
-			c.rt.Wait()
+			c.eng.Close()
 			c.world.Close()
 			if k, ok := worlds.Inner(c.world).(worlds.Keeper); ok && cfg.Keep {
 				if kept := k.Kept(); kept != "" {
@@ -213,6 +169,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	}
 	runErr := r.runAll(ctx, cells)
 	r.stopNemesis()
+	if err := r.sink.flush(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if deps.Progress != nil {
 		deps.Progress.Finish()
 	}
@@ -238,9 +197,13 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	return r.summary, runErr
 }
 
-// openCells opens one world and one runtime per cell.
+// openCells opens one world and one engine per cell.
 func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 	cfg := r.plan.Config
+	open := r.deps.Engine
+	if open == nil {
+		open = Engines()[DefaultEngine]
+	}
 	var cells []*cell
 	for i, k := range r.plan.Cells {
 		entry, err := r.deps.Worlds.Lookup(k.World)
@@ -255,20 +218,23 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		if err != nil {
 			return cells, err
 		}
-		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, reports.CellDir(k)), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, k.Dir()), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
 		if err != nil {
 			return cells, fmt.Errorf("open world %s: %w", k.World, err)
 		}
 		cond := r.plan.Conditions[k.Condition]
-		rctx, stop := context.WithCancel(ctx)
 		rec := worlds.Record(w, r.sink)
-		rt := engine.New(rctx, engine.Config{
-			World: rec, Program: sc.Program, Steps: sc.Steps, Policy: cond.Knobs.Policy,
-			Scheme: cond.Knobs.Scheme, Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
-			TimerTick: timerTick(cfg.TimeScale), SealAfter: sealAfter(cond.Knobs.Policy, cfg.TimeScale),
-			Logger: r.deps.Logger,
+		eng, err := open(ctx, EngineSetup{
+			Key: k, World: rec, Sink: r.sink, Scenario: sc, Knobs: cond.Knobs,
+			Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
+			TimeScale: cfg.TimeScale, Logger: r.deps.Logger,
 		})
-		cells = append(cells, &cell{key: k, cond: cond, sc: sc, world: rec, rt: rt, stop: stop})
+		if err != nil {
+			rec.Close()
+			return cells, fmt.Errorf("open the engine of cell %s: %w", k, err)
+		}
+		cells = append(cells, &cell{key: k, world: rec, eng: eng,
+			plan: pipeline.Cell{Key: k, Knobs: cond.Knobs, Scenario: sc, TimeScale: cfg.TimeScale}})
 	}
 	return cells, nil
 }
@@ -298,7 +264,11 @@ func (r *runner) runAll(ctx context.Context, cells []*cell) error {
 	return g.Wait()
 }
 
-// runOne runs one workflow run to its end (or timeout) and records it.
+// runOne runs one workflow run to its end (or timeout) and records it:
+// what the run left goes through the post-run pipeline (pipeline.Process),
+// and the runner keeps what the storm keeps of it (its timeline, while
+// its cell and class have fewer than reports.MaxTimelines, its artifacts,
+// its tally).
 func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if ctx.Err() != nil {
 		return nil
@@ -311,13 +281,17 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var driveErr error
-	startErr := c.rt.Start(rctx, runID, c.sc.Input(env, idx))
+	id, startErr := c.eng.Start(rctx, runID, c.plan.Scenario.Input(env, idx))
+	if id != "" && id != runID {
+		r.sink.rename(runID, id) // the engine's runtime minted the run's id
+		runID = id
+	}
 	if startErr == nil {
 		dctx, stopDriver := context.WithCancel(rctx)
 		var dg errgroup.Group
-		dg.Go(crash.Go(func() error { return c.sc.Drive(dctx, hooks{c.rt}, runID, env) }))
+		dg.Go(crash.Go(func() error { return c.plan.Scenario.Drive(dctx, c.eng, runID, env) }))
 		select {
-		case <-c.rt.Done(runID):
+		case <-c.eng.Done(runID):
 		case <-rctx.Done():
 		}
 		stopDriver()
@@ -326,13 +300,13 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// The run's end, for its outcome's evidence: before Finish, which may
 	// wait out writes that outlive the run (slot scheme, writeGrace).
 	stopped := time.Now()
-	stats := c.rt.Finish(runID)
+	stats := c.eng.Finish(runID)
 	var bug *crash.Error
 	if errors.As(driveErr, &bug) {
 		r.sink.end(runID) // a bug: the run measured nothing, the storm stops
 		return driveErr
 	}
-	if err := c.rt.Panicked(); err != nil {
+	if err := c.eng.Panicked(); err != nil {
 		r.sink.end(runID)
 		return err
 	}
@@ -342,49 +316,28 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	}
 	ended := time.Now()
 
-	// The run ended: read its final log even if the storm is being
-	// interrupted meanwhile, so a finished run is never recorded as infra.
+	// The run ended: collect what its world holds of it even if the storm
+	// is being interrupted meanwhile, so a finished run is never recorded
+	// as infra.
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
-	final, readErr := readFinal(worlds.WithActor(rctx2, "storm"), c.world, runID)
-	outcome, detail := decide(c.sc, final, readErr, stats, stopped)
-	source := storeCommitTimes(rctx2, c.world, runID, final, r.deps.Logger)
-	if startErr != nil {
-		outcome, detail = reports.Failed, startErr.Error()
-		if errors.Is(startErr, eventlog.ErrUnavailable) {
-			outcome = reports.Infra
-		}
-	}
-	if driveErr != nil && outcome == reports.Stuck {
-		detail += "; driver: " + driveErr.Error()
+	collected := worlds.Collect(worlds.WithActor(rctx2, "storm"), c.world, runID, c.plan.Knobs.Guard)
+	if collected.CommitErr != nil {
+		r.deps.Logger.Debug("no store commit times", "run", runID, "err", collected.CommitErr)
 	}
 	ops := r.sink.end(runID)
-	an := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops,
-		StoreCommitTimes: source == "store"})
-	rec := reports.RunRecord{
-		World: c.key.World, Scenario: c.key.Scenario, Condition: c.key.Condition, Index: idx,
-		RunID: runID, Outcome: outcome, Detail: detail, Started: started.UTC(), Ended: ended.UTC(),
-		Millis: ended.Sub(started).Milliseconds(), Events: len(final), Stats: stats,
-		CommitSource: source,
-		Guard:        guardCounts(rctx2, c.world, runID, c.cond.Knobs.Guard),
-		Findings:     an.Findings,
-		Faults:       r.faultsOf(c.key, started, time.Now()),
-	}
-	rec.Verdicts = verdict.Judge(verdict.Input{RunID: runID, Program: c.sc.Program, IDs: c.cond.Knobs.IDs, Wake: c.cond.Knobs.Wake,
-		Scheme: c.cond.Knobs.Scheme, Final: final, Ops: ops, Commits: an.Commits, Check: c.sc.Check,
-		Fence: c.cond.Knobs.Fence, Guard: c.cond.Knobs.Guard})
-	rec.Judged = true
-	if explain.Explains(string(rec.Outcome)) {
-		in := ExplainInput(c.cond, c.sc, r.plan.Config.TimeScale, rec, final, ops)
-		ex := explain.Classify(in)
-		rec.Class = ex.Class
-		if r.timelineWanted(c.key, ex.Class) {
-			path, err := WriteTimeline(cfg.Out, in, ex)
-			if err != nil {
-				r.deps.Logger.Warn("timeline", "run", runID, "err", err)
-			}
-			rec.Timeline = path
+	res := pipeline.Process(c.plan, pipeline.Run{
+		ID: runID, Index: idx, Started: started, Stopped: stopped, Ended: ended,
+		Ops: ops, Collected: collected, Stats: stats, StartErr: startErr, DriveErr: driveErr,
+		Faults: r.faultsOf(c.key, started, time.Now()),
+	})
+	rec := res.Record
+	if ex := res.Explained; ex != nil && r.timelineWanted(c.key, ex.Class) {
+		path, err := ex.WriteTimeline(cfg.Out)
+		if err != nil {
+			r.deps.Logger.Warn("timeline", "run", runID, "err", err)
 		}
+		rec.Timeline = path
 	}
 	// runs.jsonl's line comes last: a run it lists has its history and
 	// final log on disk, and a run it does not list is run again by
@@ -392,14 +345,14 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteHistory(ops); err != nil {
 		return err
 	}
-	if err := r.out.WriteEvents(c.key, runID, final); err != nil {
+	if err := r.out.WriteEvents(c.key, runID, collected.Final); err != nil {
 		return err
 	}
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	snapshot := *r.tally.Add(rec, an.Order, an.Commits)
+	snapshot := *r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	r.mu.Unlock()
 	if r.deps.Progress != nil {
 		r.deps.Progress.Update(snapshot)
@@ -424,26 +377,19 @@ func selfCheck(c *cell) error {
 	return nil
 }
 
-// timelineWanted reserves a timeline for a run of class in cell k while the
-// cell has fewer than reports.MaxTimelines of that class.
-func (r *runner) timelineWanted(k reports.CellKey, class string) bool {
+// timelineWanted reserves a timeline for a run of class in cell k
+// (pipeline.Timelines.Take).
+func (r *runner) timelineWanted(k history.CellKey, class string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.timelines[k] == nil {
-		r.timelines[k] = map[string]int{}
-	}
-	if class == "" || r.timelines[k][class] >= reports.MaxTimelines {
-		return false
-	}
-	r.timelines[k][class]++
-	return true
+	return r.timelines.Take(k, class)
 }
 
 // plotData is the cells' windows in milliseconds, for the plots.
 func (r *runner) plotData() plots.Data {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := plots.Data{Windows: map[reports.CellKey]map[eventlog.Type][]float64{}}
+	d := plots.Data{Windows: map[history.CellKey]map[eventlog.Type][]float64{}}
 	for _, k := range r.tally.Keys() {
 		byType := r.tally.Samples(k)
 		for _, xs := range byType {
@@ -466,131 +412,85 @@ func (r *runner) writeSummary() error {
 	return r.out.WriteSummary(r.summary, md)
 }
 
-// sealAfter is a condition's seal timeout at the storm's time scale.
-func sealAfter(p engine.Policy, scale float64) time.Duration {
-	d := p.SealAfter
-	if d <= 0 {
-		d = engine.DefaultSealAfter
-	}
-	return time.Duration(float64(d) * scale)
-}
-
-// readFinal reads a run's stored log without the density assertion when the
-// world can, so the forensics see what a reader would refuse. An
-// unreachable store is asked again until ctx ends: a run that ended is
-// never recorded as infra because a fault was passing when it was read.
-func readFinal(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
-	for {
-		final, err := readFinalOnce(ctx, w, runID)
-		if !errors.Is(err, eventlog.ErrUnavailable) || worlds.Sleep(ctx, 250*time.Millisecond) != nil {
-			return final, err
-		}
-	}
-}
-
-func readFinalOnce(ctx context.Context, w worlds.World, runID string) ([]eventlog.Event, error) {
-	if d, ok := worlds.Inner(w).(worlds.Dumper); ok {
-		return d.Dump(ctx, runID)
-	}
-	var out []eventlog.Event
-	after := eventlog.Cursor{}
-	for {
-		p, err := w.List(ctx, runID, after, 1000)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, p.Events...)
-		if !p.More || len(p.Events) == 0 {
-			return out, nil
-		}
-		after = p.Next
-	}
-}
-
-// guardCounts asks the world how its legacy guard fared on a run.
-func guardCounts(ctx context.Context, w worlds.World, runID string, guard eventlog.Guard) *worlds.GuardCounts {
-	if guard == eventlog.GuardNone {
-		return nil
-	}
-	gc, ok := worlds.Inner(w).(worlds.GuardCounter)
-	if !ok {
-		return nil
-	}
-	g, err := gc.GuardCounts(ctx, runID)
-	if err != nil {
-		return nil
-	}
-	return &g
-}
-
-// storeCommitTimes puts the store's own commit times on final when the world
-// has them (worlds.CommitTimes with Source "store") and says whose times the
-// run's forensics use: "store" or "world".
-func storeCommitTimes(ctx context.Context, w worlds.World, runID string, final []eventlog.Event, log *slog.Logger) string {
-	ct, ok := worlds.Inner(w).(worlds.CommitTimes)
-	if !ok {
-		return "world"
-	}
-	times, err := ct.CommitTimes(ctx, runID)
-	if err != nil {
-		log.Debug("no store commit times", "run", runID, "err", err)
-		return "world"
-	}
-	at := make(map[string]time.Time, len(times))
-	for _, t := range times {
-		if t.Source != "store" {
-			return "world"
-		}
-		at[t.EventID] = t.At
-	}
-	for i := range final {
-		final[i].CommittedAt = at[final[i].ID]
-	}
-	return "store"
-}
-
-// hooks adapts a runtime to what scenario drivers may do.
-type hooks struct{ rt *engine.Runtime }
-
-func (h hooks) ResumeHook(ctx context.Context, runID, token string, payload any, dedup string) error {
-	return h.rt.ResumeHook(ctx, runID, token, payload, dedup)
-}
-
-func (h hooks) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
-	return h.rt.Log(ctx, runID)
-}
-
-// historySink keeps each live run's operations until the run is recorded;
-// operations that arrive after (late writers) go straight to history.jsonl.
+// historySink keeps each live run's operations until the run is recorded.
+// Operations of a run that was recorded (late writers) go straight to
+// history.jsonl; those of a run not yet begun are kept for it: an engine
+// whose runtime mints run ids records a run's first operations before
+// Start has said its id (flush writes what no run claimed).
 type historySink struct {
-	mu    sync.Mutex
-	byRun map[string][]worlds.Op
-	out   *reports.Writer
+	mu      sync.Mutex
+	byRun   map[string][]history.Op
+	pending map[string][]history.Op
+	ended   map[string]bool
+	out     *stormdir.Writer
 }
 
-func (h *historySink) Record(op worlds.Op) {
+func newHistorySink(out *stormdir.Writer) *historySink {
+	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
+}
+
+// Record keeps op for its run, or writes it when its run was recorded.
+func (h *historySink) Record(op history.Op) {
 	h.mu.Lock()
 	if buf, ok := h.byRun[op.RunID]; ok {
 		h.byRun[op.RunID] = append(buf, op)
 		h.mu.Unlock()
 		return
 	}
+	if !h.ended[op.RunID] {
+		h.pending[op.RunID] = append(h.pending[op.RunID], op)
+		h.mu.Unlock()
+		return
+	}
 	h.mu.Unlock()
-	_ = h.out.WriteHistory([]worlds.Op{op})
+	_ = h.out.WriteHistory([]history.Op{op})
 }
 
+// begin keeps runID's operations from now on, and those recorded before.
 func (h *historySink) begin(runID string) {
 	h.mu.Lock()
-	h.byRun[runID] = nil
+	defer h.mu.Unlock()
+	h.byRun[runID] = append(h.pending[runID], h.byRun[runID]...)
+	delete(h.pending, runID)
+}
+
+// rename moves the operations kept for run id from to run id to: the id
+// an engine's Start returned instead of the one the runner minted.
+func (h *historySink) rename(from, to string) {
+	h.mu.Lock()
+	ops := h.byRun[from]
+	delete(h.byRun, from)
+	h.mu.Unlock()
+	h.begin(to)
+	h.mu.Lock()
+	h.byRun[to] = append(ops, h.byRun[to]...)
 	h.mu.Unlock()
 }
 
-func (h *historySink) end(runID string) []worlds.Op {
+// end returns runID's operations; later ones go straight to history.jsonl.
+func (h *historySink) end(runID string) []history.Op {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ops := h.byRun[runID]
 	delete(h.byRun, runID)
+	h.ended[runID] = true
 	return ops
+}
+
+// flush writes the operations kept for runs that never began (none of the
+// model's: it begins every run before its first operation).
+func (h *historySink) flush() error {
+	h.mu.Lock()
+	var ops []history.Op
+	for _, id := range slices.Sorted(maps.Keys(h.pending)) {
+		ops = append(ops, h.pending[id]...)
+	}
+	clear(h.pending)
+	h.mu.Unlock()
+	if len(ops) == 0 {
+		return nil
+	}
+	return h.out.WriteHistory(ops)
 }
 
 // RunID is the id of run index idx of cell k in a storm of seed that
@@ -601,7 +501,7 @@ func (h *historySink) end(runID string) []worlds.Op {
 // (which keeps storm.json's start) gives each run it reruns the id, and so
 // the seeds, the interrupted storm gave it. Shards own distinct indexes, so
 // their ids differ too.
-func RunID(seed uint64, started time.Time, k reports.CellKey, idx int) string {
+func RunID(seed uint64, started time.Time, k history.CellKey, idx int) string {
 	h := fnv.New64a()
 	h.Write([]byte(k.String()))
 	var b [32]byte

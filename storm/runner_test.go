@@ -16,9 +16,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )
@@ -29,13 +31,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // plan validates cfg against a registry holding the real local world. The
 // worlds' scratch directories (os.MkdirTemp) go under a test temp dir too.
-func plan(t *testing.T, cfg storm.Config) *storm.Plan {
+func plan(t *testing.T, cfg stormdir.Config) *storm.Plan {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	var reg worlds.Registry
 	local.Register(&reg)
 	cfg.Out = filepath.Join(t.TempDir(), "storm")
-	p, err := cfg.Defaults().Validate(&reg)
+	p, err := storm.NewPlan(cfg.Defaults(), &reg)
 	if err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -78,7 +80,7 @@ func jsonLines[T any](t *testing.T, path string) []T {
 func readSummary(t *testing.T, dir string) reports.Summary {
 	t.Helper()
 	var s reports.Summary
-	filetest.ReadJSON(t, filepath.Join(dir, reports.FileSummary), &s)
+	filetest.ReadJSON(t, filepath.Join(dir, stormdir.FileSummary), &s)
 	return s
 }
 
@@ -104,7 +106,7 @@ func noScratchLeft(t *testing.T) {
 }
 
 func TestRunControlStorm(t *testing.T) {
-	p := plan(t, storm.Config{
+	p := plan(t, stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 2, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 11,
 	})
@@ -114,7 +116,7 @@ func TestRunControlStorm(t *testing.T) {
 
 	// The returned summary and summary.json agree: 2 cells of 2 completed runs.
 	onDisk := readSummary(t, dir)
-	for name, s := range map[string]*reports.Summary{"returned": sum, reports.FileSummary: &onDisk} {
+	for name, s := range map[string]*reports.Summary{"returned": sum, stormdir.FileSummary: &onDisk} {
 		if s.Interrupted || len(s.Cells) != 2 {
 			t.Fatalf("%s summary: interrupted %v, %d cells; want a whole storm of 2 cells", name, s.Interrupted, len(s.Cells))
 		}
@@ -136,12 +138,12 @@ func TestRunControlStorm(t *testing.T) {
 		}
 	}
 	for _, cond := range []string{"main", "seq"} {
-		if sum.Cell(reports.CellKey{World: "local", Scenario: "control", Condition: cond}) == nil {
+		if sum.Cell(history.CellKey{World: "local", Scenario: "control", Condition: cond}) == nil {
 			t.Errorf("no cell for condition %s", cond)
 		}
 	}
 
-	runs := jsonLines[reports.RunRecord](t, filepath.Join(dir, reports.FileRuns))
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(dir, stormdir.FileRuns))
 	if len(runs) != 4 {
 		t.Fatalf("runs.jsonl has %d lines, want 4", len(runs))
 	}
@@ -149,7 +151,7 @@ func TestRunControlStorm(t *testing.T) {
 	condOf := map[string]string{}
 	for _, r := range runs {
 		condOf[r.RunID] = r.Condition
-		if r.Outcome != reports.Completed {
+		if r.Outcome != history.Completed {
 			t.Errorf("run %s (%s) is %s: %s", r.RunID, r.Condition, r.Outcome, r.Detail)
 		}
 		if r.Findings.Reads == 0 || r.Stats.Invocations == 0 || r.Events == 0 {
@@ -166,7 +168,7 @@ func TestRunControlStorm(t *testing.T) {
 		t.Errorf("run ids are not unique: %v", runIDs)
 	}
 
-	finals, err := filepath.Glob(filepath.Join(dir, reports.DirEvents, "*", "*.jsonl"))
+	finals, err := filepath.Glob(filepath.Join(dir, stormdir.DirEvents, "*", "*.jsonl"))
 	if err != nil || len(finals) != 4 {
 		t.Fatalf("events/ holds %d final logs (%v), want 4", len(finals), err)
 	}
@@ -181,32 +183,32 @@ func TestRunControlStorm(t *testing.T) {
 		}
 	}
 
-	ops := jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+	ops := jsonLines[history.Op](t, filepath.Join(dir, stormdir.FileHistory))
 	lists := 0
 	for _, op := range ops {
 		if !runIDs[op.RunID] {
 			t.Errorf("history op %+v is of no recorded run", op)
 		}
-		if op.Kind == worlds.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
+		if op.Kind == history.OpList && op.Read != nil && strings.HasPrefix(op.Actor, "inv-") {
 			lists++
 		}
 	}
 	if lists == 0 {
 		t.Error("history.jsonl holds no invocation reads")
 	}
-	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); err != nil {
-		t.Errorf("no %s: %v", reports.FileStorm, err)
+	if _, err := os.Stat(filepath.Join(dir, stormdir.FileStorm)); err != nil {
+		t.Errorf("no %s: %v", stormdir.FileStorm, err)
 	}
 }
 
 func TestRunInterrupted(t *testing.T) {
-	p := plan(t, storm.Config{
+	p := plan(t, stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
 		Runs: 6, RunsInFlight: 1, TimeScale: 0.2, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
 	})
 	dir := p.Config.Out
 	r := interruptAfter(t, p, 1)
-	runsFile := filepath.Join(dir, reports.FileRuns)
+	runsFile := filepath.Join(dir, stormdir.FileRuns)
 	noScratchLeft(t)
 
 	if !errors.Is(r.err, storm.ErrInterrupted) {
@@ -221,14 +223,14 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("%d runs recorded, the summary counts %d; want the same number, at least 1 and fewer than 6", len(runs), c.Runs)
 	}
 	for _, rec := range runs {
-		if rec.Outcome == reports.Stuck || rec.Outcome == reports.Infra {
+		if rec.Outcome == history.Stuck || rec.Outcome == history.Infra {
 			t.Errorf("interrupting the storm recorded run %s as %s: %s", rec.RunID, rec.Outcome, rec.Detail)
 		}
 	}
 	if onDisk := readSummary(t, dir); !onDisk.Interrupted || onDisk.Cells[0].Runs != c.Runs {
-		t.Errorf("%s: interrupted %v, %d runs; want interrupted, %d runs", reports.FileSummary, onDisk.Interrupted, onDisk.Cells[0].Runs, c.Runs)
+		t.Errorf("%s: interrupted %v, %d runs; want interrupted, %d runs", stormdir.FileSummary, onDisk.Interrupted, onDisk.Cells[0].Runs, c.Runs)
 	}
-	jsonLines[worlds.Op](t, filepath.Join(dir, reports.FileHistory))
+	jsonLines[history.Op](t, filepath.Join(dir, stormdir.FileHistory))
 }
 
 // runResult is what storm.Run returned.
@@ -248,7 +250,7 @@ func interruptAfter(t *testing.T, p *storm.Plan, n int) runResult {
 		sum, err := storm.Run(ctx, p, deps())
 		done <- runResult{sum, err}
 	}()
-	runsFile := filepath.Join(p.Config.Out, reports.FileRuns)
+	runsFile := filepath.Join(p.Config.Out, stormdir.FileRuns)
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		raw, _ := os.ReadFile(runsFile)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )
@@ -55,10 +56,10 @@ func TestSelfCheckStopsStorm(t *testing.T) {
 	var reg worlds.Registry
 	reg.Register(e)
 	t.Setenv("TMPDIR", t.TempDir())
-	cfg := storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
+	cfg := stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Runs: 6, RunsInFlight: 1, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
 		Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := cfg.Defaults().Validate(&reg)
+	p, err := storm.NewPlan(cfg.Defaults(), &reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestSelfCheckStopsStorm(t *testing.T) {
 	if want := "cell local/control/main: "; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q does not start with %q", err, want)
 	}
-	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, reports.FileRuns))
+	runs := jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, stormdir.FileRuns))
 	if len(runs) != 2 {
 		t.Errorf("%d runs recorded, want the 2 that ran before the check failed", len(runs))
 	}

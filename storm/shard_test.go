@@ -1,109 +1,34 @@
 package storm_test
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
-
-func TestParseShard(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    storm.Shard
-		wantErr bool
-	}{
-		{"", storm.Shard{}, false},
-		{"1/1", storm.Shard{Index: 1, Count: 1}, false},
-		{"1/2", storm.Shard{Index: 1, Count: 2}, false},
-		{"4/4", storm.Shard{Index: 4, Count: 4}, false},
-		{"0/2", storm.Shard{}, true},
-		{"3/2", storm.Shard{}, true},
-		{"-1/2", storm.Shard{}, true},
-		{"1/0", storm.Shard{}, true},
-		{"0/0", storm.Shard{}, true}, // reads as the zero Shard, but only "" is the whole storm
-		{"1", storm.Shard{}, true},
-		{"1/2/3", storm.Shard{}, true},
-		{"a/b", storm.Shard{}, true},
-		{" 1/2", storm.Shard{}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := storm.ParseShard(tc.in)
-			if tc.wantErr {
-				if err == nil {
-					t.Fatalf("ParseShard(%q) = %+v, want an error", tc.in, got)
-				}
-				if !strings.Contains(err.Error(), "--shard") || !strings.Contains(err.Error(), "i/n") {
-					t.Errorf("error %q does not name --shard and the form i/n", err)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("ParseShard(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
-			}
-			if got.String() != tc.in {
-				t.Errorf("String() = %q, want %q", got.String(), tc.in)
-			}
-		})
-	}
-}
-
-// TestShardsPartitionRuns checks that the shards of n run every run index
-// exactly once, and each about runs/n of them.
-func TestShardsPartitionRuns(t *testing.T) {
-	for _, runs := range []int{1, 2, 5, 24} {
-		for n := 1; n <= runs && n <= 6; n++ {
-			owners := make([]int, runs)
-			for i := 1; i <= n; i++ {
-				s := storm.Shard{Index: i, Count: n}
-				per := s.RunsPerCell(runs)
-				if per < runs/n || per > runs/n+1 || per == 0 {
-					t.Errorf("runs %d, shard %s owns %d run indexes, want %d or %d", runs, s, per, runs/n, runs/n+1)
-				}
-				for r := range runs {
-					if s.Owns(r) {
-						owners[r]++
-					}
-				}
-			}
-			for r, k := range owners {
-				if k != 1 {
-					t.Errorf("runs %d, %d shards: run index %d is run by %d shards, want 1", runs, n, r, k)
-				}
-			}
-		}
-	}
-	if whole := (storm.Shard{}); whole.RunsPerCell(7) != 7 || !whole.Owns(6) {
-		t.Error("the zero Shard is not the whole storm")
-	}
-}
 
 func TestShardValidate(t *testing.T) {
 	tests := []struct {
 		name  string
-		shard storm.Shard
+		shard stormdir.Shard
 		runs  int
 		want  []string // "" for valid
 	}{
-		{"whole", storm.Shard{}, 2, nil},
-		{"as many shards as runs", storm.Shard{Index: 2, Count: 2}, 2, nil},
-		{"more shards than runs", storm.Shard{Index: 1, Count: 3}, 2, []string{"--shard 1/3", "--runs 2", "at most 2"}},
-		{"index past count", storm.Shard{Index: 3, Count: 2}, 4, []string{"--shard 3/2", "1 <= i <= n"}},
-		{"index without count", storm.Shard{Index: 1}, 4, []string{"--shard 1/0"}},
+		{"whole", stormdir.Shard{}, 2, nil},
+		{"as many shards as runs", stormdir.Shard{Index: 2, Count: 2}, 2, nil},
+		{"more shards than runs", stormdir.Shard{Index: 1, Count: 3}, 2, []string{"--shard 1/3", "--runs 2", "at most 2"}},
+		{"index past count", stormdir.Shard{Index: 3, Count: 2}, 4, []string{"--shard 3/2", "1 <= i <= n"}},
+		{"index without count", stormdir.Shard{Index: 1}, 4, []string{"--shard 1/0"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			c.Runs, c.Shard = tc.runs, tc.shard
-			_, err := c.Validate(testRegistry())
+			_, err := storm.NewPlan(c, testRegistry())
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
@@ -122,112 +47,13 @@ func TestShardValidate(t *testing.T) {
 	}
 }
 
-func TestShardInStormJSON(t *testing.T) {
-	for _, tc := range []struct {
-		shard storm.Shard
-		want  string // the config's "shard" field; "" for absent
-	}{{storm.Shard{}, ""}, {storm.Shard{Index: 2, Count: 3}, `"2/3"`}} {
-		b, err := json.Marshal(storm.Config{Runs: 3, Shard: tc.shard})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(b, &fields); err != nil {
-			t.Fatal(err)
-		}
-		if got := string(fields["shard"]); got != tc.want {
-			t.Errorf("shard %s is written as %q, want %q", tc.shard, got, tc.want)
-		}
-		var back storm.Config
-		if err := json.Unmarshal(b, &back); err != nil || back.Shard != tc.shard {
-			t.Errorf("shard %s reads back as %+v, %v", tc.shard, back.Shard, err)
-		}
-	}
-}
-
-func TestMergeMeta(t *testing.T) {
-	meta := func(shard string, edit func(m *storm.StormMeta)) storm.ShardDir {
-		sh, err := storm.ParseShard(shard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &storm.StormMeta{
-			Schema: reports.SchemaVersion, Version: "v1",
-			Config: storm.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
-				Runs: 4, Seed: 1, Out: "storms/" + shard, Shard: sh},
-			Cells:   []reports.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
-			Started: time.Date(2026, 1, 2, 3, 4, sh.Index, 0, time.UTC),
-		}
-		if edit != nil {
-			edit(m)
-		}
-		return storm.ShardDir{Dir: "storms/" + strings.ReplaceAll(shard, "/", "-"), Meta: m}
-	}
-	tests := []struct {
-		name        string
-		shards      []storm.ShardDir
-		wantErr     []string
-		wantShards  string
-		wantMissing string
-	}{
-		{"two of two, any order", []storm.ShardDir{meta("2/2", nil), meta("1/2", nil)}, nil, "1/2,2/2", ""},
-		{"--keep and --out may differ", []storm.ShardDir{meta("1/2", func(m *storm.StormMeta) { m.Config.Keep = true }), meta("2/2", nil)}, nil, "1/2,2/2", ""},
-		{"gomaxprocs may differ", []storm.ShardDir{meta("1/2", func(m *storm.StormMeta) { m.GoMaxProcs = 64 }), meta("2/2", nil)}, nil, "1/2,2/2", ""},
-		{"a missing shard", []storm.ShardDir{meta("1/3", nil), meta("3/3", nil)}, nil, "1/3,3/3", "2/3"},
-		{"different seed", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) { m.Config.Seed = 2 })},
-			[]string{"storms/1-2", "storms/2-2", "config seed (1 vs 2)"}, "", ""},
-		{"different runs", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) { m.Config.Runs = 6 })},
-			[]string{"config runs (4 vs 6)"}, "", ""},
-		{"different conditions", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) {
-			m.Config.Conditions = []string{"seq"}
-			m.Cells = []reports.CellKey{{World: "local", Scenario: "control", Condition: "seq"}}
-		})}, []string{"config conditions", "cells"}, "", ""},
-		{"different build", []storm.ShardDir{meta("1/2", nil), meta("2/2", func(m *storm.StormMeta) { m.Version = "v2" })},
-			[]string{"version (v1 vs v2)"}, "", ""},
-		{"different shard counts", []storm.ShardDir{meta("1/2", nil), meta("2/3", nil)}, []string{"shard count (1/2 vs 2/3)"}, "", ""},
-		{"the same shard twice", []storm.ShardDir{meta("1/2", nil), meta("1/2", nil)}, []string{"shard 1/2 is given twice"}, "", ""},
-		{"a whole storm", []storm.ShardDir{meta("1/2", nil), meta("", nil)}, []string{"is a whole storm, not a shard"}, "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m, err := storm.MergeMeta(tc.shards, "merged")
-			if tc.wantErr != nil {
-				if !errors.Is(err, storm.ErrNotOneStorm) {
-					t.Fatalf("MergeMeta = %v, want ErrNotOneStorm", err)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("MergeMeta: %v", err)
-			}
-			if got := strings.Join(m.Merged.Shards, ","); got != tc.wantShards {
-				t.Errorf("merged shards %s, want %s", got, tc.wantShards)
-			}
-			if got := strings.Join(m.Merged.Missing, ","); got != tc.wantMissing {
-				t.Errorf("missing %q, want %q", got, tc.wantMissing)
-			}
-			if !m.Config.Shard.IsZero() || m.Config.Out != "merged" {
-				t.Errorf("merged config has shard %s, out %q; want none and \"merged\"", m.Config.Shard, m.Config.Out)
-			}
-			if want := time.Date(2026, 1, 2, 3, 4, 1, 0, time.UTC); !m.Started.Equal(want) {
-				t.Errorf("started %s, want the earliest shard's %s", m.Started, want)
-			}
-		})
-	}
-}
-
 // TestRunShard runs a real shard: only its run indexes are run, of every
 // cell, and storm.json records the shard.
 func TestRunShard(t *testing.T) {
-	p := plan(t, storm.Config{
+	p := plan(t, stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 5,
-		Shard: storm.Shard{Index: 2, Count: 2},
+		Shard: stormdir.Shard{Index: 2, Count: 2},
 	})
 	sum := runStorm(t, p)
 	for _, c := range sum.Cells {
@@ -235,92 +61,16 @@ func TestRunShard(t *testing.T) {
 			t.Errorf("cell %s ran %d runs, want 1 (run index 1 of 0..2)", c.Key(), c.Runs)
 		}
 	}
-	for _, r := range jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, reports.FileRuns)) {
+	for _, r := range jsonLines[reports.RunRecord](t, filepath.Join(p.Config.Out, stormdir.FileRuns)) {
 		if r.Index != 1 {
 			t.Errorf("run %s has run index %d, which shard 2/2 does not own", r.RunID, r.Index)
 		}
 	}
-	m, err := storm.ReadMeta(p.Config.Out)
+	m, err := stormdir.ReadMeta(p.Config.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Config.Shard != (storm.Shard{Index: 2, Count: 2}) {
-		t.Errorf("%s records shard %q, want 2/2", reports.FileStorm, m.Config.Shard)
-	}
-}
-
-// FuzzParseShard: a --shard value ParseShard refuses gets an error naming
-// --shard and the form i/n; one it accepts is "" (the whole storm, the zero
-// Shard) or a shard with 1 <= i <= n, which String spells back to a text
-// that parses to the same Shard, as storm.json's MarshalText and
-// UnmarshalText do.
-func FuzzParseShard(f *testing.F) {
-	for _, seed := range []string{
-		"", "1/1", "1/2", "4/4", "0/2", "3/2", "-1/2", "1/0", "1", "1/2/3", "a/b", " 1/2", "+1/2", "01/04",
-		"9223372036854775807/9223372036854775807", "1/9223372036854775808",
-		"0/0", // found by this target: it parsed to the zero Shard and ran the whole storm
-	} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		sh, err := storm.ParseShard(s)
-		if err != nil {
-			if msg := err.Error(); !strings.Contains(msg, "--shard") || !strings.Contains(msg, "i/n") {
-				t.Fatalf("ParseShard(%q): error %q does not name --shard and the form i/n", s, msg)
-			}
-			return
-		}
-		if s == "" {
-			if !sh.IsZero() {
-				t.Fatalf(`ParseShard("") = %+v, want the whole storm`, sh)
-			}
-			return
-		}
-		if sh.Index < 1 || sh.Index > sh.Count {
-			t.Fatalf("ParseShard(%q) = %+v, want 1 <= i <= n", s, sh)
-		}
-		back, err := storm.ParseShard(sh.String())
-		if err != nil || back != sh {
-			t.Fatalf("ParseShard(%q) = %+v, whose String %q parses to %+v, %v", s, sh, sh.String(), back, err)
-		}
-		var text storm.Shard
-		if b, err := sh.MarshalText(); err != nil || text.UnmarshalText(b) != nil || text != sh {
-			t.Fatalf("ParseShard(%q) = %+v does not round-trip MarshalText/UnmarshalText: %+v", s, sh, text)
-		}
-	})
-}
-
-// TestMergeMetaEndpoints: a merged storm.json keeps the shards' servers
-// when they all ran on the same ones, and lists none when they did not (a
-// merge ran on no one shard's).
-func TestMergeMetaEndpoints(t *testing.T) {
-	pg := func(v string) []storm.Endpoint { return []storm.Endpoint{{Flag: "pg-url", Value: v}} }
-	shard := func(i int, eps []storm.Endpoint) storm.ShardDir {
-		return storm.ShardDir{Dir: fmt.Sprintf("storms/%d-2", i), Meta: &storm.StormMeta{
-			Schema: reports.SchemaVersion, Version: "v1",
-			Config: storm.Config{Worlds: []string{"postgres"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
-				Runs: 4, Seed: 1, Shard: storm.Shard{Index: i, Count: 2}},
-			Cells:     []reports.CellKey{{World: "postgres", Scenario: "control", Condition: "main"}},
-			Endpoints: eps,
-		}}
-	}
-	for _, tt := range []struct {
-		name string
-		a, b []storm.Endpoint
-		want []storm.Endpoint
-	}{
-		{"the same server", pg("postgres://u@db/app"), pg("postgres://u@db/app"), pg("postgres://u@db/app")},
-		{"two servers", pg("postgres://u@db/app"), pg("postgres://u@db2/app"), nil},
-		{"one from an older stormctl", pg("postgres://u@db/app"), nil, nil},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := storm.MergeMeta([]storm.ShardDir{shard(1, tt.a), shard(2, tt.b)}, "merged")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(m.Endpoints, tt.want) {
-				t.Errorf("merged endpoints %+v, want %+v", m.Endpoints, tt.want)
-			}
-		})
+	if m.Config.Shard != (stormdir.Shard{Index: 2, Count: 2}) {
+		t.Errorf("%s records shard %q, want 2/2", stormdir.FileStorm, m.Config.Shard)
 	}
 }

@@ -24,7 +24,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // MaxBytes is the hard cap on a timeline file: 2 MB.
@@ -183,12 +183,12 @@ func plan(in explain.Input, ex explain.Explanation) *layout {
 		l := lane[a]
 		extend(op.Start, op.End)
 		switch {
-		case op.Kind == worlds.OpList && op.Read != nil:
+		case op.Kind == history.OpList && op.Read != nil:
 			hot := stale[op.Actor+op.Start.String()]
 			p.marks = append(p.marks, mark{lane: l, t0: op.Start, t1: op.End, kind: "read", hot: hot,
 				title: fmt.Sprintf("%s read %d events after %s at %s (%s)%s", a, op.Read.N, cursorText(op.After), clock(op.Start),
 					dur(op.End.Sub(op.Start)), moreText(op.Read.More))})
-		case op.Kind == worlds.OpList:
+		case op.Kind == history.OpList:
 			p.marks = append(p.marks, mark{lane: l, t0: op.Start, t1: op.End, kind: "fail", hot: true,
 				title: fmt.Sprintf("%s read after %s at %s failed: %s", a, cursorText(op.After), clock(op.Start), op.Err)})
 		case len(op.Wrote) > 0:

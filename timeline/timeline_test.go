@@ -10,7 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -26,16 +26,16 @@ func bigRun(n int) (explain.Input, explain.Explanation) {
 	for i := range n {
 		inv := fmt.Sprintf("inv-%d", i+1)
 		for p := range 2 {
-			in.Ops = append(in.Ops, worlds.Op{Kind: worlds.OpList, Actor: inv, Start: ms(10 * i), End: ms(10*i + 1),
-				Read: &worlds.ReadSummary{N: 100, More: p == 0}})
+			in.Ops = append(in.Ops, history.Op{Kind: history.OpList, Actor: inv, Start: ms(10 * i), End: ms(10*i + 1),
+				Read: &history.ReadSummary{N: 100, More: p == 0}})
 		}
 		for w := range 2 {
 			id := fmt.Sprintf("evnt_%06d_%d", i, w)
-			in.Ops = append(in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: inv, Start: ms(10*i + 2), End: ms(10*i + 40),
-				Wrote: []worlds.OpEvent{{Type: eventlog.StepCreated, CorrelationID: "step_" + id, ID: id, MintedAt: ms(10*i + 2), CommittedAt: ms(10*i + 40)}}})
+			in.Ops = append(in.Ops, history.Op{Kind: history.OpAppend, Actor: inv, Start: ms(10*i + 2), End: ms(10*i + 40),
+				Wrote: []history.OpEvent{{Type: eventlog.StepCreated, CorrelationID: "step_" + id, ID: id, MintedAt: ms(10*i + 2), CommittedAt: ms(10*i + 40)}}})
 		}
-		in.Ops = append(in.Ops, worlds.Op{Kind: worlds.OpAppend, Actor: fmt.Sprintf("step-%d", i+1), Start: ms(10*i + 50), End: ms(10*i + 60),
-			Wrote: []worlds.OpEvent{{Type: eventlog.StepCompleted, CorrelationID: "step_x", ID: fmt.Sprintf("evnt_f%06d", i), MintedAt: ms(10*i + 50), CommittedAt: ms(10*i + 60)}}})
+		in.Ops = append(in.Ops, history.Op{Kind: history.OpAppend, Actor: fmt.Sprintf("step-%d", i+1), Start: ms(10*i + 50), End: ms(10*i + 60),
+			Wrote: []history.OpEvent{{Type: eventlog.StepCompleted, CorrelationID: "step_x", ID: fmt.Sprintf("evnt_f%06d", i), MintedAt: ms(10*i + 50), CommittedAt: ms(10*i + 60)}}})
 	}
 	ex.View = &explain.View{Actor: "inv-1", Pages: []explain.Page{{Start: ms(0)}, {Start: ms(0)}}}
 	ex.Offending = &explain.Event{ID: "evnt_000000_0", Type: eventlog.StepCreated, MintedAt: ms(2), CommittedAt: ms(40)}

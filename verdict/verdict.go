@@ -21,7 +21,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Verdict is what a judgement found: a three-state verdict.
@@ -39,8 +39,8 @@ const (
 type Judgement struct {
 	Actor    string    `json:"actor"`
 	At       time.Time `json:"at"`
-	Expected int64     `json:"expectedSeq"`
-	Actual   int64     `json:"actualSeq"`
+	Expected int64     `json:"expected_seq"`
+	Actual   int64     `json:"actual_seq"`
 	Verdict  Verdict   `json:"verdict"`
 	Reason   string    `json:"reason,omitempty"`
 }
@@ -49,14 +49,18 @@ type Judgement struct {
 type Input struct {
 	RunID   string
 	Program engine.Program
-	IDs     engine.IDPolicy
-	// Wake is the condition's wake policy; the reference replay uses it
-	// when it is deterministic (ordered, engine) and ordered otherwise.
-	Wake   engine.WakePolicy
-	Scheme eventlog.Scheme
+	// Knobs are the run's condition's. The reference replay uses its id
+	// policy, and its wake policy when that is deterministic (ordered,
+	// engine), ordered otherwise. The fence policy and the world guard say
+	// what a rejection's Actual is: the length of the log the store held
+	// only when a positioned scheme fences on the whole log and no guard
+	// stands in front of it; otherwise (decisions-only fences report the
+	// last fenced position, a guard its own count) the log at a rejection
+	// is placed by commit time (see logAt).
+	engine.Knobs
 	// Final is the run's final log; Ops its recorded history.
 	Final []eventlog.Event
-	Ops   []worlds.Op
+	Ops   []history.Op
 	// Commits is Final joined with its commit times (the store's, or those
 	// its writers observed): forensics.AnalyzeRun's RunAnalysis.Commits,
 	// or forensics.CommitEvents. Required: an event missing from it has no
@@ -65,13 +69,6 @@ type Input struct {
 	Commits []forensics.CommitEvent
 	// Check is the scenario's ledger check for a completed output.
 	Check func(input, output json.RawMessage) error
-	// Fence and Guard are the run's fence policy and world guard. They say what a rejection's Actual is: the length
-	// of the log the store held only when a positioned scheme fences on the
-	// whole log and no guard stands in front of it; otherwise (decisions-only
-	// fences report the last fenced position, a guard its own count) the log
-	// at a rejection is placed by commit time (see logAt).
-	Fence engine.FencePolicy
-	Guard eventlog.Guard
 }
 
 // noGuard says the run has no world guard.
@@ -109,7 +106,7 @@ func Judge(in Input) []Judgement {
 	memo := map[string]Judgement{} // the same batch rejected at the same log is judged once
 	var out []Judgement
 	for _, op := range in.Ops {
-		if op.Kind != worlds.OpAppendFenced || op.Err != "fenced" {
+		if op.Kind != history.OpAppendFenced || op.Err != "fenced" {
 			continue
 		}
 		v := Judgement{Actor: op.Actor, At: op.End, Expected: op.Expected, Actual: op.Actual}
@@ -132,7 +129,7 @@ func Judge(in Input) []Judgement {
 }
 
 // memoKey identifies a rejected batch at a log length.
-func memoKey(n int, op worlds.Op) string {
+func memoKey(n int, op history.Op) string {
 	b, _ := json.Marshal(op.Wrote)
 	return fmt.Sprintf("%d/%s", n, b)
 }
@@ -152,7 +149,7 @@ func memoKey(n int, op worlds.Op) string {
 //
 // An event the cutoff must place but that has no commit time makes it
 // unknown.
-func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op worlds.Op) ([]eventlog.Event, string) {
+func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op history.Op) ([]eventlog.Event, string) {
 	if in.actualIsLength() {
 		if op.Actual > int64(len(ordered)) {
 			return nil, fmt.Sprintf("the final log holds fewer than the %d events the store had", op.Actual)
@@ -192,7 +189,7 @@ func logAt(in Input, ordered []eventlog.Event, commits map[string]time.Time, op 
 const rejectedPrefix = "rejected-"
 
 // judgeBatch replays log plus the rejected batch.
-func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op worlds.Op) (Verdict, string) {
+func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op history.Op) (Verdict, string) {
 	hyp := log
 	for i, w := range op.Wrote {
 		hyp = append(hyp, eventlog.Event{

@@ -10,8 +10,8 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/verdict"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // twoBranches: each branch awaits its step, then calls a follow-up step.
@@ -59,10 +59,10 @@ func fixture(t *testing.T, ids engine.IDPolicy) ([]eventlog.Event, []eventlog.Dr
 
 // rejected is the history op of a batch rejected at expected, the log being
 // at actual.
-func rejected(expected, actual int64, batch []eventlog.Draft) worlds.Op {
-	op := worlds.Op{Kind: worlds.OpAppendFenced, Actor: "inv-1", Err: "fenced", Expected: expected, Actual: actual}
+func rejected(expected, actual int64, batch []eventlog.Draft) history.Op {
+	op := history.Op{Kind: history.OpAppendFenced, Actor: "inv-1", Err: "fenced", Expected: expected, Actual: actual}
 	for _, d := range batch {
-		op.Wrote = append(op.Wrote, worlds.OpEvent{Type: d.Type, CorrelationID: d.CorrelationID, Payload: d.Payload})
+		op.Wrote = append(op.Wrote, history.OpEvent{Type: d.Type, CorrelationID: d.CorrelationID, Payload: d.Payload})
 	}
 	return op
 }
@@ -86,7 +86,7 @@ func TestJudge(t *testing.T) {
 		tests := []struct {
 			name  string
 			final []eventlog.Event
-			op    worlds.Op
+			op    history.Op
 			check func(in, out json.RawMessage) error
 			want  verdict.Verdict
 		}{
@@ -118,7 +118,7 @@ func TestJudge(t *testing.T) {
 		tests = append(tests, []struct {
 			name  string
 			final []eventlog.Event
-			op    worlds.Op
+			op    history.Op
 			check func(in, out json.RawMessage) error
 			want  verdict.Verdict
 		}{
@@ -128,8 +128,8 @@ func TestJudge(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
 				want := tt.want
-				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: ids, Scheme: eventlog.SchemeSeq,
-					Final: tt.final, Ops: []worlds.Op{{Kind: worlds.OpList}, tt.op}, Check: tt.check})
+				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq, Policy: engine.Policy{IDs: ids}},
+					Final: tt.final, Ops: []history.Op{{Kind: history.OpList}, tt.op}, Check: tt.check})
 				if len(vs) != 1 || vs[0].Verdict != want {
 					t.Fatalf("verdicts %+v, want one %s", vs, want)
 				}
@@ -151,7 +151,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 		final[i].CommittedAt = base.Add(time.Duration(i) * time.Millisecond)
 	}
 	n := int64(len(log))
-	at := func(op worlds.Op, end time.Duration) worlds.Op { op.End = base.Add(end); return op }
+	at := func(op history.Op, end time.Duration) history.Op { op.End = base.Add(end); return op }
 	unstamped := append([]eventlog.Event{}, final...)
 	unstamped[2].CommittedAt = time.Time{}
 	tests := []struct {
@@ -160,7 +160,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 		fence  engine.FencePolicy
 		guard  eventlog.Guard
 		final  []eventlog.Event
-		op     worlds.Op
+		op     history.Op
 		want   verdict.Verdict
 	}{
 		// Actual 2 is the last fenced position: read as a length, the log
@@ -180,9 +180,10 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ops := []worlds.Op{tt.op}
-			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, IDs: engine.IDsCallsite, Scheme: tt.scheme,
-				Final: tt.final, Ops: ops, Commits: forensics.CommitEvents(tt.final, ops, true), Fence: tt.fence, Guard: tt.guard})
+			ops := []history.Op{tt.op}
+			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches,
+				Knobs: engine.Knobs{Scheme: tt.scheme, Policy: engine.Policy{IDs: engine.IDsCallsite, Fence: tt.fence, Guard: tt.guard}},
+				Final: tt.final, Ops: ops, Commits: forensics.CommitEvents(tt.final, ops, true)})
 			if len(vs) != 1 || vs[0].Verdict != tt.want {
 				t.Fatalf("verdicts %+v, want one %s", vs, tt.want)
 			}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -178,20 +179,5 @@ func SpendWindow(ctx context.Context, p Profile, d time.Duration) error {
 	if h, ok := p.(WindowHolder); ok && d > 0 {
 		return h.HoldWindow(ctx, d)
 	}
-	return Sleep(ctx, d)
-}
-
-// Sleep waits for d or until ctx ends, returning ctx's error in that case.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Sleep(ctx, d)
 }

@@ -5,103 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 )
-
-// Op kinds recorded in a storm's history.
-const (
-	OpCreateRun    = "create_run"
-	OpAppend       = "append"
-	OpAppendFenced = "append_fenced"
-	OpList         = "list"
-	OpSeal         = "seal"
-)
-
-// Op is one recorded world operation: one line of history.jsonl.
-type Op struct {
-	Kind  string    `json:"op"`
-	Actor string    `json:"actor,omitempty"`
-	RunID string    `json:"runId"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Expected is the writer's expectedSeq of a fenced append.
-	Expected int64 `json:"expectedSeq,omitempty"`
-	// Wrote lists the drafts of an append with what the world assigned
-	// (ids and positions are empty when the append failed).
-	Wrote []OpEvent `json:"wrote,omitempty"`
-	// Err is the class of the error (eventlog.Classify) and ErrText its text.
-	Err     string `json:"err,omitempty"`
-	ErrText string `json:"errText,omitempty"`
-	// Actual is the log position a fenced append found instead of Expected.
-	Actual int64 `json:"actualSeq,omitempty"`
-	// After and Limit are a read's cursor and page size; Read is what it got.
-	After eventlog.Cursor `json:"after,omitzero"`
-	Limit int             `json:"limit,omitempty"`
-	Read  *ReadSummary    `json:"read,omitempty"`
-	// Slot is the empty slot a read met (Err "hole", with Above the
-	// committed slot past it), the slot a seal was asked to fill, or the
-	// sealed slot that voided a write (Err "sealed").
-	Slot  int64 `json:"slot,omitempty"`
-	Above int64 `json:"above,omitempty"`
-	// Sealed says a seal wrote its noop (Wrote holds it); ReservedAt is
-	// when the slot it filled was reserved.
-	Sealed     bool      `json:"sealed,omitempty"`
-	ReservedAt time.Time `json:"reservedAt,omitzero"`
-}
-
-// OpEvent is one draft of an append and what the world assigned to it.
-type OpEvent struct {
-	Type          eventlog.Type `json:"type"`
-	CorrelationID string        `json:"corr,omitempty"`
-	ID            string        `json:"id,omitempty"`
-	Seq           int64         `json:"seq,omitempty"`
-	MintedAt      time.Time     `json:"mintedAt,omitzero"`
-	CommittedAt   time.Time     `json:"committedAt,omitzero"`
-	// Token, Dedup and Payload are kept for rejected fenced appends only, so
-	// a verdict can replay what the writer wanted to write.
-	Token   string          `json:"token,omitempty"`
-	Dedup   string          `json:"dedup,omitempty"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-}
-
-// ReadSummary is a compact account of a page: how many events, the first and
-// last, and an order-independent hash of the ids so forensics can tell whether
-// a load was a prefix of the final log without storing every id.
-type ReadSummary struct {
-	N       int             `json:"n"`
-	First   eventlog.Cursor `json:"first,omitzero"`
-	Last    eventlog.Cursor `json:"last,omitzero"`
-	SetHash uint64          `json:"setHash,omitempty"`
-	More    bool            `json:"more,omitempty"`
-}
-
-// IDHash is the per-event hash summed into ReadSummary.SetHash.
-func IDHash(id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()
-}
-
-// Summarize builds the ReadSummary of a page.
-func Summarize(p eventlog.Page) *ReadSummary {
-	s := &ReadSummary{N: len(p.Events), More: p.More}
-	for _, e := range p.Events {
-		s.SetHash += IDHash(e.ID)
-	}
-	if n := len(p.Events); n > 0 {
-		s.First = eventlog.After(p.Events[0])
-		s.Last = eventlog.After(p.Events[n-1])
-	}
-	return s
-}
 
 // Sink receives recorded operations. Implementations must be safe for
 // concurrent use.
 type Sink interface {
-	Record(op Op)
+	Record(op history.Op)
 }
 
 type actorKey struct{}
@@ -145,7 +58,7 @@ func Inner(w World) World {
 	return w
 }
 
-func (r *Recorder) finish(ctx context.Context, op *Op, err error) {
+func (r *Recorder) finish(ctx context.Context, op *history.Op, err error) {
 	op.End = r.now()
 	op.Actor = ActorFrom(ctx)
 	op.Err = eventlog.Classify(err)
@@ -165,7 +78,7 @@ func (r *Recorder) finish(ctx context.Context, op *Op, err error) {
 
 // Seal records a seal of the recorded world, which must be a Slotter.
 func (r *Recorder) Seal(ctx context.Context, runID string, slot int64) (eventlog.Event, bool, error) {
-	op := Op{Kind: OpSeal, RunID: runID, Start: r.now(), Slot: slot}
+	op := history.Op{Kind: history.OpSeal, RunID: runID, Start: r.now(), Slot: slot}
 	sl, ok := r.inner.(Slotter)
 	if !ok {
 		err := fmt.Errorf("seal slot %d of run %s: %T cannot seal (no slot scheme)", slot, runID, r.inner)
@@ -187,16 +100,16 @@ func (r *Recorder) Seal(ctx context.Context, runID string, slot int64) (eventlog
 
 // CreateRun implements World.
 func (r *Recorder) CreateRun(ctx context.Context, run eventlog.Run) error {
-	op := Op{Kind: OpCreateRun, RunID: run.ID, Start: r.now()}
+	op := history.Op{Kind: history.OpCreateRun, RunID: run.ID, Start: r.now()}
 	err := r.inner.CreateRun(ctx, run)
 	r.finish(ctx, &op, err)
 	return err
 }
 
-func wrote(d []eventlog.Draft, evs []eventlog.Event) []OpEvent {
-	out := make([]OpEvent, len(d))
+func wrote(d []eventlog.Draft, evs []eventlog.Event) []history.OpEvent {
+	out := make([]history.OpEvent, len(d))
 	for i, x := range d {
-		out[i] = OpEvent{Type: x.Type, CorrelationID: x.CorrelationID}
+		out[i] = history.OpEvent{Type: x.Type, CorrelationID: x.CorrelationID}
 		if i < len(evs) {
 			e := evs[i]
 			out[i].ID, out[i].Seq, out[i].MintedAt, out[i].CommittedAt = e.ID, e.Seq, e.MintedAt, e.CommittedAt
@@ -207,7 +120,7 @@ func wrote(d []eventlog.Draft, evs []eventlog.Event) []OpEvent {
 
 // Append implements World.
 func (r *Recorder) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
-	op := Op{Kind: OpAppend, RunID: runID, Start: r.now()}
+	op := history.Op{Kind: history.OpAppend, RunID: runID, Start: r.now()}
 	evs, err := r.inner.Append(ctx, runID, d)
 	op.Wrote = wrote(d, evs)
 	r.finish(ctx, &op, err)
@@ -216,7 +129,7 @@ func (r *Recorder) Append(ctx context.Context, runID string, d []eventlog.Draft)
 
 // AppendFenced implements World.
 func (r *Recorder) AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
-	op := Op{Kind: OpAppendFenced, RunID: runID, Start: r.now(), Expected: expectedSeq}
+	op := history.Op{Kind: history.OpAppendFenced, RunID: runID, Start: r.now(), Expected: expectedSeq}
 	evs, err := r.inner.AppendFenced(ctx, runID, expectedSeq, d)
 	op.Wrote = wrote(d, evs)
 	if fe, ok := asFenced(err); ok {
@@ -231,10 +144,10 @@ func (r *Recorder) AppendFenced(ctx context.Context, runID string, expectedSeq i
 
 // List implements World.
 func (r *Recorder) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
-	op := Op{Kind: OpList, RunID: runID, Start: r.now(), After: after, Limit: limit}
+	op := history.Op{Kind: history.OpList, RunID: runID, Start: r.now(), After: after, Limit: limit}
 	p, err := r.inner.List(ctx, runID, after, limit)
 	if err == nil {
-		op.Read = Summarize(p)
+		op.Read = history.Summarize(p)
 	}
 	r.finish(ctx, &op, err)
 	return p, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 )
 
 // World is one event-log store under test.
@@ -85,28 +86,10 @@ type Dumper interface {
 	Dump(ctx context.Context, runID string) ([]eventlog.Event, error)
 }
 
-// GuardCounts says how a legacy interim guard fared on one run: how often it
-// evaluated, passed, allowed a write because its own count was incomplete
-// (indeterminate), and rejected.
-type GuardCounts struct {
-	Evaluated     int64 `json:"evaluated"`
-	Passed        int64 `json:"passed"`
-	Indeterminate int64 `json:"indeterminate"`
-	Rejected      int64 `json:"rejected"`
-}
-
-// Add accumulates o into g.
-func (g *GuardCounts) Add(o GuardCounts) {
-	g.Evaluated += o.Evaluated
-	g.Passed += o.Passed
-	g.Indeterminate += o.Indeterminate
-	g.Rejected += o.Rejected
-}
-
 // GuardCounter is implemented by worlds that apply a legacy interim guard
 // (eventlog.Run.Guard).
 type GuardCounter interface {
-	GuardCounts(ctx context.Context, runID string) (GuardCounts, error)
+	GuardCounts(ctx context.Context, runID string) (history.GuardCounts, error)
 }
 
 // Reservation is slots a write holds under eventlog.SchemeSlot: positions

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )
@@ -117,10 +118,10 @@ func TestRegistryNamesTheValidWorlds(t *testing.T) {
 
 type sink struct {
 	mu  sync.Mutex
-	ops []worlds.Op
+	ops []history.Op
 }
 
-func (s *sink) Record(op worlds.Op) {
+func (s *sink) Record(op history.Op) {
 	s.mu.Lock()
 	s.ops = append(s.ops, op)
 	s.mu.Unlock()
@@ -151,7 +152,7 @@ func TestRecorderRecordsEveryOperation(t *testing.T) {
 	}
 	want := []struct {
 		kind, err string
-	}{{worlds.OpCreateRun, ""}, {worlds.OpAppend, ""}, {worlds.OpAppendFenced, "fenced"}, {worlds.OpList, ""}}
+	}{{history.OpCreateRun, ""}, {history.OpAppend, ""}, {history.OpAppendFenced, "fenced"}, {history.OpList, ""}}
 	if len(s.ops) != len(want) {
 		t.Fatalf("recorded %d ops, want %d", len(s.ops), len(want))
 	}
@@ -167,7 +168,7 @@ func TestRecorderRecordsEveryOperation(t *testing.T) {
 	if fe := s.ops[2]; fe.Expected != 0 || fe.Actual != 1 {
 		t.Errorf("fenced op expected %d actual %d, want 0 and 1", fe.Expected, fe.Actual)
 	}
-	if r := s.ops[3].Read; r == nil || r.N != 1 || r.SetHash != worlds.IDHash(p.Events[0].ID) || r.Last.Seq != 1 {
+	if r := s.ops[3].Read; r == nil || r.N != 1 || r.SetHash != history.IDHash(p.Events[0].ID) || r.Last.Seq != 1 {
 		t.Errorf("read summary %+v does not match the page", r)
 	}
 }

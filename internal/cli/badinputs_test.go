@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // readme is the front page: TestMainJobDurationAgrees reads its "What it
@@ -158,44 +157,44 @@ var placeholders = map[string]func(t *testing.T) string{
 		return p
 	},
 	"STORM":       func(t *testing.T) string { return storedStorm(t, nil) },
-	"NOSTORMJSON": func(t *testing.T) string { return storedStorm(t, removing(reports.FileStorm)) },
-	"NORUNS":      func(t *testing.T) string { return storedStorm(t, removing(reports.FileRuns)) },
+	"NOSTORMJSON": func(t *testing.T) string { return storedStorm(t, removing(stormdir.FileStorm)) },
+	"NORUNS":      func(t *testing.T) string { return storedStorm(t, removing(stormdir.FileRuns)) },
 	"CUTSTORMJSON": func(t *testing.T) string {
-		return storedStorm(t, func(t *testing.T, dir string) { cutAfter(t, filepath.Join(dir, reports.FileStorm), 12) })
+		return storedStorm(t, func(t *testing.T, dir string) { cutAfter(t, filepath.Join(dir, stormdir.FileStorm), 12) })
 	},
 	"BADTYPES": func(t *testing.T) string {
-		return storedStorm(t, func(t *testing.T, dir string) { badTypes(t, filepath.Join(dir, reports.FileStorm)) })
+		return storedStorm(t, func(t *testing.T, dir string) { badTypes(t, filepath.Join(dir, stormdir.FileStorm)) })
 	},
 	"CUTRUNS": func(t *testing.T) string {
-		return storedStorm(t, func(t *testing.T, dir string) { cutLastLine(t, filepath.Join(dir, reports.FileRuns)) })
+		return storedStorm(t, func(t *testing.T, dir string) { cutLastLine(t, filepath.Join(dir, stormdir.FileRuns)) })
 	},
 	"BADLINE": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) {
-			path := filepath.Join(dir, reports.FileRuns)
+			path := filepath.Join(dir, stormdir.FileRuns)
 			b, _ := os.ReadFile(path)
 			writeFile(t, path, []byte("not json\n"+string(b)))
 		})
 	},
 	"RUNSDIR": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) {
-			removing(reports.FileRuns)(t, dir)
-			if err := os.Mkdir(filepath.Join(dir, reports.FileRuns), 0o755); err != nil {
+			removing(stormdir.FileRuns)(t, dir)
+			if err := os.Mkdir(filepath.Join(dir, stormdir.FileRuns), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		})
 	},
 	"EVENTSFILE": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) {
-			if err := os.RemoveAll(filepath.Join(dir, reports.DirEvents)); err != nil {
+			if err := os.RemoveAll(filepath.Join(dir, stormdir.DirEvents)); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, reports.DirEvents), []byte("x\n"))
+			writeFile(t, filepath.Join(dir, stormdir.DirEvents), []byte("x\n"))
 		})
 	},
 	"PGSTORM": func(t *testing.T) string {
 		return storedStorm(t, func(t *testing.T, dir string) {
 			// As if begun with --world postgres --pg-url postgres://u:secret@db/app.
-			path := filepath.Join(dir, reports.FileStorm)
+			path := filepath.Join(dir, stormdir.FileStorm)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -205,7 +204,7 @@ var placeholders = map[string]func(t *testing.T) string{
 				t.Fatal(err)
 			}
 			m["config"].(map[string]any)["worlds"] = []string{"postgres"}
-			m["endpoints"] = []storm.Endpoint{{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}}
+			m["endpoints"] = []stormdir.Endpoint{{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}}
 			if b, err = json.MarshalIndent(m, "", "  "); err != nil {
 				t.Fatal(err)
 			}
@@ -335,7 +334,7 @@ func templateStorm(t *testing.T) template {
 	out := filepath.Join(dir, "storm")
 	code, _, stderr := run(t.Context(), "storm", "--world", "local", "--scenario", "control", "--condition", "main",
 		"--runs", "2", "--time-scale", "0.1", "--out", out)
-	runs, err := reports.ReadRuns(out)
+	runs, err := openStorm(t, out).Runs()
 	switch {
 	case code != 0:
 		templateDir.err = fmt.Errorf("template storm: exit %d: %s", code, stderr)

@@ -12,10 +12,12 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
 )
 
 const testVersion = "v0.0.0-test"
@@ -74,7 +76,7 @@ func parseOptions[O any](t *testing.T, newCmd func(*cli.Factory, func(context.Co
 
 func presetNames() []string {
 	var names []string
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		names = append(names, p.Name)
 	}
 	return names
@@ -253,7 +255,7 @@ func TestListings(t *testing.T) {
 		names  []string
 	}{
 		// a column per knob of the table, in its order
-		{"conditions", append(append([]string{"preset"}, storm.KnobColumns()...), "about"), presetNames()},
+		{"conditions", append(append([]string{"preset"}, engine.KnobColumns()...), "about"), presetNames()},
 		// a row per registered scenario and world (scenarios.TestRegistry
 		// and TestDefaultWorlds pin the built-in ones)
 		{"scenarios", []string{"scenario", "shape"}, scenarioNames()},

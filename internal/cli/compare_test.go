@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -68,10 +70,10 @@ func writeStorm(t *testing.T, name string, nemesisKinds []string, runs []reports
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var cells []reports.CellKey
+	var cells []history.CellKey
 	var lines []string
 	for i, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		if !slices.Contains(cells, k) {
 			cells = append(cells, k)
 		}
@@ -87,10 +89,10 @@ func writeStorm(t *testing.T, name string, nemesisKinds []string, runs []reports
 		cfg["nemesis"] = map[string]any{"kinds": nemesisKinds}
 	}
 	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at, "config": cfg})
-	if err := os.WriteFile(filepath.Join(dir, reports.FileStorm), meta, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileStorm), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -98,10 +100,10 @@ func writeStorm(t *testing.T, name string, nemesisKinds []string, runs []reports
 
 // runsOf are n runs of one cell with outcome o, the first faulted of them
 // overlapped by a fault.
-func runsOf(scenario, condition string, o reports.Outcome, n, faulted int) []reports.RunRecord {
+func runsOf(scenario, condition string, o history.Outcome, n, faulted int) []reports.RunRecord {
 	var rs []reports.RunRecord
 	for i := range n {
-		r := reports.RunRecord{World: "postgres", Scenario: scenario, Condition: condition, Outcome: o}
+		r := reports.RunRecord{CellKey: history.NewCellKey("postgres", scenario, condition), Outcome: o}
 		if i < faulted {
 			r.Faults = []string{"pg-terminate#1"}
 		}
@@ -116,16 +118,16 @@ func runsOf(scenario, condition string, o reports.Outcome, n, faulted int) []rep
 func TestCompareMisclassified(t *testing.T) {
 	const target = "seq+callsite+ordered"
 	base := writeStorm(t, "base", nil, slices.Concat(
-		runsOf("hook-storm", "main", reports.Completed, 7, 0), runsOf("hook-storm", "main", reports.Corrupted, 5, 0),
-		runsOf("step-storm", target, reports.Completed, 12, 0),
-		runsOf("control", "main", reports.Completed, 12, 0)))
+		runsOf("hook-storm", "main", history.Completed, 7, 0), runsOf("hook-storm", "main", history.Corrupted, 5, 0),
+		runsOf("step-storm", target, history.Completed, 12, 0),
+		runsOf("control", "main", history.Completed, 12, 0)))
 	head := writeStorm(t, "head", []string{"pg-terminate"}, slices.Concat(
 		// main's wrong runs stay its own, whichever of corrupted and silent
-		runsOf("hook-storm", "main", reports.Completed, 2, 2), runsOf("hook-storm", "main", reports.Corrupted, 4, 4), runsOf("hook-storm", "main", reports.Silent, 6, 6),
+		runsOf("hook-storm", "main", history.Completed, 2, 2), runsOf("hook-storm", "main", history.Corrupted, 4, 4), runsOf("hook-storm", "main", history.Silent, 6, 6),
 		// a faulted corrupted run of the target: 1
-		runsOf("step-storm", target, reports.Completed, 11, 11), runsOf("step-storm", target, reports.Corrupted, 1, 1),
+		runsOf("step-storm", target, history.Completed, 11, 11), runsOf("step-storm", target, history.Corrupted, 1, 1),
 		// a faulted stuck run the control never had, an infra run no fault overlapped: 2
-		runsOf("control", "main", reports.Completed, 10, 10), runsOf("control", "main", reports.Stuck, 1, 1), runsOf("control", "main", reports.Infra, 1, 0)))
+		runsOf("control", "main", history.Completed, 10, 10), runsOf("control", "main", history.Stuck, 1, 1), runsOf("control", "main", history.Infra, 1, 0)))
 
 	code, stdout, stderr := run(t.Context(), "compare", base, head, "--format", "json")
 	if code != cli.ExitOK || stderr != "" {

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
@@ -46,11 +46,11 @@ var endpointFlags = []endpointFlag{
 // value with any secret removed by redactURL ("" when not given), a
 // --devkit-dir made absolute (a resumed storm may run from another
 // directory).
-func storedEndpoints(ep WorldEndpoints) []storm.Endpoint {
-	out := make([]storm.Endpoint, 0, len(endpointFlags))
+func storedEndpoints(ep WorldEndpoints) []stormdir.Endpoint {
+	out := make([]stormdir.Endpoint, 0, len(endpointFlags))
 	for _, f := range endpointFlags {
 		v := *f.field(&ep)
-		e := storm.Endpoint{Flag: f.name}
+		e := stormdir.Endpoint{Flag: f.name}
 		switch {
 		case v == "":
 		case f.name == "devkit-dir":
@@ -93,7 +93,7 @@ func pgPassword(flag, v string) string {
 // another server, and a stored server that needed a secret when the flag
 // is not given again. A storm.json from before endpoints were stored has
 // none: the flags given are used as they are, and note says so, once.
-func resumeEndpoints(res *storm.Resume, worldNames []string, given WorldEndpoints, changed func(flag string) bool) (ep WorldEndpoints, note string, err error) {
+func resumeEndpoints(res *stormdir.Resume, worldNames []string, given WorldEndpoints, changed func(flag string) bool) (ep WorldEndpoints, note string, err error) {
 	ep = given
 	var used []endpointFlag
 	for _, f := range endpointFlags {
@@ -114,7 +114,7 @@ func resumeEndpoints(res *storm.Resume, worldNames []string, given WorldEndpoint
 			res.Dir, "storm.json", strings.Join(flags, ", ")), nil
 	}
 	for _, f := range used {
-		i := slices.IndexFunc(stored, func(e storm.Endpoint) bool { return e.Flag == f.name })
+		i := slices.IndexFunc(stored, func(e stormdir.Endpoint) bool { return e.Flag == f.name })
 		if i < 0 {
 			continue // a flag this storm.json does not know: as given
 		}
@@ -158,7 +158,7 @@ func sameServer(f endpointFlag, given, stored string) bool {
 }
 
 // storedValue names a stored endpoint in a message.
-func storedValue(e storm.Endpoint) string {
+func storedValue(e stormdir.Endpoint) string {
 	switch {
 	case e.Value != "":
 		return e.Value

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestEndpointFlagsCoverAddFlags: every flag that picks a server is stored
@@ -35,20 +35,20 @@ func TestStoredEndpoints(t *testing.T) {
 	tests := []struct {
 		name string
 		ep   WorldEndpoints
-		want []storm.Endpoint
+		want []stormdir.Endpoint
 	}{
-		{"none given: the embedded servers", WorldEndpoints{}, []storm.Endpoint{
+		{"none given: the embedded servers", WorldEndpoints{}, []stormdir.Endpoint{
 			{Flag: "pg-url"}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
-		{"a pg-url with a password", WorldEndpoints{PGURL: "postgres://u:" + secret + "@db/app"}, []storm.Endpoint{
+		{"a pg-url with a password", WorldEndpoints{PGURL: "postgres://u:" + secret + "@db/app"}, []stormdir.Endpoint{
 			{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
-		{"a pg-url without one", WorldEndpoints{PGURL: "postgres://u@db:5433/app?sslmode=disable"}, []storm.Endpoint{
+		{"a pg-url without one", WorldEndpoints{PGURL: "postgres://u@db:5433/app?sslmode=disable"}, []stormdir.Endpoint{
 			{Flag: "pg-url", Value: "postgres://u@db:5433/app?sslmode=disable"}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
-		{"keyword settings with a password", WorldEndpoints{PGURL: "host=db dbname=app user=u password=" + secret}, []storm.Endpoint{
+		{"keyword settings with a password", WorldEndpoints{PGURL: "host=db dbname=app user=u password=" + secret}, []stormdir.Endpoint{
 			{Flag: "pg-url", Value: "host=db dbname=app user=u password=xxxxx", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
-		{"a password parameter", WorldEndpoints{PGURL: "postgres://u@db/app?password=" + secret}, []storm.Endpoint{
+		{"a password parameter", WorldEndpoints{PGURL: "postgres://u@db/app?password=" + secret}, []stormdir.Endpoint{
 			{Flag: "pg-url", Value: "postgres://u@db/app?password=xxxxx", Secret: true}, {Flag: "ingest-url"}, {Flag: "dynamo-endpoint"}, {Flag: "redis-url"}, {Flag: "devkit-dir"}}},
 		{"the vercel servers and a checkout", WorldEndpoints{IngestURL: "http://ingest:8080", DynamoEndpoint: "https://u:" + secret + "@dynamo",
-			RedisURL: "redis://:" + secret + "@cache:6379/2", DevkitDir: rel}, []storm.Endpoint{
+			RedisURL: "redis://:" + secret + "@cache:6379/2", DevkitDir: rel}, []stormdir.Endpoint{
 			{Flag: "pg-url"}, {Flag: "ingest-url", Value: "http://ingest:8080"}, {Flag: "dynamo-endpoint", Value: "https://u:xxxxx@dynamo", Secret: true},
 			{Flag: "redis-url", Value: "redis://:xxxxx@cache:6379/2", Secret: true}, {Flag: "devkit-dir", Value: dir}}},
 	}
@@ -76,38 +76,38 @@ func TestStoredEndpoints(t *testing.T) {
 // a storm.json without endpoints takes the flags as given, with a note.
 func TestResumeEndpoints(t *testing.T) {
 	checkout := t.TempDir()
-	stored := func(edit func(map[string]storm.Endpoint)) []storm.Endpoint {
-		m := map[string]storm.Endpoint{}
+	stored := func(edit func(map[string]stormdir.Endpoint)) []stormdir.Endpoint {
+		m := map[string]stormdir.Endpoint{}
 		for _, f := range endpointFlags {
-			m[f.name] = storm.Endpoint{Flag: f.name}
+			m[f.name] = stormdir.Endpoint{Flag: f.name}
 		}
 		edit(m)
-		var out []storm.Endpoint
+		var out []stormdir.Endpoint
 		for _, f := range endpointFlags {
 			out = append(out, m[f.name])
 		}
 		return out
 	}
-	pgSecret := stored(func(m map[string]storm.Endpoint) {
-		m["pg-url"] = storm.Endpoint{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}
+	pgSecret := stored(func(m map[string]stormdir.Endpoint) {
+		m["pg-url"] = stormdir.Endpoint{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}
 	})
-	pgOpen := stored(func(m map[string]storm.Endpoint) {
-		m["pg-url"] = storm.Endpoint{Flag: "pg-url", Value: "postgres://u@db:5433/app?sslmode=disable"}
+	pgOpen := stored(func(m map[string]stormdir.Endpoint) {
+		m["pg-url"] = stormdir.Endpoint{Flag: "pg-url", Value: "postgres://u@db:5433/app?sslmode=disable"}
 	})
-	pgHidden := stored(func(m map[string]storm.Endpoint) { m["pg-url"] = storm.Endpoint{Flag: "pg-url", Secret: true} })
-	embedded := stored(func(map[string]storm.Endpoint) {})
-	vercelSet := stored(func(m map[string]storm.Endpoint) {
-		m["ingest-url"] = storm.Endpoint{Flag: "ingest-url", Value: "http://ingest:8080"}
-		m["redis-url"] = storm.Endpoint{Flag: "redis-url", Value: "redis://:xxxxx@cache:6379/2", Secret: true}
+	pgHidden := stored(func(m map[string]stormdir.Endpoint) { m["pg-url"] = stormdir.Endpoint{Flag: "pg-url", Secret: true} })
+	embedded := stored(func(map[string]stormdir.Endpoint) {})
+	vercelSet := stored(func(m map[string]stormdir.Endpoint) {
+		m["ingest-url"] = stormdir.Endpoint{Flag: "ingest-url", Value: "http://ingest:8080"}
+		m["redis-url"] = stormdir.Endpoint{Flag: "redis-url", Value: "redis://:xxxxx@cache:6379/2", Secret: true}
 	})
-	devkitSet := stored(func(m map[string]storm.Endpoint) {
-		m["devkit-dir"] = storm.Endpoint{Flag: "devkit-dir", Value: checkout}
+	devkitSet := stored(func(m map[string]stormdir.Endpoint) {
+		m["devkit-dir"] = stormdir.Endpoint{Flag: "devkit-dir", Value: checkout}
 	})
 	pg, vc, local, dk := []string{"postgres"}, []string{"vercel"}, []string{"local"}, []string{"devkit-local"}
 
 	tests := []struct {
 		name   string
-		stored []storm.Endpoint
+		stored []stormdir.Endpoint
 		worlds []string
 		given  WorldEndpoints
 		want   WorldEndpoints
@@ -151,7 +151,7 @@ func TestResumeEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &storm.Resume{Dir: "D", Meta: &storm.StormMeta{Endpoints: tt.stored}}
+			res := &stormdir.Resume{Dir: "D", Meta: &stormdir.Meta{Endpoints: tt.stored}}
 			changed := func(flag string) bool {
 				for _, f := range endpointFlags {
 					if f.name == flag {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +9,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/eventlog"
+
 	"github.com/stormctl/stormctl/explain"
+
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/timeline"
-	"github.com/stormctl/stormctl/worlds"
+
+	"github.com/stormctl/stormctl/pipeline"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ExplainOptions are the explain command's options.
@@ -74,11 +73,12 @@ directory exits 2.`,
 }
 
 func runExplain(_ context.Context, opts *ExplainOptions) error {
-	meta, err := readStormMeta(opts.Dir)
+	dir, err := stormdir.Open(opts.Dir)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	runs, err := reports.ReadRuns(opts.Dir)
+	meta := dir.Meta
+	runs, err := dir.Runs()
 	if runs == nil && err != nil {
 		return &UsageError{Err: err}
 	}
@@ -90,60 +90,39 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	}
 	if rec == nil {
 		return usage("run %s is not in %s (%d runs; stormctl report %s lists the cells)",
-			opts.RunID, filepath.Join(opts.Dir, reports.FileRuns), len(runs), opts.Dir)
+			opts.RunID, filepath.Join(opts.Dir, stormdir.FileRuns), len(runs), opts.Dir)
 	}
-	k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
-	final, err := reports.ReadEvents(opts.Dir, k, rec.RunID)
+	k := rec.CellKey
+	final, err := dir.Events(k, rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}
 	}
-	ops, err := reports.ReadRunHistory(opts.Dir, rec.RunID)
+	ops, err := dir.RunHistory(rec.RunID)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
 	}
-	in, err := storedInput(meta, *rec, final, ops)
+	cell, err := pipeline.StoredCell(meta, *rec)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	ex := explain.Classify(in)
+	run := pipeline.Stored(*rec, final, ops)
+	run.Classify = pipeline.ClassifyAlways
+	ex := pipeline.Process(cell, run).Explained
 	if opts.Timeline != "" {
-		if err := writeTimeline(opts.Timeline, in, ex); err != nil {
+		if err := writeTimeline(opts.Timeline, ex); err != nil {
 			return err
 		}
 	}
-	return opts.Format.Print(opts.IO.Out, explanation{ex})
-}
-
-// readStormMeta reads storm.json (storm.ReadMeta, as every command reads
-// it): the conditions' knobs the reference replays need. A directory
-// without one is not a storm.
-func readStormMeta(dir string) (*storm.StormMeta, error) {
-	if _, err := os.Stat(filepath.Join(dir, reports.FileStorm)); errors.Is(err, os.ErrNotExist) {
-		return nil, &reports.ArtifactError{File: dir, Err: reports.ErrNotStorm}
-	}
-	return storm.ReadMeta(dir)
-}
-
-// storedInput builds the explainer's input for a stored run.
-func storedInput(meta *storm.StormMeta, rec reports.RunRecord, final []eventlog.Event, ops []worlds.Op) (explain.Input, error) {
-	cond, ok := meta.Conditions[rec.Condition]
-	if !ok {
-		return explain.Input{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", reports.FileStorm, rec.Condition, rec.RunID)
-	}
-	sc, err := scenarios.Lookup(rec.Scenario)
-	if err != nil {
-		return explain.Input{}, fmt.Errorf("run %s: %w", rec.RunID, err)
-	}
-	return storm.ExplainInput(cond, sc, meta.Config.TimeScale, rec, final, ops), nil
+	return opts.Format.Print(opts.IO.Out, explanation{ex.Explanation})
 }
 
 // writeTimeline writes the run's timeline to path.
-func writeTimeline(path string, in explain.Input, ex explain.Explanation) error {
+func writeTimeline(path string, ex *pipeline.Explained) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("--timeline %s: %w", path, err)}
 	}
-	if err := timeline.Write(f, in, ex, timeline.MaxBytes); err != nil {
+	if err := ex.Render(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write timeline %s: %w", path, err)
 	}

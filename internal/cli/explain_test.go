@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/timeline"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
@@ -27,12 +29,12 @@ func sharpStorm(ctx context.Context, t *testing.T, dir string) {
 	t.Helper()
 	var reg worlds.Registry
 	local.Register(&reg)
-	p, err := storm.Config{
+	p, err := storm.NewPlan(stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
 		Runs: 3, TimeScale: 0.25, Timeout: 60 * time.Second, Seed: 3, Out: dir,
-	}.Defaults().Validate(&reg)
+	}.Defaults(), &reg)
 	if err != nil {
-		t.Fatalf("Validate: %v", err)
+		t.Fatalf("NewPlan: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -49,19 +51,19 @@ func TestExplainCommand(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "storm")
 	sharpStorm(t.Context(), t, dir)
-	runs, err := reports.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("runs: %v", err)
 	}
 	var bad, good *reports.RunRecord
 	for i := range runs {
 		switch {
-		case explain.Explains(string(runs[i].Outcome)) && bad == nil:
+		case explain.Explains(runs[i].Outcome) && bad == nil:
 			bad = &runs[i]
-		case runs[i].Outcome == reports.Completed && good == nil:
+		case runs[i].Outcome == history.Completed && good == nil:
 			good = &runs[i]
 		}
-		if explain.Explains(string(runs[i].Outcome)) && runs[i].Class == "" {
+		if explain.Explains(runs[i].Outcome) && runs[i].Class == "" {
 			t.Errorf("run %s (%s) was recorded without a class", runs[i].RunID, runs[i].Outcome)
 		}
 	}
@@ -73,7 +75,7 @@ func TestExplainCommand(t *testing.T) {
 	} else if st, err := os.Stat(filepath.Join(dir, bad.Timeline)); err != nil || st.Size() > timeline.MaxBytes {
 		t.Errorf("timeline %s: %v (size cap %d)", bad.Timeline, err, timeline.MaxBytes)
 	}
-	if md := string(readFile(t, filepath.Join(dir, reports.FileMD))); !strings.Contains(md, "("+bad.Timeline+")") || !strings.Contains(md, "classes: ") {
+	if md := string(readFile(t, filepath.Join(dir, stormdir.FileMD))); !strings.Contains(md, "("+bad.Timeline+")") || !strings.Contains(md, "classes: ") {
 		t.Errorf("summary.md neither counts classes nor links %s:\n%s", bad.Timeline, md)
 	}
 
@@ -129,20 +131,20 @@ func TestExplainCommand(t *testing.T) {
 			b, _ := json.Marshal(r)
 			lines = append(lines, string(b))
 		}
-		writeFile(t, filepath.Join(d, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
-		os.RemoveAll(filepath.Join(d, storm.DirTimelines))
+		writeFile(t, filepath.Join(d, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
+		os.RemoveAll(filepath.Join(d, stormdir.DirTimelines))
 		code, stdout, stderr := run(t.Context(), "forensics", d)
 		if code != cli.ExitOK || !strings.Contains(stdout, "classes: ") {
 			t.Fatalf("exit %d, stderr %q; stdout lacks a classes line:\n%s", code, stderr, stdout)
 		}
 		var sum reports.Summary
-		if err := json.Unmarshal(readFile(t, filepath.Join(d, reports.FileSummary)), &sum); err != nil {
+		if err := json.Unmarshal(readFile(t, filepath.Join(d, stormdir.FileSummary)), &sum); err != nil {
 			t.Fatal(err)
 		}
 		if got := sum.Cells[0].Classes[bad.Class]; got == 0 || len(sum.Cells[0].Timelines[bad.Class]) == 0 {
 			t.Errorf("summary.json counts %d %s runs with timelines %v", got, bad.Class, sum.Cells[0].Timelines)
 		}
-		if _, err := os.Stat(filepath.Join(d, storm.DirTimelines, bad.RunID+".html")); err != nil {
+		if _, err := os.Stat(filepath.Join(d, stormdir.DirTimelines, bad.RunID+".html")); err != nil {
 			t.Errorf("no timeline written: %v", err)
 		}
 		// report and gate read the classes back from summary.json.
@@ -170,21 +172,21 @@ func TestExplainCommand(t *testing.T) {
 			b, _ := json.Marshal(r)
 			lines = append(lines, string(b))
 		}
-		writeFile(t, filepath.Join(d, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
+		writeFile(t, filepath.Join(d, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
 		// Without the flag the recorded classes stand.
 		if code, stdout, stderr := run(t.Context(), "forensics", d); code != cli.ExitOK || !strings.Contains(stdout, wrong) {
 			t.Fatalf("exit %d, stderr %q; stdout lacks the recorded %s:\n%s", code, stderr, wrong, stdout)
 		}
 		// A timeline no run links any more (another run of the class had it)
 		// is pruned.
-		stale := filepath.Join(d, storm.DirTimelines, "wrun_stale.html")
+		stale := filepath.Join(d, stormdir.DirTimelines, "wrun_stale.html")
 		writeFile(t, stale, []byte("<html></html>"))
 		code, stdout, stderr := run(t.Context(), "forensics", d, "--reclassify")
 		if code != cli.ExitOK || !strings.Contains(stderr, wrong+" -> "+bad.Class) || strings.Contains(stdout, wrong) {
 			t.Fatalf("exit %d, stderr %q (want a %s -> %s change); stdout:\n%s", code, stderr, wrong, bad.Class, stdout)
 		}
 		var sum reports.Summary
-		if err := json.Unmarshal(readFile(t, filepath.Join(d, reports.FileSummary)), &sum); err != nil {
+		if err := json.Unmarshal(readFile(t, filepath.Join(d, stormdir.FileSummary)), &sum); err != nil {
 			t.Fatal(err)
 		}
 		if c := sum.Cells[0]; c.Classes[wrong] != 0 || c.Classes[bad.Class] == 0 {
@@ -216,13 +218,13 @@ func TestExplainCommand(t *testing.T) {
 		want string
 	}{
 		{"unknown run", func(*testing.T) string { return dir }, "wrun_nobody", "run wrun_nobody is not in"},
-		{"not a storm", func(t *testing.T) string { return t.TempDir() }, bad.RunID, reports.ErrNotStorm.Error()},
+		{"not a storm", func(t *testing.T) string { return t.TempDir() }, bad.RunID, stormdir.ErrNotStorm.Error()},
 		{"final log missing", func(t *testing.T) string {
-			return broken(t, func(d string) { os.RemoveAll(filepath.Join(d, reports.DirEvents)) })
+			return broken(t, func(d string) { os.RemoveAll(filepath.Join(d, stormdir.DirEvents)) })
 		}, bad.RunID, "the final log of " + bad.RunID},
 		{"history cut off", func(t *testing.T) string {
 			return broken(t, func(d string) {
-				p := filepath.Join(d, reports.FileHistory)
+				p := filepath.Join(d, stormdir.FileHistory)
 				b := readFile(t, p)
 				i := strings.LastIndex(string(b[:len(b)-1]), bad.RunID)
 				writeFile(t, p, b[:i+len(bad.RunID)])
@@ -236,4 +238,15 @@ func TestExplainCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openStorm opens the storm directory dir for reading, failing the test
+// when it is none.
+func openStorm(t *testing.T, dir string) *stormdir.Dir {
+	t.Helper()
+	d, err := stormdir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

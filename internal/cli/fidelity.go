@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
 )
@@ -195,7 +197,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	// Every world's plan is validated before any storm starts.
 	plans := make([]*storm.Plan, len(opts.Worlds))
 	for i, w := range opts.Worlds {
-		plan, err := fidelityConfig(opts, w, out).Validate(reg)
+		plan, err := storm.NewPlan(fidelityConfig(opts, w, out), reg)
 		if err != nil {
 			return &UsageError{Err: err}
 		}
@@ -255,17 +257,17 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 // fidelityConfig is the storm one world's reference cells run in: every
 // scenario and condition the claims read (Plan.Only then prunes the matrix
 // to the world's cells), the storm command's defaults for the rest.
-func fidelityConfig(opts *FidelityOptions, world, out string) storm.Config {
+func fidelityConfig(opts *FidelityOptions, world, out string) stormdir.Config {
 	runs := opts.Runs
 	if world == vercel.Name {
 		runs = opts.VercelRuns
 	}
-	c := storm.Config{
+	c := stormdir.Config{
 		Worlds: []string{world}, Scenarios: fidelity.Scenarios(), Conditions: fidelity.Conditions(),
 		Seed: 1, Out: filepath.Join(out, world),
 	}.Defaults()
 	// Set after Defaults, which would turn a typed --time-scale 0 into 1
-	// instead of letting Validate refuse it.
+	// instead of letting NewPlan refuse it.
 	c.Runs, c.TimeScale, c.Timeout, c.RunsInFlight = runs, opts.TimeScale, opts.Timeout, opts.RunsInFlight
 	return c
 }
@@ -280,5 +282,5 @@ func writeFidelity(dir string, rep *fidelity.Report) error {
 	if err := writeJSON(&b, rep); err != nil {
 		return fmt.Errorf("encode %s: %w", FidelityFile, err)
 	}
-	return reports.WriteFile(filepath.Join(dir, FidelityFile), b.Bytes())
+	return stormdir.WriteFile(filepath.Join(dir, FidelityFile), b.Bytes())
 }

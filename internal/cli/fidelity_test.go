@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/internal/texttest"
-	"github.com/stormctl/stormctl/reports"
-	"go.uber.org/goleak"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestFidelityFrom judges stored fixture storms (testdata/storms/fidelity-*.txt)
@@ -71,7 +73,7 @@ func TestFidelityFrom(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(both, w), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{reports.FileStorm, reports.FileRuns} {
+		for _, f := range []string{stormdir.FileStorm, stormdir.FileRuns} {
 			b, err := os.ReadFile(filepath.Join(dirs[w], f))
 			if err != nil {
 				t.Fatal(err)
@@ -189,16 +191,16 @@ func TestFidelityInterrupted(t *testing.T) {
 	if !rep.Interrupted || rep.Unknown != 14 || rep.Storms["local"] != filepath.Join(out, "local") || rep.Storms["vercel"] != "" {
 		t.Errorf("%s = %+v", cli.FidelityFile, rep)
 	}
-	var meta struct{ Cells []reports.CellKey }
-	filetest.ReadJSON(t, filepath.Join(out, "local", reports.FileStorm), &meta)
-	byName := func(a, b reports.CellKey) int { return strings.Compare(a.String(), b.String()) }
+	var meta struct{ Cells []history.CellKey }
+	filetest.ReadJSON(t, filepath.Join(out, "local", stormdir.FileStorm), &meta)
+	byName := func(a, b history.CellKey) int { return strings.Compare(a.String(), b.String()) }
 	want := fidelity.CellsFor("local")
 	slices.SortFunc(meta.Cells, byName)
 	slices.SortFunc(want, byName)
 	if !reflect.DeepEqual(meta.Cells, want) {
 		t.Errorf("the local storm's cells =\n%v\nwant\n%v", meta.Cells, want)
 	}
-	if _, err := os.Stat(filepath.Join(out, "vercel", reports.FileStorm)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "vercel", stormdir.FileStorm)); err == nil {
 		t.Errorf("the vercel storm was started")
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // fidelityFrom judges stored storms: each --from is a storm directory or a
@@ -19,7 +21,7 @@ func fidelityFrom(opts *FidelityOptions, known []string) error {
 		return err
 	}
 	sum := &reports.Summary{Schema: reports.SchemaVersion}
-	from := map[reports.CellKey]string{}
+	from := map[history.CellKey]string{}
 	byWorld := map[string][]string{}
 	var loadErr error
 	for _, dir := range dirs {
@@ -89,14 +91,14 @@ func stormDirs(from []string) ([]string, error) {
 			}
 		}
 		if len(out) == n {
-			return nil, usage("--from %s: not a storm directory (no %s) and no storm directories in it", dir, reports.FileRuns)
+			return nil, usage("--from %s: not a storm directory (no %s) and no storm directories in it", dir, stormdir.FileRuns)
 		}
 	}
 	return out, nil
 }
 
 func isStorm(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, reports.FileRuns))
+	fi, err := os.Stat(filepath.Join(dir, stormdir.FileRuns))
 	return err == nil && !fi.IsDir()
 }
 

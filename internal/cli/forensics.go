@@ -14,13 +14,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/worlds"
+
+	"github.com/stormctl/stormctl/pipeline"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ForensicsOptions are the forensics command's options.
@@ -111,7 +114,7 @@ guessed.`,
 // cellForensics is the forensics of one cell: what the tally of its runs
 // came to, every type pair listed.
 type cellForensics struct {
-	reports.CellKey
+	history.CellKey
 	Runs     int                                `json:"runs"`
 	Order    forensics.CommitOrder              `json:"commit_order"`
 	Pairs    []pairRow                          `json:"pairs"`
@@ -137,51 +140,62 @@ type forensicsReport struct {
 }
 
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
-	runs, runsErr := reports.ReadRuns(opts.Dir)
+	// The scheme that orders each run's log is its condition's, as
+	// storm.json records it: without it the findings cannot be computed.
+	dir, err := stormdir.Open(opts.Dir)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	meta := dir.Meta
+	runs, runsErr := dir.Runs()
 	if runs == nil && runsErr != nil {
 		return &UsageError{Err: runsErr}
 	}
-	history, histErr := reports.ReadHistory(opts.Dir)
+	opsByRun, histErr := dir.History()
 	var problems []error
 	for _, e := range []error{runsErr, histErr} {
 		if e != nil {
 			problems = append(problems, e)
 		}
 	}
-	// The scheme that orders each run's log is its condition's, as
-	// storm.json records it: without it the findings cannot be computed.
-	meta, err := readStormMeta(opts.Dir)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
 	// Cells come in storm.json's order, as report, the storm and its
 	// summary list them (a cell storm.json lacks comes after them, as its
 	// runs are met); only cells with runs are printed.
 	tally := reports.NewTally(reports.NewSummary(meta.Cells))
-	cls := &classifier{dir: opts.Dir, meta: meta, counts: map[reports.CellKey]map[string]int{}, reclassify: opts.Reclassify}
+	cls := &classifier{dir: opts.Dir, timelines: pipeline.Timelines{}, reclassify: opts.Reclassify}
 	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		r := &runs[i]
-		cond, ok := meta.Conditions[r.Condition]
-		if !ok {
-			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", reports.FileStorm, r.Condition, r.RunID))
+		if _, ok := meta.Conditions[r.Condition]; !ok {
+			problems = append(problems, fmt.Errorf("%s: condition %q of run %s is not in its conditions: the run is left out", stormdir.FileStorm, r.Condition, r.RunID))
 			continue
 		}
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
-		final, err := reports.ReadEvents(opts.Dir, k, r.RunID)
+		final, err := dir.Events(r.CellKey, r.RunID)
 		if err != nil {
 			problems = append(problems, err)
 		}
-		ops := history[r.RunID]
-		if err := cls.classify(r, final, ops); err != nil {
+		run := pipeline.Stored(*r, final, opsByRun[r.RunID])
+		run.Classify = pipeline.ClassifyMissing
+		if opts.Reclassify {
+			run.Classify = pipeline.ClassifyExplained
+		}
+		// A run of a scenario this build does not know keeps its class:
+		// its findings still count.
+		cell, err := pipeline.StoredCell(meta, *r)
+		if err != nil && run.Classifies() {
 			problems = append(problems, err)
 		}
-		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: cond.Knobs.Scheme, Final: final, Ops: ops, StoreCommitTimes: r.CommitSource == "store"})
-		rec := *r
-		rec.Findings = an.Findings
-		tally.Add(rec, an.Order, an.Commits)
+		res := pipeline.Process(cell, run)
+		if ex := res.Explained; ex != nil {
+			if err := cls.keep(r, ex); err != nil {
+				problems = append(problems, err)
+			}
+		}
+		rec := res.Record
+		rec.Class, rec.Timeline = r.Class, r.Timeline
+		tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	}
 	if opts.Reclassify {
 		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
@@ -304,32 +318,23 @@ func orNone(s string) string {
 	return s
 }
 
-// classifier computes the classes a stored storm's runs were recorded
-// without (storms older than the explainer), or every run's class again
-// (--reclassify), and writes the first runs' timelines of each class and
-// cell.
+// classifier keeps the classes the pipeline computed for a stored storm's
+// runs recorded without one (storms older than the explainer), or for
+// every run (--reclassify), and writes the first runs' timelines of each
+// class and cell.
 type classifier struct {
-	dir      string
-	meta     *storm.StormMeta
-	counts   map[reports.CellKey]map[string]int
-	computed int
+	dir       string
+	timelines pipeline.Timelines
+	computed  int
 	// reclassify replaces recorded classes; changed counts each
 	// "old -> new" change it made.
 	reclassify bool
 	changed    map[string]int
 }
 
-// classify sets r.Class when r's outcome gets one and it has none (or
-// always, reclassifying).
-func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops []worlds.Op) error {
-	if !explain.Explains(string(r.Outcome)) || r.Class != "" && !c.reclassify {
-		return nil
-	}
-	in, err := storedInput(c.meta, *r, final, ops)
-	if err != nil {
-		return err
-	}
-	ex := explain.Classify(in)
+// keep sets r's class to the one computed, and its timeline while its
+// class and cell have fewer than reports.MaxTimelines.
+func (c *classifier) keep(r *reports.RunRecord, ex *pipeline.Explained) error {
 	if r.Class != "" && r.Class != ex.Class {
 		if c.changed == nil {
 			c.changed = map[string]int{}
@@ -338,13 +343,8 @@ func (c *classifier) classify(r *reports.RunRecord, final []eventlog.Event, ops 
 	}
 	r.Class, r.Timeline = ex.Class, ""
 	c.computed++
-	k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
-	if c.counts[k] == nil {
-		c.counts[k] = map[string]int{}
-	}
-	if c.counts[k][ex.Class] < reports.MaxTimelines {
-		c.counts[k][ex.Class]++
-		path, err := storm.WriteTimeline(c.dir, in, ex)
+	if c.timelines.Take(r.CellKey, ex.Class) {
+		path, err := ex.WriteTimeline(c.dir)
 		if err != nil {
 			return err
 		}
@@ -368,7 +368,7 @@ func (c *classifier) changeLine() string {
 // store writes the computed classes and timeline links into summary.json
 // and summary.md (runs.jsonl, the storm's own record, is left as it was).
 func (c *classifier) store(runs []reports.RunRecord) error {
-	st, err := storm.LoadStorm(c.dir)
+	st, err := stormdir.LoadStorm(c.dir)
 	if st == nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 	}
 	linked := map[string]bool{}
 	for _, r := range runs {
-		if cell := st.Summary.Cell(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}); cell != nil {
+		if cell := st.Summary.Cell(r.CellKey); cell != nil {
 			cell.AddClass(r.Class, r.Timeline)
 		}
 		if r.Timeline != "" {
@@ -388,7 +388,7 @@ func (c *classifier) store(runs []reports.RunRecord) error {
 		return err
 	}
 	if c.reclassify {
-		return pruneTimelines(filepath.Join(c.dir, storm.DirTimelines), linked)
+		return pruneTimelines(filepath.Join(c.dir, stormdir.DirTimelines), linked)
 	}
 	return nil
 }

@@ -9,11 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestForensicsSchemeFromStormJSON: forensics DIR reads each run by the
@@ -23,11 +26,11 @@ import (
 // the data would call both seq.
 func TestForensicsSchemeFromStormJSON(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Conditions: map[string]storm.Condition{
-		"slot": {Name: "slot", Knobs: storm.Knobs{Scheme: eventlog.SchemeSlot}},
-		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Conditions: map[string]conditions.Condition{
+		"slot": {Name: "slot", Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot}},
+		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +45,8 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 		{"main", []eventlog.Event{ev("wevt_a", 1, eventlog.RunCreated), ev("wevt_b", 3, eventlog.RunCompleted)}},
 	}
 	for _, r := range runs {
-		rec := reports.RunRecord{World: "local", Scenario: "control", Condition: r.condition, RunID: "wrun_" + r.condition, Outcome: reports.Completed}
-		k := reports.CellKey{World: rec.World, Scenario: rec.Scenario, Condition: rec.Condition}
+		rec := reports.RunRecord{CellKey: history.NewCellKey("local", "control", r.condition), RunID: "wrun_" + r.condition, Outcome: history.Completed}
+		k := rec.CellKey
 		if err := w.WriteEvents(k, rec.RunID, r.final); err != nil {
 			t.Fatal(err)
 		}
@@ -86,12 +89,12 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 	}
 
 	t.Run("without storm.json", func(t *testing.T) {
-		if err := os.Remove(filepath.Join(dir, reports.FileStorm)); err != nil {
+		if err := os.Remove(filepath.Join(dir, stormdir.FileStorm)); err != nil {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := run(t.Context(), "forensics", dir)
-		if code != cli.ExitUsage || !strings.Contains(stderr, reports.FileStorm) || stdout != "" {
-			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, reports.FileStorm)
+		if code != cli.ExitUsage || !strings.Contains(stderr, stormdir.FileStorm) || stdout != "" {
+			t.Errorf("exit %d, stderr %q, stdout %q; want a usage error naming %s", code, stderr, stdout, stormdir.FileStorm)
 		}
 	})
 }
@@ -101,25 +104,25 @@ func TestForensicsSchemeFromStormJSON(t *testing.T) {
 // met them (runs of interleaved cells finish in any order).
 func TestForensicsCellOrder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "step-storm", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
-		"main": {Name: "main", Knobs: storm.Knobs{Scheme: eventlog.SchemeULID}},
-		"seq":  {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+		"main": {Name: "main", Knobs: engine.Knobs{Scheme: eventlog.SchemeULID}},
+		"seq":  {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The order the runs finished in, as a storm of these cells recorded it.
 	for i, c := range []int{1, 0, 2, 1, 3, 0} {
 		k := cells[c]
-		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
-			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		rec := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: history.Completed}
 		final := []eventlog.Event{{ID: "wevt_a", Seq: 1, Type: eventlog.RunCreated}, {ID: "wevt_b", Seq: 2, Type: eventlog.RunCompleted}}
 		if err := w.WriteEvents(k, rec.RunID, final); err != nil {
 			t.Fatal(err)
@@ -132,14 +135,14 @@ func TestForensicsCellOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	order := func(cmd string) []reports.CellKey {
+	order := func(cmd string) []history.CellKey {
 		t.Helper()
 		code, stdout, stderr := run(t.Context(), cmd, dir, "--format", "json")
 		if code != cli.ExitOK {
 			t.Fatalf("%s: exit %d: %s", cmd, code, stderr)
 		}
 		var doc struct {
-			Cells []reports.CellKey `json:"cells"`
+			Cells []history.CellKey `json:"cells"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%s: %v:\n%s", cmd, err, stdout)
@@ -162,14 +165,14 @@ func TestForensicsCellOrder(t *testing.T) {
 // dup seqs (its seqs are dense), and a run without duplicates counts 0.
 func TestForensicsDuplicateCreates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 		{World: "devkit-local", Scenario: "step-storm", Condition: "seq"},
 	}
-	meta := storm.StormMeta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]storm.Condition{
-		"seq": {Name: "seq", Knobs: storm.Knobs{Scheme: eventlog.SchemeSeq}},
+	meta := stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells, Conditions: map[string]conditions.Condition{
+		"seq": {Name: "seq", Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq}},
 	}}
-	w, err := reports.OpenWriter(dir, meta)
+	w, err := stormdir.OpenWriter(dir, &meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +187,8 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 			ev(7, eventlog.StepCompleted, "s1"), ev(8, eventlog.RunCompleted, "")},
 	}
 	for i, k := range cells {
-		rec := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
-			RunID: fmt.Sprintf("wrun_%d", i), Outcome: reports.Completed}
+		rec := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
+			RunID: fmt.Sprintf("wrun_%d", i), Outcome: history.Completed}
 		if err := w.WriteEvents(k, rec.RunID, finals[i]); err != nil {
 			t.Fatal(err)
 		}

@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // fixtureStorm writes the storm described by testdata/storms/NAME.txt (one
@@ -31,7 +32,7 @@ func fixtureStorm(t *testing.T, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var cells []reports.CellKey
+	var cells []history.CellKey
 	var lines []string
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sc := bufio.NewScanner(f)
@@ -43,9 +44,9 @@ func fixtureStorm(t *testing.T, name string) string {
 		if len(fields) < 4 {
 			t.Fatalf("%s.txt:%d: want world scenario condition outcome=runs...", name, n)
 		}
-		k := reports.CellKey{World: fields[0], Scenario: fields[1], Condition: fields[2]}
+		k := history.CellKey{World: fields[0], Scenario: fields[1], Condition: fields[2]}
 		cells = append(cells, k)
-		var outcomes []reports.Outcome
+		var outcomes []history.Outcome
 		rejections, judged := 0, false
 		for _, kv := range fields[3:] {
 			if kv == "judged" {
@@ -62,15 +63,15 @@ func fixtureStorm(t *testing.T, name string) string {
 				continue
 			}
 			for range v {
-				outcomes = append(outcomes, reports.Outcome(key))
+				outcomes = append(outcomes, history.Outcome(key))
 			}
 		}
 		for i, o := range outcomes {
-			r := reports.RunRecord{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Index: i,
+			r := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
 				RunID: fmt.Sprintf("wrun_%s_%d", strings.NewReplacer("/", "-", "+", "-").Replace(k.String()), i), Outcome: o,
 				Started: at, Ended: at.Add(time.Second), Millis: 1000, Judged: judged}
 			if i == 0 {
-				r.Stats = engine.RunStats{Rejections: int64(rejections)}
+				r.Stats = history.RunStats{Rejections: int64(rejections)}
 			}
 			b, err := json.Marshal(r)
 			if err != nil {
@@ -83,10 +84,10 @@ func fixtureStorm(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at})
-	if err := os.WriteFile(filepath.Join(dir, reports.FileStorm), meta, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileStorm), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reports.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -228,7 +229,7 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 				}
 			}
 			if _, err := os.Stat(out); err == nil {
-				if _, err := os.Stat(filepath.Join(out, reports.FileStorm)); err == nil {
+				if _, err := os.Stat(filepath.Join(out, stormdir.FileStorm)); err == nil {
 					t.Errorf("%s was written", out)
 				}
 			}

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/bench"
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -36,7 +36,7 @@ func TestHelpListsValidValues(t *testing.T) {
 	for _, s := range scenarios.Registry() {
 		scenarioNames = append(scenarioNames, s.Name)
 	}
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		presetNames = append(presetNames, p.Name)
 	}
 	formats := strs(cli.Formats())
@@ -47,7 +47,7 @@ func TestHelpListsValidValues(t *testing.T) {
 	}{
 		{[]string{"gate", "--help"}, "--max keys", gate.MaxKeys()},
 		{[]string{"explain", "--help"}, "root-cause classes", explain.Classes()},
-		{[]string{"storm", "--help"}, "outcomes", strs(reports.Outcomes())},
+		{[]string{"storm", "--help"}, "outcomes", strs(history.Outcomes())},
 		{[]string{"storm", "--help"}, "latency forms", worlds.LatencyForms()},
 		{[]string{"storm", "--help"}, "nemesis kinds", strs(nemesis.Kinds)},
 		{[]string{"storm", "--help"}, "worlds", reg.Names()},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/local"
@@ -80,7 +80,7 @@ func TestInternalErrors(t *testing.T) {
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink("/dev/full", filepath.Join(out, reports.FileRuns)); err != nil {
+			if err := os.Symlink("/dev/full", filepath.Join(out, stormdir.FileRuns)); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{`internal error: write runs\.jsonl: .*no space left on device`}, false},
@@ -174,7 +174,7 @@ func TestWindowNotSpentIsInfra(t *testing.T) {
 			t.Errorf("%q lacks %q", last, w)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(out, reports.FileRuns)); err != nil || strings.Count(string(b), "\n") != 1 {
+	if b, err := os.ReadFile(filepath.Join(out, stormdir.FileRuns)); err != nil || strings.Count(string(b), "\n") != 1 {
 		t.Errorf("runs.jsonl: %v, %d lines; want the one run recorded before the check", err, strings.Count(string(b), "\n"))
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
@@ -53,7 +56,7 @@ func newListCmd(f *Factory, use, short, example string, build func(*ListOptions)
 }
 
 // NewCmdConditions returns `stormctl conditions`: a column per knob of
-// storm.KnobTable, and the table's help.
+// engine.KnobTable, and the table's help.
 func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	cmd := newListCmd(f, "conditions", "List the condition presets and their knobs",
 		`  stormctl conditions
@@ -61,9 +64,9 @@ func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error
   # any preset takes /key=value overrides in --condition:
   stormctl storm --condition seq/wake=ordered,main/guard=count-index`,
 		func(*ListOptions) listing {
-			l := listing{header: append(append([]string{"preset"}, storm.KnobColumns()...), "about")}
+			l := listing{header: append(append([]string{"preset"}, engine.KnobColumns()...), "about")}
 			var js []map[string]any
-			for _, p := range storm.Presets() {
+			for _, p := range conditions.Presets() {
 				l.rows = append(l.rows, append(append([]string{p.Name}, p.Knobs.Cells()...), p.About))
 				js = append(js, map[string]any{"name": p.Name, "knobs": p.Knobs, "about": p.About})
 			}
@@ -74,12 +77,12 @@ func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error
 	return cmd
 }
 
-// knobHelp lists the knobs of storm.KnobTable: name, values and what each
+// knobHelp lists the knobs of engine.KnobTable: name, values and what each
 // decides.
 func knobHelp() string {
 	var b strings.Builder
 	b.WriteString("Any preset takes /key=value overrides in --condition (seq/wake=ordered), one\nper knob:\n\n")
-	table := storm.KnobTable()
+	table := engine.KnobTable()
 	width := 0
 	for _, k := range table {
 		width = max(width, len(k.Name))

@@ -12,9 +12,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/reports/merge"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // MergeOptions are the merge command's options.
@@ -86,15 +87,15 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 	if err := creatable(opts.Out); err != nil {
 		return usage("--out %s: %w", opts.Out, err)
 	}
-	var shards []storm.ShardDir
+	var shards []stormdir.ShardDir
 	for _, d := range opts.Dirs {
-		m, err := storm.ReadMeta(d)
+		m, err := stormdir.ReadMeta(d)
 		if err != nil {
 			return usage("cannot merge: %w", err)
 		}
-		shards = append(shards, storm.ShardDir{Dir: d, Meta: m})
+		shards = append(shards, stormdir.ShardDir{Dir: d, Meta: m})
 	}
-	meta, err := storm.MergeMeta(shards, opts.Out)
+	meta, err := stormdir.MergeMeta(shards, opts.Out)
 	if err != nil {
 		return usage("cannot merge: %w", err)
 	}
@@ -102,13 +103,13 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "merge: warning: shard %s not given: the merged storm has fewer runs per cell than --runs %d\n",
 			strings.Join(meta.Merged.Missing, ", "), meta.Config.Runs)
 	}
-	slices.SortFunc(shards, func(a, b storm.ShardDir) int { return a.Meta.Config.Shard.Index - b.Meta.Config.Shard.Index })
+	slices.SortFunc(shards, func(a, b stormdir.ShardDir) int { return a.Meta.Config.Shard.Index - b.Meta.Config.Shard.Index })
 	var in []merge.Shard
 	for _, s := range shards {
 		sh := s.Meta.Config.Shard
 		in = append(in, merge.Shard{Dir: s.Dir, Name: sh.String(), Owns: sh.Owns})
 	}
-	res, err := merge.Merge(opts.Out, meta, meta.Cells, in, storm.LoadStorm)
+	res, err := merge.Merge(opts.Out, meta, meta.Cells, in, stormdir.LoadStorm)
 	if res != nil {
 		for _, n := range res.Notes {
 			fmt.Fprintf(opts.IO.ErrOut, "merge: %s\n", n)

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"golang.org/x/sync/errgroup"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestMergeShards runs one tiny storm whole and as --shard 1/2 and 2/2 (all
@@ -26,8 +27,8 @@ func TestMergeShards(t *testing.T) {
 	var g errgroup.Group
 	for i, job := range []struct {
 		dir   string
-		shard storm.Shard
-	}{{whole, storm.Shard{}}, {s1, storm.Shard{Index: 1, Count: 2}}, {s2, storm.Shard{Index: 2, Count: 2}}} {
+		shard stormdir.Shard
+	}{{whole, stormdir.Shard{}}, {s1, stormdir.Shard{Index: 1, Count: 2}}, {s2, stormdir.Shard{Index: 2, Count: 2}}} {
 		g.Go(func() error {
 			sums[i] = tinyStorm(t.Context(), t, job.dir, job.shard)
 			return nil
@@ -64,20 +65,20 @@ func TestMergeShards(t *testing.T) {
 
 	// The merged directory is a whole storm: storm.json without a shard,
 	// every run's final log and history, a summary report agrees with.
-	meta, err := storm.ReadMeta(merged)
+	meta, err := stormdir.ReadMeta(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !meta.Config.Shard.IsZero() || meta.Config.Runs != 3 {
 		t.Errorf("merged storm.json: shard %q, runs %d; want no shard, 3 runs", meta.Config.Shard, meta.Config.Runs)
 	}
-	st, err := storm.LoadStorm(merged)
+	st, err := stormdir.LoadStorm(merged)
 	if err != nil || len(st.Notes) > 0 {
 		t.Fatalf("the merged storm does not read back cleanly: %v %v", err, st.Notes)
 	}
-	history := readFile(t, filepath.Join(merged, reports.FileHistory))
+	history := readFile(t, filepath.Join(merged, stormdir.FileHistory))
 	for _, r := range st.Runs {
-		if _, err := os.Stat(filepath.Join(merged, reports.DirEvents, reports.CellDir(reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}), r.RunID+".jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join(merged, stormdir.DirEvents, r.CellKey.Dir(), r.RunID+".jsonl")); err != nil {
 			t.Errorf("run %s has no final log: %v", r.RunID, err)
 		}
 		if !bytes.Contains(history, []byte(`"`+r.RunID+`"`)) {
@@ -94,7 +95,7 @@ func TestMergeShards(t *testing.T) {
 	if err := os.CopyFS(otherSeed, os.DirFS(s2)); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(otherSeed, reports.FileStorm)
+	path := filepath.Join(otherSeed, stormdir.FileStorm)
 	writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"seed": 7`), []byte(`"seed": 8`), 1))
 	tests := []struct {
 		name string
@@ -130,8 +131,8 @@ func TestMergeShards(t *testing.T) {
 func TestStormShardFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want storm.Shard
-	}{{nil, storm.Shard{}}, {[]string{"--shard", "2/3"}, storm.Shard{Index: 2, Count: 3}}} {
+		want stormdir.Shard
+	}{{nil, stormdir.Shard{}}, {[]string{"--shard", "2/3"}, stormdir.Shard{Index: 2, Count: 3}}} {
 		if got := parseOptions(t, cli.NewCmdStorm, tc.args...).Config.Shard; got != tc.want {
 			t.Errorf("storm %v: Config.Shard = %+v, want %+v", tc.args, got, tc.want)
 		}

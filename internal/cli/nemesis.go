@@ -13,7 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // addNemesisFlags registers --nemesis and its bounds on fl.
@@ -38,7 +38,7 @@ func nemesisOf(c nemesis.Config) nemesis.Config {
 // act on an endpoint it does not own: every endpoint a storm world is
 // pointed at must be on loopback, and a kind that needs an embedded server
 // must have one.
-func checkNemesisEndpoints(c storm.Config, ep WorldEndpoints) error {
+func checkNemesisEndpoints(c stormdir.Config, ep WorldEndpoints) error {
 	if !c.Nemesis.On() {
 		return nil
 	}

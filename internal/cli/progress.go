@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -26,8 +27,8 @@ type progress struct {
 	ticker func(d time.Duration) (<-chan time.Time, func())
 
 	mu      sync.Mutex
-	keys    []reports.CellKey
-	cells   map[reports.CellKey]reports.Cell
+	keys    []history.CellKey
+	cells   map[history.CellKey]reports.Cell
 	runs    int
 	drawn   int
 	last    time.Time
@@ -46,19 +47,19 @@ type progress struct {
 }
 
 func newProgress(io *IOStreams) *progress {
-	return &progress{io: io, cells: map[reports.CellKey]reports.Cell{}, now: time.Now,
+	return &progress{io: io, cells: map[history.CellKey]reports.Cell{}, now: time.Now,
 		ticker: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTicker(d)
 			return t.C, t.Stop
 		}}
 }
 
-func (p *progress) Start(keys []reports.CellKey, runs int) {
+func (p *progress) Start(keys []history.CellKey, runs int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.keys, p.runs, p.started = keys, runs, p.now()
 	for _, k := range keys {
-		p.cells[k] = reports.Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition}
+		p.cells[k] = reports.Cell{CellKey: k}
 	}
 	p.draw(true)
 	if p.io.ErrTTY {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -39,9 +40,9 @@ func TestProgressHeartbeat(t *testing.T) {
 		every = d
 		return ticks, func() { stopped = true }
 	}
-	a := reports.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
-	b := reports.CellKey{World: "local", Scenario: "control", Condition: "main"}
-	p.Start([]reports.CellKey{a, b}, 3)
+	a := history.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
+	b := history.CellKey{World: "local", Scenario: "control", Condition: "main"}
+	p.Start([]history.CellKey{a, b}, 3)
 	if every != HeartbeatEvery || HeartbeatEvery != 10*time.Second {
 		t.Fatalf("heartbeat every %s, want 10s", every)
 	}
@@ -51,8 +52,8 @@ func TestProgressHeartbeat(t *testing.T) {
 		ticks <- now
 		return <-out
 	}
-	cell := func(k reports.CellKey, corrupted, completed int) reports.Cell {
-		return reports.Cell{World: k.World, Scenario: k.Scenario, Condition: k.Condition, Runs: corrupted + completed, Corrupted: corrupted, Completed: completed}
+	cell := func(k history.CellKey, corrupted, completed int) reports.Cell {
+		return reports.Cell{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Runs: corrupted + completed, Corrupted: corrupted, Completed: completed}
 	}
 
 	want := func(got string, parts ...string) {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/stormctl/stormctl/reports"
+
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ReportOptions are the report command's options.
@@ -60,13 +60,13 @@ func runReport(_ context.Context, opts *ReportOptions) error {
 }
 
 // loadStorm reads a storm directory back for report, compare, gate and
-// fidelity --from (storm.LoadStorm: storm.json read whole, as --resume
+// fidelity --from (stormdir.LoadStorm: storm.json read whole, as --resume
 // reads it). It prints the notes (summary.json disagreeing with runs.jsonl)
 // on stderr and returns the storm with a *UsageError naming every
 // malformed artifact, or nil and the error when there is nothing to
 // report.
-func loadStorm(io *IOStreams, cmd, dir string) (*reports.Stored, error) {
-	st, err := storm.LoadStorm(dir)
+func loadStorm(io *IOStreams, cmd, dir string) (*stormdir.Stored, error) {
+	st, err := stormdir.LoadStorm(dir)
 	if st == nil {
 		return nil, &UsageError{Err: err}
 	}

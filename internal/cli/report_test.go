@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )
@@ -22,16 +23,16 @@ import (
 // tinyStorm runs a real storm on the local world (the control scenario,
 // everything at a tenth of its time, no latency) into dir and returns the
 // summary the storm printed.
-func tinyStorm(ctx context.Context, t *testing.T, dir string, shard storm.Shard) *reports.Summary {
+func tinyStorm(ctx context.Context, t *testing.T, dir string, shard stormdir.Shard) *reports.Summary {
 	t.Helper()
 	var reg worlds.Registry
 	local.Register(&reg)
-	p, err := storm.Config{
+	p, err := storm.NewPlan(stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 7, Out: dir, Shard: shard,
-	}.Defaults().Validate(&reg)
+	}.Defaults(), &reg)
 	if err != nil {
-		t.Fatalf("Validate: %v", err)
+		t.Fatalf("NewPlan: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
@@ -47,7 +48,7 @@ func tinyStorm(ctx context.Context, t *testing.T, dir string, shard storm.Shard)
 func TestReportRendersTheStorm(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "storm")
-	sum := tinyStorm(t.Context(), t, dir, storm.Shard{})
+	sum := tinyStorm(t.Context(), t, dir, stormdir.Shard{})
 	for _, format := range cli.Formats() {
 		t.Run(string(format), func(t *testing.T) {
 			var want bytes.Buffer
@@ -70,7 +71,7 @@ func TestReportRendersTheStorm(t *testing.T) {
 func TestReportMalformed(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	orig := filepath.Join(t.TempDir(), "storm")
-	sum := tinyStorm(t.Context(), t, orig, storm.Shard{})
+	sum := tinyStorm(t.Context(), t, orig, stormdir.Shard{})
 	total := 0
 	for _, c := range sum.Cells {
 		total += c.Runs
@@ -85,25 +86,25 @@ func TestReportMalformed(t *testing.T) {
 		want []string
 	}{
 		{"runs.jsonl cut off mid-line", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, reports.FileRuns)
+			path := filepath.Join(dir, stormdir.FileRuns)
 			b := readFile(t, path)
 			last := bytes.LastIndexByte(b[:len(b)-1], '\n') // the start of the last line
 			cut := last + 1 + (len(b)-last-1)/2             // half way into it
 			writeFile(t, path, b[:cut])
-		}, total - 1, []string{fmt.Sprintf("%s:%d: malformed line (cut off or not JSON)", reports.FileRuns, total), "summary.json counts"}},
+		}, total - 1, []string{fmt.Sprintf("%s:%d: malformed line (cut off or not JSON)", stormdir.FileRuns, total), "summary.json counts"}},
 		{"storm.json of an unknown schema", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, reports.FileStorm)
-			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 1`), []byte(`"schema": 99`), 1))
-		}, total, []string{reports.FileStorm + ":2: unknown schema version 99 (this build reads 1)"}},
+			path := filepath.Join(dir, stormdir.FileStorm)
+			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 2`), []byte(`"schema": 99`), 1))
+		}, total, []string{stormdir.FileStorm + ":2: unknown schema version 99 (this build reads 1 and 2)"}},
 		{"summary.json of an unknown schema", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, reports.FileSummary)
-			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 1`), []byte(`"schema": 2`), 1))
-		}, total, []string{reports.FileSummary + ":2: unknown schema version 2 (this build reads 1)"}},
+			path := filepath.Join(dir, stormdir.FileSummary)
+			writeFile(t, path, bytes.Replace(readFile(t, path), []byte(`"schema": 2`), []byte(`"schema": 3`), 1))
+		}, total, []string{stormdir.FileSummary + ":2: unknown schema version 3 (this build reads 1 and 2)"}},
 		{"summary.json cut off", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, reports.FileSummary)
+			path := filepath.Join(dir, stormdir.FileSummary)
 			b := readFile(t, path)
 			writeFile(t, path, b[:len(b)/2])
-		}, total, []string{reports.FileSummary + ":", "unexpected end of JSON input"}},
+		}, total, []string{stormdir.FileSummary + ":", "unexpected end of JSON input"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

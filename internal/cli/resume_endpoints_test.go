@@ -13,15 +13,14 @@ import (
 
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/pgtest"
-	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // dropLastRun removes the last line of dir's runs.jsonl, as if the storm
 // had been stopped before that run finished: --resume runs it again.
 func dropLastRun(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, reports.FileRuns)
+	path := filepath.Join(dir, stormdir.FileRuns)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +75,7 @@ func TestResumeKeepsItsServer(t *testing.T) {
 	}
 	resumed := func(t *testing.T, dir string, before int) {
 		t.Helper()
-		runs, err := reports.ReadRuns(dir)
+		runs, err := openStorm(t, dir).Runs()
 		if err != nil || len(runs) != 2 {
 			t.Fatalf("after the resume runs.jsonl holds %d runs (%v), want 2", len(runs), err)
 		}
@@ -87,7 +86,7 @@ func TestResumeKeepsItsServer(t *testing.T) {
 
 	t.Run("a password", func(t *testing.T) {
 		dir := begin(t, url)
-		meta, err := os.ReadFile(filepath.Join(dir, reports.FileStorm))
+		meta, err := os.ReadFile(filepath.Join(dir, stormdir.FileStorm))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,11 +120,11 @@ func TestResumeKeepsItsServer(t *testing.T) {
 			t.Fatalf("resume: exit %d: %s", code, stderr)
 		}
 		resumed(t, dir, before)
-		m, err := storm.ReadMeta(dir)
+		m, err := stormdir.ReadMeta(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i := slices.IndexFunc(m.Endpoints, func(e storm.Endpoint) bool { return e.Flag == "pg-url" }); i < 0 || m.Endpoints[i].Value != open.String() || m.Endpoints[i].Secret {
+		if i := slices.IndexFunc(m.Endpoints, func(e stormdir.Endpoint) bool { return e.Flag == "pg-url" }); i < 0 || m.Endpoints[i].Value != open.String() || m.Endpoints[i].Secret {
 			t.Errorf("the resumed storm.json's endpoints %+v: want pg-url %s, no secret", m.Endpoints, open.String())
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // stormctl returns a command running this test binary as stormctl with
@@ -30,13 +31,13 @@ func stormctl(tmp string, args ...string) *exec.Cmd {
 // an index recorded twice.
 func cellRuns(t *testing.T, dir string) map[string][]int {
 	t.Helper()
-	runs, err := reports.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]int{}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}.String()
+		k := r.CellKey.String()
 		if slices.Contains(out[k], r.Index) {
 			t.Errorf("%s: run index %d of %s recorded twice", dir, r.Index, k)
 		}
@@ -87,7 +88,7 @@ func TestKillThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = killed.Process.Kill(); _ = killed.Wait() })
-	runsFile := filepath.Join(dir, reports.FileRuns)
+	runsFile := filepath.Join(dir, stormdir.FileRuns)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(runsFile); bytes.Count(b, []byte("\n")) >= 2 {
 			break
@@ -150,16 +151,16 @@ func TestKillThenResume(t *testing.T) {
 			t.Errorf("the resumed storm's table counts %d runs of %s, want 6", c.Runs, c.Key())
 		}
 	}
-	meta, err := storm.ReadMeta(dir)
+	meta, err := stormdir.ReadMeta(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := reports.ReadRuns(dir)
+	runs, err := openStorm(t, dir).Runs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+		k := r.CellKey
 		if want := storm.RunID(5, meta.Started, k, r.Index); r.RunID != want {
 			t.Errorf("run %d of %s is %s, want %s", r.Index, k, r.RunID, want)
 		}

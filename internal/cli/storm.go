@@ -14,13 +14,17 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/postgres"
@@ -30,7 +34,7 @@ import (
 type StormOptions struct {
 	IO      *IOStreams
 	Factory *Factory
-	Config  storm.Config
+	Config  stormdir.Config
 	Format  Format
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
@@ -153,13 +157,13 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return &UsageError{Err: err}
 	}
 	cfg := fillEmpty(trimLists(opts.Config))
-	var res *storm.Resume
+	var res *stormdir.Resume
 	var err error
 	endpoints := storedEndpoints(opts.Endpoints)
 	resumeNote := ""
 	if opts.Resume != "" {
 		given := func(flag string) bool { return slices.Contains(opts.Given, flag) }
-		if res, err = storm.ReadResume(opts.Resume); err != nil {
+		if res, err = stormdir.ReadResume(opts.Resume); err != nil {
 			return usage("--resume: %w", err)
 		}
 		if cfg, err = res.Config(trimLists(opts.Config), given); err != nil {
@@ -173,8 +177,8 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			return usage("--resume %s: %w", res.Dir, err)
 		}
 		endpoints = res.Meta.Endpoints // nil from an older storm.json: unknown
-	} else if _, err := os.Stat(filepath.Join(cfg.Out, reports.FileStorm)); err == nil {
-		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, reports.FileStorm, cfg.Out)
+	} else if _, err := os.Stat(filepath.Join(cfg.Out, stormdir.FileStorm)); err == nil {
+		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, stormdir.FileStorm, cfg.Out)
 	}
 	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
 	opts.Endpoints.Keep = cfg.Keep
@@ -187,16 +191,16 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before Validate creates --out
+	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before NewPlan creates --out
 	var plan *storm.Plan
 	if err == nil {
-		plan, err = cfg.Validate(reg)
+		plan, err = storm.NewPlan(cfg, reg)
 	}
 	if err != nil {
 		return &UsageError{Err: err}
 	}
 	if res != nil {
-		if err := res.Check(plan, opts.Factory.Version); err != nil {
+		if err := res.Check(plan.Cells, plan.Conditions, plan.Config, opts.Factory.Version); err != nil {
 			return &UsageError{Err: err}
 		}
 		plan.Resume = res
@@ -222,12 +226,12 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	if res != nil {
 		label += ": resumed"
 		if n := res.Stored.CutLine; n > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: dropped line %d of %s, cut off when the storm was stopped (its run runs again)\n", res.Dir, n, reports.FileRuns)
+			fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: dropped line %d of %s, cut off when the storm was stopped (its run runs again)\n", res.Dir, n, stormdir.FileRuns)
 		}
 		if resumeNote != "" {
 			fmt.Fprintln(opts.IO.ErrOut, resumeNote)
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: %d runs recorded, %d to run\n", res.Dir, len(res.Stored.Runs), res.Missing(plan))
+		fmt.Fprintf(opts.IO.ErrOut, "storm: resume %s: %d runs recorded, %d to run\n", res.Dir, len(res.Stored.Runs), res.Missing(plan.Cells, plan.Config))
 	}
 	sum, runErr := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
 	if sum != nil {
@@ -264,9 +268,9 @@ func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registr
 
 // fillEmpty applies Config.Defaults only to what the flags leave empty
 // (--out, and lists given as empty). Every numeric flag already carries its
-// default, so a zero there was typed by the user and must reach Validate:
+// default, so a zero there was typed by the user and must reach NewPlan:
 // Config.Defaults would silently turn --runs 0 or --time-scale 0 into 24 or 1.
-func fillEmpty(c storm.Config) storm.Config {
+func fillEmpty(c stormdir.Config) stormdir.Config {
 	d := c.Defaults()
 	c.Worlds, c.Scenarios, c.Conditions, c.Out = d.Worlds, d.Scenarios, d.Conditions, d.Out
 	return c
@@ -274,7 +278,7 @@ func fillEmpty(c storm.Config) storm.Config {
 
 // poolSize shares about 180 connections (the embedded cluster allows 220)
 // among the storm's postgres cells, at most --concurrency each.
-func poolSize(c storm.Config) int32 {
+func poolSize(c stormdir.Config) int32 {
 	cells := 0
 	for _, w := range c.Worlds {
 		if w == postgres.Name {
@@ -288,7 +292,7 @@ func poolSize(c storm.Config) int32 {
 }
 
 // trimLists drops empty items and spaces from comma-separated flags.
-func trimLists(c storm.Config) storm.Config {
+func trimLists(c stormdir.Config) stormdir.Config {
 	c.Worlds, c.Scenarios, c.Conditions = trimList(c.Worlds), trimList(c.Scenarios), trimList(c.Conditions)
 	return c
 }
@@ -323,7 +327,7 @@ func lessGC() (undo func()) {
 // own table.
 func outcomesHelp() string {
 	var items []string
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		items = append(items, string(o)+" ("+o.Meaning()+")")
 	}
 	return wrap(0, 0, "Outcomes per run: "+strings.Join(items, ", ")+".")
@@ -341,7 +345,7 @@ func scenarioNames() []string {
 // presetNames are the condition presets' names, in display order.
 func presetNames() []string {
 	var out []string
-	for _, p := range storm.Presets() {
+	for _, p := range conditions.Presets() {
 		out = append(out, p.Name)
 	}
 	return out

@@ -12,38 +12,40 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"go.uber.org/goleak"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestStormFlags(t *testing.T) {
 	// The flags' defaults are Config.Defaults (--out aside: it is chosen at
 	// run time from the clock).
-	defaults := storm.Config{}.Defaults()
+	defaults := stormdir.Config{}.Defaults()
 	defaults.Out = ""
 	defaults.Seed = 1
 	tests := []struct {
 		name string
 		args []string
 		// want edits the defaults into the Config the flags should give.
-		want       func(c *storm.Config)
+		want       func(c *stormdir.Config)
 		wantFormat cli.Format
 		wantCPU    string
 	}{
-		{"defaults", nil, func(*storm.Config) {}, "table", ""},
+		{"defaults", nil, func(*stormdir.Config) {}, "table", ""},
 		{
 			"conditions with overrides",
 			[]string{"--condition", "main,seq/wake=ordered"},
-			func(c *storm.Config) { c.Conditions = []string{"main", "seq/wake=ordered"} },
+			func(c *stormdir.Config) { c.Conditions = []string{"main", "seq/wake=ordered"} },
 			"table", "",
 		},
 		{
 			"repeated flags add up",
 			[]string{"--condition", "main", "--condition", "seq/wake=ordered/ids=callsite", "--world", "local", "--scenario", "control,hook-storm"},
-			func(c *storm.Config) {
+			func(c *stormdir.Config) {
 				c.Conditions = []string{"main", "seq/wake=ordered/ids=callsite"}
 				c.Worlds = []string{"local"}
 				c.Scenarios = []string{"control", "hook-storm"}
@@ -58,8 +60,8 @@ func TestStormFlags(t *testing.T) {
 				"--timeout", "90s", "--page-size", "7", "--out", "somewhere", "--keep", "--format", "json",
 				"--cpu-profile", "cpu.out",
 			},
-			func(c *storm.Config) {
-				*c = storm.Config{
+			func(c *stormdir.Config) {
+				*c = stormdir.Config{
 					Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
 					Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Rounds: 9, Latency: "fixed:5ms",
 					Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
@@ -71,7 +73,7 @@ func TestStormFlags(t *testing.T) {
 			// Parsing keeps what was typed; runStorm rejects it.
 			"zero runs reach the options",
 			[]string{"--runs", "0", "--time-scale", "0"},
-			func(c *storm.Config) { c.Runs, c.TimeScale = 0, 0 },
+			func(c *stormdir.Config) { c.Runs, c.TimeScale = 0, 0 },
 			"table", "",
 		},
 	}
@@ -150,14 +152,14 @@ func TestStormEndToEnd(t *testing.T) {
 		t.Fatalf("%d cells, want 1:\n%s", len(sum.Cells), stdout)
 	}
 	c := sum.Cells[0]
-	if want := (reports.CellKey{World: "local", Scenario: "control", Condition: "main"}); c.Key() != want {
+	if want := (history.CellKey{World: "local", Scenario: "control", Condition: "main"}); c.Key() != want {
 		t.Errorf("cell %v, want %v", c.Key(), want)
 	}
 	if c.Runs != 1 || c.Completed != 1 {
 		t.Errorf("runs = %d, completed = %d, want 1 and 1 (%s)", c.Runs, c.Completed, c.Compact())
 	}
 
-	for _, name := range []string{reports.FileStorm, reports.FileRuns, reports.FileHistory, reports.FileSummary, reports.FileMD} {
+	for _, name := range []string{stormdir.FileStorm, stormdir.FileRuns, stormdir.FileHistory, stormdir.FileSummary, stormdir.FileMD} {
 		fi, err := os.Stat(filepath.Join(out, name))
 		if err != nil {
 			t.Errorf("artifact missing: %v", err)
@@ -167,21 +169,21 @@ func TestStormEndToEnd(t *testing.T) {
 			t.Errorf("%s is empty", name)
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(out, reports.DirEvents)); err != nil || !fi.IsDir() {
-		t.Errorf("%s/ is not a directory: %v", reports.DirEvents, err)
+	if fi, err := os.Stat(filepath.Join(out, stormdir.DirEvents)); err != nil || !fi.IsDir() {
+		t.Errorf("%s/ is not a directory: %v", stormdir.DirEvents, err)
 	}
-	if n := countLines(t, filepath.Join(out, reports.FileRuns)); n != 1 {
-		t.Errorf("%s has %d lines, want 1", reports.FileRuns, n)
+	if n := countLines(t, filepath.Join(out, stormdir.FileRuns)); n != 1 {
+		t.Errorf("%s has %d lines, want 1", stormdir.FileRuns, n)
 	}
 	var onDisk reports.Summary
-	filetest.ReadJSON(t, filepath.Join(out, reports.FileSummary), &onDisk)
+	filetest.ReadJSON(t, filepath.Join(out, stormdir.FileSummary), &onDisk)
 	if !reflect.DeepEqual(onDisk.Cells, sum.Cells) {
-		t.Errorf("%s cells differ from stdout:\n%+v\n%+v", reports.FileSummary, onDisk.Cells, sum.Cells)
+		t.Errorf("%s cells differ from stdout:\n%+v\n%+v", stormdir.FileSummary, onDisk.Cells, sum.Cells)
 	}
-	var meta storm.StormMeta
-	filetest.ReadJSON(t, filepath.Join(out, reports.FileStorm), &meta)
+	var meta stormdir.Meta
+	filetest.ReadJSON(t, filepath.Join(out, stormdir.FileStorm), &meta)
 	if meta.Version != testVersion || meta.Config.Runs != 1 || meta.Config.TimeScale != 0.1 {
-		t.Errorf("%s = %+v", reports.FileStorm, meta)
+		t.Errorf("%s = %+v", stormdir.FileStorm, meta)
 	}
 }
 

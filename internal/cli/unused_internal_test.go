@@ -5,20 +5,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/storm"
 )
 
 func TestUnusedEndpoints(t *testing.T) {
-	guarded := storm.Condition{Name: "main/guard=count-index", Knobs: storm.Knobs{Policy: engine.Policy{Guard: eventlog.GuardCountIndex}}}
-	plain := storm.Condition{Name: "main", Knobs: storm.Knobs{Policy: engine.Policy{Guard: eventlog.GuardNone}}}
-	plan := func(cells ...reports.CellKey) *storm.Plan {
-		return &storm.Plan{Cells: cells, Conditions: map[string]storm.Condition{guarded.Name: guarded, plain.Name: plain}}
+	guarded := conditions.Condition{Name: "main/guard=count-index", Knobs: engine.Knobs{Policy: engine.Policy{Guard: eventlog.GuardCountIndex}}}
+	plain := conditions.Condition{Name: "main", Knobs: engine.Knobs{Policy: engine.Policy{Guard: eventlog.GuardNone}}}
+	plan := func(cells ...history.CellKey) *storm.Plan {
+		return &storm.Plan{Cells: cells, Conditions: map[string]conditions.Condition{guarded.Name: guarded, plain.Name: plain}}
 	}
-	cell := func(world, condition string) reports.CellKey {
-		return reports.CellKey{World: world, Scenario: "control", Condition: condition}
+	cell := func(world, condition string) history.CellKey {
+		return history.CellKey{World: world, Scenario: "control", Condition: condition}
 	}
 	const pg, redis, ingest, dynamo = "postgres://127.0.0.1/test", "redis://127.0.0.1:6379", "http://127.0.0.1:8080", "http://127.0.0.1:8000"
 	tests := []struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -272,4 +273,4 @@ func readAll(ctx context.Context, w worlds.World, run string) ([]eventlog.Event,
 	}
 }
 
-func pause(ctx context.Context) { _ = worlds.Sleep(ctx, 20*time.Millisecond) }
+func pause(ctx context.Context) { _ = clock.Sleep(ctx, 20*time.Millisecond) }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/stats"
 	"github.com/stormctl/stormctl/reports/table"
@@ -78,7 +79,7 @@ func newMetricDiff(base, head Proportion) *MetricDiff {
 // CellComparison compares one cell (matched by world, scenario and
 // condition) between two storms.
 type CellComparison struct {
-	reports.CellKey
+	history.CellKey
 	// Base and Head are the cell on each side; nil on the side it is
 	// missing from.
 	Base *reports.Cell `json:"base"`
@@ -126,12 +127,12 @@ func Compare(base, head *reports.Summary) *Comparison {
 		// Two storms of one condition each (say main against
 		// seq+callsite+ordered): compare them cell by cell across conditions.
 		cmp.Across = bc[0] + " → " + hc[0]
-		match = func(k reports.CellKey) *reports.Cell {
+		match = func(k history.CellKey) *reports.Cell {
 			k.Condition = hc[0]
 			return head.Cell(k)
 		}
 	}
-	matched := map[reports.CellKey]bool{}
+	matched := map[history.CellKey]bool{}
 	for _, b := range base.Cells {
 		cc := &CellComparison{CellKey: b.Key(), Base: b, Head: match(b.Key())}
 		if cc.Head != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
@@ -112,8 +113,8 @@ func near(got, want, rel float64) bool {
 // corrupted, so a reader must see how many there were).
 func TestCompareShowsUndecided(t *testing.T) {
 	cell := func(completed, stuck, infra int) []*reports.Cell {
-		c := &reports.Cell{World: "local", Scenario: "step-storm", Condition: "seq"}
-		for o, n := range map[reports.Outcome]int{reports.Completed: completed, reports.Stuck: stuck, reports.Infra: infra} {
+		c := &reports.Cell{CellKey: history.NewCellKey("local", "step-storm", "seq")}
+		for o, n := range map[history.Outcome]int{history.Completed: completed, history.Stuck: stuck, history.Infra: infra} {
 			for range n {
 				c.Add(reports.RunRecord{Outcome: o})
 			}

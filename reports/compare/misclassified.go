@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -20,7 +21,7 @@ type Misclassification struct {
 	Faulted int `json:"faulted"`
 	// Count is the misclassified runs, Outcomes the same per outcome.
 	Count    int                     `json:"count"`
-	Outcomes map[reports.Outcome]int `json:"outcomes,omitempty"`
+	Outcomes map[history.Outcome]int `json:"outcomes,omitempty"`
 }
 
 // kind is the outcome kind misclassification compares: corrupted,
@@ -28,9 +29,9 @@ type Misclassification struct {
 // corrupted run silent has not made an unreachable store read as
 // corruption: the cell was wrong without it); every other outcome is a
 // kind of its own.
-func kind(o reports.Outcome) string {
+func kind(o history.Outcome) string {
 	switch o {
-	case reports.Corrupted, reports.Silent, reports.Gap, reports.Hole:
+	case history.Corrupted, history.Silent, history.Gap, history.Hole:
 		return "wrong"
 	}
 	return string(o)
@@ -48,32 +49,32 @@ func Misclassified(base, head *reports.Cell, target bool) *Misclassification {
 		return nil
 	}
 	had := map[string]bool{}
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		if base.Count(o) > 0 {
 			had[kind(o)] = true
 		}
 	}
 	m := &Misclassification{Runs: head.Runs}
-	add := func(o reports.Outcome, n int) {
+	add := func(o history.Outcome, n int) {
 		if n <= 0 {
 			return
 		}
 		if m.Outcomes == nil {
-			m.Outcomes = map[reports.Outcome]int{}
+			m.Outcomes = map[history.Outcome]int{}
 		}
 		m.Outcomes[o] += n
 		m.Count += n
 	}
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		f := head.Faulted[o]
 		m.Faulted += f
 		switch {
-		case o == reports.Completed || o == reports.Infra:
+		case o == history.Completed || o == history.Infra:
 		case target && kind(o) == "wrong", !had[kind(o)]:
 			add(o, f)
 		}
 	}
-	add(reports.Infra, head.Infra-head.Faulted[reports.Infra])
+	add(history.Infra, head.Infra-head.Faulted[history.Infra])
 	return m
 }
 

@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )
 
 // cellOf builds a cell from outcome counts and faulted counts.
-func cellOf(cond string, counts, faulted map[reports.Outcome]int) *reports.Cell {
-	c := &reports.Cell{World: "local", Scenario: "hook-storm", Condition: cond}
+func cellOf(cond string, counts, faulted map[history.Outcome]int) *reports.Cell {
+	c := &reports.Cell{CellKey: history.NewCellKey("local", "hook-storm", cond)}
 	for o, n := range counts {
 		for i := range n {
-			r := reports.RunRecord{World: c.World, Scenario: c.Scenario, Condition: cond, Outcome: o}
+			r := reports.RunRecord{CellKey: history.NewCellKey(c.World, c.Scenario, cond), Outcome: o}
 			if i < faulted[o] {
 				r.Faults = []string{"latency#1"}
 			}
@@ -25,15 +26,15 @@ func cellOf(cond string, counts, faulted map[reports.Outcome]int) *reports.Cell 
 	return c
 }
 
-type oc = map[reports.Outcome]int
+type oc = map[history.Outcome]int
 
 // TestMisclassified: the definition in docs/faults.md ("Misclassified
 // runs"), row by row: the rows docs/results/2026-12-03-nemesis.md measured
 // at 0 and the ways a run is misclassified.
 func TestMisclassified(t *testing.T) {
 	const (
-		co, si, ga, ho = reports.Completed, reports.Silent, reports.Gap, reports.Hole
-		cr, st, fa, in = reports.Corrupted, reports.Stuck, reports.Failed, reports.Infra
+		co, si, ga, ho = history.Completed, history.Silent, history.Gap, history.Hole
+		cr, st, fa, in = history.Corrupted, history.Stuck, history.Failed, history.Infra
 	)
 	tests := []struct {
 		name          string
@@ -93,8 +94,8 @@ func TestMisclassified(t *testing.T) {
 // a base without, and is printed as its own table; otherwise a note says
 // why, or (no nemesis head) nothing changes.
 func TestCountMisclassified(t *testing.T) {
-	base := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{reports.Completed: 12}, nil)}}
-	head := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{reports.Completed: 11, reports.Infra: 1}, oc{reports.Completed: 11})}}
+	base := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{history.Completed: 12}, nil)}}
+	head := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{history.Completed: 11, history.Infra: 1}, oc{history.Completed: 11})}}
 	isTarget := func(string) bool { return false }
 	tests := []struct {
 		name                     string

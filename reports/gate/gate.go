@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
@@ -55,7 +56,7 @@ func ParseMaxRule(s string) (MaxRule, error) {
 // class:NAME for every root-cause class, in the order help lists them.
 func MaxKeys() []string {
 	var keys []string
-	for _, o := range reports.Outcomes() {
+	for _, o := range history.Outcomes() {
 		keys = append(keys, string(o))
 	}
 	keys = append(keys, KeyCorruptedSilent)
@@ -85,7 +86,7 @@ func (r MaxRule) count(c *reports.Cell) int {
 	if k, ok := strings.CutPrefix(r.Key, ClassPrefix); ok {
 		return c.Classes[k]
 	}
-	return c.Count(reports.Outcome(r.Key))
+	return c.Count(history.Outcome(r.Key))
 }
 
 // Config is gate's rules: a plain config built from flags, defaulted and
@@ -124,7 +125,7 @@ type Config struct {
 func Default() Config {
 	return Config{
 		Conditions:   []string{"seq*"},
-		Max:          []MaxRule{{string(reports.Corrupted), 0}, {string(reports.Silent), 0}, {string(reports.Gap), 0}, {string(reports.Stuck), 0}},
+		Max:          []MaxRule{{string(history.Corrupted), 0}, {string(history.Silent), 0}, {string(history.Gap), 0}, {string(history.Stuck), 0}},
 		ControlClean: true,
 	}
 }
@@ -327,7 +328,7 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 	var narrowed []*reports.Cell
 	// looked are the gated cells: the narrowed ones, and every control
 	// cell under --control-clean.
-	looked := map[reports.CellKey]bool{}
+	looked := map[history.CellKey]bool{}
 	for _, cell := range s.Cells {
 		if c.narrows(cell.Condition) {
 			narrowed = append(narrowed, cell)
@@ -344,7 +345,7 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 		res.Broken = append(res.Broken, Breach{Rule: "--conditions " + strings.Join(c.Conditions, ","),
 			Reason: fmt.Sprintf("matches no cell of this storm (its conditions: %s)", strings.Join(s.Conditions(), ", "))})
 	}
-	empty := map[reports.CellKey]bool{}
+	empty := map[history.CellKey]bool{}
 	for _, cell := range narrowed {
 		if cell.Runs == 0 {
 			empty[cell.Key()] = true

@@ -3,5 +3,5 @@
 // histories, final logs and timelines, a summary rebuilt from them, and a
 // check that each cell's merged counts, read back, are the sum of the
 // shards'. That the shards are of one storm is the storm package's check
-// (storm.MergeMeta).
+// (stormdir.MergeMeta).
 package merge

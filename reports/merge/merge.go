@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // Shard is one shard directory given to Merge.
@@ -59,26 +61,27 @@ func (m *Result) CountLines() []string {
 
 // Merge combines shard directories of one storm into out (which must not
 // exist or be empty): storm.json (meta), runs.jsonl (every shard's lines as
-// written, in the order a whole storm starts them: run index, then cell),
-// history.jsonl, events/, summary.json and summary.md. It refuses a shard
+// written, in this build's schema, in the order a whole storm starts them:
+// run index, then cell), history.jsonl (likewise), events/, summary.json
+// and summary.md. It refuses a shard
 // with a malformed artifact, a run of a cell not in cells or of a run index
 // its shard does not own, a (cell, run index) or run id found twice, and
 // checks that every cell's merged counts, read back from out, equal the sum
 // of the shards'. load reads a storm directory back, each shard's and the
-// merged one (storm.LoadStorm: storm.json read whole, as every command
+// merged one (stormdir.LoadStorm: storm.json read whole, as every command
 // reads it). The caller checks that the shards are of one storm
-// (storm.MergeMeta).
-func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load func(dir string) (*reports.Stored, error)) (*Result, error) {
+// (stormdir.MergeMeta).
+func Merge(out string, meta *stormdir.Meta, cells []history.CellKey, shards []Shard, load func(dir string) (*stormdir.Stored, error)) (*Result, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty", out)
 	}
 	res := &Result{}
-	pos := map[reports.CellKey]int{}
+	pos := map[history.CellKey]int{}
 	for i, k := range cells {
 		pos[k] = i
 	}
 	type slot struct {
-		k   reports.CellKey
+		k   history.CellKey
 		idx int
 	}
 	bySlot := map[slot]string{}
@@ -88,21 +91,23 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		raw json.RawMessage
 	}
 	var lines []line
+	var stored []*stormdir.Stored
 	for _, sh := range shards {
 		st, err := load(sh.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("cannot merge shard %s (%s): %w", sh.Name, sh.Dir, err)
 		}
+		stored = append(stored, st)
 		for _, n := range st.Notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", sh.Dir, n))
 		}
 		for i, r := range st.Runs {
-			k := reports.CellKey{World: r.World, Scenario: r.Scenario, Condition: r.Condition}
+			k := r.CellKey
 			if _, ok := pos[k]; !ok {
-				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, k)
+				return nil, fmt.Errorf("cannot merge: %s: run %s is of cell %s, which is not a cell of the storm", filepath.Join(sh.Dir, stormdir.FileRuns), r.RunID, k)
 			}
 			if !sh.Owns(r.Index) {
-				return nil, fmt.Errorf("cannot merge: %s: run %s has run index %d, which shard %s does not run", filepath.Join(sh.Dir, reports.FileRuns), r.RunID, r.Index, sh.Name)
+				return nil, fmt.Errorf("cannot merge: %s: run %s has run index %d, which shard %s does not run", filepath.Join(sh.Dir, stormdir.FileRuns), r.RunID, r.Index, sh.Name)
 			}
 			if prev, ok := bySlot[slot{k, r.Index}]; ok {
 				return nil, fmt.Errorf("cannot merge: run index %d of %s is in %s and in %s", r.Index, k, prev, sh.Dir)
@@ -122,7 +127,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		if a.Index != b.Index {
 			return a.Index < b.Index
 		}
-		return pos[reports.CellKey{World: a.World, Scenario: a.Scenario, Condition: a.Condition}] < pos[reports.CellKey{World: b.World, Scenario: b.Scenario, Condition: b.Condition}]
+		return pos[a.CellKey] < pos[b.CellKey]
 	})
 
 	sum := reports.NewSummary(cells)
@@ -137,10 +142,10 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		sum.Interrupted = sum.Interrupted || s.Interrupted
 	}
 	for _, l := range lines {
-		sum.Cell(reports.CellKey{World: l.rec.World, Scenario: l.rec.Scenario, Condition: l.rec.Condition}).Add(l.rec)
+		sum.Cell(l.rec.CellKey).Add(l.rec)
 	}
 
-	if err := writeMerged(out, meta, sum, shards, func(w *bufio.Writer) error {
+	if err := writeMerged(out, meta, sum, shards, stored, func(w *bufio.Writer) error {
 		for _, l := range lines {
 			if _, err := w.Write(append(slices.Clip(l.raw), '\n')); err != nil {
 				return err
@@ -149,7 +154,7 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 		return nil
 	}); err != nil {
 		os.RemoveAll(out)
-		var ae *reports.ArtifactError
+		var ae *stormdir.ArtifactError
 		if errors.As(err, &ae) {
 			return nil, err // a shard's history is malformed: the input's fault
 		}
@@ -163,17 +168,17 @@ func Merge(out string, meta any, cells []reports.CellKey, shards []Shard, load f
 	res.Summary = back.Summary
 	var bad []string
 	for _, c := range back.Summary.Cells {
-		runs, counts := 0, map[reports.Outcome]int{}
+		runs, counts := 0, map[history.Outcome]int{}
 		for _, s := range res.Shards {
 			if sc := s.Cell(c.Key()); sc != nil {
 				runs += sc.Runs
-				for _, o := range reports.Outcomes() {
+				for _, o := range history.Outcomes() {
 					counts[o] += sc.Count(o)
 				}
 			}
 		}
 		same := c.Runs == runs
-		for _, o := range reports.Outcomes() {
+		for _, o := range history.Outcomes() {
 			same = same && c.Count(o) == counts[o]
 		}
 		if !same {
@@ -197,21 +202,21 @@ func (e *OutputError) Error() string { return e.Err.Error() }
 // Unwrap returns the failure.
 func (e *OutputError) Unwrap() error { return e.Err }
 
-// writeMerged writes the merged storm's files into out.
-func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, writeRuns func(*bufio.Writer) error) error {
-	if err := os.MkdirAll(filepath.Join(out, reports.DirEvents), 0o755); err != nil {
+// writeMerged writes the merged storm's files into out: stored are the
+// shards as read back, whose history is copied in this build's schema.
+func writeMerged(out string, meta *stormdir.Meta, sum *reports.Summary, shards []Shard, stored []*stormdir.Stored, writeRuns func(*bufio.Writer) error) error {
+	if err := os.MkdirAll(filepath.Join(out, stormdir.DirEvents), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", out, err)
 	}
-	if err := reports.WriteJSON(filepath.Join(out, reports.FileStorm), meta); err != nil {
+	if err := stormdir.WriteJSON(filepath.Join(out, stormdir.FileStorm), meta); err != nil {
 		return err
 	}
-	if err := reports.WriteLines(filepath.Join(out, reports.FileRuns), writeRuns); err != nil {
+	if err := stormdir.WriteLines(filepath.Join(out, stormdir.FileRuns), writeRuns); err != nil {
 		return err
 	}
-	if err := reports.WriteLines(filepath.Join(out, reports.FileHistory), func(w *bufio.Writer) error {
-		for _, sh := range shards {
-			path := filepath.Join(sh.Dir, reports.FileHistory)
-			if err := reports.EachLine(path, func(op json.RawMessage) error {
+	if err := stormdir.WriteLines(filepath.Join(out, stormdir.FileHistory), func(w *bufio.Writer) error {
+		for i, sh := range shards {
+			if err := stored[i].EachHistoryLine(func(op json.RawMessage) error {
 				_, err := w.Write(append(op, '\n'))
 				return err
 			}); err != nil {
@@ -223,7 +228,7 @@ func writeMerged(out string, meta any, sum *reports.Summary, shards []Shard, wri
 		return err
 	}
 	for _, sh := range shards {
-		for _, d := range []struct{ dir, what string }{{reports.DirEvents, "final logs"}, {reports.DirTimelines, "timelines"}} {
+		for _, d := range []struct{ dir, what string }{{stormdir.DirEvents, "final logs"}, {stormdir.DirTimelines, "timelines"}} {
 			src := filepath.Join(sh.Dir, d.dir)
 			if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
 				continue

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/merge"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // shardOf returns a merge.Shard of a testdata/storms directory owning the
@@ -19,27 +20,27 @@ func shardOf(dir string, i, n int) merge.Shard {
 }
 
 func TestMergeRefuses(t *testing.T) {
-	ok := filepath.Join("..", "testdata", "storms", "ok")
-	cells := []reports.CellKey{
+	ok := filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok")
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
 	tests := []struct {
 		name   string
-		cells  []reports.CellKey
+		cells  []history.CellKey
 		shards []merge.Shard
 		want   []string
 	}{
 		{"a run index the shard does not own", cells, []merge.Shard{shardOf(ok, 1, 2)}, []string{"run index 1", "shard 1/2 does not run"}},
 		{"the same runs twice", cells, []merge.Shard{shardOf(ok, 1, 1), shardOf(ok, 1, 1)}, []string{"run index 0 of local/control/main", "and in"}},
 		{"a cell the storm does not have", cells[:1], []merge.Shard{shardOf(ok, 1, 1)}, []string{"local/control/seq", "not a cell of the storm"}},
-		{"a cut-off runs.jsonl", cells, []merge.Shard{shardOf(filepath.Join("..", "testdata", "storms", "truncated"), 1, 1)}, []string{"runs.jsonl:4"}},
+		{"a cut-off runs.jsonl", cells, []merge.Shard{shardOf(filepath.Join("..", "..", "stormdir", "testdata", "storms", "truncated"), 1, 1)}, []string{"runs.jsonl:4"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			res, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": tc.cells}, tc.cells, tc.shards, storm.LoadStorm)
+			res, err := merge.Merge(out, &stormdir.Meta{Schema: reports.SchemaVersion, Cells: tc.cells}, tc.cells, tc.shards, stormdir.LoadStorm)
 			if err == nil {
 				t.Fatalf("Merge = %+v, want an error", res)
 			}
@@ -48,8 +49,8 @@ func TestMergeRefuses(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, reports.FileRuns)); err == nil {
-				t.Errorf("a refused merge wrote %s", reports.FileRuns)
+			if _, err := os.Stat(filepath.Join(out, stormdir.FileRuns)); err == nil {
+				t.Errorf("a refused merge wrote %s", stormdir.FileRuns)
 			}
 		})
 	}
@@ -58,7 +59,7 @@ func TestMergeRefuses(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(out, "x"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := merge.Merge(out, nil, cells, []merge.Shard{shardOf(ok, 1, 1)}, storm.LoadStorm)
+		_, err := merge.Merge(out, nil, cells, []merge.Shard{shardOf(ok, 1, 1)}, stormdir.LoadStorm)
 		if err == nil || !strings.Contains(err.Error(), "not empty") {
 			t.Errorf("Merge into a non-empty dir = %v, want a refusal", err)
 		}
@@ -69,26 +70,26 @@ func TestMergeRefuses(t *testing.T) {
 // copied with its final logs, so the merged summary's links resolve.
 func TestMergeCopiesTimelines(t *testing.T) {
 	shard := filepath.Join(t.TempDir(), "shard")
-	if err := os.CopyFS(shard, os.DirFS(filepath.Join("..", "testdata", "storms", "ok"))); err != nil {
+	if err := os.CopyFS(shard, os.DirFS(filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shard, reports.FileHistory), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(shard, stormdir.FileHistory), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	page := filepath.Join(reports.DirTimelines, "wrun_x.html")
-	if err := os.MkdirAll(filepath.Join(shard, reports.DirTimelines), 0o755); err != nil {
+	page := filepath.Join(stormdir.DirTimelines, "wrun_x.html")
+	if err := os.MkdirAll(filepath.Join(shard, stormdir.DirTimelines), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(shard, page), []byte("<html></html>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cells := []reports.CellKey{
+	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
 		{World: "local", Scenario: "step-storm", Condition: "seq"},
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	if _, err := merge.Merge(out, map[string]any{"schema": reports.SchemaVersion, "cells": cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}, storm.LoadStorm); err != nil {
+	if _, err := merge.Merge(out, &stormdir.Meta{Schema: reports.SchemaVersion, Cells: cells}, cells, []merge.Shard{shardOf(shard, 1, 1)}, stormdir.LoadStorm); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, page)); err != nil || string(b) != "<html></html>" {

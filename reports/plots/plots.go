@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/reports/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/reports/stats"
 )
 
 // Plot file names inside a storm directory.
@@ -32,7 +34,7 @@ var (
 // Data is what the plots need beyond the summary: per cell, the
 // mint-to-commit windows (milliseconds) of each event type.
 type Data struct {
-	Windows map[reports.CellKey]map[eventlog.Type][]float64
+	Windows map[history.CellKey]map[eventlog.Type][]float64
 }
 
 // Write writes the storm's plots into dir and returns their file names:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -32,7 +33,7 @@ func withFaulted(cols []string, faulted bool, v string) []string {
 func FaultedNote(c *reports.Cell) string {
 	n := 0
 	var parts []string
-	for _, o := range []reports.Outcome{reports.Corrupted, reports.Silent, reports.Gap, reports.Hole, reports.Failed, reports.Stuck, reports.Infra, reports.Completed} {
+	for _, o := range []history.Outcome{history.Corrupted, history.Silent, history.Gap, history.Hole, history.Failed, history.Stuck, history.Infra, history.Completed} {
 		if k := c.Faulted[o]; k > 0 {
 			n += k
 			parts = append(parts, fmt.Sprintf("%d %s", k, o))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/plots"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // SummaryMarkdown renders summary.md: the summary in markdown, then the
@@ -38,8 +39,8 @@ func RewriteSummary(dir string, s *reports.Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := reports.WriteJSON(filepath.Join(dir, reports.FileSummary), s); err != nil {
+	if err := stormdir.WriteJSON(filepath.Join(dir, stormdir.FileSummary), s); err != nil {
 		return err
 	}
-	return reports.WriteFile(filepath.Join(dir, reports.FileMD), md)
+	return stormdir.WriteFile(filepath.Join(dir, stormdir.FileMD), md)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -24,15 +25,15 @@ func testSummary(interrupted bool) *reports.Summary {
 		Interrupted: interrupted,
 		Cells: []*reports.Cell{
 			{
-				World: "local", Scenario: "step-storm", Condition: "main",
-				Runs: 24, Completed: 1, Corrupted: 23,
+				CellKey: history.NewCellKey("local", "step-storm", "main"),
+				Runs:    24, Completed: 1, Corrupted: 23,
 				Rejections:  0,
 				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12, DuplicateCreates: 818},
 				Divergences: 30, Recoveries: 5, Invocations: 480,
 			},
 			{
-				World: "local", Scenario: "step-storm", Condition: "seq+callsite+ordered",
-				Runs: 24, Completed: 22, Silent: 1, Gap: 1, Stuck: 0, Failed: 0, Infra: 0,
+				CellKey: history.NewCellKey("local", "step-storm", "seq+callsite+ordered"),
+				Runs:    24, Completed: 22, Silent: 1, Gap: 1, Stuck: 0, Failed: 0, Infra: 0,
 				Rejections: 7, TruePositives: &tp, RunFindings: forensics.RunFindings{Reads: 790},
 				Invocations: 470,
 			},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/nemesis"
 )
 
@@ -36,12 +36,7 @@ func (w *World) unplug(ctx context.Context, f nemesis.Fault) (string, error) {
 		os.Remove(stand)
 		return "", fmt.Errorf("local: fs-unavailable: %w", err)
 	}
-	t := time.NewTimer(f.For)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
+	_ = clock.Sleep(ctx, f.For) // ctx ending early cuts the outage short
 	if err := exchange(stand, w.fs.root); err != nil {
 		return "", fmt.Errorf("local: fs-unavailable: put the directory back from %s: %w", stand, err)
 	}

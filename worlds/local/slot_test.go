@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/worlds"
@@ -341,7 +342,7 @@ func TestSlotStorm(t *testing.T) {
 					}
 					after = p.Next
 				}
-				_ = worlds.Sleep(ctx, 500*time.Microsecond)
+				_ = clock.Sleep(ctx, 500*time.Microsecond)
 			}
 			return nil
 		})
@@ -422,7 +423,7 @@ func TestSlotStorm(t *testing.T) {
 func fencedOnce(ctx context.Context, w worlds.World, runID string, d eventlog.Draft) ([]eventlog.Event, error) {
 	p, err := w.List(ctx, runID, eventlog.Cursor{}, 0)
 	for errors.Is(err, eventlog.ErrHole) {
-		if err := worlds.Sleep(ctx, time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, time.Millisecond); err != nil {
 			return nil, err
 		}
 		p, err = w.List(ctx, runID, eventlog.Cursor{}, 0)

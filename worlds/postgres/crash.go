@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/nemesis"
 )
 
@@ -27,12 +28,7 @@ func (c *Cluster) Outage(ctx context.Context, d time.Duration) (string, error) {
 	if err := c.Crash(); err != nil {
 		return "", err
 	}
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
+	_ = clock.Sleep(ctx, d) // ctx ending early cuts the outage short
 	hctx, cancel := nemesis.Heal(ctx, 2*time.Minute)
 	defer cancel()
 	began := time.Now()

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel"
 	"github.com/stormctl/stormctl/worlds/worldtest"
@@ -298,7 +299,7 @@ func TestForensics(t *testing.T) {
 			}
 		}
 		g, err := w.GuardCounts(t.Context(), run)
-		if want := (worlds.GuardCounts{Evaluated: 5, Passed: 4, Rejected: 1}); err != nil || g != want {
+		if want := (history.GuardCounts{Evaluated: 5, Passed: 4, Rejected: 1}); err != nil || g != want {
 			t.Fatalf("%s: GuardCounts = %+v, %v; want %+v", s, g, err, want)
 		}
 		dump, err := w.Dump(t.Context(), run)

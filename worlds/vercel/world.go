@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
@@ -322,7 +323,7 @@ func (w *World) CommitTimes(ctx context.Context, runID string) ([]worlds.CommitT
 
 // GuardCounts implements worlds.GuardCounter: how the count-index guard
 // fared on the run (all zero on a run without it).
-func (w *World) GuardCounts(ctx context.Context, runID string) (worlds.GuardCounts, error) {
+func (w *World) GuardCounts(ctx context.Context, runID string) (history.GuardCounts, error) {
 	var out ingest.GuardResponse
 	err := w.do(ctx, http.MethodGet, runPath(runID, "guard"), nil, &out)
 	return out.Counts, err

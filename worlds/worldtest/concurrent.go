@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -135,7 +136,7 @@ func (v *view) load(ctx context.Context, w worlds.World, runID string) error {
 		if v.gaps != nil && inFlight && retries < maxGapRetries {
 			v.gaps.Add(1)
 			retries++
-			if err := worlds.Sleep(ctx, time.Millisecond); err != nil {
+			if err := clock.Sleep(ctx, time.Millisecond); err != nil {
 				return err
 			}
 			continue

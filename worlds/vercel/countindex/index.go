@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -231,12 +232,7 @@ func (ix *Index) Outage(ctx context.Context, d time.Duration) error {
 		return errors.New("countindex: only the embedded Redis can be taken down")
 	}
 	ix.mini.Close()
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
+	_ = clock.Sleep(ctx, d) // ctx ending early cuts the outage short
 	if err := ix.mini.Restart(); err != nil {
 		return fmt.Errorf("countindex: restart the embedded Redis: %w", err)
 	}

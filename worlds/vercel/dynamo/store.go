@@ -27,8 +27,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/logging"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // TablePrefix starts the name of every table a Store creates.
@@ -315,7 +315,7 @@ func (st *Store) createTable(ctx context.Context, name string) error {
 		if out.Table != nil && (out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == "") {
 			return nil
 		}
-		if err := worlds.Sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return storeErr(ctx, "wait for table "+name, err)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/stormctl/stormctl/clock"
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
 )
 
 // MaxTransactItems is the most actions one TransactWriteItems may hold
@@ -393,7 +393,7 @@ func (st *Store) countersFrom(ctx context.Context, runID string, old map[string]
 // most 10 ms, so that they do not retry in lockstep.
 func pause(ctx context.Context, attempt int) error {
 	limit := min(time.Duration(attempt)*200*time.Microsecond, 10*time.Millisecond)
-	return worlds.Sleep(ctx, time.Duration(rand.Int64N(int64(limit)))+time.Microsecond)
+	return clock.Sleep(ctx, time.Duration(rand.Int64N(int64(limit)))+time.Microsecond)
 }
 
 // Count returns the number of events a run holds, by one consistent Query

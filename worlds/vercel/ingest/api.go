@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // DefaultMaxBody is the largest request body the server reads (1 MiB);
@@ -168,7 +168,7 @@ type GuardResponse struct {
 	// Guard is the run's guard ("" or eventlog.GuardCountIndex).
 	Guard string `json:"guard"`
 	// Counts say how the guard fared on the run (all zero without one).
-	Counts worlds.GuardCounts `json:"counts"`
+	Counts history.GuardCounts `json:"counts"`
 	// Count is the run's count in the index, when it has one.
 	Count *int64 `json:"count,omitempty"`
 	// Window is the run's id window in the index, newest first.

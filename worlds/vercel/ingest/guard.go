@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 )
 
 // Verdicts of the count-index guard.
@@ -77,8 +77,8 @@ func (g *guardCounts) add(verdict string) {
 	}
 }
 
-func (g *guardCounts) snapshot() worlds.GuardCounts {
-	c := worlds.GuardCounts{Passed: g.passed.Load(), Indeterminate: g.indeterminate.Load(), Rejected: g.rejected.Load()}
+func (g *guardCounts) snapshot() history.GuardCounts {
+	c := history.GuardCounts{Passed: g.passed.Load(), Indeterminate: g.indeterminate.Load(), Rejected: g.rejected.Load()}
 	c.Evaluated = c.Passed + c.Indeterminate + c.Rejected
 	return c
 }

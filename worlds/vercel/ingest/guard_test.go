@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
@@ -20,7 +20,7 @@ type guardStep struct {
 	expected  int64
 	watermark string
 	status    int // 201 or 412
-	want      worlds.GuardCounts
+	want      history.GuardCounts
 }
 
 // TestCountGuard walks the legacy guard through its verdicts on one run
@@ -28,15 +28,15 @@ type guardStep struct {
 func TestCountGuard(t *testing.T) {
 	steps := []guardStep{
 		{name: "current count passes", expected: 3, status: 201,
-			want: worlds.GuardCounts{Evaluated: 1, Passed: 1}},
+			want: history.GuardCounts{Evaluated: 1, Passed: 1}},
 		{name: "stale count is rejected", expected: 2, status: 412,
-			want: worlds.GuardCounts{Evaluated: 2, Passed: 1, Rejected: 1}},
+			want: history.GuardCounts{Evaluated: 2, Passed: 1, Rejected: 1}},
 		{name: "a claim beyond the index is indeterminate", expected: 9, status: 201,
-			want: worlds.GuardCounts{Evaluated: 3, Passed: 1, Rejected: 1, Indeterminate: 1}},
+			want: history.GuardCounts{Evaluated: 3, Passed: 1, Rejected: 1, Indeterminate: 1}},
 		{name: "expired count is indeterminate",
 			before:   func(e *env, _ string) { e.redis.FastForward(25 * time.Hour) },
 			expected: 0, status: 201,
-			want: worlds.GuardCounts{Evaluated: 4, Passed: 1, Rejected: 1, Indeterminate: 2}},
+			want: history.GuardCounts{Evaluated: 4, Passed: 1, Rejected: 1, Indeterminate: 2}},
 		{name: "the count restarts short of the log",
 			before: func(e *env, run string) {
 				e.mustAppend(run, draft(eventlog.StepCompleted, "after_expiry"))
@@ -44,7 +44,7 @@ func TestCountGuard(t *testing.T) {
 			// Redis counts 2 (the last fenced write and this fact); the log
 			// holds 7. A writer that saw only 1 is stale, and caught.
 			expected: 1, status: 412,
-			want: worlds.GuardCounts{Evaluated: 5, Passed: 1, Rejected: 2, Indeterminate: 2}},
+			want: history.GuardCounts{Evaluated: 5, Passed: 1, Rejected: 2, Indeterminate: 2}},
 		{name: "a stale writer whose watermark left the window is indeterminate",
 			before: func(e *env, run string) {
 				for i := range 20 {
@@ -52,7 +52,7 @@ func TestCountGuard(t *testing.T) {
 				}
 			},
 			expected: 1, watermark: "wevt_OLDER_THAN_THE_WINDOW", status: 201,
-			want: worlds.GuardCounts{Evaluated: 6, Passed: 1, Rejected: 2, Indeterminate: 3}},
+			want: history.GuardCounts{Evaluated: 6, Passed: 1, Rejected: 2, Indeterminate: 3}},
 	}
 	for _, s := range []eventlog.Scheme{eventlog.SchemeULID, eventlog.SchemeSeq, eventlog.SchemeSlot} {
 		t.Run(string(s), func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestCountGuardTOCTOU(t *testing.T) {
 				t.Fatalf("log holds %d events, want %d", n, 1+admitted)
 			}
 			if tt.guard != "" {
-				if got, want := e.guard(run).Counts, (worlds.GuardCounts{Evaluated: 2, Passed: 2}); got != want {
+				if got, want := e.guard(run).Counts, (history.GuardCounts{Evaluated: 2, Passed: 2}); got != want {
 					t.Fatalf("guard counts %+v, want %+v: both writers passed a check that could not see the other", got, want)
 				}
 			}

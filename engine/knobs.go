@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/knob"
+)
+
+// Knobs are the independent settings a storm condition fixes, as one
+// value: the scheme the world orders a run's log by, and the engine's
+// policy. Each is a knob of KnobTable. The runtime (Config), the verdicts'
+// and the explainer's reference replays all take them whole.
+type Knobs struct {
+	Scheme eventlog.Scheme `json:"scheme"`
+	Policy
+}
+
+// KnobTable returns the condition knobs in the conditions listing's column
+// order: the scheme, then the engine's policy knobs (PolicyKnobs). It
+// drives ParseCondition's overrides, Knobs.Validate, `stormctl conditions`
+// and its help.
+func KnobTable() []knob.Knob[Knobs] {
+	scheme := knob.Knob[Knobs]{
+		Name: "scheme", Help: "how a run's log is ordered and cursored",
+		Set: func(k *Knobs, v string) (err error) {
+			k.Scheme, err = eventlog.ParseScheme(v)
+			return err
+		},
+		Get: func(k Knobs) string { return string(k.Scheme) },
+	}
+	for _, s := range eventlog.Schemes() {
+		scheme.Values = append(scheme.Values, string(s))
+	}
+	return append([]knob.Knob[Knobs]{scheme}, knob.Embed(PolicyKnobs(), func(k *Knobs) *Policy { return &k.Policy })...)
+}
+
+// Validate names the first knob, in KnobTable order, with an unknown value,
+// then refuses a slot-only knob moved from its default under another scheme.
+func (k Knobs) Validate() error {
+	table := KnobTable()
+	if err := knob.Validate(table, k); err != nil {
+		return err
+	}
+	if k.Scheme == eventlog.SchemeSlot {
+		return nil
+	}
+	defaults := Knobs{Scheme: k.Scheme, Policy: DefaultPolicy()}
+	var slotOnly []string
+	moved := false
+	for _, kn := range table {
+		if kn.SlotOnly {
+			slotOnly = append(slotOnly, kn.Name)
+			moved = moved || kn.Get(k) != kn.Get(defaults)
+		}
+	}
+	if moved {
+		return fmt.Errorf("%s apply to scheme=slot only (this condition's scheme is %s)", strings.Join(slotOnly, " and "), k.Scheme)
+	}
+	return nil
+}
+
+// Cells returns the knobs' cells of the conditions listing, one per knob
+// with a column (KnobColumns), in table order; a slot-only knob shows "-"
+// under another scheme.
+func (k Knobs) Cells() []string {
+	var cells []string
+	for _, kn := range KnobTable() {
+		switch {
+		case kn.Hidden:
+		case kn.SlotOnly && k.Scheme != eventlog.SchemeSlot:
+			cells = append(cells, "-")
+		default:
+			cells = append(cells, kn.ShowCell(k))
+		}
+	}
+	return cells
+}
+
+// KnobColumns returns the headers of the conditions listing's knob columns,
+// in table order.
+func KnobColumns() []string {
+	var cols []string
+	for _, kn := range KnobTable() {
+		if !kn.Hidden {
+			cols = append(cols, kn.Name)
+		}
+	}
+	return cols
+}

@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/worlds"
+)
+
+// storedRun is one run of the schema 1 storm of stormdir's testdata: its
+// cell, record, final log and history.
+type storedRun struct {
+	cell  Cell
+	rec   reports.RunRecord
+	final []eventlog.Event
+	ops   []history.Op
+}
+
+func storedRuns(t *testing.T) []storedRun {
+	t.Helper()
+	d, err := stormdir.Open(filepath.Join("..", "stormdir", "testdata", "schema1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := d.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []storedRun
+	for _, rec := range recs {
+		c, err := StoredCell(d.Meta, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		final, err := d.Events(rec.CellKey, rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := d.RunHistory(rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, storedRun{c, rec, final, ops})
+	}
+	return out
+}
+
+// TestProcessReproducesTheStormsRecord: the storm made each run's record
+// with this pipeline; given the same evidence, as a live run (outcome
+// decided, verdicts judged, class computed) or as a stored one (Stored:
+// outcome and verdicts as recorded, findings and class computed again),
+// Process makes the same record.
+func TestProcessReproducesTheStormsRecord(t *testing.T) {
+	t.Parallel()
+	for _, s := range storedRuns(t) {
+		want := s.rec
+		want.Timeline = "" // the storm's to give, not the pipeline's
+		live := Run{ID: s.rec.RunID, Index: s.rec.Index, Started: s.rec.Started, Stopped: s.rec.Ended, Ended: s.rec.Ended,
+			Ops: s.ops, Collected: worlds.Collected{Final: s.final, CommitSource: s.rec.CommitSource, Guard: s.rec.Guard},
+			Stats: s.rec.Stats, Faults: s.rec.Faults}
+		stored := Stored(s.rec, s.final, s.ops)
+		for name, run := range map[string]Run{"live": live, "stored": stored} {
+			res := Process(s.cell, run)
+			if !reflect.DeepEqual(res.Record, want) {
+				t.Errorf("%s run %s:\n got %+v\nwant %+v", name, s.rec.RunID, res.Record, want)
+			}
+			if got := res.Explained != nil; got != (want.Class != "") {
+				t.Errorf("%s run %s (%s): explained %v", name, s.rec.RunID, want.Outcome, got)
+			}
+			if len(res.Analysis.Commits) != len(s.final) {
+				t.Errorf("%s run %s: %d commits for %d events", name, s.rec.RunID, len(res.Analysis.Commits), len(s.final))
+			}
+		}
+	}
+}
+
+// TestProcessClassify: a stored run's class is computed as Classify says;
+// a cell without its scenario (one this build does not know) computes
+// none.
+func TestProcessClassify(t *testing.T) {
+	t.Parallel()
+	for _, s := range storedRuns(t) {
+		explained := s.rec.Class != ""
+		for _, tc := range []struct {
+			name      string
+			mode      Classify
+			class     string // recorded
+			scenario  bool
+			wantEx    bool
+			wantClass string
+		}{
+			{"explained outcomes", ClassifyExplained, "x", true, explained, s.rec.Class},
+			{"missing: recorded stands", ClassifyMissing, "x", true, false, "x"},
+			{"missing: none recorded", ClassifyMissing, "", true, explained, s.rec.Class},
+			{"always", ClassifyAlways, "", true, true, s.rec.Class},
+			{"unknown scenario", ClassifyAlways, "x", false, false, "x"},
+		} {
+			if !explained && tc.class != "" {
+				continue // a run whose outcome gets no class is never recorded with one
+			}
+			rec := s.rec
+			rec.Class = tc.class
+			run := Stored(rec, s.final, s.ops)
+			run.Classify = tc.mode
+			c := s.cell
+			if !tc.scenario {
+				c.Scenario = scenarios.Scenario{}
+			}
+			res := Process(c, run)
+			if (res.Explained != nil) != tc.wantEx || res.Record.Class != tc.wantClass {
+				t.Errorf("%s, run %s (%s): explained %v, class %q; want %v, %q", tc.name, s.rec.RunID, s.rec.Outcome,
+					res.Explained != nil, res.Record.Class, tc.wantEx, tc.wantClass)
+			}
+			if got, want := run.Classifies(), tc.wantEx || !tc.scenario && tc.mode == ClassifyAlways; got != want {
+				t.Errorf("%s, run %s: Classifies %v, want %v", tc.name, s.rec.RunID, got, want)
+			}
+		}
+	}
+}
+
+// TestOutcomeOfTheEngine: a run its engine could not start is failed, or
+// infra when the store was unavailable, whatever its log; a stuck run's
+// detail says why its driver gave up.
+func TestOutcomeOfTheEngine(t *testing.T) {
+	t.Parallel()
+	sc, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unavailable := fmt.Errorf("create run: %w", eventlog.ErrUnavailable)
+	for _, tc := range []struct {
+		name       string
+		run        Run
+		want       history.Outcome
+		wantDetail string
+	}{
+		{"start failed", Run{StartErr: errors.New("boom")}, history.Failed, "boom"},
+		{"start met an unavailable store", Run{StartErr: unavailable}, history.Infra, unavailable.Error()},
+		{"stuck, driver gave up", Run{DriveErr: errors.New("no hook")}, history.Stuck, "no terminal event before the timeout; driver: no hook"},
+		{"stuck, driver fine", Run{}, history.Stuck, "no terminal event before the timeout"},
+	} {
+		tc.run.Stopped = time.Now()
+		o, detail := outcome(sc, tc.run)
+		if o != tc.want || !strings.HasPrefix(detail, tc.wantDetail) {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, o, detail, tc.want, tc.wantDetail)
+		}
+	}
+}

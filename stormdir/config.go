@@ -1,0 +1,81 @@
+package stormdir
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/scenarios"
+)
+
+// Config is a storm's plain configuration, built from flags, defaulted and
+// validated before anything touches a store.
+type Config struct {
+	Worlds     []string `json:"worlds"`
+	Scenarios  []string `json:"scenarios"`
+	Conditions []string `json:"conditions"`
+	// Runs is the number of runs per cell.
+	Runs int `json:"runs"`
+	// Concurrency bounds overlapping invocations of one run.
+	Concurrency int `json:"concurrency"`
+	// RunsInFlight bounds runs started and not yet ended, across cells;
+	// 0: DefaultRunsInFlight, or less where a world asks for less
+	// (worlds.Entry.RunsPerCore).
+	RunsInFlight int     `json:"runs_in_flight"`
+	Seed         uint64  `json:"seed"`
+	TimeScale    float64 `json:"time_scale"`
+	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
+	// runs (8 branches each); 0: scenarios.DefaultRounds.
+	Rounds  int    `json:"rounds"`
+	Latency string `json:"latency"`
+	// Timeout bounds one run; a run without a terminal event by then is stuck.
+	Timeout time.Duration `json:"timeout"`
+	// PageSize is the page size of invocations' log loads; 0: each world's
+	// own for the scheme (worlds.Entry.PageSizes, else DefaultPageSize).
+	PageSize int    `json:"page_size"`
+	Out      string `json:"out"`
+	// Keep keeps the worlds' namespaces (temp dirs, schemas) after the storm.
+	Keep bool `json:"keep"`
+	// Shard, when set (--shard i/n), runs only the run indexes r with
+	// r mod n == i-1, of every cell; the zero Shard is the whole storm.
+	Shard Shard `json:"shard,omitzero"`
+	// Nemesis, when on (--nemesis), breaks the worlds' stores on loopback
+	// during the storm (see package nemesis).
+	Nemesis nemesis.Config `json:"nemesis,omitzero"`
+}
+
+// Defaults fills unset fields.
+func (c Config) Defaults() Config {
+	if len(c.Worlds) == 0 {
+		c.Worlds = []string{"local"}
+	}
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = []string{"step-storm", "hook-storm", "control"}
+	}
+	if len(c.Conditions) == 0 {
+		c.Conditions = []string{"main", "seq+callsite+ordered"}
+	}
+	if c.Runs == 0 {
+		c.Runs = 24
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 20
+	}
+	if c.TimeScale == 0 {
+		c.TimeScale = 1
+	}
+	if c.Rounds == 0 {
+		c.Rounds = scenarios.DefaultRounds
+	}
+	if c.Latency == "" {
+		c.Latency = "seed"
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 240 * time.Second
+	}
+	if c.Out == "" {
+		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))
+	}
+	c.Nemesis = c.Nemesis.Defaults()
+	return c
+}
