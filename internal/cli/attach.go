@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/pgattach"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // attachCounts are what the attach report counts, per run and in total.
@@ -82,7 +83,7 @@ func (rep *attachReport) Table(w io.Writer) error { return rep.write(w, table.Bo
 func (rep *attachReport) Markdown(w io.Writer) error { return rep.write(w, table.Markdown) }
 
 func runAttach(ctx context.Context, opts *ForensicsOptions) error {
-	if err := validPGURL("--pg-url", opts.PGURL); err != nil {
+	if err := postgres.ValidURL("--pg-url", opts.PGURL); err != nil {
 		return &UsageError{Err: err}
 	}
 	o := pgattach.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID}

@@ -104,7 +104,7 @@ guessed.`,
 	addFormatFlag(cmd, &opts.Format, nil)
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
 	cmd.Flags().BoolVar(&opts.Reclassify, "reclassify", false, "compute every run's root-cause class again with this build's explainer, replacing recorded ones")
-	addPGURLFlag(cmd.Flags(), &opts.PGURL, "attach to an existing world-postgres database (read-only)")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach to an existing world-postgres database (read-only)")
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -65,8 +66,14 @@ func Entry(src Source) worlds.Entry {
 		Name:        Name,
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
+		Connections: Connections,
+		Endpoints:   []worlds.Endpoint{URLFlag},
+		Faults:      []nemesis.Kind{nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
 		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
 			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
+			if opts.PoolSize > 0 {
+				cfg.PoolSize = opts.PoolSize
+			}
 		}, Open),
 	}
 }
