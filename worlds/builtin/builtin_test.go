@@ -1,12 +1,17 @@
 package builtin_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/builtin"
+	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // surface is the registry of the built-in worlds set up with nothing:
@@ -68,5 +73,23 @@ func TestRegistry(t *testing.T) {
 		if len(nemesis.WorldsOf(k, reg.Offers())) == 0 {
 			t.Errorf("no built-in world offers fault kind %s", k)
 		}
+	}
+}
+
+// TestPrerequisites: what a built-in world says when the machine lacks
+// what it needs matches worlds.ErrPrerequisite (exit 3), wrapped or not,
+// and still matches its own sentinel; an unreachable store does not.
+func TestPrerequisites(t *testing.T) {
+	for _, sentinel := range []error{postgres.ErrNoPostgres, devkit.ErrNoNode, devkit.ErrInstall, devkit.ErrWindowNotSpent} {
+		err := error(&devkit.WindowError{World: "devkit-local"})
+		if sentinel != devkit.ErrWindowNotSpent {
+			err = fmt.Errorf("open: %w", sentinel)
+		}
+		if !errors.Is(err, worlds.ErrPrerequisite) || !errors.Is(err, sentinel) {
+			t.Errorf("%q: errors.Is(ErrPrerequisite) %v, errors.Is(its sentinel) %v; want both", err, errors.Is(err, worlds.ErrPrerequisite), errors.Is(err, sentinel))
+		}
+	}
+	if errors.Is(eventlog.Unavailable("read", errors.New("down")), worlds.ErrPrerequisite) {
+		t.Error("an unreachable store matches ErrPrerequisite")
 	}
 }

@@ -69,12 +69,17 @@ func Entry(src Source) worlds.Entry {
 		Connections: Connections,
 		Endpoints:   []worlds.Endpoint{URLFlag},
 		Faults:      []nemesis.Kind{nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
-		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
-			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
-			if opts.PoolSize > 0 {
-				cfg.PoolSize = opts.PoolSize
-			}
-		}, Open),
+		Open:        worlds.FactoryFrom(src, withOptions, Open),
+	}
+}
+
+// withOptions applies a storm cell's options to the source's config: its
+// latency, seed and nemesis, and its pool size when the storm gives one
+// (the source's otherwise).
+func withOptions(cfg *Config, opts worlds.Options) {
+	cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
+	if opts.PoolSize > 0 {
+		cfg.PoolSize = opts.PoolSize
 	}
 }
 
