@@ -72,6 +72,10 @@ type Setup struct {
 	// Progress receives what setting a world up reports once (the devkit
 	// packages' first install). Nil: nothing is reported.
 	Progress io.Writer
+	// Nemesis says the storm breaks the worlds' stores (--nemesis): a
+	// package may send its clients' own logs of the faults (a Redis
+	// client's failed dials) to the logger, off stderr.
+	Nemesis bool
 }
 
 // Package is a world package as stormctl builds it in (the list of

@@ -146,7 +146,7 @@ claims are judged on what was measured).`,
 	fl.IntVar(&opts.VercelRuns, "vercel-runs", fidelity.DefaultVercelRuns, fmt.Sprintf("runs per cell on %s (%d: 216 runs, about the 8-minute vercel storm measured in docs/results)", fidelity.Vercel, fidelity.DefaultVercelRuns))
 	fl.Float64Var(&opts.TimeScale, "time-scale", d.TimeScale, "multiply every scenario duration by this (as storm --time-scale)")
 	fl.DurationVar(&opts.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
-	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency; vercel at most 4 per core)", storm.DefaultRunsInFlight))
+	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fidelityRunsInFlightHelp(declaredWorlds()))
 	fl.StringVar(&opts.Out, "out", "", "directory for the storms (OUT/<world>/) and fidelity.json (default storms/fidelity-<UTC time>; with --from, fidelity.json only, and only when given)")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatJSON: "fidelity.json's document"})
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
@@ -249,6 +249,19 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		return ErrGateFailed
 	}
 	return nil
+}
+
+// fidelityRunsInFlightHelp is the help of fidelity --runs-in-flight: the
+// default bound, and each world of reg that asks for fewer
+// (Entry.RunsPerCore).
+func fidelityRunsInFlightHelp(reg *worlds.Registry) string {
+	var fewer string
+	for _, e := range reg.Entries() {
+		if e.RunsPerCore > 0 {
+			fewer += fmt.Sprintf("; %s at most %d per core", e.Name, e.RunsPerCore)
+		}
+	}
+	return fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency%s)", storm.DefaultRunsInFlight, fewer)
 }
 
 // fidelityConfig is the storm one world's reference cells run in: every

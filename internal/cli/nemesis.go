@@ -1,11 +1,6 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/stormctl/stormctl/nemesis"
@@ -29,17 +24,4 @@ func nemesisOf(c nemesis.Config) nemesis.Config {
 		return nemesis.Config{}
 	}
 	return c
-}
-
-// quietRedis sends the Redis client's own log lines (a Redis the nemesis
-// took down makes it log every failed dial) to logger at debug level
-// instead of stderr, where they would tear through the progress display.
-func quietRedis(logger *slog.Logger) {
-	redis.SetLogger(redisLog{logger})
-}
-
-type redisLog struct{ l *slog.Logger }
-
-func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
-	r.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }

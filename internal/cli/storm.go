@@ -186,7 +186,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	}
 	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
 	logger := opts.Factory.Logger()
-	reg, stopWorlds := opts.Factory.Worlds(worlds.Setup{Endpoints: opts.Endpoints, Keep: cfg.Keep, Progress: opts.IO.ErrOut}, logger)
+	reg, stopWorlds := opts.Factory.Worlds(worlds.Setup{Endpoints: opts.Endpoints, Keep: cfg.Keep, Progress: opts.IO.ErrOut, Nemesis: cfg.Nemesis.On()}, logger)
 	defer func() {
 		if err := stopWorlds(); err != nil {
 			logger.Warn("stopping the embedded servers", "err", err)
@@ -211,9 +211,6 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		logger.Warn(l)
 	}
 	sweepLeftovers(opts.IO, "storm")
-	if cfg.Nemesis.On() {
-		quietRedis(logger)
-	}
 	defer lessGC()()
 	stopProfile, err := startCPUProfile(opts.CPUProfile)
 	if err != nil {

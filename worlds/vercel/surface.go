@@ -61,12 +61,29 @@ var (
 
 // Package is the vercel world as stormctl builds it in: every World on
 // the endpoints its flags give, or on a stack of its own.
-var Package = worlds.Package{Register: func(r *worlds.Registry, s worlds.Setup, _ *slog.Logger) func() error {
+var Package = worlds.Package{Register: func(r *worlds.Registry, s worlds.Setup, logger *slog.Logger) func() error {
+	if s.Nemesis {
+		quietRedis(logger)
+	}
 	v := s.Endpoints
 	cfg := Config{IngestURL: v[IngestFlag.Name], DynamoEndpoint: v[DynamoFlag.Name], RedisURL: v[RedisFlag.Name], Keep: s.Keep}
 	Register(r, func(context.Context) (Config, error) { return cfg, nil })
 	return func() error { return nil }
 }}
+
+// quietRedis sends the Redis client's own log lines (a Redis the nemesis
+// took down makes it log every failed dial) to logger at debug level
+// instead of stderr, where they would tear through the progress display.
+// go-redis has one logger for the process.
+func quietRedis(logger *slog.Logger) {
+	redis.SetLogger(redisLog{logger})
+}
+
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
 
 // behindIngest: with --ingest-url the World opens no store of its own
 // (Config), so the flags of those stores are not used.
