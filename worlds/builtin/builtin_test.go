@@ -23,6 +23,10 @@ func surface(t *testing.T) *worlds.Registry {
 	return reg
 }
 
+// builtinFlags are the built-in worlds' endpoint flags, in the order
+// storm.json stores them.
+var builtinFlags = []string{"pg-url", "ingest-url", "dynamo-endpoint", "redis-url", "devkit-dir"}
+
 // nonEmpty is v without its empty values (a flag not given).
 func nonEmpty(v worlds.Values) worlds.Values {
 	out := worlds.Values{}
@@ -37,18 +41,22 @@ func nonEmpty(v worlds.Values) worlds.Values {
 // TestRegistry pins what the built-in worlds declare of their surface:
 // their names, their endpoint flags in the order storm.json stores them
 // and every check runs, the worlds each flag points, and the fault kinds
-// each offers.
+// each offers. A world added later adds to these; it changes none of them.
 func TestRegistry(t *testing.T) {
 	reg := surface(t)
-	if got, want := reg.Names(), []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"}; !slices.Equal(got, want) {
-		t.Errorf("worlds %v, want %v", got, want)
+	for _, w := range []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"} {
+		if !slices.Contains(reg.Names(), w) {
+			t.Errorf("world %s is not registered (got %v)", w, reg.Names())
+		}
 	}
 	var flags []string
 	for _, e := range reg.Endpoints() {
-		flags = append(flags, e.Name)
+		if slices.Contains(builtinFlags, e.Name) {
+			flags = append(flags, e.Name)
+		}
 	}
-	if want := []string{"pg-url", "ingest-url", "dynamo-endpoint", "redis-url", "devkit-dir"}; !slices.Equal(flags, want) {
-		t.Errorf("endpoint flags %v, want %v", flags, want)
+	if !slices.Equal(flags, builtinFlags) {
+		t.Errorf("endpoint flags %v, want %v in this order", flags, builtinFlags)
 	}
 	using := map[string][]string{
 		"pg-url": {"postgres"}, "ingest-url": {"vercel"}, "dynamo-endpoint": {"vercel"}, "redis-url": {"vercel"},
@@ -60,13 +68,14 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	offers := map[string][]nemesis.Kind{
-		"postgres": {nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
-		"vercel":   {nemesis.Ingest503, nemesis.DynamoPause, nemesis.RedisDown, nemesis.Latency},
-		"local":    {nemesis.FSUnavailable},
+		"postgres":     {nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
+		"vercel":       {nemesis.Ingest503, nemesis.DynamoPause, nemesis.RedisDown, nemesis.Latency},
+		"local":        {nemesis.FSUnavailable},
+		"devkit-local": nil, "devkit-postgres": nil,
 	}
-	for w, got := range reg.Offers() {
-		if !slices.Equal(got, offers[w]) {
-			t.Errorf("world %s offers %v, want %v", w, got, offers[w])
+	for w, want := range offers {
+		if got := reg.Offers()[w]; !slices.Equal(got, want) {
+			t.Errorf("world %s offers %v, want %v", w, got, want)
 		}
 	}
 	for _, k := range nemesis.Kinds {
