@@ -53,9 +53,9 @@ func Worlds() []string { return []string{Local, Postgres, Vercel} }
 // DefaultWorlds are the worlds fidelity storms and judges by default.
 func DefaultWorlds() []string { return []string{Local, Postgres} }
 
-// RunsOn is the runs per cell of world's storm: vercelRuns on Vercel, runs
+// runsOn is the runs per cell of world's storm: vercelRuns on Vercel, runs
 // on every other world.
-func RunsOn(world string, runs, vercelRuns int) int {
+func runsOn(world string, runs, vercelRuns int) int {
 	if world == Vercel {
 		return vercelRuns
 	}

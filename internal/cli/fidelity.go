@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -192,9 +191,11 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		return usage("--world: no world given (valid: %s)", strings.Join(reg.Names(), ", "))
 	}
 	// Every world's plan is validated before any storm starts.
+	storms := fidelity.Storms{Runs: opts.Runs, VercelRuns: opts.VercelRuns, TimeScale: opts.TimeScale, Timeout: opts.Timeout,
+		RunsInFlight: opts.RunsInFlight, Out: out}
 	plans := make([]*storm.Plan, len(opts.Worlds))
 	for i, w := range opts.Worlds {
-		plan, err := storm.NewPlan(fidelityConfig(opts, w, out), reg)
+		plan, err := storm.NewPlan(storms.Config(w), reg)
 		if err != nil {
 			return &UsageError{Err: err}
 		}
@@ -209,33 +210,16 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	}
 	sweepLeftovers(opts.IO, "fidelity")
 	defer lessGC()()
-	sum := &reports.Summary{Schema: reports.SchemaVersion, Started: time.Now().UTC()}
-	storms := map[string]string{}
-	var stormErr error
-	for i, plan := range plans {
-		w := opts.Worlds[i]
-		label := fmt.Sprintf("fidelity: %s (%d of %d)", w, i+1, len(plans))
-		s, err := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
-		storms[w] = plan.Config.Out
-		if s != nil {
-			sum.Cells = append(sum.Cells, s.Cells...)
-		}
-		if err != nil {
-			// Ctrl-C while a world was still opening ends its storm with
-			// the context's error rather than storm.ErrInterrupted.
-			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
-				stormErr = ErrInterrupted
-				sum.Interrupted = true
-				break // the worlds not yet stormed are judged unknown
-			}
-			fmt.Fprintf(opts.IO.ErrOut, "fidelity: %s: %s; its claims are judged on what it measured\n", w, oneLine(err))
-			if stormErr == nil {
-				stormErr = err
-			}
-		}
+	rep, stormErr := fidelity.Check(ctx, plans, func(ctx context.Context, i int, plan *storm.Plan) (*reports.Summary, error) {
+		label := fmt.Sprintf("fidelity: %s (%d of %d)", opts.Worlds[i], i+1, len(plans))
+		return stormPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
+	}, func(world string, err error) {
+		fmt.Fprintf(opts.IO.ErrOut, "fidelity: %s: %s; its claims are judged on what it measured\n", world, oneLine(err))
+	})
+	stormErr = stormError(stormErr)
+	if rep.Interrupted {
+		stormErr = ErrInterrupted
 	}
-	rep := fidelity.NewReport(fidelity.Evaluate(sum, opts.Worlds...), storms)
-	rep.Interrupted = sum.Interrupted
 	if err := writeFidelity(out, rep); err != nil && stormErr == nil {
 		stormErr = err
 	}
@@ -262,21 +246,6 @@ func fidelityRunsInFlightHelp(reg *worlds.Registry) string {
 		}
 	}
 	return fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency%s)", storm.DefaultRunsInFlight, fewer)
-}
-
-// fidelityConfig is the storm one world's reference cells run in: every
-// scenario and condition the claims read (Plan.Only then prunes the matrix
-// to the world's cells), the storm command's defaults for the rest.
-func fidelityConfig(opts *FidelityOptions, world, out string) stormdir.Config {
-	runs := fidelity.RunsOn(world, opts.Runs, opts.VercelRuns)
-	c := stormdir.Config{
-		Worlds: []string{world}, Scenarios: fidelity.Scenarios(), Conditions: fidelity.Conditions(),
-		Seed: stormdir.DefaultSeed, Out: filepath.Join(out, world),
-	}.Defaults()
-	// Set after Defaults, which would turn a typed --time-scale 0 into 1
-	// instead of letting NewPlan refuse it.
-	c.Runs, c.TimeScale, c.Timeout, c.RunsInFlight = runs, opts.TimeScale, opts.Timeout, opts.RunsInFlight
-	return c
 }
 
 // writeFidelity writes rep as dir/fidelity.json, atomically as every

@@ -247,22 +247,34 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 // needs: *InfraError). The
 // summary, partial when interrupted, comes back whenever the storm started.
 func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
+	sum, err := stormPlan(ctx, io, f, reg, logger, plan, label)
+	return sum, stormError(err)
+}
+
+// stormPlan is runPlan with storm.Run's error as it is.
+func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
 	cfg := plan.Config
 	if cfg.Shard.IsZero() {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	} else {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %d of %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), cfg.Shard.RunsPerCell(cfg.Runs), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	}
-	sum, runErr := storm.Run(ctx, plan, storm.Deps{
+	return storm.Run(ctx, plan, storm.Deps{
 		Worlds: reg, Logger: logger, Progress: newProgress(io), Version: f.Version,
 	})
+}
+
+// stormError types storm.Run's error for the exit code: Ctrl-C is
+// ErrInterrupted; an unreachable store, or a machine without what a world
+// needs, is an *InfraError.
+func stormError(err error) error {
 	switch {
-	case errors.Is(runErr, storm.ErrInterrupted):
-		return sum, ErrInterrupted
-	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, worlds.ErrPrerequisite):
-		return sum, &InfraError{Err: runErr}
+	case errors.Is(err, storm.ErrInterrupted):
+		return ErrInterrupted
+	case errors.Is(err, eventlog.ErrUnavailable), errors.Is(err, worlds.ErrPrerequisite):
+		return &InfraError{Err: err}
 	}
-	return sum, runErr
+	return err
 }
 
 // fillEmpty applies Config.Defaults only to what the flags leave empty
