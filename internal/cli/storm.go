@@ -242,9 +242,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 
 // runPlan runs one validated plan as `storm` does: a header line (after
 // label) and live progress on stderr, artifacts appended to the plan's
-// --out, and storm.Run's errors typed for the exit code (Ctrl-C:
-// ErrInterrupted; an unreachable store, or a machine without what a world
-// needs: *InfraError). The
+// --out, and storm.Run's errors typed for the exit code (stormError). The
 // summary, partial when interrupted, comes back whenever the storm started.
 func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
 	sum, err := stormPlan(ctx, io, f, reg, logger, plan, label)
