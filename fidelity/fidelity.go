@@ -33,6 +33,35 @@ const (
 	Local    = "local"
 )
 
+// Vercel is the world fidelity storms at a run count of its own
+// (DefaultVercelRuns): a vercel run takes several times a local one.
+const Vercel = "vercel"
+
+// DefaultVercelRuns is fidelity's runs per cell on the vercel world: its
+// 12 cells x 18 = 216 runs, the size of the vercel storm measured at 7m42s
+// on 2 cores, 8 in flight (docs/results/2026-12-02-vercel-world.md); a
+// 12-run probe of these cells averaged 18 s a run, which also puts 216
+// runs at about 8 minutes: within the 10 minutes a check should take, with
+// room for a slower machine.
+const DefaultVercelRuns = 18
+
+// Worlds are the worlds fidelity storms and judges; DefaultWorlds those it
+// does when none is named (they need no network and start in seconds;
+// Vercel is opt-in).
+func Worlds() []string { return []string{Local, Postgres, Vercel} }
+
+// DefaultWorlds are the worlds fidelity storms and judges by default.
+func DefaultWorlds() []string { return []string{Local, Postgres} }
+
+// runsOn is the runs per cell of world's storm: vercelRuns on Vercel, runs
+// on every other world.
+func runsOn(world string, runs, vercelRuns int) int {
+	if world == Vercel {
+		return vercelRuns
+	}
+	return runs
+}
+
 // Factor is how much a fix must cut a rate by, in the "cuts by" claims.
 const Factor = 5
 

@@ -102,10 +102,14 @@ func (c Config) Defaults() Config {
 	return c
 }
 
+// Named reports whether the user named kind k one by one (not through
+// "all").
+func (c Config) Named(k Kind) bool { return !c.Kinds.All() && slices.Contains(c.Kinds, k) }
+
 // Validate checks the bounds, naming the flag at fault, and that every kind
 // named one by one (not through "all") applies to one of the storm's
-// worlds.
-func (c Config) Validate(worlds []string) error {
+// worlds; offers maps every world there is to the kinds it offers.
+func (c Config) Validate(worlds []string, offers map[string][]Kind) error {
 	if !c.On() {
 		return nil
 	}
@@ -121,22 +125,13 @@ func (c Config) Validate(worlds []string) error {
 		return nil
 	}
 	for _, k := range c.Kinds {
-		if !slices.ContainsFunc(k.Worlds(), func(w string) bool { return slices.Contains(worlds, w) }) {
+		if !slices.ContainsFunc(worlds, func(w string) bool { return slices.Contains(offers[w], k) }) {
+			if len(WorldsOf(k, offers)) == 0 {
+				return fmt.Errorf("--nemesis %s: no world offers it", k)
+			}
 			return fmt.Errorf("--nemesis %s acts on world %s, and this storm has none (--world %s)",
-				k, strings.Join(k.Worlds(), " or "), strings.Join(worlds, ","))
+				k, strings.Join(WorldsOf(k, offers), " or "), strings.Join(worlds, ","))
 		}
 	}
 	return nil
-}
-
-// KindsFor returns the configured kinds that apply to world, in Kinds
-// order.
-func (c Config) KindsFor(world string) []Kind {
-	var out []Kind
-	for _, k := range Kinds {
-		if slices.Contains(c.Kinds, k) && slices.Contains(k.Worlds(), world) {
-			out = append(out, k)
-		}
-	}
-	return out
 }

@@ -9,7 +9,8 @@ import (
 // Kind is a kind of fault.
 type Kind string
 
-// The fault kinds, each with the worlds it applies to.
+// The fault kinds. Which worlds offer each is the worlds' to say
+// (worlds.Entry.Faults); the comments name the stores each acts on.
 const (
 	// PGRestart kills the embedded PostgreSQL cluster (SIGKILL to the
 	// postmaster and its backends) and restarts it after the fault's
@@ -43,19 +44,18 @@ const (
 // Kinds lists every kind, in the order --help names them.
 var Kinds = []Kind{PGRestart, PGTerminate, Ingest503, DynamoPause, RedisDown, Latency, FSUnavailable}
 
-// Worlds returns the names of the worlds a kind can act on.
-func (k Kind) Worlds() []string {
-	switch k {
-	case PGRestart, PGTerminate:
-		return []string{"postgres"}
-	case Ingest503, DynamoPause, RedisDown:
-		return []string{"vercel"}
-	case Latency:
-		return []string{"postgres", "vercel"}
-	case FSUnavailable:
-		return []string{"local"}
+// WorldsOf returns the worlds that offer kind k, in name order: offers
+// maps each world to its kinds (as the worlds declare them,
+// worlds.Registry.Offers).
+func WorldsOf(k Kind, offers map[string][]Kind) []string {
+	var out []string
+	for w, ks := range offers {
+		if slices.Contains(ks, k) {
+			out = append(out, w)
+		}
 	}
-	return nil
+	slices.Sort(out)
+	return out
 }
 
 // Instant reports whether the fault happens at one moment (its window is

@@ -14,9 +14,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/stormctl/stormctl/worlds/worldtest"
 )
+
+// watchdog bounds how long a test waits for something that must happen, as
+// worldtest.Watchdog does for the worlds' tests (which this package's tests
+// cannot import: the worlds import nemesis). Running out of it fails the
+// test as hung: a liveness check, never a speed one.
+const watchdog = 90 * time.Second
 
 // trace is an ordered record of what a test observed, from any goroutine.
 type trace struct {
@@ -245,10 +249,10 @@ func inject(t *testing.T, g *Gate, target Target, mode gateMode) (heal func() st
 // as hung, saying what it waited for.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(worldtest.Watchdog)
+	deadline := time.Now().Add(watchdog)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("hung: waited %s for %s", worldtest.Watchdog, what)
+			t.Fatalf("hung: waited %s for %s", watchdog, what)
 		}
 		time.Sleep(time.Millisecond)
 	}

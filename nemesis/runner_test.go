@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/worlds/worldtest"
 	"go.uber.org/goleak"
 	"slices"
 	"sync"
@@ -119,8 +118,8 @@ func TestRunnerStopHeals(t *testing.T) {
 	var recs []Record
 	select {
 	case recs = <-stopped:
-	case <-time.After(worldtest.Watchdog):
-		t.Fatalf("hung: Stop had not returned after %s: it waits out the fault's hour-long window", worldtest.Watchdog)
+	case <-time.After(watchdog):
+		t.Fatalf("hung: Stop had not returned after %s: it waits out the fault's hour-long window", watchdog)
 	}
 	if len(recs) != 1 || recs[0].End.IsZero() || len(dir.calls) != 1 {
 		t.Fatalf("records %+v after %d injections, want the one fault under way, ended", recs, len(dir.calls))
@@ -133,8 +132,8 @@ func waitFor(t *testing.T, c <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-c:
-	case <-time.After(worldtest.Watchdog):
-		t.Fatalf("hung: waited %s for %s", worldtest.Watchdog, what)
+	case <-time.After(watchdog):
+		t.Fatalf("hung: waited %s for %s", watchdog, what)
 	}
 }
 

@@ -44,8 +44,8 @@ func Schedule(c Config, seed uint64, available map[string][]Kind) []Fault {
 	var out []Fault
 	for _, world := range slices.Sorted(maps.Keys(available)) {
 		var chain []Kind
-		for _, k := range c.KindsFor(world) {
-			if !slices.Contains(available[world], k) {
+		for _, k := range Kinds {
+			if !slices.Contains(c.Kinds, k) || !slices.Contains(available[world], k) {
 				continue
 			}
 			for range c.Faults {

@@ -106,25 +106,73 @@ func TestParseKinds(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	on := Config{Kinds: KindList{Latency}}.Defaults()
+	// The worlds say which kinds they offer (worlds.Entry.Faults); these
+	// are made up.
+	offers := map[string][]Kind{"db": {PGTerminate, Latency}, "cache": {RedisDown, Latency}, "disk": {FSUnavailable}}
 	tests := []struct {
-		name    string
-		cfg     Config
-		worlds  []string
-		wantErr bool
+		name   string
+		cfg    Config
+		worlds []string
+		// wantErr is the error wanted ("" none).
+		wantErr string
 	}{
-		{"off", Config{}, []string{"local"}, false},
-		{"defaults", on, []string{"postgres"}, false},
-		{"no faults", Config{Kinds: on.Kinds, Faults: 0, Window: time.Second}, []string{"postgres"}, true},
-		{"too many faults", Config{Kinds: on.Kinds, Faults: MaxFaults + 1, Window: time.Second}, []string{"postgres"}, true},
-		{"window too short", Config{Kinds: on.Kinds, Faults: 1, Window: time.Millisecond}, []string{"postgres"}, true},
-		{"window too long", Config{Kinds: on.Kinds, Faults: 1, Window: time.Hour}, []string{"postgres"}, true},
-		{"negative gap", Config{Kinds: on.Kinds, Faults: 1, Window: time.Second, Gap: -1}, []string{"postgres"}, true},
-		{"kind without its world", on, []string{"local"}, true},
-		{"all on one world", Config{Kinds: KindList(Kinds)}.Defaults(), []string{"local"}, false},
+		{"off", Config{}, []string{"disk"}, ""},
+		{"defaults", on, []string{"db"}, ""},
+		{"no faults", Config{Kinds: on.Kinds, Faults: 0, Window: time.Second}, []string{"db"}, "--nemesis-faults must be in [1, 50], got 0"},
+		{"too many faults", Config{Kinds: on.Kinds, Faults: MaxFaults + 1, Window: time.Second}, []string{"db"}, "--nemesis-faults must be in [1, 50], got 51"},
+		{"window too short", Config{Kinds: on.Kinds, Faults: 1, Window: time.Millisecond}, []string{"db"}, "--nemesis-window must be in [100ms, 1m0s], got 1ms"},
+		{"window too long", Config{Kinds: on.Kinds, Faults: 1, Window: time.Hour}, []string{"db"}, "--nemesis-window must be in [100ms, 1m0s], got 1h0m0s"},
+		{"negative gap", Config{Kinds: on.Kinds, Faults: 1, Window: time.Second, Gap: -1}, []string{"db"}, "--nemesis-gap must be in [0, 10m0s], got -1ns"},
+		{"kind without its world", on, []string{"disk"}, "--nemesis latency acts on world cache or db, and this storm has none (--world disk)"},
+		{"a kind no world offers", Config{Kinds: KindList{Ingest503}}.Defaults(), []string{"db", "disk"}, "--nemesis ingest-503: no world offers it"},
+		{"a world nobody knows", on, []string{"elsewhere"}, "--nemesis latency acts on world cache or db, and this storm has none (--world elsewhere)"},
+		{"all on one world", Config{Kinds: KindList(Kinds)}.Defaults(), []string{"disk"}, ""},
 	}
 	for _, tt := range tests {
-		if err := tt.cfg.Validate(tt.worlds); (err != nil) != tt.wantErr {
-			t.Errorf("%s: Validate = %v, want error %v", tt.name, err, tt.wantErr)
+		err := tt.cfg.Validate(tt.worlds, offers)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.wantErr {
+			t.Errorf("%s: Validate = %q, want %q", tt.name, got, tt.wantErr)
+		}
+	}
+}
+
+// TestWorldsOf: a kind's worlds are those that offer it, in name order.
+func TestWorldsOf(t *testing.T) {
+	offers := map[string][]Kind{"vercel": {Ingest503, Latency}, "postgres": {PGRestart, Latency}, "local": {FSUnavailable}, "none": nil}
+	tests := []struct {
+		kind Kind
+		want []string
+	}{
+		{Latency, []string{"postgres", "vercel"}},
+		{FSUnavailable, []string{"local"}},
+		{RedisDown, nil},
+	}
+	for _, tt := range tests {
+		if got := WorldsOf(tt.kind, offers); !slices.Equal(got, tt.want) {
+			t.Errorf("WorldsOf(%s) = %v, want %v", tt.kind, got, tt.want)
+		}
+	}
+}
+
+// TestNamed: a kind is named when the user listed it, not through "all".
+func TestNamed(t *testing.T) {
+	tests := []struct {
+		kinds KindList
+		kind  Kind
+		want  bool
+	}{
+		{KindList{PGRestart, Latency}, PGRestart, true},
+		{KindList{Latency}, PGRestart, false},
+		{KindList(Kinds), PGRestart, false},
+		{nil, PGRestart, false},
+	}
+	for _, tt := range tests {
+		if got := (Config{Kinds: tt.kinds}).Named(tt.kind); got != tt.want {
+			t.Errorf("Config{Kinds: %v}.Named(%s) = %v, want %v", tt.kinds, tt.kind, got, tt.want)
 		}
 	}
 }

@@ -29,6 +29,10 @@ type Plan struct {
 	// RunsInFlight is the storm's bound on runs in flight: --runs-in-flight,
 	// else DefaultRunsInFlight or the least a world's RunsPerCore allows.
 	RunsInFlight int
+	// PoolSizes is the connection pool of each cell of a world that shares
+	// its server's connections (worlds.Entry.Connections), by world; a
+	// world not listed sizes its own.
+	PoolSizes map[string]int32
 	// Resume, when set (storm --resume), is the interrupted storm this one
 	// continues: only the runs it did not record run (Resume.Check first).
 	Resume *stormdir.Resume
@@ -86,7 +90,7 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 	if err := c.Shard.Validate(c.Runs); err != nil {
 		return nil, err
 	}
-	if err := c.Nemesis.Validate(c.Worlds); err != nil {
+	if err := c.Nemesis.Validate(c.Worlds, reg.Offers()); err != nil {
 		return nil, err
 	}
 	lat, err := worlds.ParseProfile(c.Latency, c.Seed)
@@ -99,6 +103,7 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 			return nil, fmt.Errorf("--world: %w", err)
 		}
 	}
+	p.PoolSizes = poolSizes(c, reg)
 	if p.RunsInFlight == 0 {
 		p.RunsInFlight = DefaultRunsInFlight
 		for _, w := range c.Worlds {
@@ -149,6 +154,40 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// MinPoolSize is the least pool a cell of a world that shares its server's
+// connections gets, however many cells share them.
+const MinPoolSize = 4
+
+// poolSizes shares each world's connections (worlds.Entry.Connections)
+// among the storm's cells of that world (every scenario and condition of
+// c: a plan pruned later keeps its sizes), at most --concurrency each and
+// at least MinPoolSize. The worlds of c must be registered.
+func poolSizes(c stormdir.Config, reg *worlds.Registry) map[string]int32 {
+	out := map[string]int32{}
+	cells := len(c.Scenarios) * len(c.Conditions)
+	for _, w := range c.Worlds {
+		if e, _ := reg.Lookup(w); e.Connections > 0 && cells > 0 {
+			out[w] = int32(max(MinPoolSize, min(c.Concurrency, e.Connections/cells)))
+		}
+	}
+	return out
+}
+
+// Uses maps each world of the plans' cells to the guards its cells run
+// (worlds.Registry.Unused reads it).
+func Uses(plans ...*Plan) map[string][]eventlog.Guard {
+	out := map[string][]eventlog.Guard{}
+	for _, p := range plans {
+		for _, k := range p.Cells {
+			g := p.Conditions[k.Condition].Knobs.Guard
+			if !slices.Contains(out[k.World], g) {
+				out[k.World] = append(out[k.World], g)
+			}
+		}
+	}
+	return out
 }
 
 // Only prunes a validated plan to the listed cells, in the plan's own

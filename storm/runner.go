@@ -218,7 +218,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		if err != nil {
 			return cells, err
 		}
-		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, k.Dir()), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On()})
+		w, err := entry.Open(ctx, worlds.Options{Dir: filepath.Join(tmp, k.Dir()), Latency: lat, Seed: cfg.Seed + uint64(i), Nemesis: cfg.Nemesis.On(), PoolSize: r.plan.PoolSizes[k.World]})
 		if err != nil {
 			return cells, fmt.Errorf("open world %s: %w", k.World, err)
 		}

@@ -44,7 +44,12 @@ type Config struct {
 	Nemesis nemesis.Config `json:"nemesis,omitzero"`
 }
 
-// Defaults fills unset fields.
+// DefaultSeed is the seed of a storm that names none (storm --seed). A
+// seed is never defaulted by Defaults: 0 is a seed like any other.
+const DefaultSeed = 1
+
+// Defaults fills unset fields. They are the storm's defaults: the storm
+// command's flags take theirs from a zero Config's Defaults.
 func (c Config) Defaults() Config {
 	if len(c.Worlds) == 0 {
 		c.Worlds = []string{"local"}

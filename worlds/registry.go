@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 )
 
 // Factory opens a world instance.
@@ -60,12 +61,27 @@ type Entry struct {
 	// poke more, each run does more work, and the storm measures the
 	// machine's overload instead of the store.
 	RunsPerCore int
-	Open        Factory
+	// Connections is how many connections a storm may hold on the world's
+	// server in all, shared among its cells of this world: each cell's
+	// world is opened with Options.PoolSize Connections/cells (at least 4,
+	// at most the storm's --concurrency). 0: the world sizes its own.
+	Connections int
+	// Endpoints are the flags that point the world at a server of the
+	// user's instead of its own (Endpoint); worlds that share a server
+	// carry one declaration.
+	Endpoints []Endpoint
+	// Faults are the fault kinds the world offers under --nemesis (opened
+	// with Options.Nemesis, it offers targets of these kinds only).
+	Faults []nemesis.Kind
+	Open   Factory
 }
 
 // Registry maps world names to factories. The zero value is empty and ready.
 type Registry struct {
 	entries []Entry
+	// endpoints are the entries' endpoint flags, each once, in the order
+	// they were first registered.
+	endpoints []Endpoint
 }
 
 // Register adds a world; registering a name twice replaces the earlier entry.
@@ -73,6 +89,11 @@ func (r *Registry) Register(e Entry) {
 	r.entries = slices.DeleteFunc(r.entries, func(x Entry) bool { return x.Name == e.Name })
 	r.entries = append(r.entries, e)
 	slices.SortFunc(r.entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	for _, ep := range e.Endpoints {
+		if !slices.ContainsFunc(r.endpoints, func(x Endpoint) bool { return x.Name == ep.Name }) {
+			r.endpoints = append(r.endpoints, ep)
+		}
+	}
 }
 
 // Lookup returns the named world or an error listing the valid names.

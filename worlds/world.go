@@ -2,6 +2,7 @@ package worlds
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -77,6 +78,9 @@ type Options struct {
 	// (nemesis.Targeter). A world with an endpoint off this machine's
 	// loopback refuses to open.
 	Nemesis bool
+	// PoolSize is the connections the world's pool may hold, for a world
+	// that declares Entry.Connections (0: the world's own default).
+	PoolSize int32
 }
 
 // Dumper is implemented by worlds that can return every stored event of a
@@ -168,3 +172,22 @@ type Limits struct {
 	// so they may fall a little outside them; their order still holds.
 	CommitClock string
 }
+
+// ErrPrerequisite is matched (errors.Is) by the errors that say this
+// machine lacks what a world needs to run at all (no PostgreSQL server
+// binaries, no node, packages npm could not install, a package version
+// whose mint-to-commit window cannot be spent): infrastructure (exit 3),
+// never the store's behaviour. A world package makes its own sentinel
+// match it with Prerequisite.
+var ErrPrerequisite = errors.New("a world's prerequisite is missing")
+
+// Prerequisite returns a sentinel error with text that errors.Is matches
+// against itself and against ErrPrerequisite.
+func Prerequisite(text string) error { return &prerequisite{text: text} }
+
+type prerequisite struct{ text string }
+
+func (e *prerequisite) Error() string { return e.text }
+
+// Is matches ErrPrerequisite.
+func (e *prerequisite) Is(target error) bool { return target == ErrPrerequisite }

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/bench"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -149,7 +150,7 @@ peak Go heap and resident set of (b) (target 1 GiB or less).`,
 // addBenchFlags declares the flags both benchmarks have.
 func addBenchFlags(cmd *cobra.Command, opts *BenchOptions) {
 	fl := cmd.Flags()
-	addPGURLFlag(fl, &opts.PGURL, pgURLHelp)
+	fl.StringVar(&opts.PGURL, "pg-url", "", postgres.URLHelp)
 	addFormatFlag(cmd, &opts.Format, nil)
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the benchmark to this file (go tool pprof)")
 }
@@ -174,7 +175,7 @@ func runBench(ctx context.Context, opts *BenchOptions) (err error) {
 		err = fmt.Errorf("unknown benchmark %q (valid: %s, %s)", opts.Mode, BenchAppend, BenchForensics)
 	}
 	if err == nil {
-		err = validPGURL("--pg-url", opts.PGURL)
+		err = postgres.ValidURL("--pg-url", opts.PGURL)
 	}
 	if err != nil {
 		return &UsageError{Err: err}
@@ -225,7 +226,7 @@ func benchErr(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ErrInterrupted
-	case errors.Is(err, postgres.ErrNoPostgres), errors.Is(err, eventlog.ErrUnavailable):
+	case errors.Is(err, worlds.ErrPrerequisite), errors.Is(err, eventlog.ErrUnavailable):
 		return &InfraError{Err: err}
 	}
 	var ie *InfraError

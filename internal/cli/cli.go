@@ -11,28 +11,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mattn/go-isatty"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
-	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
-	"github.com/stormctl/stormctl/worlds/local"
-	"github.com/stormctl/stormctl/worlds/postgres"
-	"github.com/stormctl/stormctl/worlds/vercel"
+	"github.com/stormctl/stormctl/worlds/builtin"
 )
 
 // Exit codes. **contract** (docs/exit-codes.md)
@@ -97,10 +86,10 @@ type IOStreams struct {
 type Factory struct {
 	IO      *IOStreams
 	Version string
-	// Worlds returns the registry of every world stormctl knows, reaching
-	// stores through ep, and a function that releases what it started
-	// (an embedded PostgreSQL cluster).
-	Worlds func(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error)
+	// Worlds returns the registry of every world stormctl knows, set up
+	// from s (the endpoint flags' values, --keep), and a function that
+	// releases what it started (an embedded PostgreSQL cluster).
+	Worlds func(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() error)
 	Logger func() *slog.Logger
 }
 
@@ -117,180 +106,12 @@ func NewFactory() *Factory {
 	}
 }
 
-// WorldEndpoints say where the worlds' stores are; zero values mean the
-// embedded defaults. The flags that fill it are registered by
-// WorldEndpoints.AddFlags on every command that opens worlds.
-type WorldEndpoints struct {
-	// PGURL is a PostgreSQL server to use instead of an embedded cluster.
-	PGURL string
-	// Keep keeps the worlds' schemas and directories after the storm.
-	Keep bool
-	// PoolSize is the connection pool of each postgres world (0: default).
-	PoolSize int32
-	// IngestURL, DynamoEndpoint and RedisURL point the vercel world at a
-	// running ingest server, DynamoDB (Local or AWS) and Redis.
-	IngestURL      string
-	DynamoEndpoint string
-	RedisURL       string
-	// DevkitDir is a vercel/workflow checkout whose built packages the
-	// devkit worlds run instead of the published ones.
-	DevkitDir string
-	// Progress receives what setting a world up reports once (the devkit
-	// packages' first install); not a flag. Nil: nothing is reported.
-	Progress io.Writer
-}
-
-// pgURLHelp is the help of --pg-url wherever stormctl opens the postgres
-// world's store (storm, fidelity, bench).
-const pgURLHelp = "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)"
-
-// addPGURLFlag declares --pg-url into p: a PostgreSQL server, as a
-// postgres:// URL or keyword=value settings (validPGURL checks it). help
-// says what the server is for: pgURLHelp, or the database forensics
-// attaches to.
-func addPGURLFlag(fl *pflag.FlagSet, p *string, help string) {
-	fl.StringVar(p, "pg-url", "", help)
-}
-
-// AddFlags registers the endpoint flags on fl.
-func (ep *WorldEndpoints) AddFlags(fl *pflag.FlagSet) {
-	addPGURLFlag(fl, &ep.PGURL, pgURLHelp)
-	fl.StringVar(&ep.IngestURL, "ingest-url", "", "running ingest server for the vercel world (default: stormctl starts one on 127.0.0.1)")
-	fl.StringVar(&ep.DynamoEndpoint, "dynamo-endpoint", "", "DynamoDB endpoint (DynamoDB Local or AWS) for the vercel world (default: an embedded DynamoDB-API server)")
-	fl.StringVar(&ep.RedisURL, "redis-url", "", "Redis for the vercel world's count index (default: an embedded Redis-API server)")
-	fl.StringVar(&ep.DevkitDir, "devkit-dir", "", "a vercel/workflow checkout whose built packages (packages/world-local/dist, packages/world-postgres/dist) the devkit worlds run instead of the published ones")
-}
-
-// endpointFlagNames are the names of the flags AddFlags declares, in the
-// order it declares them.
-func endpointFlagNames() []string {
-	fl := pflag.NewFlagSet("endpoints", pflag.ContinueOnError)
-	fl.SortFlags = false
-	new(WorldEndpoints).AddFlags(fl)
-	var names []string
-	fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	return names
-}
-
-// Validate checks each endpoint flag's syntax before anything is opened;
-// the message names the flag and the form it wants. Whether the endpoint
-// answers is for the world to find out (an unreachable one is infra, exit 3).
-func (ep WorldEndpoints) Validate() error {
-	if err := validPGURL("--pg-url", ep.PGURL); err != nil {
-		return err
-	}
-	for _, u := range []struct{ flag, url string }{{"--ingest-url", ep.IngestURL}, {"--dynamo-endpoint", ep.DynamoEndpoint}} {
-		if u.url == "" {
-			continue
-		}
-		// Hostname, not Host: "http://:8080" has a Host (":8080") and no
-		// host name, and a client would dial this machine for it.
-		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" {
-			return fmt.Errorf("%s %q: want http://host:port or https://host", u.flag, redact.String(u.url))
-		}
-	}
-	if ep.RedisURL != "" {
-		if _, err := redis.ParseURL(ep.RedisURL); err != nil {
-			return fmt.Errorf("--redis-url %q: want redis://[user:password@]host:port[/db] or rediss://...: %s",
-				redact.String(ep.RedisURL), redact.Text(strings.ReplaceAll(err.Error(), ep.RedisURL, redact.String(ep.RedisURL)), ep.RedisURL))
-		}
-	}
-	if ep.DevkitDir != "" {
-		if _, err := sidecar.CheckoutLayout(ep.DevkitDir); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validPGURL checks a PostgreSQL connection string ("" is none): a
-// postgres:// or postgresql:// URL, or keyword=value settings, as pgx reads
-// them.
-func validPGURL(flag, s string) error {
-	if s == "" {
-		return nil
-	}
-	// A "://" after an "=" is inside keyword=value settings (a password
-	// may hold one): pgx reads those, and the scheme message would print
-	// them.
-	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.Contains(scheme, "=") && scheme != "postgres" && scheme != "postgresql" {
-		return fmt.Errorf("%s: scheme %q: want postgres://user:password@host:port/database or postgresql://...", flag, scheme)
-	}
-	if _, err := pgx.ParseConfig(s); err != nil {
-		return fmt.Errorf("%s: %s (want postgres://user:password@host:port/database)", flag, parseError(s, err))
-	}
-	return nil
-}
-
-// parseError is pgx's refusal of connection string s without any secret
-// of s: pgx masks the password as it reads the string, which is not where
-// a mistyped string's password ends (it reads a URL's userinfo up to the
-// first "@"), so its text is rebuilt around redact.String's, and what pgx
-// adds (its reason, the parser's error) is masked with redact.Text.
-func parseError(s string, err error) string {
-	var pe *pgconn.ParseConfigError
-	if !errors.As(err, &pe) {
-		return redact.Text(err.Error(), s)
-	}
-	text := pe.Error()
-	inner := ""
-	if u := errors.Unwrap(pe); u != nil {
-		inner = u.Error()
-		text = strings.TrimSuffix(text, " ("+inner+")")
-	}
-	reason := text
-	if i := strings.LastIndex(text, "`: "); i >= 0 {
-		reason = text[i+len("`: "):]
-	}
-	if inner != "" {
-		reason += " (" + inner + ")"
-	}
-	return "cannot parse `" + redact.String(s) + "`: " + redact.Text(reason, s)
-}
-
-// DefaultWorlds registers every built-in world. Nothing is started until a
-// world is opened: the embedded cluster starts on the first postgres Open,
-// the devkit sidecar (and devkit-postgres's own cluster) on the first devkit
-// Open.
-func DefaultWorlds(ep WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
-	r := &worlds.Registry{}
-	local.Register(r)
-	base := postgres.Config{Keep: ep.Keep, PoolSize: ep.PoolSize}
-	var src postgres.Source
-	stop := func() error { return nil }
-	if ep.PGURL != "" {
-		base.URL = ep.PGURL
-		src = func(context.Context) (postgres.Config, error) { return base, nil }
-	} else {
-		src, stop = postgres.EmbeddedSource(logger, base)
-	}
-	var warn sync.Once
-	postgres.Register(r, func(ctx context.Context) (postgres.Config, error) {
-		cfg, err := src(ctx)
-		if err == nil && ep.PGURL != "" {
-			warn.Do(func() { warnCommitTimestamps(ctx, cfg, logger) })
-		}
-		return cfg, err
-	})
-	vc := vercel.Config{IngestURL: ep.IngestURL, DynamoEndpoint: ep.DynamoEndpoint, RedisURL: ep.RedisURL, Keep: ep.Keep}
-	vercel.Register(r, func(context.Context) (vercel.Config, error) { return vc, nil })
-	host := devkit.NewHost(devkit.Config{Dir: ep.DevkitDir, Progress: ep.Progress, Logger: logger})
-	devkit.Register(r, host)
-	return r, func() error { return errors.Join(stop(), host.Stop()) }
-}
-
-// warnCommitTimestamps says plainly when a server given with --pg-url cannot
-// give commit times, and how to fix that; the storm runs on regardless.
-func warnCommitTimestamps(ctx context.Context, cfg postgres.Config, logger *slog.Logger) {
-	conn, err := pgx.Connect(ctx, cfg.URL)
-	if err != nil {
-		return // Open reports the connection error itself
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var on string
-	if conn.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&on) == nil && on != "on" {
-		logger.Warn("track_commit_timestamp is off on --pg-url, so commit-order forensics use the commit times the writers observed, not the store's; to get the store's, run ALTER SYSTEM SET track_commit_timestamp = on and restart the server")
-	}
+// DefaultWorlds registers every built-in world (worlds/builtin), set up
+// from s. Nothing is started until a world is opened: the embedded cluster
+// starts on the first postgres Open, the devkit sidecar (and
+// devkit-postgres's own cluster) on the first devkit Open.
+func DefaultWorlds(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() error) {
+	return builtin.Registry(s, logger)
 }
 
 // version is this build's version (versionOf its build info).

@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/filetest"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 const testVersion = "v0.0.0-test"
@@ -91,7 +92,7 @@ func scenarioNames() []string {
 }
 
 func worldNames(t *testing.T) []string {
-	r, stop := cli.DefaultWorlds(cli.WorldEndpoints{}, slog.New(slog.DiscardHandler))
+	r, stop := cli.DefaultWorlds(worlds.Setup{}, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = stop() })
 	return r.Names()
 }

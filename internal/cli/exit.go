@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stormctl/stormctl/internal/crash"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // guardRuns wraps the RunE of every command under root so that whatever a
@@ -63,9 +63,10 @@ func typed(cmd *cobra.Command, err error) error {
 		return err
 	case errors.As(err, &bug):
 		return err
-	case errors.Is(err, devkit.ErrWindowNotSpent):
-		// The package version the sidecar runs no longer lets it spend the
-		// mint-to-commit window: the machine's set-up, like a missing node.
+	case errors.Is(err, worlds.ErrPrerequisite):
+		// The machine lacks what a world needs (a missing node; a package
+		// version that no longer lets the devkit sidecar spend the
+		// mint-to-commit window): its set-up, not a bug.
 		return &InfraError{Err: err}
 	case errors.Is(err, context.Canceled) && cmd.Context() != nil && cmd.Context().Err() != nil:
 		return ErrInterrupted

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,19 +15,15 @@ import (
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
-	"github.com/stormctl/stormctl/worlds/postgres"
-	"github.com/stormctl/stormctl/worlds/vercel"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // FidelityFile is the machine-readable result fidelity writes into --out.
 const FidelityFile = "fidelity.json"
 
-// DefaultVercelRuns is fidelity's runs per cell on the vercel world: its
-// 12 cells x 18 = 216 runs, the size of the vercel storm measured at 7m42s
-// on 2 cores, 8 in flight (docs/results/2026-12-02-vercel-world.md); a 12-run probe of these cells
-// averaged 18 s a run, which also puts 216 runs at about 8 minutes: within
-// the 10 minutes a check should take, with room for a slower machine.
-const DefaultVercelRuns = 18
+// DefaultVercelRuns is fidelity's --vercel-runs default
+// (fidelity.DefaultVercelRuns).
+const DefaultVercelRuns = fidelity.DefaultVercelRuns
 
 // FidelityOptions are the fidelity command's options.
 type FidelityOptions struct {
@@ -39,7 +34,7 @@ type FidelityOptions struct {
 	// WorldsGiven says --world was given (with --from it narrows the
 	// stored worlds; without it every stored world is judged).
 	WorldsGiven bool
-	// Runs is the runs per cell on local and postgres; VercelRuns on vercel.
+	// Runs is the runs per cell; VercelRuns on fidelity.Vercel.
 	Runs       int
 	VercelRuns int
 	TimeScale  float64
@@ -53,13 +48,14 @@ type FidelityOptions struct {
 	Out    string
 	Format Format
 	// From are stored storm directories to judge instead of storming.
-	From      []string
-	Endpoints WorldEndpoints
+	From []string
+	// Endpoints are the values of the worlds' endpoint flags.
+	Endpoints worlds.Values
 }
 
 // NewCmdFidelity returns `stormctl fidelity`. runF replaces runFidelity in tests.
 func NewCmdFidelity(f *Factory, runF func(context.Context, *FidelityOptions) error) *cobra.Command {
-	opts := &FidelityOptions{IO: f.IO, Factory: f}
+	opts := &FidelityOptions{IO: f.IO, Factory: f, Endpoints: worlds.Values{}}
 	cmd := &cobra.Command{
 		Use:   "fidelity",
 		Short: "Check that stormctl's model orders its conditions as the real engine does",
@@ -142,16 +138,18 @@ claims are judged on what was measured).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Worlds, "world", []string{"local", "postgres"}, "worlds to storm and judge, comma-separated: local, postgres, vercel (vercel is opt-in: slower, see --vercel-runs)")
-	fl.IntVar(&opts.Runs, "runs", 24, "runs per cell on local and postgres (the seed's phase A-C storm ran 24)")
-	fl.IntVar(&opts.VercelRuns, "vercel-runs", DefaultVercelRuns, "runs per cell on vercel (18: 216 runs, about the 8-minute vercel storm measured in docs/results)")
-	fl.Float64Var(&opts.TimeScale, "time-scale", 1, "multiply every scenario duration by this (as storm --time-scale)")
-	fl.DurationVar(&opts.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
-	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency; vercel at most 4 per core)", storm.DefaultRunsInFlight))
+	d := stormdir.Config{}.Defaults() // a storm's defaults, as storm's flags take them
+	fl.StringSliceVar(&opts.Worlds, "world", fidelity.DefaultWorlds(), fmt.Sprintf("worlds to storm and judge, comma-separated: %s (%s is opt-in: slower, see --vercel-runs)",
+		strings.Join(fidelity.Worlds(), ", "), fidelity.Vercel))
+	fl.IntVar(&opts.Runs, "runs", d.Runs, fmt.Sprintf("runs per cell on %s (the seed's phase A-C storm ran 24)", joinAnd(fidelity.DefaultWorlds())))
+	fl.IntVar(&opts.VercelRuns, "vercel-runs", fidelity.DefaultVercelRuns, fmt.Sprintf("runs per cell on %s (%d: 216 runs, about the 8-minute vercel storm measured in docs/results)", fidelity.Vercel, fidelity.DefaultVercelRuns))
+	fl.Float64Var(&opts.TimeScale, "time-scale", d.TimeScale, "multiply every scenario duration by this (as storm --time-scale)")
+	fl.DurationVar(&opts.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck (as storm --timeout; not scaled by --time-scale)")
+	fl.IntVar(&opts.RunsInFlight, "runs-in-flight", 0, fidelityRunsInFlightHelp(declaredWorlds()))
 	fl.StringVar(&opts.Out, "out", "", "directory for the storms (OUT/<world>/) and fidelity.json (default storms/fidelity-<UTC time>; with --from, fidelity.json only, and only when given)")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatJSON: "fidelity.json's document"})
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
-	opts.Endpoints.AddFlags(fl)
+	addSpecs(fl, declaredWorlds().Specs(), opts.Endpoints)
 	return cmd
 }
 
@@ -160,7 +158,8 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if d, ok := storm.FirstDuplicate(opts.Worlds); ok {
 		return usage("--world: %q is given twice", d)
 	}
-	if err := opts.Endpoints.Validate(); err != nil {
+	surface := declaredWorlds()
+	if err := surface.ValidateEndpoints(opts.Endpoints); err != nil {
 		return &UsageError{Err: err}
 	}
 	out := opts.Out
@@ -169,10 +168,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		opts.Out = out // the --out flag now names the directory, for an internal error's message
 	}
 	logger := opts.Factory.Logger()
-	ep := opts.Endpoints
-	ep.PoolSize = poolSize(fidelityConfig(opts, postgres.Name, out))
-	ep.Progress = opts.IO.ErrOut
-	reg, stopWorlds := opts.Factory.Worlds(ep, logger) // nothing starts until a world opens
+	reg, stopWorlds := opts.Factory.Worlds(worlds.Setup{Endpoints: opts.Endpoints, Progress: opts.IO.ErrOut}, logger) // nothing starts until a world opens
 	defer func() {
 		if err := stopWorlds(); err != nil {
 			logger.Warn("stopping the embedded servers", "err", err)
@@ -195,50 +191,35 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		return usage("--world: no world given (valid: %s)", strings.Join(reg.Names(), ", "))
 	}
 	// Every world's plan is validated before any storm starts.
+	storms := fidelity.Storms{Runs: opts.Runs, VercelRuns: opts.VercelRuns, TimeScale: opts.TimeScale, Timeout: opts.Timeout,
+		RunsInFlight: opts.RunsInFlight, Out: out}
 	plans := make([]*storm.Plan, len(opts.Worlds))
 	for i, w := range opts.Worlds {
-		plan, err := storm.NewPlan(fidelityConfig(opts, w, out), reg)
+		plan, err := storm.NewPlan(storms.Config(w), reg)
 		if err != nil {
 			return &UsageError{Err: err}
 		}
 		if err := plan.Only(fidelity.CellsFor(w)); err != nil {
 			return err
 		}
-		plan.Endpoints = storedEndpoints(opts.Endpoints)
+		plan.Endpoints = stormdir.StoreEndpoints(surface.Endpoints(), opts.Endpoints)
 		plans[i] = plan
 	}
-	for _, l := range unusedEndpoints(opts.Endpoints, plans...) {
+	for _, l := range reg.Unused(opts.Endpoints, storm.Uses(plans...)) {
 		logger.Warn(l)
 	}
 	sweepLeftovers(opts.IO, "fidelity")
 	defer lessGC()()
-	sum := &reports.Summary{Schema: reports.SchemaVersion, Started: time.Now().UTC()}
-	storms := map[string]string{}
-	var stormErr error
-	for i, plan := range plans {
-		w := opts.Worlds[i]
-		label := fmt.Sprintf("fidelity: %s (%d of %d)", w, i+1, len(plans))
-		s, err := runPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
-		storms[w] = plan.Config.Out
-		if s != nil {
-			sum.Cells = append(sum.Cells, s.Cells...)
-		}
-		if err != nil {
-			// Ctrl-C while a world was still opening ends its storm with
-			// the context's error rather than storm.ErrInterrupted.
-			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
-				stormErr = ErrInterrupted
-				sum.Interrupted = true
-				break // the worlds not yet stormed are judged unknown
-			}
-			fmt.Fprintf(opts.IO.ErrOut, "fidelity: %s: %s; its claims are judged on what it measured\n", w, oneLine(err))
-			if stormErr == nil {
-				stormErr = err
-			}
-		}
+	rep, stormErr := fidelity.Check(ctx, plans, func(ctx context.Context, i int, plan *storm.Plan) (*reports.Summary, error) {
+		label := fmt.Sprintf("fidelity: %s (%d of %d)", opts.Worlds[i], i+1, len(plans))
+		return stormPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, label)
+	}, func(world string, err error) {
+		fmt.Fprintf(opts.IO.ErrOut, "fidelity: %s: %s; its claims are judged on what it measured\n", world, oneLine(err))
+	})
+	stormErr = stormError(stormErr)
+	if rep.Interrupted {
+		stormErr = ErrInterrupted
 	}
-	rep := fidelity.NewReport(fidelity.Evaluate(sum, opts.Worlds...), storms)
-	rep.Interrupted = sum.Interrupted
 	if err := writeFidelity(out, rep); err != nil && stormErr == nil {
 		stormErr = err
 	}
@@ -254,22 +235,17 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	return nil
 }
 
-// fidelityConfig is the storm one world's reference cells run in: every
-// scenario and condition the claims read (Plan.Only then prunes the matrix
-// to the world's cells), the storm command's defaults for the rest.
-func fidelityConfig(opts *FidelityOptions, world, out string) stormdir.Config {
-	runs := opts.Runs
-	if world == vercel.Name {
-		runs = opts.VercelRuns
+// fidelityRunsInFlightHelp is the help of fidelity --runs-in-flight: the
+// default bound, and each world of reg that asks for fewer
+// (Entry.RunsPerCore).
+func fidelityRunsInFlightHelp(reg *worlds.Registry) string {
+	var fewer string
+	for _, e := range reg.Entries() {
+		if e.RunsPerCore > 0 {
+			fewer += fmt.Sprintf("; %s at most %d per core", e.Name, e.RunsPerCore)
+		}
 	}
-	c := stormdir.Config{
-		Worlds: []string{world}, Scenarios: fidelity.Scenarios(), Conditions: fidelity.Conditions(),
-		Seed: 1, Out: filepath.Join(out, world),
-	}.Defaults()
-	// Set after Defaults, which would turn a typed --time-scale 0 into 1
-	// instead of letting NewPlan refuse it.
-	c.Runs, c.TimeScale, c.Timeout, c.RunsInFlight = runs, opts.TimeScale, opts.Timeout, opts.RunsInFlight
-	return c
+	return fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency%s)", storm.DefaultRunsInFlight, fewer)
 }
 
 // writeFidelity writes rep as dir/fidelity.json, atomically as every

@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -104,7 +100,7 @@ guessed.`,
 	addFormatFlag(cmd, &opts.Format, nil)
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
 	cmd.Flags().BoolVar(&opts.Reclassify, "reclassify", false, "compute every run's root-cause class again with this build's explainer, replacing recorded ones")
-	addPGURLFlag(cmd.Flags(), &opts.PGURL, "attach to an existing world-postgres database (read-only)")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach to an existing world-postgres database (read-only)")
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")
@@ -117,7 +113,7 @@ type cellForensics struct {
 	history.CellKey
 	Runs     int                                `json:"runs"`
 	Order    forensics.CommitOrder              `json:"commit_order"`
-	Pairs    []pairRow                          `json:"pairs"`
+	Pairs    []forensics.PairCount              `json:"pairs"`
 	Windows  map[eventlog.Type]forensics.Window `json:"windows"`
 	Findings forensics.RunFindings              `json:"findings"`
 	// Classes counts the cell's runs per root-cause class (as recorded,
@@ -125,11 +121,6 @@ type cellForensics struct {
 	// divergences recovery replays cleared.
 	Classes   map[string]int `json:"classes,omitempty"`
 	Recovered int            `json:"recovered_divergences"`
-}
-
-type pairRow struct {
-	forensics.TypePair
-	forensics.PairStat
 }
 
 type forensicsReport struct {
@@ -162,7 +153,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	// summary list them (a cell storm.json lacks comes after them, as its
 	// runs are met); only cells with runs are printed.
 	tally := reports.NewTally(reports.NewSummary(meta.Cells))
-	cls := &classifier{dir: opts.Dir, timelines: pipeline.Timelines{}, reclassify: opts.Reclassify}
+	cls := pipeline.NewReclassifier(opts.Dir, opts.Reclassify)
 	for i := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -189,7 +180,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		}
 		res := pipeline.Process(cell, run)
 		if ex := res.Explained; ex != nil {
-			if err := cls.keep(r, ex); err != nil {
+			if err := cls.Keep(r, ex); err != nil {
 				problems = append(problems, err)
 			}
 		}
@@ -198,10 +189,10 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	}
 	if opts.Reclassify {
-		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.computed, cls.changeLine())
+		fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: reclassified %d runs: %s\n", opts.Dir, cls.Computed, cls.ChangeLine())
 	}
-	if cls.computed > 0 {
-		if err := cls.store(runs); err != nil {
+	if cls.Computed > 0 {
+		if err := cls.Store(runs); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: classes computed but not stored: %v\n", opts.Dir, err)
 		}
 	}
@@ -211,8 +202,8 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		c := tally.Summary.Cell(k)
 		cf := &cellForensics{CellKey: k, Runs: c.Runs, Order: tally.Order(k), Windows: c.Windows,
 			Findings: c.RunFindings, Classes: c.Classes, Recovered: c.Recovered}
-		for _, p := range cf.Order.SortedPairs() {
-			cf.Pairs = append(cf.Pairs, pairRow{p.TypePair, p.PairStat})
+		if pairs := cf.Order.SortedPairs(); len(pairs) > 0 {
+			cf.Pairs = pairs // none: null in JSON, as ever
 		}
 		rep.Cells = append(rep.Cells, cf)
 	}
@@ -249,7 +240,7 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 				return err
 			}
 		}
-		if err := printPairsAndWindows(w, c, style, rep.maxPairs); err != nil {
+		if err := printPairsAndWindows(w, c.Pairs, c.Windows, style, rep.maxPairs); err != nil {
 			return err
 		}
 	}
@@ -257,11 +248,11 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 }
 
 // printPairsAndWindows prints the type-pair table and the window table.
-func printPairsAndWindows(w io.Writer, c *cellForensics, style table.Style, maxPairs int) error {
+func printPairsAndWindows(w io.Writer, pairs []forensics.PairCount, windows map[eventlog.Type]forensics.Window, style table.Style, maxPairs int) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
-	if len(c.Pairs) > 0 {
+	if len(pairs) > 0 {
 		var rows [][]string
-		for i, p := range c.Pairs {
+		for i, p := range pairs {
 			if i == maxPairs {
 				break
 			}
@@ -273,18 +264,18 @@ func printPairsAndWindows(w io.Writer, c *cellForensics, style table.Style, maxP
 	} else if _, err := fmt.Fprintln(w, "no commit-order inversions"); err != nil {
 		return err
 	}
-	if len(c.Windows) == 0 {
+	if len(windows) == 0 {
 		_, err := fmt.Fprintln(w, "no mint-to-commit windows (no event knows both its mint and its commit time)")
 		return err
 	}
-	types := make([]eventlog.Type, 0, len(c.Windows))
-	for typ := range c.Windows {
+	types := make([]eventlog.Type, 0, len(windows))
+	for typ := range windows {
 		types = append(types, typ)
 	}
 	slices.Sort(types)
 	var rows [][]string
 	for _, typ := range types {
-		win := c.Windows[typ]
+		win := windows[typ]
 		rows = append(rows, []string{string(typ), fmt.Sprint(win.N), ms(win.P50), ms(win.P90), ms(win.P99), ms(win.Max)})
 	}
 	return table.Write(w, style, []string{"mint-to-commit", "n", "p50", "p90", "p99", "max"}, rows)
@@ -316,99 +307,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// classifier keeps the classes the pipeline computed for a stored storm's
-// runs recorded without one (storms older than the explainer), or for
-// every run (--reclassify), and writes the first runs' timelines of each
-// class and cell.
-type classifier struct {
-	dir       string
-	timelines pipeline.Timelines
-	computed  int
-	// reclassify replaces recorded classes; changed counts each
-	// "old -> new" change it made.
-	reclassify bool
-	changed    map[string]int
-}
-
-// keep sets r's class to the one computed, and its timeline while its
-// class and cell have fewer than reports.MaxTimelines.
-func (c *classifier) keep(r *reports.RunRecord, ex *pipeline.Explained) error {
-	if r.Class != "" && r.Class != ex.Class {
-		if c.changed == nil {
-			c.changed = map[string]int{}
-		}
-		c.changed[r.Class+" -> "+ex.Class]++
-	}
-	r.Class, r.Timeline = ex.Class, ""
-	c.computed++
-	if c.timelines.Take(r.CellKey, ex.Class) {
-		path, err := ex.WriteTimeline(c.dir)
-		if err != nil {
-			return err
-		}
-		r.Timeline = path
-	}
-	return nil
-}
-
-// changeLine says which recorded classes reclassifying changed.
-func (c *classifier) changeLine() string {
-	if len(c.changed) == 0 {
-		return "no recorded class changed"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.changed)) {
-		parts = append(parts, fmt.Sprintf("%d %s", c.changed[k], k))
-	}
-	return "changed " + strings.Join(parts, ", ")
-}
-
-// store writes the computed classes and timeline links into summary.json
-// and summary.md (runs.jsonl, the storm's own record, is left as it was).
-func (c *classifier) store(runs []reports.RunRecord) error {
-	st, err := stormdir.LoadStorm(c.dir)
-	if st == nil {
-		return err
-	}
-	for _, cell := range st.Summary.Cells {
-		cell.Classes, cell.Timelines = nil, nil
-	}
-	linked := map[string]bool{}
-	for _, r := range runs {
-		if cell := st.Summary.Cell(r.CellKey); cell != nil {
-			cell.AddClass(r.Class, r.Timeline)
-		}
-		if r.Timeline != "" {
-			linked[filepath.Base(r.Timeline)] = true
-		}
-	}
-	if err := table.RewriteSummary(c.dir, st.Summary); err != nil {
-		return err
-	}
-	if c.reclassify {
-		return pruneTimelines(filepath.Join(c.dir, stormdir.DirTimelines), linked)
-	}
-	return nil
-}
-
-// pruneTimelines removes the timelines of dir that no run links any more:
-// reclassifying can give another run of a class its timeline.
-func pruneTimelines(dir string, linked map[string]bool) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("prune timelines: %w", err)
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".html") && !linked[e.Name()] {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("prune timelines: %w", err)
-			}
-		}
-	}
-	return nil
 }

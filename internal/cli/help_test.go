@@ -30,7 +30,7 @@ func strs[T ~string](xs []T) []string {
 // something lists every value the validation takes, each as a word of its
 // own (class:hole is not hole): the lists come from the same tables.
 func TestHelpListsValidValues(t *testing.T) {
-	reg, stop := cli.DefaultWorlds(cli.WorldEndpoints{}, slog.New(slog.DiscardHandler))
+	reg, stop := cli.DefaultWorlds(worlds.Setup{}, slog.New(slog.DiscardHandler))
 	defer func() { _ = stop() }()
 	var scenarioNames, presetNames []string
 	for _, s := range scenarios.Registry() {

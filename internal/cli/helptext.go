@@ -1,11 +1,13 @@
 package cli
 
 import (
-	"log/slog"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // This file builds the parts of help texts that list valid values, from
@@ -57,27 +59,52 @@ func joinOr(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
+// joinAnd is "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
 // nemesisKindsHelp lists the fault kinds, each run of kinds with the same
-// worlds followed by those worlds: "pg-restart, pg-terminate (postgres),
-// ingest-503, ...".
-func nemesisKindsHelp() string {
+// worlds followed by those worlds (as they declare them): "pg-restart,
+// pg-terminate (postgres), ingest-503, ...".
+func nemesisKindsHelp(reg *worlds.Registry) string {
+	offers := reg.Offers()
 	var parts []string
 	for i, k := range nemesis.Kinds {
 		item := string(k)
-		if i == len(nemesis.Kinds)-1 || !slices.Equal(k.Worlds(), nemesis.Kinds[i+1].Worlds()) {
-			item += " (" + strings.Join(k.Worlds(), ", ") + ")"
+		if ws := nemesis.WorldsOf(k, offers); i == len(nemesis.Kinds)-1 || !slices.Equal(ws, nemesis.WorldsOf(nemesis.Kinds[i+1], offers)) {
+			item += " (" + strings.Join(ws, ", ") + ")"
 		}
 		parts = append(parts, item)
 	}
 	return strings.Join(parts, ", ")
 }
 
-// worldNames are the names of the built-in worlds (registering them
-// starts nothing).
-func worldNames() []string {
-	reg, stop := DefaultWorlds(WorldEndpoints{}, slog.New(slog.DiscardHandler))
-	defer func() { _ = stop() }() // nothing was started
-	return reg.Names()
+// endpointFlags are the endpoint flags of reg's worlds that keep accepts
+// (nil: all), as --help names them.
+func endpointFlags(reg *worlds.Registry, keep func(worlds.Endpoint) bool) []string {
+	var out []string
+	for _, e := range reg.Endpoints() {
+		if keep == nil || keep(e) {
+			out = append(out, "--"+e.Name)
+		}
+	}
+	return out
+}
+
+// runsInFlightHelp is the help of storm --runs-in-flight: the default
+// bound, and each world of reg that asks for fewer (Entry.RunsPerCore).
+func runsInFlightHelp(reg *worlds.Registry) string {
+	var fewer string
+	for _, e := range reg.Entries() {
+		if e.RunsPerCore > 0 {
+			fewer += fmt.Sprintf("; the %s world may ask for fewer: %d per core", e.Name, e.RunsPerCore)
+		}
+	}
+	return fmt.Sprintf("runs in flight at once, across cells (default %d, the engine team's harness's per-PR concurrency%s)", storm.DefaultRunsInFlight, fewer)
 }
 
 // names turns a list of string-kinded values into their names.

@@ -38,8 +38,8 @@ func (p panicky) Append(ctx context.Context, runID string, d []eventlog.Draft) (
 // the factory's worlds.
 func withPanickyWorld(n int64) func(*cli.Factory) {
 	return func(f *cli.Factory) {
-		f.Worlds = func(ep cli.WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
-			reg, stop := cli.DefaultWorlds(ep, logger)
+		f.Worlds = func(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() error) {
+			reg, stop := cli.DefaultWorlds(s, logger)
 			var appends atomic.Int64
 			reg.Register(worlds.Entry{Name: "panicky", Schemes: []string{string(eventlog.SchemeULID)},
 				Open: func(ctx context.Context, o worlds.Options) (worlds.World, error) {
@@ -67,7 +67,7 @@ func TestInternalErrors(t *testing.T) {
 		wantBug bool
 	}{
 		{"a panic in a command", func(f *cli.Factory) {
-			f.Worlds = func(cli.WorldEndpoints, *slog.Logger) (*worlds.Registry, func() error) { panic("boom in a command") }
+			f.Worlds = func(worlds.Setup, *slog.Logger) (*worlds.Registry, func() error) { panic("boom in a command") }
 		}, storm, nil, []string{`internal error: panic: boom in a command`}, true},
 		{"a panic on a run's goroutine", withPanickyWorld(1), append(storm, "--world", "panicky"), nil,
 			[]string{`internal error: panic: boom in a world's Append`}, true},
@@ -149,8 +149,8 @@ func TestWindowNotSpentIsInfra(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	out := filepath.Join(t.TempDir(), "out")
 	edit := func(f *cli.Factory) {
-		f.Worlds = func(ep cli.WorldEndpoints, logger *slog.Logger) (*worlds.Registry, func() error) {
-			reg, stop := cli.DefaultWorlds(ep, logger)
+		f.Worlds = func(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() error) {
+			reg, stop := cli.DefaultWorlds(s, logger)
 			reg.Register(worlds.Entry{Name: "lost-window", Schemes: []string{string(eventlog.SchemeULID)},
 				Open: func(ctx context.Context, o worlds.Options) (worlds.World, error) {
 					w, err := local.Open(ctx, o)

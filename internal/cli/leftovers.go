@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/stormctl/stormctl/internal/leftover"
-	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/builtin"
 )
 
 // sweepLeftovers removes what killed stormctl processes left behind (their
@@ -20,7 +20,7 @@ func sweepLeftovers(io *IOStreams, cmd string) {
 		r, err := leftover.Sweep(os.TempDir(), kind, nil)
 		removed, errs = append(removed, r...), append(errs, err)
 	}
-	r, err := postgres.SweepLeftovers()
+	r, err := builtin.Sweep()
 	removed, errs = append(removed, r...), append(errs, err)
 	for _, d := range removed {
 		fmt.Fprintf(io.ErrOut, "%s: removed %s, left behind by stormctl pid %d, which was killed\n", cmd, d.Dir, d.Owner.PID)

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // ListOptions are the options of the listing commands.
@@ -121,7 +122,7 @@ func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *c
 		func(o *ListOptions) listing {
 			l := listing{header: []string{"world", "schemes", "conditions", "store"}}
 			var js []map[string]any
-			reg, _ := o.Factory.Worlds(WorldEndpoints{}, o.Factory.Logger())
+			reg, _ := o.Factory.Worlds(worlds.Setup{}, o.Factory.Logger())
 			for _, e := range reg.Entries() {
 				conds := storm.SupportedPresets(e)
 				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), e.Description})

@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,8 +25,6 @@ import (
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
-	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // StormOptions are the storm command's options.
@@ -38,7 +35,9 @@ type StormOptions struct {
 	Format  Format
 	// CPUProfile, when set, receives a CPU profile of the whole storm.
 	CPUProfile string
-	Endpoints  WorldEndpoints
+	// Endpoints are the values of the worlds' endpoint flags (each world
+	// declares its own: worlds.Endpoint).
+	Endpoints worlds.Values
 	// Resume is the directory of an interrupted storm to continue.
 	Resume string
 	// Given names the flags given on the command line: with Resume, those
@@ -51,7 +50,8 @@ type StormOptions struct {
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
 func NewCmdStorm(f *Factory, runF func(context.Context, *StormOptions) error) *cobra.Command {
-	opts := &StormOptions{IO: f.IO, Factory: f}
+	opts := &StormOptions{IO: f.IO, Factory: f, Endpoints: worlds.Values{}}
+	surface := declaredWorlds()
 	cmd := &cobra.Command{
 		Use:   "storm",
 		Short: "Run a storm: the matrix of worlds x scenarios x conditions",
@@ -70,8 +70,7 @@ each cell that runs.jsonl does not list run, with the same run ids and seeds,
 appended to DIR. A flag of the matrix or the measurements (--world,
 --scenario, --condition, --runs, --seed, --time-scale, --latency, ...)
 given with another value than storm.json's is refused (exit 2). The storm
-keeps its servers too: storm.json stores --pg-url, --ingest-url,
---dynamo-endpoint, --redis-url and --devkit-dir without their passwords;
+` + wrap(0, 0, "keeps its servers too: storm.json stores "+joinAnd(endpointFlags(surface, nil))+" without their passwords;") + `
 one that had a password must be given again, one for another server is
 refused (exit 2).
 
@@ -129,37 +128,42 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	}
 	fl := cmd.Flags()
 	c := &opts.Config
-	fl.StringSliceVar(&c.Worlds, "world", []string{"local"}, "worlds to storm, comma-separated: "+strings.Join(worldNames(), ", ")+" (see `stormctl worlds`)")
-	fl.StringSliceVar(&c.Scenarios, "scenario", []string{"step-storm", "hook-storm", "control"}, "scenarios, comma-separated: "+strings.Join(scenarioNames(), ", ")+" (see `stormctl scenarios`)")
-	fl.StringSliceVar(&c.Conditions, "condition", []string{"main", "seq+callsite+ordered"}, "conditions: presets ("+strings.Join(presetNames(), ", ")+") with optional /key=value overrides (see `stormctl conditions`)")
-	fl.IntVar(&c.Runs, "runs", 24, "runs per cell")
-	fl.IntVar(&c.Concurrency, "concurrency", 20, "overlapping invocations per run")
-	fl.IntVar(&c.RunsInFlight, "runs-in-flight", 0, "runs in flight at once, across cells (default 8, the engine team's harness's per-PR concurrency; the vercel world may ask for fewer: 4 per core)")
-	fl.Uint64Var(&c.Seed, "seed", 1, "seed for jitter, latency draws and ids")
-	fl.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
-	fl.IntVar(&c.Rounds, "rounds", scenarios.DefaultRounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")
-	fl.StringVar(&c.Latency, "latency", "seed", "mint-to-commit latency profile: "+joinOr(worlds.LatencyForms())+". seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
-	fl.DurationVar(&c.Timeout, "timeout", 240*time.Second, "a run without a terminal event after this is stuck")
-	fl.IntVar(&c.PageSize, "page-size", 0, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
+	// Every default is the config's own (stormdir.Config.Defaults); --out's
+	// is a fresh directory, filled in when the flag is left empty.
+	d := stormdir.Config{}.Defaults()
+	fl.StringSliceVar(&c.Worlds, "world", d.Worlds, "worlds to storm, comma-separated: "+strings.Join(surface.Names(), ", ")+" (see `stormctl worlds`)")
+	fl.StringSliceVar(&c.Scenarios, "scenario", d.Scenarios, "scenarios, comma-separated: "+strings.Join(scenarioNames(), ", ")+" (see `stormctl scenarios`)")
+	fl.StringSliceVar(&c.Conditions, "condition", d.Conditions, "conditions: presets ("+strings.Join(presetNames(), ", ")+") with optional /key=value overrides (see `stormctl conditions`)")
+	fl.IntVar(&c.Runs, "runs", d.Runs, "runs per cell")
+	fl.IntVar(&c.Concurrency, "concurrency", d.Concurrency, "overlapping invocations per run")
+	fl.IntVar(&c.RunsInFlight, "runs-in-flight", d.RunsInFlight, runsInFlightHelp(surface))
+	fl.Uint64Var(&c.Seed, "seed", stormdir.DefaultSeed, "seed for jitter, latency draws and ids")
+	fl.Float64Var(&c.TimeScale, "time-scale", d.TimeScale, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
+	fl.IntVar(&c.Rounds, "rounds", d.Rounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")
+	fl.StringVar(&c.Latency, "latency", d.Latency, "mint-to-commit latency profile: "+joinOr(worlds.LatencyForms())+". seed: step_created p50 31 ms to 2 s and hook_received p50 0.4 ms are measured (the seed's postgres forensics); every other type's window (p50 8 ms to 250 ms; step_started 2 ms) is an assumption, labelled so in storm.json's latencyWindows")
+	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck")
+	fl.IntVar(&c.PageSize, "page-size", d.PageSize, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
-	fl.BoolVar(&c.Keep, "keep", false, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by --pg-url, --dynamo-endpoint or --redis-url (each named at the end)")
+	fl.BoolVar(&c.Keep, "keep", d.Keep, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by "+
+		joinOr(endpointFlags(surface, func(e worlds.Endpoint) bool { return e.Keeps }))+" (each named at the end)")
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
 	addFormatFlag(cmd, &opts.Format, nil)
 	fl.StringVar(&opts.CPUProfile, "cpu-profile", "", "write a CPU profile of the storm to this file (go tool pprof)")
 	fl.StringVar(&opts.Resume, "resume", "", "continue the interrupted storm in this directory: only its missing runs run, appended to it (its storm.json gives the config)")
-	opts.Endpoints.AddFlags(fl)
-	addNemesisFlags(fl, &opts.Nemesis)
+	addSpecs(fl, surface.Specs(), opts.Endpoints)
+	addNemesisFlags(fl, &opts.Nemesis, surface)
 	return cmd
 }
 
 func runStorm(ctx context.Context, opts *StormOptions) error {
-	if err := opts.Endpoints.Validate(); err != nil {
+	surface := declaredWorlds()
+	if err := surface.ValidateEndpoints(opts.Endpoints); err != nil {
 		return &UsageError{Err: err}
 	}
 	cfg := fillEmpty(trimLists(opts.Config))
 	var res *stormdir.Resume
 	var err error
-	endpoints := storedEndpoints(opts.Endpoints)
+	endpoints := stormdir.StoreEndpoints(surface.Endpoints(), opts.Endpoints)
 	resumeNote := ""
 	if opts.Resume != "" {
 		given := func(flag string) bool { return slices.Contains(opts.Given, flag) }
@@ -170,10 +174,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			return &UsageError{Err: err}
 		}
 		// The storm's servers, not the embedded ones, unless given again.
-		if opts.Endpoints, resumeNote, err = resumeEndpoints(res, cfg.Worlds, opts.Endpoints, given); err != nil {
+		if opts.Endpoints, resumeNote, err = res.Endpoints(surface, cfg.Worlds, opts.Endpoints, given); err != nil {
 			return &UsageError{Err: err}
 		}
-		if err := opts.Endpoints.Validate(); err != nil { // a stored --devkit-dir may be gone
+		if err := surface.ValidateEndpoints(opts.Endpoints); err != nil { // a stored --devkit-dir may be gone
 			return usage("--resume %s: %w", res.Dir, err)
 		}
 		endpoints = res.Meta.Endpoints // nil from an older storm.json: unknown
@@ -181,17 +185,14 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, stormdir.FileStorm, cfg.Out)
 	}
 	opts.Config.Out = cfg.Out // the --out flag now names the directory, for an internal error's message
-	opts.Endpoints.Keep = cfg.Keep
-	opts.Endpoints.PoolSize = poolSize(cfg)
-	opts.Endpoints.Progress = opts.IO.ErrOut
 	logger := opts.Factory.Logger()
-	reg, stopWorlds := opts.Factory.Worlds(opts.Endpoints, logger)
+	reg, stopWorlds := opts.Factory.Worlds(worlds.Setup{Endpoints: opts.Endpoints, Keep: cfg.Keep, Progress: opts.IO.ErrOut, Nemesis: cfg.Nemesis.On()}, logger)
 	defer func() {
 		if err := stopWorlds(); err != nil {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	err = checkNemesisEndpoints(cfg, opts.Endpoints) // before NewPlan creates --out
+	err = reg.CheckNemesis(cfg.Nemesis, cfg.Worlds, opts.Endpoints) // before NewPlan creates --out
 	var plan *storm.Plan
 	if err == nil {
 		plan, err = storm.NewPlan(cfg, reg)
@@ -206,13 +207,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		plan.Resume = res
 	}
 	plan.Endpoints = endpoints
-	for _, l := range unusedEndpoints(opts.Endpoints, plan) {
+	for _, l := range reg.Unused(opts.Endpoints, storm.Uses(plan)) {
 		logger.Warn(l)
 	}
 	sweepLeftovers(opts.IO, "storm")
-	if cfg.Nemesis.On() {
-		quietRedis(logger)
-	}
 	defer lessGC()()
 	stopProfile, err := startCPUProfile(opts.CPUProfile)
 	if err != nil {
@@ -244,26 +242,37 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 
 // runPlan runs one validated plan as `storm` does: a header line (after
 // label) and live progress on stderr, artifacts appended to the plan's
-// --out, and storm.Run's errors typed for the exit code (Ctrl-C:
-// ErrInterrupted; an unreachable store or no PostgreSQL: *InfraError). The
+// --out, and storm.Run's errors typed for the exit code (stormError). The
 // summary, partial when interrupted, comes back whenever the storm started.
 func runPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
+	sum, err := stormPlan(ctx, io, f, reg, logger, plan, label)
+	return sum, stormError(err)
+}
+
+// stormPlan is runPlan with storm.Run's error as it is.
+func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Registry, logger *slog.Logger, plan *storm.Plan, label string) (*reports.Summary, error) {
 	cfg := plan.Config
 	if cfg.Shard.IsZero() {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	} else {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %d of %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), cfg.Shard.RunsPerCell(cfg.Runs), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	}
-	sum, runErr := storm.Run(ctx, plan, storm.Deps{
+	return storm.Run(ctx, plan, storm.Deps{
 		Worlds: reg, Logger: logger, Progress: newProgress(io), Version: f.Version,
 	})
+}
+
+// stormError types storm.Run's error for the exit code: Ctrl-C is
+// ErrInterrupted; an unreachable store, or a machine without what a world
+// needs, is an *InfraError.
+func stormError(err error) error {
 	switch {
-	case errors.Is(runErr, storm.ErrInterrupted):
-		return sum, ErrInterrupted
-	case errors.Is(runErr, eventlog.ErrUnavailable), errors.Is(runErr, postgres.ErrNoPostgres), errors.Is(runErr, devkit.ErrNoNode), errors.Is(runErr, devkit.ErrInstall):
-		return sum, &InfraError{Err: runErr}
+	case errors.Is(err, storm.ErrInterrupted):
+		return ErrInterrupted
+	case errors.Is(err, eventlog.ErrUnavailable), errors.Is(err, worlds.ErrPrerequisite):
+		return &InfraError{Err: err}
 	}
-	return sum, runErr
+	return err
 }
 
 // fillEmpty applies Config.Defaults only to what the flags leave empty
@@ -274,21 +283,6 @@ func fillEmpty(c stormdir.Config) stormdir.Config {
 	d := c.Defaults()
 	c.Worlds, c.Scenarios, c.Conditions, c.Out = d.Worlds, d.Scenarios, d.Conditions, d.Out
 	return c
-}
-
-// poolSize shares about 180 connections (the embedded cluster allows 220)
-// among the storm's postgres cells, at most --concurrency each.
-func poolSize(c stormdir.Config) int32 {
-	cells := 0
-	for _, w := range c.Worlds {
-		if w == postgres.Name {
-			cells = len(c.Scenarios) * len(c.Conditions)
-		}
-	}
-	if cells == 0 {
-		return 0
-	}
-	return int32(max(4, min(c.Concurrency, 180/cells)))
 }
 
 // trimLists drops empty items and spaces from comma-separated flags.

@@ -52,8 +52,11 @@ func (e *WindowError) Error() string {
 		e.World, e.Package, e.Version, e.Asked, e.Type, e.Hook)
 }
 
-// Is matches ErrWindowNotSpent.
-func (e *WindowError) Is(target error) bool { return target == ErrWindowNotSpent }
+// Is matches ErrWindowNotSpent, and worlds.ErrPrerequisite: the machine's
+// set-up (the package version it runs), like a missing node.
+func (e *WindowError) Is(target error) bool {
+	return target == ErrWindowNotSpent || target == worlds.ErrPrerequisite
+}
 
 // WindowCount is how many writes of one type asked for a mint-to-commit
 // window, and where the sidecar spent it: per hook, with "none" for the

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -41,6 +43,13 @@ var (
 // Register adds the local world to r.
 func Register(r *worlds.Registry) { r.Register(Entry()) }
 
+// Package is the local world as stormctl builds it in: no endpoint, nothing
+// started.
+var Package = worlds.Package{Register: func(r *worlds.Registry, _ worlds.Setup, _ *slog.Logger) func() error {
+	Register(r)
+	return func() error { return nil }
+}}
+
 // Entry describes the local world: the registry's entry, and what a test
 // hands the conformance suite (worldtest.Exercise). Its Open needs
 // Options.Dir.
@@ -49,6 +58,7 @@ func Entry() worlds.Entry {
 		Name:        Name,
 		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq and slot through a flock append serializer",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
+		Faults:      []nemesis.Kind{nemesis.FSUnavailable},
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			w, err := Open(ctx, opts)
 			if err != nil {

@@ -15,11 +15,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // ErrNoPostgres: no PostgreSQL server binaries were found, so no embedded
-// cluster can start. Its message says how to install them.
-var ErrNoPostgres = errors.New("no PostgreSQL server binaries (initdb, pg_ctl) found")
+// cluster can start. Its message says how to install them. It matches
+// worlds.ErrPrerequisite.
+var ErrNoPostgres = worlds.Prerequisite("no PostgreSQL server binaries (initdb, pg_ctl) found")
 
 // binDirGlobs are where PostgreSQL server binaries live when they are not on
 // PATH: Debian/Ubuntu, Homebrew (Intel, Apple silicon), PGDG RPMs, source

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // TestKeyColumnsHoldDraftKeys: the key columns hold exactly the keys
@@ -209,5 +210,17 @@ func TestThroughProxyKeepsTLSFallbacks(t *testing.T) {
 				t.Errorf("attempts after throughProxy = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWithOptions: a cell's options reach the World's config; its pool
+// size only when the storm gives one.
+func TestWithOptions(t *testing.T) {
+	for _, tc := range []struct{ source, given, want int32 }{{4, 0, 4}, {4, 9, 9}, {0, 0, 0}} {
+		cfg := Config{PoolSize: tc.source}
+		withOptions(&cfg, worlds.Options{Seed: 7, Nemesis: true, PoolSize: tc.given})
+		if cfg.PoolSize != tc.want || cfg.Seed != 7 || !cfg.Nemesis {
+			t.Errorf("source pool %d, given %d: config %+v, want pool %d, seed 7, nemesis", tc.source, tc.given, cfg, tc.want)
+		}
 	}
 }

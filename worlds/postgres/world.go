@@ -18,6 +18,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -65,9 +66,20 @@ func Entry(src Source) worlds.Entry {
 		Name:        Name,
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
-		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
-			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
-		}, Open),
+		Connections: Connections,
+		Endpoints:   []worlds.Endpoint{URLFlag},
+		Faults:      []nemesis.Kind{nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
+		Open:        worlds.FactoryFrom(src, withOptions, Open),
+	}
+}
+
+// withOptions applies a storm cell's options to the source's config: its
+// latency, seed and nemesis, and its pool size when the storm gives one
+// (the source's otherwise).
+func withOptions(cfg *Config, opts worlds.Options) {
+	cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
+	if opts.PoolSize > 0 {
+		cfg.PoolSize = opts.PoolSize
 	}
 }
 

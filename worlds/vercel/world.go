@@ -115,6 +115,8 @@ func Entry(src func(ctx context.Context) (Config, error)) worlds.Entry {
 		// and over 15 minutes once (a little outside load tipped it the same
 		// way); at 8, 7m53s using two thirds of the CPU, leaving headroom.
 		RunsPerCore: 4,
+		Endpoints:   []worlds.Endpoint{IngestFlag, DynamoFlag, RedisFlag},
+		Faults:      []nemesis.Kind{nemesis.Ingest503, nemesis.DynamoPause, nemesis.RedisDown, nemesis.Latency},
 		Open: worlds.FactoryFrom(src, func(cfg *Config, opts worlds.Options) {
 			cfg.Latency, cfg.Seed, cfg.Nemesis = opts.Latency, opts.Seed, opts.Nemesis
 		}, Open),

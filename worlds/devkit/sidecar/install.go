@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/stormctl/stormctl/worlds"
 )
 
 //go:embed node/sidecar.mjs node/package.json node/package-lock.json
@@ -21,11 +23,11 @@ var assets embed.FS
 
 // ErrNoNode is returned when node or npm cannot be run: the devkit worlds
 // need both (Node 20 or newer).
-var ErrNoNode = errors.New("the devkit worlds need node (20 or newer) and npm on PATH: install Node.js from https://nodejs.org or your package manager (apt install nodejs npm)")
+var ErrNoNode = worlds.Prerequisite("the devkit worlds need node (20 or newer) and npm on PATH: install Node.js from https://nodejs.org or your package manager (apt install nodejs npm)")
 
 // ErrInstall is returned when npm could not install the published packages
 // (no registry, no disk): the machine's set-up, like a missing node.
-var ErrInstall = errors.New("could not install the devkit packages")
+var ErrInstall = worlds.Prerequisite("could not install the devkit packages")
 
 // ErrNotBuilt is returned by Checkout for a directory whose packages are not
 // built.

@@ -1,4 +1,4 @@
-package cli
+package builtin_test
 
 import (
 	"fmt"
@@ -11,54 +11,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/builtin"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
-// TestValidPGURL: what pgx reads is taken, a "://" inside keyword=value
-// settings included; a URL of another scheme is refused by its scheme.
-func TestValidPGURL(t *testing.T) {
-	tests := []struct {
-		in      string
-		wantErr string // "" when accepted
-	}{
-		{"", ""},
-		{"postgres://u:p@127.0.0.1:5432/app", ""},
-		{"postgresql://u@db/app?sslmode=disable", ""},
-		{"host=/var/run/postgresql dbname=x", ""},
-		{"host=localhost password=ab://cd", ""},
-		{"host=localhost password='a b://c'", ""},
-		{"mysql://u:p@db:3306/app", `--pg-url: scheme "mysql": want postgres://`},
-		{"POSTGRES://u@db/app", `--pg-url: scheme "POSTGRES": want postgres://`},
-		{"postgres://u:p@db:notaport/app", "--pg-url: cannot parse `postgres://u:xxxxx@db:notaport/app`: invalid port"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			err := validPGURL("--pg-url", tc.in)
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("validPGURL(%q) = %v, want it accepted", tc.in, err)
-				}
-				return
-			}
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Fatalf("validPGURL(%q) = %v, want an error starting %q", tc.in, err, tc.wantErr)
-			}
-		})
-	}
+// endpointFields are the endpoint flags ValidateEndpoints checks, in its
+// order (--devkit-dir aside: it is checked on disk).
+var endpointFields = []struct{ flag string }{{"--pg-url"}, {"--ingest-url"}, {"--dynamo-endpoint"}, {"--redis-url"}}
+
+// set sets the value of flag (with its dashes) in v.
+func set(v worlds.Values, flag, value string) { v[strings.TrimPrefix(flag, "--")] = value }
+
+// validate is what the built-in worlds' ValidateEndpoints says of v.
+func validate(v worlds.Values) error {
+	reg, stop := builtin.Registry(worlds.Setup{}, nil)
+	defer func() { _ = stop() }()
+	return reg.ValidateEndpoints(v)
 }
 
-// endpointFields are the endpoint flags Validate checks, in its order, with
-// the one field each sets (--devkit-dir aside: it is checked on disk).
-var endpointFields = []struct {
-	flag string
-	set  func(ep *WorldEndpoints, v string)
-}{
-	{"--pg-url", func(ep *WorldEndpoints, v string) { ep.PGURL = v }},
-	{"--ingest-url", func(ep *WorldEndpoints, v string) { ep.IngestURL = v }},
-	{"--dynamo-endpoint", func(ep *WorldEndpoints, v string) { ep.DynamoEndpoint = v }},
-	{"--redis-url", func(ep *WorldEndpoints, v string) { ep.RedisURL = v }},
-}
-
-// FuzzWorldEndpoints: Validate never panics; whatever it accepts, the
+// FuzzWorldEndpoints: ValidateEndpoints never panics; whatever it accepts, the
 // clients that open the endpoints accept too (--pg-url: pgx.ParseConfig;
 // --redis-url: redis.ParseURL; --ingest-url and --dynamo-endpoint: an
 // http(s) URL with a host name); what it refuses, it refuses with an error
@@ -96,13 +68,13 @@ func FuzzWorldEndpoints(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, pg, ingest, dynamo, redisURL string) {
 		values := []string{pg, ingest, dynamo, redisURL}
-		var ep WorldEndpoints
+		ep := worlds.Values{}
 		firstBad := ""
 		for i, fl := range endpointFields {
-			fl.set(&ep, values[i])
-			var one WorldEndpoints
-			fl.set(&one, values[i])
-			err := one.Validate()
+			set(ep, fl.flag, values[i])
+			one := worlds.Values{}
+			set(one, fl.flag, values[i])
+			err := validate(one)
 			if err != nil && !strings.HasPrefix(err.Error(), fl.flag) {
 				t.Fatalf("%s %q: error %q does not start with the flag", fl.flag, values[i], err)
 			}
@@ -110,7 +82,7 @@ func FuzzWorldEndpoints(f *testing.F) {
 				firstBad = fl.flag
 			}
 		}
-		if err := ep.Validate(); err != nil {
+		if err := validate(ep); err != nil {
 			if firstBad == "" || !strings.HasPrefix(err.Error(), firstBad) {
 				t.Fatalf("Validate(%+v) = %q, want an error from %s, the first flag at fault", ep, err, firstBad)
 			}
@@ -121,9 +93,9 @@ func FuzzWorldEndpoints(f *testing.F) {
 		// An error quotes a value with its secrets masked: none it masks
 		// shows (unless the value shows it elsewhere too).
 		for i, fl := range endpointFields {
-			var one WorldEndpoints
-			fl.set(&one, values[i])
-			err := one.Validate()
+			one := worlds.Values{}
+			set(one, fl.flag, values[i])
+			err := validate(one)
 			if err == nil {
 				continue
 			}
@@ -135,7 +107,7 @@ func FuzzWorldEndpoints(f *testing.F) {
 		}
 
 		_, pgxErr := pgx.ParseConfig(pg)
-		switch err := validPGURL("--pg-url", pg); {
+		switch err := postgres.ValidURL("--pg-url", pg); {
 		case err == nil && pg != "" && pgxErr != nil:
 			t.Fatalf("--pg-url %q accepted, but pgx.ParseConfig refuses it: %v", pg, pgxErr)
 		case err != nil && pgxErr == nil:
@@ -144,22 +116,22 @@ func FuzzWorldEndpoints(f *testing.F) {
 				t.Fatalf("--pg-url %q refused (%v), but pgx reads it and it is no URL of another scheme", pg, err)
 			}
 		}
-		if err := validPGURL("--pg-url", pg); err != nil && strings.HasPrefix(err.Error(), "--pg-url: scheme ") {
+		if err := postgres.ValidURL("--pg-url", pg); err != nil && strings.HasPrefix(err.Error(), "--pg-url: scheme ") {
 			scheme, _, _ := strings.Cut(pg, "://")
 			if strings.Contains(scheme, "=") {
 				t.Fatalf("--pg-url %q refused as a URL of scheme %q, which holds keyword=value settings: %v", pg, scheme, err)
 			}
 		}
-		if err := (WorldEndpoints{RedisURL: redisURL}).Validate(); err == nil && redisURL != "" {
+		if err := validate(worlds.Values{"redis-url": redisURL}); err == nil && redisURL != "" {
 			if _, perr := redis.ParseURL(redisURL); perr != nil {
 				t.Fatalf("--redis-url %q accepted, but redis.ParseURL refuses it: %v", redisURL, perr)
 			}
 		}
 		for i, fl := range endpointFields[1:3] {
 			v := values[i+1]
-			var one WorldEndpoints
-			fl.set(&one, v)
-			if one.Validate() != nil || v == "" {
+			one := worlds.Values{}
+			set(one, fl.flag, v)
+			if validate(one) != nil || v == "" {
 				continue
 			}
 			u, err := url.Parse(v)
@@ -175,30 +147,30 @@ func FuzzWorldEndpoints(f *testing.F) {
 func TestEndpointErrorsHidePasswords(t *testing.T) {
 	tests := []struct {
 		name   string
-		ep     WorldEndpoints
+		ep     worlds.Values
 		secret string
 	}{
-		{"redis, a bad port", WorldEndpoints{RedisURL: "redis://u:s3cretpw@h:bad"}, "s3cretpw"},
-		{"redis, a bad database", WorldEndpoints{RedisURL: "redis://u:s3cretpw@h:6379/xx"}, "s3cretpw"},
-		{"redis, an @ in the password", WorldEndpoints{RedisURL: "redis://u:s3c@retpw@h:bad"}, "retpw"},
-		{"ingest, another scheme", WorldEndpoints{IngestURL: "ftp://u:s3cretpw@ingest"}, "s3cretpw"},
-		{"dynamo, no host name", WorldEndpoints{DynamoEndpoint: "http://u:s3cretpw@:8000"}, "s3cretpw"},
-		{"postgres, a bad port", WorldEndpoints{PGURL: "postgres://u:s3cretpw@db:notaport/app"}, "s3cretpw"},
-		{"postgres, an @ in the password", WorldEndpoints{PGURL: "postgres://admin:Hunter2@Secret:x@db:5432/app"}, "Secret"},
-		{"postgres, a / in the password", WorldEndpoints{PGURL: "postgres://admin:Hun/ter2@db:5432/app"}, "ter2"},
-		{"postgres, password in the query", WorldEndpoints{PGURL: "postgres://admin@db:notaport/app?password=s3cretpw"}, "s3cretpw"},
-		{"postgres, sslpassword in the query", WorldEndpoints{PGURL: "postgres://admin@db:5432/app?sslpassword=s3cretpw&sslmode=bogus"}, "s3cretpw"},
-		{"postgres keyword/value, a bad port", WorldEndpoints{PGURL: "host=db port=x user=u password=s3cretpw"}, "s3cretpw"},
-		{"postgres keyword/value, quoted", WorldEndpoints{PGURL: "host=db port=x password='s3c ret\\'pw' sslpassword=an0ther"}, "an0ther"},
-		{"redis, a password alone", WorldEndpoints{RedisURL: "redis://:s3cretpw@h:bad"}, "s3cretpw"},
-		{"ingest, a token", WorldEndpoints{IngestURL: "ftp://ingest/?token=s3cretpw"}, "s3cretpw"},
-		{"ingest, a token as userinfo", WorldEndpoints{IngestURL: "ftp://s3cretpw@ingest"}, "s3cretpw"},
+		{"redis, a bad port", worlds.Values{"redis-url": "redis://u:s3cretpw@h:bad"}, "s3cretpw"},
+		{"redis, a bad database", worlds.Values{"redis-url": "redis://u:s3cretpw@h:6379/xx"}, "s3cretpw"},
+		{"redis, an @ in the password", worlds.Values{"redis-url": "redis://u:s3c@retpw@h:bad"}, "retpw"},
+		{"ingest, another scheme", worlds.Values{"ingest-url": "ftp://u:s3cretpw@ingest"}, "s3cretpw"},
+		{"dynamo, no host name", worlds.Values{"dynamo-endpoint": "http://u:s3cretpw@:8000"}, "s3cretpw"},
+		{"postgres, a bad port", worlds.Values{"pg-url": "postgres://u:s3cretpw@db:notaport/app"}, "s3cretpw"},
+		{"postgres, an @ in the password", worlds.Values{"pg-url": "postgres://admin:Hunter2@Secret:x@db:5432/app"}, "Secret"},
+		{"postgres, a / in the password", worlds.Values{"pg-url": "postgres://admin:Hun/ter2@db:5432/app"}, "ter2"},
+		{"postgres, password in the query", worlds.Values{"pg-url": "postgres://admin@db:notaport/app?password=s3cretpw"}, "s3cretpw"},
+		{"postgres, sslpassword in the query", worlds.Values{"pg-url": "postgres://admin@db:5432/app?sslpassword=s3cretpw&sslmode=bogus"}, "s3cretpw"},
+		{"postgres keyword/value, a bad port", worlds.Values{"pg-url": "host=db port=x user=u password=s3cretpw"}, "s3cretpw"},
+		{"postgres keyword/value, quoted", worlds.Values{"pg-url": "host=db port=x password='s3c ret\\'pw' sslpassword=an0ther"}, "an0ther"},
+		{"redis, a password alone", worlds.Values{"redis-url": "redis://:s3cretpw@h:bad"}, "s3cretpw"},
+		{"ingest, a token", worlds.Values{"ingest-url": "ftp://ingest/?token=s3cretpw"}, "s3cretpw"},
+		{"ingest, a token as userinfo", worlds.Values{"ingest-url": "ftp://s3cretpw@ingest"}, "s3cretpw"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.ep.Validate()
+			err := validate(tc.ep)
 			if err == nil {
-				t.Fatalf("Validate(%+v) accepted it", tc.ep)
+				t.Fatalf("ValidateEndpoints(%+v) accepted it", tc.ep)
 			}
 			if strings.Contains(err.Error(), tc.secret) {
 				t.Errorf("error %q shows the password", err)
@@ -247,13 +219,13 @@ func FuzzEndpointErrorsHidePasswords(f *testing.F) {
 			}
 			validate := func(password string) (string, error) {
 				v := fmt.Sprintf(form.format, form.encode(password))
-				var ep WorldEndpoints
+				ep := worlds.Values{}
 				for _, fl := range endpointFields {
 					if fl.flag == form.flag {
-						fl.set(&ep, v)
+						set(ep, fl.flag, v)
 					}
 				}
-				return v, ep.Validate()
+				return v, validate(ep)
 			}
 			v, err := validate(password)
 			if err == nil {
