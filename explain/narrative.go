@@ -30,6 +30,13 @@ func ms(d time.Duration) string {
 // joinList joins names with commas.
 func joinList(xs []string) string { return strings.Join(xs, ", ") }
 
+func orNobody(actor string) string {
+	if actor == "" {
+		return "an unrecorded writer"
+	}
+	return actor
+}
+
 // name is how the narrative names an event: type, correlation id and step
 // name.
 func (e Event) name() string {
