@@ -26,6 +26,7 @@ func presetKnobs(t testing.TB, name string) engine.Knobs {
 }
 
 func TestPresetsAreUniqueAndValid(t *testing.T) {
+	t.Parallel()
 	// The contract names these presets; more may follow.
 	required := []string{"main", "tail-fence", "callsite", "seq", "seq+callsite", "seq+callsite+ordered", "sequence", "repost"}
 	seen := map[string]bool{}
@@ -55,8 +56,10 @@ func TestPresetsAreUniqueAndValid(t *testing.T) {
 }
 
 func TestParseConditionPresetsRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, p := range conditions.Presets() {
 		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
 			c, err := conditions.Parse(p.Name)
 			if err != nil {
 				t.Fatalf("ParseCondition(%q): %v", p.Name, err)
@@ -72,6 +75,7 @@ func TestParseConditionPresetsRoundTrip(t *testing.T) {
 }
 
 func TestParseConditionOverrides(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		item     string
 		preset   string
@@ -98,6 +102,7 @@ func TestParseConditionOverrides(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
+			t.Parallel()
 			want := presetKnobs(t, tc.preset)
 			tc.edit(&want)
 			wantName := tc.wantName
@@ -119,6 +124,7 @@ func TestParseConditionOverrides(t *testing.T) {
 }
 
 func TestParseConditionErrors(t *testing.T) {
+	t.Parallel()
 	var presets []string
 	for _, p := range conditions.Presets() {
 		presets = append(presets, p.Name)
@@ -149,6 +155,7 @@ func TestParseConditionErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
+			t.Parallel()
 			c, err := conditions.Parse(tc.item)
 			if err == nil {
 				t.Fatalf("ParseCondition(%q) = %+v, want an error", tc.item, c)
@@ -237,6 +244,7 @@ func FuzzParseCondition(f *testing.F) {
 // listed value is accepted, a bad one refused with the message stormctl has
 // always printed for it, and a slot-only knob refused under another scheme.
 func TestKnobTable(t *testing.T) {
+	t.Parallel()
 	wantBad := map[string]string{
 		"scheme":     `condition "main/scheme=bogus": unknown scheme "bogus" (valid: ulid, seq, sequence, slot)`,
 		"fence":      `condition "main/fence=bogus": unknown fence "bogus" (valid: none, decisions, decisions-only, all)`,
@@ -256,6 +264,7 @@ func TestKnobTable(t *testing.T) {
 	}
 	for _, k := range engine.KnobTable() {
 		t.Run(k.Name, func(t *testing.T) {
+			t.Parallel()
 			preset := "main"
 			if k.SlotOnly {
 				preset = "slot"
@@ -312,6 +321,7 @@ func TestKnobTable(t *testing.T) {
 // TestKnobCells: the conditions listing has a cell per knob column, "-" for
 // a slot-only knob under another scheme.
 func TestKnobCells(t *testing.T) {
+	t.Parallel()
 	cols := engine.KnobColumns()
 	for _, p := range conditions.Presets() {
 		cells := p.Knobs.Cells()
@@ -329,6 +339,7 @@ func TestKnobCells(t *testing.T) {
 // table replaced the hand-built listing; a knob added since is allowed
 // anywhere among them.
 func TestKnobColumnsToday(t *testing.T) {
+	t.Parallel()
 	today := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "seal"}
 	cols := engine.KnobColumns()
 	i := 0

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTypeClasses(t *testing.T) {
+	t.Parallel()
 	decisions := []Type{RunCreated, StepCreated, HookCreated, HookDisposed, WaitCreated, AttrSet, RunCompleted, RunFailed}
 	for _, typ := range Types() {
 		if got, want := typ.IsDecision(), slices.Contains(decisions, typ); got != want {
@@ -40,6 +41,7 @@ func seqs(ns ...int64) []Event {
 }
 
 func TestCheckDensity(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		after   int64
@@ -58,6 +60,7 @@ func TestCheckDensity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := CheckDensity("r", tt.after, tt.events)
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Fatalf("CheckDensity = %v, want %v", err, tt.wantErr)
@@ -75,6 +78,7 @@ func TestCheckDensity(t *testing.T) {
 }
 
 func TestPageAfter(t *testing.T) {
+	t.Parallel()
 	ulids := func(ids ...string) []Event {
 		out := make([]Event, len(ids))
 		for i, id := range ids {
@@ -103,6 +107,7 @@ func TestPageAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			p := PageAfter(tt.after, tt.events, tt.limit)
 			if len(p.Events) != tt.wantLen || p.More != tt.wantMore || p.Next != tt.wantNext {
 				t.Fatalf("PageAfter(%+v, %d events, %d) = %d events, More %v, Next %+v; want %d, %v, %+v",
@@ -116,6 +121,7 @@ func TestPageAfter(t *testing.T) {
 }
 
 func TestDraftKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		d    Draft
 		want []string
@@ -133,6 +139,7 @@ func TestDraftKeys(t *testing.T) {
 }
 
 func TestErrorsMatchTheirSentinels(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err   error
 		want  error
@@ -160,6 +167,7 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 }
 
 func TestMintTime(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 7, 29, 1, 2, 3, 456_000_000, time.UTC)
 	u := NewMinter("", rand.NewChaCha8([32]byte{2})).Mint(at)
 	tests := []struct {
@@ -190,6 +198,7 @@ func TestMintTime(t *testing.T) {
 }
 
 func TestMinterIsMonotonicWithinAMillisecond(t *testing.T) {
+	t.Parallel()
 	m := NewMinter(LocalPrefix, rand.NewChaCha8([32]byte{1}))
 	at := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
 	prev := ""

@@ -9,6 +9,7 @@ import (
 // leaves out of its JSON and a struct that always shows its guard writes as
 // "none", as storm.json's knobs did before the type existed.
 func TestGuardNoneIsOneThing(t *testing.T) {
+	t.Parallel()
 	for _, g := range Guards() {
 		if got, err := ParseGuard(g.String()); err != nil || got != g {
 			t.Errorf("ParseGuard(%q) = %q, %v", g.String(), got, err)

@@ -399,6 +399,7 @@ func golden(ex Explanation) string {
 // testdata/classify and compares the class and narrative with its golden
 // file (go test ./explain -run Golden -update rewrites them).
 func TestClassifyGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "classify", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
@@ -406,6 +407,7 @@ func TestClassifyGolden(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			text, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -445,6 +447,7 @@ func TestClassifyGolden(t *testing.T) {
 // reading on from a cursor the first left past the missing event) is one
 // they disagreed on: forensics counted skips within one load only.
 func TestCursorSkipAgreesWithForensics(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "classify", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
@@ -488,6 +491,7 @@ func TestCursorSkipAgreesWithForensics(t *testing.T) {
 // x-rec (its operation) and of y-fin (by a worker that read nothing)
 // after it.
 func TestEngineLink(t *testing.T) {
+	t.Parallel()
 	text, err := os.ReadFile(filepath.Join("testdata", "classify", "stale-prefix.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -514,6 +518,7 @@ func TestEngineLink(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.detail, func(t *testing.T) {
+			t.Parallel()
 			in, err := parseFixture(base)
 			if err != nil {
 				t.Fatal(err)
@@ -544,6 +549,7 @@ func TestEngineLink(t *testing.T) {
 // first creations one step each and folds the rest into one, and its last
 // step points at the steps that name the entity.
 func TestDuplicateStepsManyCreations(t *testing.T) {
+	t.Parallel()
 	var d Duplicate
 	d.Key = "wait_created/w1"
 	for i := range 5 {
@@ -577,6 +583,7 @@ func TestDuplicateStepsManyCreations(t *testing.T) {
 // TestEveryClassDescribed: explain --help lists every class with its
 // description, from Describe.
 func TestEveryClassDescribed(t *testing.T) {
+	t.Parallel()
 	for _, c := range Classes() {
 		if Describe(c) == "" {
 			t.Errorf("class %s has no description", c)

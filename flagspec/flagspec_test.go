@@ -14,6 +14,7 @@ import (
 // TestValue: a declared flag reads and writes its value in Values, starts
 // at its default, and shows in --help as a pflag string flag would.
 func TestValue(t *testing.T) {
+	t.Parallel()
 	specs := []flagspec.String{
 		{Name: "url", Help: "a server"},
 		{Name: "channel", Help: "a channel", Default: "latest"},
@@ -46,6 +47,7 @@ func TestValue(t *testing.T) {
 // TestValidate: only values given are checked, in the order of the specs;
 // the first refusal is returned.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	refuse := func(name string) func(string) error {
 		return func(v string) error { return errors.New("--" + name + " " + v + ": no") }
 	}
@@ -78,6 +80,7 @@ func TestValidate(t *testing.T) {
 
 // TestClone: a clone can change without changing the original.
 func TestClone(t *testing.T) {
+	t.Parallel()
 	v := flagspec.Values{"a": "1"}
 	c := v.Clone()
 	c["a"], c["b"] = "2", "3"

@@ -37,6 +37,7 @@ func naiveCommitOrder(evs []CommitEvent) (int, map[TypePair]PairStat) {
 }
 
 func TestCommitOrderMatchesTheDefinition(t *testing.T) {
+	t.Parallel()
 	types := []eventlog.Type{eventlog.StepCreated, eventlog.HookReceived, eventlog.StepCompleted}
 	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
 	for seed := range uint64(40) {
@@ -123,6 +124,7 @@ func referenceOrder(evs []CommitEvent, bySeq bool) (pairs, displaced int) {
 // at one time, duplicate seqs and ids, events without a commit time, keyed
 // by id and by seq, in any input order.
 func TestCommitOrderMatchesTheReference(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
 	for _, bySeq := range []bool{false, true} {
 		for seed := range uint64(300) {
@@ -161,6 +163,7 @@ func TestCommitOrderMatchesTheReference(t *testing.T) {
 }
 
 func TestCommitOrderCases(t *testing.T) {
+	t.Parallel()
 	at := func(ms int) time.Time { return time.Date(2026, 7, 29, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
 	tests := []struct {
 		name      string
@@ -179,6 +182,7 @@ func TestCommitOrderCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := AnalyzeCommitOrder(tt.evs, false)
 			if got.InvertedPairs != tt.pairs || got.Displaced != tt.displaced || got.WithoutCommitTS != tt.without {
 				t.Fatalf("got pairs %d displaced %d without %d, want %d %d %d", got.InvertedPairs, got.Displaced, got.WithoutCommitTS, tt.pairs, tt.displaced, tt.without)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestScanCreations(t *testing.T) {
+	t.Parallel()
 	ev := func(id string, typ eventlog.Type, corr, token string) eventlog.Event {
 		return eventlog.Event{ID: id, Type: typ, CorrelationID: corr, Token: token}
 	}
@@ -44,6 +45,7 @@ func TestScanCreations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			// The scan must not depend on the log's order.
 			evs := slices.Clone(tt.evs)
 			for range max(1, len(evs)) {

@@ -25,6 +25,7 @@ func positions(t *testing.T, log string) []Position {
 }
 
 func TestScanPositions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		log  string
 		want PositionScan
@@ -48,6 +49,7 @@ func TestScanPositions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.log, func(t *testing.T) {
+			t.Parallel()
 			if got := ScanPositions(positions(t, tt.log)); got != tt.want {
 				t.Errorf("ScanPositions(%s) = %+v, want %+v", tt.log, got, tt.want)
 			}
@@ -58,6 +60,7 @@ func TestScanPositions(t *testing.T) {
 // TestPositionsOf: an event's position is its seq, a noop a seal, and
 // DensityOf reads the same counts off commit events.
 func TestPositionsOf(t *testing.T) {
+	t.Parallel()
 	evs := []eventlog.Event{{Seq: 3}, {Seq: 1, Type: eventlog.Noop}, {Seq: 1, Type: eventlog.StepCreated}, {}}
 	want := PositionScan{Gaps: 1, Duplicates: 1, Unpositioned: 1, FirstGap: 2, FirstGapAbove: 3, Seals: 1, SealRaces: 1, FirstSealRace: 1}
 	if got := ScanPositions(PositionsOf(evs)); got != want {

@@ -236,12 +236,14 @@ func parseAppend(f []string) (history.Op, error) {
 }
 
 func TestAnalyzeRunFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "analyze", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in testdata/analyze: %v", err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			t.Parallel()
 			raw, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -274,6 +276,7 @@ func reversed(evs []eventlog.Event) []eventlog.Event {
 }
 
 func TestParseFixtureRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	bad := map[string]string{
 		"no scheme":     "want\nevent a\n",
 		"no want":       "scheme ulid\nevent a\n",
@@ -290,6 +293,7 @@ func TestParseFixtureRejectsBadInput(t *testing.T) {
 }
 
 func TestCommitTimes(t *testing.T) {
+	t.Parallel()
 	ops := []history.Op{
 		{Kind: history.OpAppend, Wrote: []history.OpEvent{{ID: "a", CommittedAt: at(1)}, {ID: "b", CommittedAt: at(2)}}},
 		{Kind: history.OpAppendFenced, Wrote: []history.OpEvent{{ID: "c"}}},                       // rejected: nothing committed
@@ -306,6 +310,7 @@ func TestCommitTimes(t *testing.T) {
 // reflection, so a checker's new field that Add forgets fails here) and
 // the slot findings, leaving its argument as it was.
 func TestRunFindingsAdd(t *testing.T) {
+	t.Parallel()
 	var b RunFindings
 	v := reflect.ValueOf(&b).Elem()
 	for i := range v.NumField() {

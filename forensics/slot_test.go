@@ -11,6 +11,7 @@ import (
 )
 
 func TestAnalyzeSlots(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	ev := func(seq int64, typ eventlog.Type, minted, committed int) eventlog.Event {
@@ -46,6 +47,7 @@ func TestAnalyzeSlots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := AnalyzeSlots(tt.final, tt.ops); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("AnalyzeSlots = %+v, want %+v", got, tt.want)
 			}
@@ -54,6 +56,7 @@ func TestAnalyzeSlots(t *testing.T) {
 }
 
 func TestSlotFill(t *testing.T) {
+	t.Parallel()
 	f := SlotFindings{FillMillis: []float64{5, 1, 3, 2, 4}}
 	if p50, p99, m := f.Fill(); p50 != 3 || p99 != 5 || m != 5 {
 		t.Errorf("Fill = %v, %v, %v; want 3, 5, 5", p50, p99, m)

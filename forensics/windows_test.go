@@ -11,6 +11,7 @@ import (
 )
 
 func TestWindows(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 7, 29, 0, 0, 0, 0, time.UTC)
 	var evs []CommitEvent
 	for i := 1; i <= 100; i++ {
@@ -30,6 +31,7 @@ func TestWindows(t *testing.T) {
 // TestWindowSetMerge: windows gathered in several sets and merged equal the
 // windows of all the events at once, whatever types each set saw first.
 func TestWindowSetMerge(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	types := eventlog.Types()
 	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)

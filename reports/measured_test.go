@@ -21,6 +21,7 @@ func cellOf(runs map[history.Outcome]int) *reports.Cell {
 // TestDecided: a cell is evidence only with at least 80% of its runs
 // decided (history.Outcome.Decided), and at least one.
 func TestDecided(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		runs     map[history.Outcome]int
@@ -49,6 +50,7 @@ func TestDecided(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c := cellOf(tt.runs)
 			if got := c.Decided(); got != tt.decided {
 				t.Errorf("Decided = %d, want %d", got, tt.decided)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestCellAdd(t *testing.T) {
+	t.Parallel()
 	stats := history.RunStats{Invocations: 5, Divergences: 2, Recoveries: 1, Rejections: 3, Replays: 99}
 	findings := forensics.RunFindings{
 		Reads: 10, NonPrefixReads: 4, CursorSkips: 3, Inversions: 2, Displaced: 6, Gaps: 1, Duplicates: 7, Unpositioned: 99,
@@ -78,6 +79,7 @@ func TestCellAdd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var c reports.Cell
 			for _, r := range tc.runs {
 				c.Add(r)
@@ -111,6 +113,7 @@ func countUnknown(rs []reports.RunRecord) int {
 }
 
 func TestCellCount(t *testing.T) {
+	t.Parallel()
 	c := reports.Cell{Completed: 1, Silent: 2, Corrupted: 3, Gap: 4, Stuck: 5, Failed: 6, Infra: 7}
 	want := map[history.Outcome]int{
 		history.Completed: 1, history.Silent: 2, history.Corrupted: 3, history.Gap: 4,
@@ -124,6 +127,7 @@ func TestCellCount(t *testing.T) {
 }
 
 func TestCellCompact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cell reports.Cell
 		want string
@@ -140,6 +144,7 @@ func TestCellCompact(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
 			if got := tc.cell.Compact(); got != tc.want {
 				t.Errorf("Compact() = %q, want %q", got, tc.want)
 			}
@@ -148,6 +153,7 @@ func TestCellCompact(t *testing.T) {
 }
 
 func TestNewSummaryAndCell(t *testing.T) {
+	t.Parallel()
 	keys := []history.CellKey{
 		{World: "local", Scenario: "step-storm", Condition: "main"},
 		{World: "local", Scenario: "step-storm", Condition: "seq/wake=ordered"},
@@ -178,6 +184,7 @@ func TestNewSummaryAndCell(t *testing.T) {
 // TestSummaryWorldsAndConditions: each distinct value once, in the order
 // its first cell comes.
 func TestSummaryWorldsAndConditions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                  string
 		keys                  []history.CellKey
@@ -196,6 +203,7 @@ func TestSummaryWorldsAndConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := reports.NewSummary(tt.keys)
 			if got := s.Worlds(); !slices.Equal(got, tt.wantWorlds) {
 				t.Errorf("Worlds() = %q, want %q", got, tt.wantWorlds)
@@ -213,6 +221,7 @@ func TestSummaryWorldsAndConditions(t *testing.T) {
 // many there were), plus any field a new checker adds to RunFindings; and
 // it reads back as written.
 func TestCellJSON(t *testing.T) {
+	t.Parallel()
 	tp := 3
 	c := reports.Cell{
 		CellKey: history.NewCellKey("local", "step-storm", "slot"), Runs: 9,

@@ -16,6 +16,7 @@ import (
 // type pair, and when finished gives each cell with runs its windows and
 // its first MaxCellPairs pairs; a cell without runs is left as it was.
 func TestTally(t *testing.T) {
+	t.Parallel()
 	main := history.CellKey{World: "local", Scenario: "step-storm", Condition: "main"}
 	idle := history.CellKey{World: "local", Scenario: "control", Condition: "main"}
 	late := history.CellKey{World: "local", Scenario: "hook-storm", Condition: "main"}

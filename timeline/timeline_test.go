@@ -47,6 +47,7 @@ func bigRun(n int) (explain.Input, explain.Explanation) {
 // budget; past it, it thins itself in steps and says so; a budget too
 // small for even the highlighted marks is an error, with nothing written.
 func TestWriteFitsTheBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		runs   int
@@ -64,6 +65,7 @@ func TestWriteFitsTheBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			in, ex := bigRun(tc.runs)
 			var b bytes.Buffer
 			err := Write(&b, in, ex, tc.budget)

@@ -76,6 +76,7 @@ func swapNames(ds []eventlog.Draft) []eventlog.Draft {
 }
 
 func TestJudge(t *testing.T) {
+	t.Parallel()
 	for _, ids := range []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite} {
 		log, next := fixture(t, ids)
 		// A fact (step_started of x) lands after the writer loaded the log.
@@ -127,6 +128,7 @@ func TestJudge(t *testing.T) {
 		}...)
 		for _, tt := range tests {
 			t.Run(string(ids)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
 				want := tt.want
 				vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches, Knobs: engine.Knobs{Scheme: eventlog.SchemeSeq, Policy: engine.Policy{IDs: ids}},
 					Final: tt.final, Ops: []history.Op{{Kind: history.OpList}, tt.op}, Check: tt.check})
@@ -144,6 +146,7 @@ func TestJudge(t *testing.T) {
 // before it; an event without a commit time makes the verdict unknown
 // rather than a guess.
 func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	log, next := fixture(t, engine.IDsCallsite)
 	final := append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: log[1].CorrelationID}))
@@ -180,6 +183,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ops := []history.Op{tt.op}
 			vs := verdict.Judge(verdict.Input{RunID: "r", Program: twoBranches,
 				Knobs: engine.Knobs{Scheme: tt.scheme, Policy: engine.Policy{IDs: engine.IDsCallsite, Fence: tt.fence, Guard: tt.guard}},
@@ -192,6 +196,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
+	t.Parallel()
 	tp, benign, unknown := verdict.Split([]verdict.Judgement{{Verdict: verdict.TruePositive}, {Verdict: verdict.Benign},
 		{Verdict: verdict.Benign}, {Verdict: verdict.Unknown}})
 	if tp != 1 || benign != 2 || unknown != 1 {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		n    int
 		noun string
@@ -26,6 +27,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestWord(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		n    int
 		want string

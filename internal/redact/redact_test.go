@@ -14,6 +14,7 @@ import (
 // TestString: every secret of every form is masked, and what is not a
 // secret stays as it was.
 func TestString(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", ""},
 		{"postgres://u@db:5432/app", "postgres://u@db:5432/app"},
@@ -46,6 +47,7 @@ func TestString(t *testing.T) {
 // TestText: a library's text that quotes an endpoint its own way, or a
 // piece of its password, has the secrets masked.
 func TestText(t *testing.T) {
+	t.Parallel()
 	const dsn = "postgres://admin:Hunter2@Secret:x@db:5432/app"
 	tests := []struct{ text, want string }{
 		{`parse "postgres://admin:Hunter2@Secret:x@db:5432/app": invalid port ":x@db:5432" after host`,
@@ -64,6 +66,7 @@ func TestText(t *testing.T) {
 // TestServer: a message names the server, never the password, wherever
 // the password's text also occurs in the URL.
 func TestServer(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ url, want, secret string }{
 		{"postgres://u:p@127.0.0.1:1/db", "127.0.0.1:1/db", ":p@"},
 		{"postgres://app:s3cret@db.example:5433/app?sslmode=disable", "db.example:5433/app", "s3cret"},
@@ -83,6 +86,7 @@ func TestServer(t *testing.T) {
 
 // TestWrap: a wrapped error prints masked and still matches what it wraps.
 func TestWrap(t *testing.T) {
+	t.Parallel()
 	const dsn = "postgres://u:Hunter2@db/app"
 	err := redact.Wrap(eventlog.Unavailable("connect to postgres://u:Hunter2@db/app", errors.New("refused")), dsn)
 	if !errors.Is(err, eventlog.ErrUnavailable) || strings.Contains(err.Error(), "Hunter2") {

@@ -30,12 +30,14 @@ type compareCase struct {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no compare fixtures: %v", err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			t.Parallel()
 			var tc compareCase
 			filetest.ReadJSON(t, file, &tc)
 			cmp := compare.Compare(&reports.Summary{Cells: tc.Base}, &reports.Summary{Cells: tc.Head})
@@ -112,6 +114,7 @@ func near(got, want, rel float64) bool {
 // infra runs, which decided nothing (a stuck run counts in n as not
 // corrupted, so a reader must see how many there were).
 func TestCompareShowsUndecided(t *testing.T) {
+	t.Parallel()
 	cell := func(completed, stuck, infra int) []*reports.Cell {
 		c := &reports.Cell{CellKey: history.NewCellKey("local", "step-storm", "seq")}
 		for o, n := range map[history.Outcome]int{history.Completed: completed, history.Stuck: stuck, history.Infra: infra} {

@@ -32,6 +32,7 @@ type oc = map[history.Outcome]int
 // runs"), row by row: the rows docs/results/2026-12-03-nemesis.md measured
 // at 0 and the ways a run is misclassified.
 func TestMisclassified(t *testing.T) {
+	t.Parallel()
 	const (
 		co, si, ga, ho = history.Completed, history.Silent, history.Gap, history.Hole
 		cr, st, fa, in = history.Corrupted, history.Stuck, history.Failed, history.Infra
@@ -70,6 +71,7 @@ func TestMisclassified(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := compare.Misclassified(tt.base, tt.head, tt.target)
 			if tt.wantUnknown {
 				if m != nil {
@@ -94,6 +96,7 @@ func TestMisclassified(t *testing.T) {
 // a base without, and is printed as its own table; otherwise a note says
 // why, or (no nemesis head) nothing changes.
 func TestCountMisclassified(t *testing.T) {
+	t.Parallel()
 	base := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{history.Completed: 12}, nil)}}
 	head := &reports.Summary{Cells: []*reports.Cell{cellOf("main", oc{history.Completed: 11, history.Infra: 1}, oc{history.Completed: 11})}}
 	isTarget := func(string) bool { return false }
@@ -109,6 +112,7 @@ func TestCountMisclassified(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cmp := compare.Compare(base, head)
 			cmp.CountMisclassified(tt.baseNemesis, tt.headNemesis, isTarget)
 			switch {

@@ -30,12 +30,14 @@ type gateCase struct {
 }
 
 func TestGate(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no gate fixtures: %v", err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			t.Parallel()
 			var tc gateCase
 			filetest.ReadJSON(t, file, &tc)
 			cfg := tc.Config.Defaults()
@@ -80,6 +82,7 @@ func TestGate(t *testing.T) {
 }
 
 func TestGateConfig(t *testing.T) {
+	t.Parallel()
 	rate := func(r float64) *float64 { return &r }
 	tests := []struct {
 		name    string
@@ -144,6 +147,7 @@ func TestGateConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got := tc.cfg.Defaults()
 			if tc.want.MinDecided == nil { // Defaults always sets the evidence rule's share
 				tc.want.MinDecided = rate(reports.DefaultMinDecided)
@@ -173,6 +177,7 @@ func TestGateConfig(t *testing.T) {
 }
 
 func TestParseMaxRule(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    gate.MaxRule
@@ -192,6 +197,7 @@ func TestParseMaxRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := gate.ParseMaxRule(tc.in)
 			if len(tc.wantErr) == 0 {
 				if err != nil || got != tc.want {

@@ -20,6 +20,7 @@ func shardOf(dir string, i, n int) merge.Shard {
 }
 
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	ok := filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok")
 	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
@@ -39,6 +40,7 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "merged")
 			res, err := merge.Merge(out, &stormdir.Meta{Schema: reports.SchemaVersion, Cells: tc.cells}, tc.cells, tc.shards, stormdir.LoadStorm)
 			if err == nil {
@@ -55,6 +57,7 @@ func TestMergeRefuses(t *testing.T) {
 		})
 	}
 	t.Run("a non-empty --out", func(t *testing.T) {
+		t.Parallel()
 		out := t.TempDir()
 		if err := os.WriteFile(filepath.Join(out, "x"), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -69,6 +72,7 @@ func TestMergeRefuses(t *testing.T) {
 // TestMergeCopiesTimelines: the timelines a shard's summary.md links are
 // copied with its final logs, so the merged summary's links resolve.
 func TestMergeCopiesTimelines(t *testing.T) {
+	t.Parallel()
 	shard := filepath.Join(t.TempDir(), "shard")
 	if err := os.CopyFS(shard, os.DirFS(filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok"))); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ func eachFisherRow(t *testing.T, file, name string, f func(a, b, c, d int) float
 	rows, lines := fixtureRows(t, file)
 	for i, r := range rows {
 		t.Run(strings.Join(r[:4], " "), func(t *testing.T) {
+			t.Parallel()
 			at := fmt.Sprintf("%s:%d", file, lines[i])
 			a, b, c, d := atoi(t, r[0]), atoi(t, r[1]), atoi(t, r[2]), atoi(t, r[3])
 			want := atof(t, r[4])
@@ -73,6 +74,7 @@ func eachFisherRow(t *testing.T, file, name string, f func(a, b, c, d int) float
 }
 
 func TestFisherExact(t *testing.T) {
+	t.Parallel()
 	eachFisherRow(t, "fisher.txt", "FisherExact", stats.FisherExact, func(t *testing.T, at string, a, b, c, d int, want float64) {
 		// The test is symmetric in rows and in columns.
 		if got := stats.FisherExact(c, d, a, b); !near(got, want, 1e-6) {
@@ -85,9 +87,11 @@ func TestFisherExact(t *testing.T) {
 }
 
 func TestWilson(t *testing.T) {
+	t.Parallel()
 	rows, lines := fixtureRows(t, "wilson.txt")
 	for i, r := range rows {
 		t.Run(r[0]+"/"+r[1], func(t *testing.T) {
+			t.Parallel()
 			k, n := atoi(t, r[0]), atoi(t, r[1])
 			lo, hi := stats.Wilson(k, n, stats.Alpha)
 			if wlo, whi := atof(t, r[2]), atof(t, r[3]); math.Abs(lo-wlo) > 1e-7 || math.Abs(hi-whi) > 1e-7 {
@@ -103,9 +107,11 @@ func TestWilson(t *testing.T) {
 }
 
 func TestRunsNeeded(t *testing.T) {
+	t.Parallel()
 	rows, lines := fixtureRows(t, "runs-needed.txt")
 	for i, r := range rows {
 		t.Run(r[0]+"-"+r[1], func(t *testing.T) {
+			t.Parallel()
 			p1, p2 := atof(t, r[0]), atof(t, r[1])
 			n, ok := stats.RunsNeeded(p1, p2, stats.Alpha, stats.Power)
 			if r[2] == "-" {
@@ -125,6 +131,7 @@ func TestRunsNeeded(t *testing.T) {
 }
 
 func TestFisherGreater(t *testing.T) {
+	t.Parallel()
 	eachFisherRow(t, "fisher-greater.txt", "FisherGreater", stats.FisherGreater, func(t *testing.T, at string, a, b, c, d int, _ float64) {
 		// "Row 1's rate is lower" is the same tail as "row 2's is
 		// greater" (swap the rows) and as "row 1's other column is

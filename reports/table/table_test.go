@@ -49,6 +49,7 @@ var tableHeaders = []string{
 }
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	compact := []string{
 		"local step-storm main: 23 corrupted / 1 completed",
 		"local step-storm seq+callsite+ordered: 0 corrupted / 1 silent / 1 gap / 22 completed (7 rejections: 2 true positive, 0 benign, 0 unknown)",
@@ -109,6 +110,7 @@ func TestRender(t *testing.T) {
 				name += "/interrupted"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				s := testSummary(interrupted)
 				var buf bytes.Buffer
 				if err := tc.write(table.Summary{Summary: s}, &buf); err != nil {
@@ -123,6 +125,7 @@ func TestRender(t *testing.T) {
 // TestWriteMarkdownCompact: cells as given, unpadded, under a "---"
 // alignment row.
 func TestWriteMarkdownCompact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		header []string
@@ -135,6 +138,7 @@ func TestWriteMarkdownCompact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var b strings.Builder
 			if err := table.Write(&b, table.MarkdownCompact, tt.header, tt.rows); err != nil {
 				t.Fatal(err)
