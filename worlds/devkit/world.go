@@ -33,6 +33,8 @@ const (
 // It is safe for concurrent use.
 type World struct {
 	kind    Kind
+	host    *Host
+	dir     string // Options.Dir
 	proc    *sidecar.Process
 	handle  int64
 	dataDir string // Local: the package's data directory
@@ -72,7 +74,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if err != nil {
 		return nil, err
 	}
-	w := &World{kind: k, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
+	w := &World{kind: k, host: h, dir: opts.Dir, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
 		runs: map[string]bool{}, seen: map[string]time.Time{}, windows: map[eventlog.Type]WindowCount{}}
 	args := map[string]any{"kind": string(k)}
 	switch k {
@@ -270,6 +272,37 @@ func (w *World) observe(id string, at time.Time) time.Time {
 	}
 	w.seen[id] = at
 	return at
+}
+
+// Store is where a runtime of the world's kind keeps its runs: a data
+// directory of world-local's, or an empty database of world-postgres's.
+type Store struct {
+	Kind    Kind
+	DataDir string
+	URL     string
+}
+
+// RuntimeStore returns a fresh store of the world's kind beside the world's
+// own, for a runtime that opens the package itself (the devkit engine): a
+// directory next to the world's data directory, or a new, empty database
+// of the host's cluster (the runtime's package migrates it, whatever its
+// version). The store goes when the world's do (the storm's temp
+// directory, the host's cluster).
+func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
+	if err := w.usable(ctx); err != nil {
+		return Store{}, err
+	}
+	switch w.kind {
+	case Local:
+		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local")}, nil
+	case Postgres:
+		url, err := w.host.emptyDatabase(ctx)
+		if err != nil {
+			return Store{}, err
+		}
+		return Store{Kind: Postgres, URL: url}, nil
+	}
+	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
 }
 
 // Close closes the package's instance; its files or database stay (the
