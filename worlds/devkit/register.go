@@ -32,6 +32,7 @@ func Register(r *worlds.Registry, h *Host) {
 			Schemes:     []string{string(eventlog.SchemeULID)},
 			Limits:      limits(k.kind),
 			Endpoints:   []worlds.Endpoint{DirFlag},
+			Engines:     []string{"devkit"},
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 				w, err := Open(ctx, h, k.kind, opts)
 				if err != nil {

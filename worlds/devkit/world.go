@@ -96,7 +96,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 		Handle int64 `json:"handle"`
 	}
 	if err := p.Call(ctx, "open", args, &out); err != nil {
-		return nil, fmt.Errorf("devkit-%s: open: %w", k, classify("open", "", nil, err))
+		return nil, fmt.Errorf("devkit-%s: open: %w", k, Classify("open", "", nil, err))
 	}
 	w.handle = out.Handle
 	return w, nil
@@ -190,7 +190,7 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 	delay := w.latency.Delay(d.Type).Milliseconds()
 	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
-		return eventlog.Event{}, classify("create", runID, &d, err)
+		return eventlog.Event{}, Classify("create", runID, &d, err)
 	}
 	if delay > 0 {
 		w.countWindow(d.Type, out.Window)
@@ -244,7 +244,7 @@ func (w *World) page(ctx context.Context, runID string, after eventlog.Cursor, l
 	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "after": after.ID, "limit": limit}
 	if err := w.proc.Call(ctx, "list", args, &out); err != nil {
-		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, classify("list", runID, nil, err))
+		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, Classify("list", runID, nil, err))
 	}
 	now := time.Now()
 	events := make([]eventlog.Event, 0, len(out.Events))

@@ -120,7 +120,7 @@ func InstallPackages(ctx context.Context, cacheDir string, pkg, lock []byte, wha
 	if err := checkNode(ctx); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cacheDir, "stormctl", "devkit", digest(pkg, lock))
+	dir := filepath.Join(cacheDir, "stormctl", "devkit", Digest(pkg, lock))
 	if _, err := os.Stat(filepath.Join(dir, installedMarker)); err == nil {
 		return dir, nil
 	}
@@ -191,7 +191,7 @@ func writeScript(dir string) (string, error) {
 // file is written once, atomically.
 func WriteScript(dir, name string, b []byte) (string, error) {
 	ext := filepath.Ext(name)
-	path := filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+digest(b)+ext)
+	path := filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+Digest(b)+ext)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
@@ -225,8 +225,8 @@ func manifests() (pkg, lock []byte, err error) {
 	return pkg, lock, nil
 }
 
-// digest is the first 16 hex digits of the SHA-256 of parts.
-func digest(parts ...[]byte) string {
+// Digest is the first 16 hex digits of the SHA-256 of parts.
+func Digest(parts ...[]byte) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write(p)
