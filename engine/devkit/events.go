@@ -217,24 +217,30 @@ func toOp(n notice, token string) (history.Op, error) {
 // stands after ("" for the start): the packages' cursors are an event id,
 // "key:<id>", "<createdAt>|<id>", or one of those in base64.
 func cursorID(c string) string {
-	for range 2 {
-		switch {
-		case c == "":
-			return ""
-		case strings.HasPrefix(c, "evnt_"):
-			return c
-		case strings.HasPrefix(c, "key:"):
-			return strings.TrimPrefix(c, "key:")
-		case strings.Contains(c, "|"):
-			return c[strings.LastIndexByte(c, '|')+1:]
-		}
-		b, err := base64.StdEncoding.DecodeString(c)
-		if err != nil {
-			if b, err = base64.RawURLEncoding.DecodeString(c); err != nil {
-				return c
+	if id, ok := plainCursorID(c); ok {
+		return id
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding, base64.URLEncoding} {
+		if b, err := enc.DecodeString(c); err == nil {
+			if id, ok := plainCursorID(string(b)); ok {
+				return id
 			}
 		}
-		c = string(b)
 	}
-	return c
+	return c // opaque: kept as it is, so a read from it is still told apart
+}
+
+// plainCursorID reads a cursor that is not encoded.
+func plainCursorID(c string) (string, bool) {
+	switch {
+	case c == "":
+		return "", true
+	case strings.HasPrefix(c, "evnt_"):
+		return c, true
+	case strings.HasPrefix(c, "key:"):
+		return strings.TrimPrefix(c, "key:"), true
+	case strings.Contains(c, "|"):
+		return c[strings.LastIndexByte(c, '|')+1:], true
+	}
+	return "", false
 }
