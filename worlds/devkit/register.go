@@ -43,3 +43,14 @@ func Register(r *worlds.Registry, h *Host) {
 		})
 	}
 }
+
+// KindOf returns the package kind of the devkit world named name.
+func KindOf(name string) (Kind, bool) {
+	switch name {
+	case LocalName:
+		return Local, true
+	case PostgresName:
+		return Postgres, true
+	}
+	return "", false
+}
