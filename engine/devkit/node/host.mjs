@@ -251,7 +251,7 @@ const state = {
   closing: null,
   invSeq: 0,
   stepSeq: 0,
-  lastFailed: new Map(), // messageId -> whether its last delivery failed
+  lastFailed: new Map(), // messageId -> true while its last delivery failed
 };
 
 // instrument wraps the world's event calls and queue in place, so every
@@ -393,7 +393,8 @@ async function deliver(kind, handler, req) {
       const text = await res.clone().text().catch(() => '');
       error = { name: 'HTTPError', message: text.slice(0, 2000), code: '', status };
     }
-    state.lastFailed.set(messageId, !res.ok);
+    if (res.ok) state.lastFailed.delete(messageId);
+    else state.lastFailed.set(messageId, true);
     return res;
   } catch (err) {
     error = errorOf(err);
