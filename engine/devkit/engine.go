@@ -220,6 +220,9 @@ func (e *Engine) notice(line []byte) {
 		return
 	}
 	e.sink.Record(op)
+	if snap, ok := snapshotOp(n, token); ok {
+		e.sink.Record(snap)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r != nil {
@@ -349,12 +352,18 @@ func (e *Engine) Log(ctx context.Context, runID string) ([]eventlog.Event, error
 	return e.events(ctx, runID, r.token, "driver")
 }
 
+// collectPage is the page size of the engine's own reads of a log.
+const collectPage = 1000
+
 // events reads a run's whole log under actor.
 func (e *Engine) events(ctx context.Context, runID, token, actor string) ([]eventlog.Event, error) {
 	var out struct {
 		Events []pkgEvent `json:"events"`
 	}
-	if err := e.proc.Call(ctx, "events", map[string]any{"runId": runID, "actor": actor}, &out); err != nil {
+	// Pages as large as the packages serve: world-local reads the run's
+	// whole directory for every page, so its default of 20 makes a long
+	// run's read quadratic.
+	if err := e.proc.Call(ctx, "events", map[string]any{"runId": runID, "actor": actor, "limit": collectPage}, &out); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -46,9 +46,13 @@ func toEvent(pe pkgEvent, token string) eventlog.Event {
 	}
 	switch e.Type {
 	case eventlog.RunCreated:
-		e.Payload = data["input"]
+		e.Payload = runInput(data["input"])
 	case eventlog.RunCompleted:
-		e.Payload, _ = json.Marshal(map[string]json.RawMessage{"output": orNull(data["output"])})
+		out, err := decodeData(data["output"])
+		if err != nil {
+			out, _ = json.Marshal(map[string]string{"undecodable": err.Error()})
+		}
+		e.Payload, _ = json.Marshal(map[string]json.RawMessage{"output": orNull(out)})
 	case eventlog.RunFailed:
 		e.Payload, _ = json.Marshal(failureOf(data))
 	case eventlog.HookCreated:
@@ -63,6 +67,20 @@ func toEvent(pe pkgEvent, token string) eventlog.Event {
 		e.Payload = pe.EventData
 	}
 	return e
+}
+
+// runInput is a run's input as the scenario gave it: the runtime keeps the
+// workflow's arguments (serialized, an array whose first is the input).
+func runInput(raw json.RawMessage) json.RawMessage {
+	dec, err := decodeData(raw)
+	if err != nil {
+		return raw
+	}
+	var args []json.RawMessage
+	if len(dec) > 0 && dec[0] == '[' && json.Unmarshal(dec, &args) == nil && len(args) > 0 {
+		return args[0]
+	}
+	return dec
 }
 
 // failure is a run_failed's payload as the pipeline reads it
@@ -126,6 +144,10 @@ type notice struct {
 	Args   json.RawMessage `json:"args"`
 	Result json.RawMessage `json:"result"`
 	Error  *sidecar.Error  `json:"error"`
+	// Snapshot is the log a create's answer carried besides its event
+	// (world-local answers run_started with the run's whole log, which
+	// the runtime replays instead of listing): a read as much as a list.
+	Snapshot *listResult `json:"snapshot"`
 }
 
 // msTime is a host time: milliseconds since the Unix epoch, fractional.
@@ -189,6 +211,18 @@ func toOp(n notice, token string) (history.Op, error) {
 			w.ID, w.Seq, w.MintedAt, w.CommittedAt = e.ID, e.Seq, e.MintedAt, op.End
 		}
 		op.Wrote = []history.OpEvent{w}
+	case "createBatch":
+		op.Kind = history.OpAppend
+		var evs []pkgEvent
+		if n.Error == nil && len(n.Result) > 0 {
+			if jerr := json.Unmarshal(n.Result, &evs); jerr != nil {
+				return op, fmt.Errorf("devkit engine: unreadable createBatch result: %w", jerr)
+			}
+		}
+		for _, pe := range evs {
+			e := toEvent(pe, token)
+			op.Wrote = append(op.Wrote, history.OpEvent{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: op.End})
+		}
 	case "list":
 		op.Kind = history.OpList
 		var a listArgs
@@ -201,16 +235,31 @@ func toOp(n notice, token string) (history.Op, error) {
 			if jerr := json.Unmarshal(n.Result, &r); jerr != nil {
 				return op, fmt.Errorf("devkit engine: unreadable list result: %w", jerr)
 			}
-			p := eventlog.Page{More: r.HasMore}
-			for _, pe := range append(r.Events, r.Data...) {
-				p.Events = append(p.Events, toEvent(pe, token))
-			}
-			op.Read = history.Summarize(p)
+			op.Read = summarize(r, token)
 		}
 	default:
 		return op, fmt.Errorf("devkit engine: unknown op notice %q", n.Op)
 	}
 	return op, err
+}
+
+// summarize is the history's account of a page the package returned.
+func summarize(r listResult, token string) *history.ReadSummary {
+	p := eventlog.Page{More: r.HasMore}
+	for _, pe := range append(r.Events, r.Data...) {
+		p.Events = append(p.Events, toEvent(pe, token))
+	}
+	return history.Summarize(p)
+}
+
+// snapshotOp is the read a create's answer made when it carried the run's
+// log (notice.Snapshot): a load from the start, at the create's end.
+func snapshotOp(n notice, token string) (history.Op, bool) {
+	if n.Snapshot == nil || n.Error != nil {
+		return history.Op{}, false
+	}
+	return history.Op{Kind: history.OpList, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.End), End: msTime(n.End),
+		Read: summarize(*n.Snapshot, token)}, true
 }
 
 // cursorID normalises a package's page cursor to the id of the event it
@@ -235,7 +284,7 @@ func plainCursorID(c string) (string, bool) {
 	switch {
 	case c == "":
 		return "", true
-	case strings.HasPrefix(c, "evnt_"):
+	case strings.HasPrefix(c, "evnt_"), strings.HasPrefix(c, "wevt_"):
 		return c, true
 	case strings.HasPrefix(c, "key:"):
 		return strings.TrimPrefix(c, "key:"), true

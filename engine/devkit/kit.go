@@ -164,7 +164,7 @@ func compile(ctx context.Context, dir string, progress io.Writer) (workflows, st
 		fmt.Fprintf(progress, "devkit engine: compiling the scenarios with the kit's @workflow/builders into %s; first use only\n", build)
 	}
 	cmd := exec.CommandContext(ctx, "node", builder, tmp)
-	cmd.Dir = tmp
+	cmd.Dir = dir // the builder runs from the kit, whose node_modules it loads
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
