@@ -216,4 +216,3 @@ func storedFailure(t *testing.T, w worlds.World, runID, eventID string) string {
 type discard struct{}
 
 func (discard) Record(history.Op) {}
-
