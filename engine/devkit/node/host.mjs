@@ -276,6 +276,11 @@ function instrument(world) {
         n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
       }
       notice('op', n);
+      if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
+        const store = als.getStore();
+        if (store) store.divergenceMessage = String(data.eventData.error?.message ?? '');
+        recordDivergence(n.runId, null, true);
+      }
       return res;
     } catch (err) {
       notice('op', { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
@@ -318,29 +323,62 @@ function instrument(world) {
   const queue = world.queue.bind(world);
   world.queue = async function instrumentedQueue(queueName, message, opts) {
     if (message?.replayDivergence && message?.runId) {
-      statsOf(message.runId).recoveryQueued++;
+      recordDivergence(message.runId, message.replayDivergence);
     }
     return queue(queueName, message, opts);
   };
   return world;
 }
 
-// Core reports a replay divergence only in its log line; the host reads it
-// there and passes the line on.
+// recordDivergence counts one divergence core reported by queueing a
+// recovery replay (a flow message carrying replayDivergence {eventId, count
+// [, eventIds]}); the divergence's message is only in core's log line, which
+// the console.warn hook below left in the caller's context just before.
+function recordDivergence(runId, rd, terminal) {
+  const store = als.getStore();
+  const d = {
+    message: store?.divergenceMessage ?? '',
+    eventId: rd?.eventId ?? null,
+    count: rd?.count ?? null,
+    actor: store?.actor ?? 'runtime',
+    at: now(),
+  };
+  if (rd?.eventIds) d.eventIds = rd.eventIds;
+  if (terminal) d.terminal = true;
+  if (store) store.divergenceMessage = undefined;
+  const s = statsOf(runId);
+  if (!terminal) s.recoveryQueued++;
+  s.divergences.push(d);
+  notice('divergence', { runId, ...d });
+}
+
+// Core's log line of a divergence: 4.x calls console.warn('[Workflow]
+// Workflow replay diverged; queueing a recovery replay ...', {errorMessage,
+// ...}); 5.0 composes one string (core log-format.js composeLogLine) with an
+// "error <message>" row. The message is kept in the caller's context for the
+// queue call that follows it; the line goes on to stderr unchanged.
+const ANSI = /\x1b\[[0-9;]*m/g;
 const warn = console.warn.bind(console);
 console.warn = (...args) => {
   const [msg, meta] = args;
-  if (typeof msg === 'string' && msg.startsWith('[Workflow] Workflow replay diverged') && meta && typeof meta === 'object') {
-    const runId = meta.workflowRunId ?? null;
-    const d = {
-      message: String(meta.errorMessage ?? ''),
-      eventId: meta.divergenceEventId ?? null,
-      count: meta.divergenceCount ?? null,
-      actor: actorNow(),
-      at: now(),
-    };
-    if (runId) statsOf(runId).divergences.push(d);
-    notice('divergence', { runId, ...d });
+  if (typeof msg === 'string' && msg.includes('Workflow replay diverged; queueing a recovery replay')) {
+    const store = als.getStore();
+    let message = '';
+    if (meta && typeof meta === 'object' && meta.errorMessage) {
+      message = String(meta.errorMessage);
+    } else {
+      const text = msg.replace(ANSI, '');
+      const m = /^\s+error\s+(.*)$/m.exec(text);
+      if (m) {
+        message = m[1].trim();
+        try {
+          if (message.startsWith('"')) message = JSON.parse(message);
+        } catch {
+          // as written
+        }
+      }
+    }
+    if (store) store.divergenceMessage = message;
   }
   warn(...args);
 };
@@ -423,7 +461,7 @@ function serve(handlers) {
         for await (const c of req) chunks.push(c);
         const url = new URL(req.url, `http://${req.headers.host ?? '127.0.0.1'}`);
         const kind = url.pathname.endsWith('/flow') ? 'flow' : url.pathname.endsWith('/step') ? 'step' : null;
-        if (req.method !== 'POST' || !kind) {
+        if (req.method !== 'POST' || !kind || !handlers[kind]) {
           res.writeHead(404).end();
           return;
         }
@@ -465,7 +503,8 @@ async function doOpen(req) {
   if (req.world === 'local') {
     if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
     const mod = await importFromKit('@workflow/world-local');
-    world = mod.createLocalWorld({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
+    const createLocal = mod.createLocalWorld ?? mod.createWorld; // 5.0 renamed it createWorld
+    world = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
   } else if (req.world === 'postgres') {
     if (!req.url) throw new Error('open: world "postgres" needs url');
     const pgReq = createRequire(kitRequire.resolve('@workflow/world-postgres'));
@@ -510,14 +549,21 @@ async function doOpen(req) {
   }
   state.core = coreRuntime;
 
+  // 4.x: the steps bundle exports POST = stepEntrypoint (a queue of its
+  // own, "__wkf_step_"). 5.0 builders emit a combined bundle: the workflows
+  // bundle inlines the step registrations and runs steps inside flow
+  // deliveries; its steps bundle only registers steps (exports
+  // __steps_registered) and is not loaded again.
   const flow = (await loadBundle(req.workflows)).POST;
-  const step = (await loadBundle(req.steps)).POST;
-  if (typeof flow !== 'function' || typeof step !== 'function') {
+  let step = null;
+  const separateSteps = /\bstepEntrypoint\b/.test(fs.readFileSync(req.steps, 'utf8'));
+  if (separateSteps) step = (await loadBundle(req.steps)).POST;
+  if (typeof flow !== 'function' || (separateSteps && typeof step !== 'function')) {
     throw new Error('open: a bundle exports no POST handler (not a StandaloneBuilder bundle?)');
   }
   if (req.world === 'local') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
-    world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
+    if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
     await world.start?.();
   } else {
     state.server = await serve({ flow, step });
@@ -525,7 +571,7 @@ async function doOpen(req) {
     process.env.WORKFLOW_LOCAL_BASE_URL = baseUrl;
     await world.start?.();
   }
-  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world };
+  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step) };
   if (baseUrl) out.baseUrl = baseUrl;
   return out;
 }
