@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -9,13 +10,32 @@ import (
 )
 
 // Knobs are the independent settings a storm condition fixes, as one
-// value: the scheme the world orders a run's log by, and the engine's
-// policy. Each is a knob of KnobTable. The runtime (Config), the verdicts'
-// and the explainer's reference replays all take them whole.
+// value: the scheme the world orders a run's log by, the engine's policy,
+// and which engine runs the condition's runs. Each is a knob of KnobTable.
+// The runtime (Config), the verdicts' and the explainer's reference
+// replays all take them whole.
 type Knobs struct {
 	Scheme eventlog.Scheme `json:"scheme"`
 	Policy
+	// Engine names the engine that runs the condition's runs: "" (the
+	// storm's --engine, the model unless it says otherwise), EngineModel
+	// or EngineDevkit. A policy is the model's: the devkit engine runs the
+	// published runtime's own, so a condition on it keeps main's.
+	Engine string `json:"engine,omitempty"`
 }
+
+// The engines a condition can name (Knobs.Engine).
+const (
+	// EngineModel is this package's model of the replay runtime.
+	EngineModel = "model"
+	// EngineDevkit is the published @workflow/core, run by package
+	// engine/devkit on the DevKit's own world packages.
+	EngineDevkit = "devkit"
+)
+
+// Engines lists the engines a condition can name, in the order help lists
+// them.
+func Engines() []string { return []string{EngineModel, EngineDevkit} }
 
 // KnobTable returns the condition knobs in the conditions listing's column
 // order: the scheme, then the engine's policy knobs (PolicyKnobs). It
@@ -33,7 +53,26 @@ func KnobTable() []knob.Knob[Knobs] {
 	for _, s := range eventlog.Schemes() {
 		scheme.Values = append(scheme.Values, string(s))
 	}
-	return append([]knob.Knob[Knobs]{scheme}, knob.Embed(PolicyKnobs(), func(k *Knobs) *Policy { return &k.Policy })...)
+	eng := knob.Knob[Knobs]{
+		Name: "engine", Help: "which engine runs the runs: the model, or the published runtime (devkit worlds only); unset: the storm's --engine",
+		Values: Engines(),
+		Set:    func(k *Knobs, v string) error { k.Engine = v; return nil },
+		Get:    func(k Knobs) string { return k.Engine },
+		Check: func(k Knobs) error {
+			if k.Engine != "" && !slices.Contains(Engines(), k.Engine) {
+				return fmt.Errorf("unknown engine %q (valid: %s)", k.Engine, strings.Join(Engines(), ", "))
+			}
+			return nil
+		},
+		Cell: func(k Knobs) string {
+			if k.Engine == "" {
+				return "-"
+			}
+			return k.Engine
+		},
+	}
+	table := append([]knob.Knob[Knobs]{scheme}, knob.Embed(PolicyKnobs(), func(k *Knobs) *Policy { return &k.Policy })...)
+	return append(table, eng)
 }
 
 // Validate names the first knob, in KnobTable order, with an unknown value,
@@ -42,6 +81,9 @@ func (k Knobs) Validate() error {
 	table := KnobTable()
 	if err := knob.Validate(table, k); err != nil {
 		return err
+	}
+	if k.Engine == EngineDevkit && (k.Policy != DefaultPolicy() || k.Scheme != eventlog.SchemeULID) {
+		return fmt.Errorf("engine=devkit runs the published runtime with its own ids, scheme and policy: only main's knobs apply (scheme, fence, on-reject, ids, wake, admission, guard and seal are the model's)")
 	}
 	if k.Scheme == eventlog.SchemeSlot {
 		return nil

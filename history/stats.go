@@ -16,6 +16,9 @@ type RunStats struct {
 	GaveUp      int64 `json:"gave_up"`
 	InfraErrors int64 `json:"infra_errors"`
 	Coalesced   int64 `json:"coalesced"`
+	// MaxConcurrent is the most invocations of the run in flight at once,
+	// as an engine that counts them saw (the devkit engine's host).
+	MaxConcurrent int64 `json:"max_concurrent,omitempty"`
 	// Recovered counts divergences a recovery replay cleared: invocations
 	// delivered as a recovery (after a divergence) whose replay did not
 	// diverge. The run goes on as if nothing happened, so neither the

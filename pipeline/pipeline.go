@@ -222,6 +222,9 @@ func StoredCell(m *stormdir.Meta, rec reports.RunRecord) (Cell, error) {
 		return Cell{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", stormdir.FileStorm, rec.Condition, rec.RunID)
 	}
 	c := Cell{Key: rec.CellKey, Knobs: cond.Knobs, TimeScale: m.Config.TimeScale}
+	if rt, ok := m.RuntimeOf(rec.CellKey); ok && rt.Scheme != "" {
+		c.Knobs.Scheme = eventlog.Scheme(rt.Scheme) // the runtime's logs, read by its own scheme
+	}
 	sc, err := scenarios.Lookup(rec.Scenario)
 	if err != nil {
 		return c, fmt.Errorf("run %s: %w", rec.RunID, err)

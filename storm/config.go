@@ -86,6 +86,8 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
+	case c.Engine != "" && !slices.Contains(engine.Engines(), c.Engine):
+		return nil, fmt.Errorf("--engine: unknown engine %q (valid: %s)", c.Engine, strings.Join(engine.Engines(), ", "))
 	}
 	if err := c.Shard.Validate(c.Runs); err != nil {
 		return nil, err
@@ -140,6 +142,13 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 			cond := p.Conditions[strings.TrimSpace(item)]
 			if err := Supports(e, cond.Knobs); err != nil {
 				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
+			}
+			if eng := EngineOf(c, cond.Knobs); !slices.Contains(append(e.Engines, DefaultEngine), eng) {
+				by := "--engine " + eng
+				if cond.Knobs.Engine != "" {
+					by = fmt.Sprintf("--condition %q", cond.Name)
+				}
+				return nil, fmt.Errorf("%s: engine %s runs on %s only, not on world %s", by, eng, cmp.Or(strings.Join(reg.WithEngine(eng), ", "), "no world"), w)
 			}
 			if g := cond.Knobs.Guard; g != eventlog.GuardNone && !slices.Contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))

@@ -1,13 +1,16 @@
 package storm
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -66,15 +69,45 @@ type EngineSetup struct {
 // Close.
 type OpenEngine func(ctx context.Context, s EngineSetup) (Engine, error)
 
-// DefaultEngine is the engine a storm runs unless its Deps name another.
-const DefaultEngine = "model"
+// DefaultEngine is the engine of a condition that names none in a storm
+// whose config names none (--engine).
+const DefaultEngine = engine.EngineModel
 
-// Engines lists the engines a storm can run, by name. A new engine is a
-// package implementing Engine plus a line here.
+// EngineOf is the engine that runs a condition's runs in a storm of c: the
+// condition's own (engine=...), else the storm's (--engine), else the
+// model.
+func EngineOf(c stormdir.Config, k engine.Knobs) string {
+	return cmp.Or(k.Engine, c.Engine, DefaultEngine)
+}
+
+// Engines lists the engines a storm can run without help, by name: the
+// model. An engine that needs what this package must not import (the
+// devkit engine, which runs a Node process of its own) is added to
+// Deps.Engines by its caller.
 func Engines() map[string]OpenEngine {
 	return map[string]OpenEngine{
 		DefaultEngine: openModel,
 	}
+}
+
+// Collector is implemented by an engine whose runs are stored where the
+// cell's world cannot read them (a runtime that opens its own store): the
+// runner collects an ended run from the engine instead of the world.
+type Collector interface {
+	Collect(ctx context.Context, runID string) worlds.Collected
+}
+
+// Schemer is implemented by an engine whose runtime orders its runs' logs
+// by a scheme of its own (the published 5.0 packages' slot ids): the
+// pipeline reads the cell's runs by it instead of the condition's.
+type Schemer interface {
+	Scheme() eventlog.Scheme
+}
+
+// Describer is implemented by an engine that can say what it ran (a
+// published runtime's versions): storm.json keeps it per cell.
+type Describer interface {
+	Describe() stormdir.Runtime
 }
 
 // openModel opens our model of the replay runtime on the cell's world.

@@ -42,13 +42,13 @@ func TestRunEngineMintedIDs(t *testing.T) {
 	var n atomic.Int64
 	model := storm.Engines()[storm.DefaultEngine]
 	d := deps()
-	d.Engine = func(ctx context.Context, s storm.EngineSetup) (storm.Engine, error) {
+	d.Engines = map[string]storm.OpenEngine{storm.DefaultEngine: func(ctx context.Context, s storm.EngineSetup) (storm.Engine, error) {
 		eng, err := model(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		return mintingEngine{Runtime: eng.(*engine.Runtime), n: &n}, nil
-	}
+	}}
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 	defer cancel()
 	sum, err := storm.Run(ctx, p, d)

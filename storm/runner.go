@@ -1,6 +1,7 @@
 package storm
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,8 +51,9 @@ type Progress interface {
 // Deps are the runner's collaborators.
 type Deps struct {
 	Worlds *worlds.Registry
-	// Engine opens each cell's engine; nil opens Engines()[DefaultEngine].
-	Engine   OpenEngine
+	// Engines are the engines the storm's conditions may name besides
+	// Engines()' (the devkit engine), by name.
+	Engines  map[string]OpenEngine
 	Logger   *slog.Logger
 	Progress Progress
 	Version  string
@@ -159,6 +162,10 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		out.Close()
 		return nil, openErr
 	}
+	if err := r.describe(cells); err != nil {
+		out.Close()
+		return nil, err
+	}
 	if err := r.startNemesis(ctx, cells); err != nil {
 		out.Close()
 		return nil, err
@@ -200,10 +207,8 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 // openCells opens one world and one engine per cell.
 func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 	cfg := r.plan.Config
-	open := r.deps.Engine
-	if open == nil {
-		open = Engines()[DefaultEngine]
-	}
+	engines := Engines()
+	maps.Copy(engines, r.deps.Engines)
 	var cells []*cell
 	for i, k := range r.plan.Cells {
 		entry, err := r.deps.Worlds.Lookup(k.World)
@@ -224,6 +229,12 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		}
 		cond := r.plan.Conditions[k.Condition]
 		rec := worlds.Record(w, r.sink)
+		name := EngineOf(cfg, cond.Knobs)
+		open, ok := engines[name]
+		if !ok {
+			rec.Close()
+			return cells, fmt.Errorf("cell %s: engine %s is not built into this stormctl", k, name)
+		}
 		eng, err := open(ctx, EngineSetup{
 			Key: k, World: rec, Sink: r.sink, Scenario: sc, Knobs: cond.Knobs,
 			Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
@@ -233,10 +244,49 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 			rec.Close()
 			return cells, fmt.Errorf("open the engine of cell %s: %w", k, err)
 		}
+		knobs := cond.Knobs
+		if sch, ok := eng.(Schemer); ok {
+			knobs.Scheme = sch.Scheme() // the runtime's logs are read by its own scheme
+		}
 		cells = append(cells, &cell{key: k, world: rec, eng: eng,
-			plan: pipeline.Cell{Key: k, Knobs: cond.Knobs, Scenario: sc, TimeScale: cfg.TimeScale}})
+			plan: pipeline.Cell{Key: k, Knobs: knobs, Scenario: sc, TimeScale: cfg.TimeScale}})
 	}
 	return cells, nil
+}
+
+// describe keeps in storm.json what ran each cell whose engine says
+// (Describer), and tells the user in a line per runtime.
+func (r *runner) describe(cells []*cell) error {
+	var rts []stormdir.Runtime
+	for _, c := range cells {
+		if d, ok := c.eng.(Describer); ok {
+			rt := d.Describe()
+			rt.Cell = c.key
+			rts = append(rts, rt)
+		}
+	}
+	if len(rts) == 0 {
+		return nil
+	}
+	r.meta.Runtimes = rts
+	seen := map[string]bool{}
+	for _, rt := range rts {
+		line := fmt.Sprintf("engine %s (%s) on %s: %s", rt.Engine, cmp.Or(rt.Channel, "-"), rt.Cell.World, versionsLine(rt.Versions))
+		if !seen[line] {
+			seen[line] = true
+			r.deps.Logger.Info(line, "source", rt.Source, "scheme", rt.Scheme)
+		}
+	}
+	return r.out.WriteMeta(&r.meta)
+}
+
+// versionsLine lists versions by package, in name order.
+func versionsLine(v map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		parts = append(parts, k+"@"+v[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 // runAll runs every run of every cell, interleaved across cells so that all
@@ -321,7 +371,12 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// as infra.
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
-	collected := worlds.Collect(worlds.WithActor(rctx2, "storm"), c.world, runID, c.plan.Knobs.Guard)
+	var collected worlds.Collected
+	if col, ok := c.eng.(Collector); ok {
+		collected = col.Collect(rctx2, runID)
+	} else {
+		collected = worlds.Collect(worlds.WithActor(rctx2, "storm"), c.world, runID, c.plan.Knobs.Guard)
+	}
 	if collected.CommitErr != nil {
 		r.deps.Logger.Debug("no store commit times", "run", runID, "err", collected.CommitErr)
 	}

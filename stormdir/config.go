@@ -42,6 +42,12 @@ type Config struct {
 	// Nemesis, when on (--nemesis), breaks the worlds' stores on loopback
 	// during the storm (see package nemesis).
 	Nemesis nemesis.Config `json:"nemesis,omitzero"`
+	// Engine is the engine of the conditions that name none (--engine):
+	// "" or "model" for stormctl's model, "devkit" for the published
+	// runtime; DevkitChannel is the devkit engine's line of packages
+	// (--devkit-channel: "" or "stable", "beta").
+	Engine        string `json:"engine,omitempty"`
+	DevkitChannel string `json:"devkit_channel,omitempty"`
 }
 
 // DefaultSeed is the seed of a storm that names none (storm --seed). A

@@ -44,9 +44,35 @@ type Meta struct {
 	// were stored has none (nil), and so has a merge of shards that ran on
 	// different ones.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// Runtimes say what ran each cell whose engine is not the model (the
+	// devkit engine's published runtime): nil for a storm of the model.
+	Runtimes []Runtime `json:"runtimes,omitempty"`
 	// Merged says which shards a merged storm was made of (stormctl
 	// merge); nil for a storm that ran as it is.
 	Merged *MergeInfo `json:"merged,omitempty"`
+}
+
+// Runtime is what ran one cell's runs, when an engine other than the
+// model did: the engine, where its packages came from ("published" or a
+// checkout's directory), their versions by package name (and Node's under
+// "node"), its channel, and the scheme its logs are ordered by.
+type Runtime struct {
+	Cell     history.CellKey   `json:"cell"`
+	Engine   string            `json:"engine"`
+	Channel  string            `json:"channel,omitempty"`
+	Source   string            `json:"source"`
+	Versions map[string]string `json:"versions,omitempty"`
+	Scheme   string            `json:"scheme"`
+}
+
+// RuntimeOf returns the runtime that ran cell k, if storm.json says one did.
+func (m *Meta) RuntimeOf(k history.CellKey) (Runtime, bool) {
+	for _, r := range m.Runtimes {
+		if r.Cell == k {
+			return r, true
+		}
+	}
+	return Runtime{}, false
 }
 
 // ReadMeta reads dir's storm.json whole into a Meta: the one reader of

@@ -103,15 +103,22 @@ func storeCommitTimes(ctx context.Context, w World, runID string, final []eventl
 	if err != nil {
 		return "world", err
 	}
+	return PutCommitTimes(final, times), nil
+}
+
+// PutCommitTimes puts the store's commit times on a run's final log and
+// returns "store" (Collected.CommitSource), or leaves final as it is and
+// returns "world" when any of times is not the store's own.
+func PutCommitTimes(final []eventlog.Event, times []CommitTime) string {
 	at := make(map[string]time.Time, len(times))
 	for _, t := range times {
 		if t.Source != "store" {
-			return "world", nil
+			return "world"
 		}
 		at[t.EventID] = t.At
 	}
 	for i := range final {
 		final[i].CommittedAt = at[final[i].ID]
 	}
-	return "store", nil
+	return "store"
 }

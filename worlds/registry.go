@@ -73,7 +73,11 @@ type Entry struct {
 	// Faults are the fault kinds the world offers under --nemesis (opened
 	// with Options.Nemesis, it offers targets of these kinds only).
 	Faults []nemesis.Kind
-	Open   Factory
+	// Engines names the engines besides the model that run on the world
+	// ("devkit": the published runtime, on the devkit worlds); every world
+	// runs the model.
+	Engines []string
+	Open    Factory
 }
 
 // Registry maps world names to factories. The zero value is empty and ready.
@@ -82,6 +86,17 @@ type Registry struct {
 	// endpoints are the entries' endpoint flags, each once, in the order
 	// they were first registered.
 	endpoints []Endpoint
+}
+
+// WithEngine lists the worlds engine runs on, by name.
+func (r *Registry) WithEngine(engine string) []string {
+	var out []string
+	for _, e := range r.entries {
+		if slices.Contains(e.Engines, engine) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }
 
 // Register adds a world; registering a name twice replaces the earlier entry.

@@ -260,7 +260,7 @@ func TestListings(t *testing.T) {
 		// a row per registered scenario and world (scenarios.TestRegistry
 		// and TestDefaultWorlds pin the built-in ones)
 		{"scenarios", []string{"scenario", "shape"}, scenarioNames()},
-		{"worlds", []string{"world", "schemes", "conditions", "store"}, worldNames(t)},
+		{"worlds", []string{"world", "schemes", "conditions", "engines", "store"}, worldNames(t)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd+"/table", func(t *testing.T) {

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -120,13 +122,17 @@ func NewCmdScenarios(f *Factory, runF func(context.Context, *ListOptions) error)
 func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	return newListCmd(f, "worlds", "List the worlds (event-log stores), the schemes each supports and the condition presets it runs", "  stormctl worlds\n  stormctl worlds --format json",
 		func(o *ListOptions) listing {
-			l := listing{header: []string{"world", "schemes", "conditions", "store"}}
+			l := listing{header: []string{"world", "schemes", "conditions", "engines", "store"}}
 			var js []map[string]any
 			reg, _ := o.Factory.Worlds(worlds.Setup{}, o.Factory.Logger())
 			for _, e := range reg.Entries() {
 				conds := storm.SupportedPresets(e)
-				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), e.Description})
-				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "conditions": conds, "description": e.Description})
+				engines := []string{storm.DefaultEngine}
+				if s := devkitengine.Support(e.Name); s != "" && slices.Contains(e.Engines, engine.EngineDevkit) {
+					engines = append(engines, s)
+				}
+				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), strings.Join(engines, "; "), e.Description})
+				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "conditions": conds, "engines": engines, "description": e.Description})
 			}
 			l.json = js
 			return l

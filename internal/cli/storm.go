@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stormctl/stormctl/engine"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -120,6 +122,9 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 				}
 			}
 			opts.Config.Nemesis = nemesisOf(opts.Nemesis)
+			if err := engineDefaults(cmd.Flags(), &opts.Config); err != nil {
+				return &UsageError{Err: err}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -144,6 +149,8 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", d.PageSize, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
+	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local and devkit-postgres; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
+	fl.StringVar(&c.DevkitChannel, "devkit-channel", "", "the devkit engine's packages: "+joinOr(channelNames())+" (default stable; stable: @workflow/core 4.x; beta: the newest consistent 5.0 betas)")
 	fl.BoolVar(&c.Keep, "keep", d.Keep, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by "+
 		joinOr(endpointFlags(surface, func(e worlds.Endpoint) bool { return e.Keeps }))+" (each named at the end)")
 	fl.Var(&c.Shard, "shard", "run only shard i of n: run indexes r with r mod n = i-1, of every cell (combine the shards with stormctl merge)")
@@ -257,9 +264,42 @@ func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Regis
 	} else {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %d of %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), cfg.Shard.RunsPerCell(cfg.Runs), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	}
+	engines, err := devkitengine.Engines(cfg, plan.Endpoints, io.ErrOut, logger)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	return storm.Run(ctx, plan, storm.Deps{
-		Worlds: reg, Logger: logger, Progress: newProgress(io), Version: f.Version,
+		Worlds: reg, Engines: engines, Logger: logger, Progress: newProgress(io), Version: f.Version,
 	})
+}
+
+// engineDefaults applies the devkit engine's defaults to what the flags
+// leave unset (--condition main: its knobs are the runtime's own;
+// --latency none: its windows emerge from the real stores), and checks
+// --devkit-channel.
+func engineDefaults(fl *pflag.FlagSet, c *stormdir.Config) error {
+	if _, err := devkitengine.ParseChannel(c.DevkitChannel); err != nil {
+		return fmt.Errorf("--devkit-channel: %w", err)
+	}
+	if c.Engine != engine.EngineDevkit {
+		return nil
+	}
+	if !fl.Changed("condition") {
+		c.Conditions = []string{"main"}
+	}
+	if !fl.Changed("latency") {
+		c.Latency = "none"
+	}
+	return nil
+}
+
+// channelNames are the devkit engine's channels.
+func channelNames() []string {
+	var out []string
+	for _, ch := range devkitengine.Channels() {
+		out = append(out, string(ch))
+	}
+	return out
 }
 
 // stormError types storm.Run's error for the exit code: Ctrl-C is

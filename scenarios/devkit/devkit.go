@@ -130,33 +130,39 @@ const TokenField = "token"
 var ErrBadToken = errors.New("bad run token")
 
 // Input is the input of run runIndex of scenario s on the devkit engine: the
-// Go scenario's Input(env, runIndex) with the field "token" set to token, the
-// run's prefix of every hook token. The token must be non-empty and free of
-// ':' (the separator of HookToken) and of whitespace.
+// Go scenario's Input(env, runIndex) with the field "token" set to token
+// (WithToken).
 func Input(s scenarios.Scenario, env scenarios.Env, runIndex int, token string) (json.RawMessage, error) {
-	if token == "" || strings.ContainsAny(token, ": \t\r\n") {
-		return nil, fmt.Errorf("%w %q: want a non-empty token without ':' or whitespace", ErrBadToken, token)
-	}
-	raw, err := json.Marshal(s.Input(env, runIndex))
-	if err != nil {
-		return nil, fmt.Errorf("%s input: %w", s.Name, err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("%s input is not a JSON object: %w", s.Name, err)
-	}
-	if _, ok := fields[TokenField]; ok {
-		return nil, fmt.Errorf("%s input already has a %q field", s.Name, TokenField)
-	}
-	fields[TokenField], err = json.Marshal(token)
-	if err != nil {
-		return nil, fmt.Errorf("%s input: %w", s.Name, err)
-	}
-	out, err := json.Marshal(fields)
+	out, err := WithToken(s.Input(env, runIndex), token)
 	if err != nil {
 		return nil, fmt.Errorf("%s input: %w", s.Name, err)
 	}
 	return out, nil
+}
+
+// WithToken is a Go scenario's run input with the field "token" set to
+// token, the run's prefix of every hook token. The token must be non-empty
+// and free of ':' (the separator of HookToken) and of whitespace; the
+// input must be a JSON object without a "token" field.
+func WithToken(input any, token string) (json.RawMessage, error) {
+	if token == "" || strings.ContainsAny(token, ": \t\r\n") {
+		return nil, fmt.Errorf("%w %q: want a non-empty token without ':' or whitespace", ErrBadToken, token)
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if _, ok := fields[TokenField]; ok {
+		return nil, fmt.Errorf("already has a %q field", TokenField)
+	}
+	if fields[TokenField], err = json.Marshal(token); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
 }
 
 // HookToken is the real hook token of the scenario token t (the token a Go

@@ -42,8 +42,19 @@ func (w *World) CommitTimes(ctx context.Context, runID string) ([]worlds.CommitT
 }
 
 func (w *World) pgCommitTimes(ctx context.Context, runID string) ([]worlds.CommitTime, error) {
+	return PostgresCommitTimes(ctx, w.dbURL, runID)
+}
+
+func (w *World) fileCommitTimes(runID string) ([]worlds.CommitTime, error) {
+	return LocalCommitTimes(w.dataDir, runID)
+}
+
+// PostgresCommitTimes reads the commit timestamp of each event of run runID
+// in the world-postgres database at url (whose server must run with
+// track_commit_timestamp on), with Source "store".
+func PostgresCommitTimes(ctx context.Context, url, runID string) ([]worlds.CommitTime, error) {
 	var out []worlds.CommitTime
-	info, err := pgattach.Read(ctx, pgattach.Options{URL: w.dbURL, RunID: runID}, func(r pgattach.Run) error {
+	info, err := pgattach.Read(ctx, pgattach.Options{URL: url, RunID: runID}, func(r pgattach.Run) error {
 		for _, e := range r.Events {
 			out = append(out, worlds.CommitTime{EventID: strings.Clone(e.ID), At: e.CommitAt, Source: "store"})
 		}
@@ -58,8 +69,11 @@ func (w *World) pgCommitTimes(ctx context.Context, runID string) ([]worlds.Commi
 	return out, nil
 }
 
-func (w *World) fileCommitTimes(runID string) ([]worlds.CommitTime, error) {
-	dir := filepath.Join(w.dataDir, "events")
+// LocalCommitTimes reads the modification time of each event file of run
+// runID in world-local's data directory dataDir, with Source "store" (see
+// World.CommitTimes for what that clock is worth).
+func LocalCommitTimes(dataDir, runID string) ([]worlds.CommitTime, error) {
+	dir := filepath.Join(dataDir, "events")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("devkit-local: commit times of run %s: %w", runID, err)

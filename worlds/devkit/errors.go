@@ -29,12 +29,12 @@ var refusals = map[string]bool{
 	"ZodError": true, "UnsafeEntityIdError": true,
 }
 
-// classify maps what the sidecar said about draft d to stormctl's errors:
+// Classify maps what the sidecar (or a runtime host) said about draft d to stormctl's errors:
 // the package's EntityConflictError is a conflict on the draft's key, its
 // other refusals are an *eventlog.RefusedError, a dropped connection or a
 // gone sidecar is infrastructure (eventlog.ErrUnavailable), anything else
 // stays the error it is.
-func classify(op, runID string, d *eventlog.Draft, err error) error {
+func Classify(op, runID string, d *eventlog.Draft, err error) error {
 	var se *sidecar.Error
 	switch {
 	case err == nil:

@@ -137,18 +137,9 @@ func hello(ctx context.Context, p *sidecar.Process) (map[string]string, error) {
 func (h *Host) database(ctx context.Context, p *sidecar.Process) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.stopped {
-		return "", errors.New("devkit: the host is stopped")
-	}
-	if h.cluster == nil && h.clusterErr == nil {
-		h.cluster, h.clusterErr = postgres.StartEmbedded(ctx, h.cfg.Logger)
-	}
-	if h.clusterErr != nil {
-		return "", h.clusterErr
-	}
-	conn, err := pgx.Connect(ctx, h.cluster.URL())
+	conn, err := h.clusterConn(ctx)
 	if err != nil {
-		return "", fmt.Errorf("devkit-postgres: connect to its cluster: %w", err)
+		return "", err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if h.template == "" {
@@ -174,6 +165,43 @@ func (h *Host) database(ctx context.Context, p *sidecar.Process) (string, error)
 	h.databases++
 	name := fmt.Sprintf("devkit_%d", h.databases)
 	if err := createDatabase(ctx, conn, name, h.template); err != nil {
+		return "", err
+	}
+	return h.urlOf(name)
+}
+
+// clusterConn connects to the devkit-postgres cluster, starting it the
+// first time. h.mu is held.
+func (h *Host) clusterConn(ctx context.Context) (*pgx.Conn, error) {
+	if h.stopped {
+		return nil, errors.New("devkit: the host is stopped")
+	}
+	if h.cluster == nil && h.clusterErr == nil {
+		h.cluster, h.clusterErr = postgres.StartEmbedded(ctx, h.cfg.Logger)
+	}
+	if h.clusterErr != nil {
+		return nil, h.clusterErr
+	}
+	conn, err := pgx.Connect(ctx, h.cluster.URL())
+	if err != nil {
+		return nil, fmt.Errorf("devkit-postgres: connect to its cluster: %w", err)
+	}
+	return conn, nil
+}
+
+// emptyDatabase creates a fresh, empty database in the devkit-postgres
+// cluster (started the first time) and returns its URL.
+func (h *Host) emptyDatabase(ctx context.Context) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	conn, err := h.clusterConn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	h.databases++
+	name := fmt.Sprintf("devkit_runtime_%d", h.databases)
+	if err := createDatabase(ctx, conn, name, ""); err != nil {
 		return "", err
 	}
 	return h.urlOf(name)

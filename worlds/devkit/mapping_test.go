@@ -177,15 +177,15 @@ func TestClassify(t *testing.T) {
 		{&sidecar.Error{Name: "TypeError", Message: "x is undefined"}, nil},
 	}
 	for _, tt := range tests {
-		got := classify("create", testRun, d, tt.err)
+		got := Classify("create", testRun, d, tt.err)
 		for _, class := range []error{eventlog.ErrConflict, eventlog.ErrRefused, eventlog.ErrUnavailable} {
 			if errors.Is(got, class) != (class == tt.want) {
-				t.Errorf("classify(%v) = %v: matches %v is %v", tt.err, got, class, errors.Is(got, class))
+				t.Errorf("Classify(%v) = %v: matches %v is %v", tt.err, got, class, errors.Is(got, class))
 			}
 		}
 	}
 	var ce *eventlog.ConflictError
-	if err := classify("create", testRun, d, &sidecar.Error{Name: "EntityConflictError"}); !errors.As(err, &ce) || ce.Key != "step_completed/s" {
+	if err := Classify("create", testRun, d, &sidecar.Error{Name: "EntityConflictError"}); !errors.As(err, &ce) || ce.Key != "step_completed/s" {
 		t.Errorf("a conflict names key %+v, want step_completed/s", ce)
 	}
 }

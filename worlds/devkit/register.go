@@ -32,6 +32,7 @@ func Register(r *worlds.Registry, h *Host) {
 			Schemes:     []string{string(eventlog.SchemeULID)},
 			Limits:      limits(k.kind),
 			Endpoints:   []worlds.Endpoint{DirFlag},
+			Engines:     []string{"devkit"},
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 				w, err := Open(ctx, h, k.kind, opts)
 				if err != nil {
@@ -41,4 +42,15 @@ func Register(r *worlds.Registry, h *Host) {
 			},
 		})
 	}
+}
+
+// KindOf returns the package kind of the devkit world named name.
+func KindOf(name string) (Kind, bool) {
+	switch name {
+	case LocalName:
+		return Local, true
+	case PostgresName:
+		return Postgres, true
+	}
+	return "", false
 }

@@ -33,6 +33,8 @@ const (
 // It is safe for concurrent use.
 type World struct {
 	kind    Kind
+	host    *Host
+	dir     string // Options.Dir
 	proc    *sidecar.Process
 	handle  int64
 	dataDir string // Local: the package's data directory
@@ -72,7 +74,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if err != nil {
 		return nil, err
 	}
-	w := &World{kind: k, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
+	w := &World{kind: k, host: h, dir: opts.Dir, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
 		runs: map[string]bool{}, seen: map[string]time.Time{}, windows: map[eventlog.Type]WindowCount{}}
 	args := map[string]any{"kind": string(k)}
 	switch k {
@@ -94,7 +96,7 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 		Handle int64 `json:"handle"`
 	}
 	if err := p.Call(ctx, "open", args, &out); err != nil {
-		return nil, fmt.Errorf("devkit-%s: open: %w", k, classify("open", "", nil, err))
+		return nil, fmt.Errorf("devkit-%s: open: %w", k, Classify("open", "", nil, err))
 	}
 	w.handle = out.Handle
 	return w, nil
@@ -188,7 +190,7 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 	delay := w.latency.Delay(d.Type).Milliseconds()
 	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
-		return eventlog.Event{}, classify("create", runID, &d, err)
+		return eventlog.Event{}, Classify("create", runID, &d, err)
 	}
 	if delay > 0 {
 		w.countWindow(d.Type, out.Window)
@@ -242,7 +244,7 @@ func (w *World) page(ctx context.Context, runID string, after eventlog.Cursor, l
 	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "after": after.ID, "limit": limit}
 	if err := w.proc.Call(ctx, "list", args, &out); err != nil {
-		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, classify("list", runID, nil, err))
+		return eventlog.Page{}, fmt.Errorf("devkit-%s: list run %s: %w", w.kind, runID, Classify("list", runID, nil, err))
 	}
 	now := time.Now()
 	events := make([]eventlog.Event, 0, len(out.Events))
@@ -270,6 +272,37 @@ func (w *World) observe(id string, at time.Time) time.Time {
 	}
 	w.seen[id] = at
 	return at
+}
+
+// Store is where a runtime of the world's kind keeps its runs: a data
+// directory of world-local's, or an empty database of world-postgres's.
+type Store struct {
+	Kind    Kind
+	DataDir string
+	URL     string
+}
+
+// RuntimeStore returns a fresh store of the world's kind beside the world's
+// own, for a runtime that opens the package itself (the devkit engine): a
+// directory next to the world's data directory, or a new, empty database
+// of the host's cluster (the runtime's package migrates it, whatever its
+// version). The store goes when the world's do (the storm's temp
+// directory, the host's cluster).
+func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
+	if err := w.usable(ctx); err != nil {
+		return Store{}, err
+	}
+	switch w.kind {
+	case Local:
+		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local")}, nil
+	case Postgres:
+		url, err := w.host.emptyDatabase(ctx)
+		if err != nil {
+			return Store{}, err
+		}
+		return Store{Kind: Postgres, URL: url}, nil
+	}
+	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
 }
 
 // Close closes the package's instance; its files or database stay (the

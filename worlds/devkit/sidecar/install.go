@@ -51,18 +51,13 @@ const minNode = 20
 // a directory under cacheDir the first time (a line on progress says so),
 // and writing the script next to them.
 func Install(ctx context.Context, cacheDir string, progress io.Writer) (Layout, error) {
-	if err := checkNode(ctx); err != nil {
-		return Layout{}, err
-	}
 	pkg, lock, err := manifests()
 	if err != nil {
 		return Layout{}, err
 	}
-	dir := filepath.Join(cacheDir, "stormctl", "devkit", digest(pkg, lock))
-	if _, err := os.Stat(filepath.Join(dir, installedMarker)); err != nil {
-		if err := install(ctx, dir, pkg, lock, progress); err != nil {
-			return Layout{}, err
-		}
+	dir, err := InstallPackages(ctx, cacheDir, pkg, lock, "@workflow/world-local and @workflow/world-postgres", progress)
+	if err != nil {
+		return Layout{}, err
 	}
 	script, err := writeScript(dir)
 	if err != nil {
@@ -114,6 +109,27 @@ func CheckoutLayout(dir string) (Layout, error) {
 	return l, nil
 }
 
+// InstallPackages installs the packages of a package.json and its
+// package-lock.json with npm into a directory of their own under cacheDir
+// (stormctl/devkit/<digest of both>), the first time only, and returns that
+// directory (its node_modules holds them). what names the packages in the
+// line a first install prints on progress. A failed or concurrent install
+// never leaves a half-filled directory; ErrNoNode and ErrInstall say what
+// the machine lacks.
+func InstallPackages(ctx context.Context, cacheDir string, pkg, lock []byte, what string, progress io.Writer) (string, error) {
+	if err := checkNode(ctx); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cacheDir, "stormctl", "devkit", Digest(pkg, lock))
+	if _, err := os.Stat(filepath.Join(dir, installedMarker)); err == nil {
+		return dir, nil
+	}
+	if err := install(ctx, dir, pkg, lock, what, progress); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // installedMarker is written into an install directory once npm succeeded.
 const installedMarker = ".stormctl-installed"
 
@@ -123,7 +139,7 @@ const installedMarker = ".stormctl-installed"
 // unlike ci it tolerates optional platform binaries a registry does not
 // serve (cbor-x's cbor-extract, which falls back to JavaScript). Install
 // scripts are not run: none of the packages needs one.
-func install(ctx context.Context, dir string, pkg, lock []byte, progress io.Writer) error {
+func install(ctx context.Context, dir string, pkg, lock []byte, what string, progress io.Writer) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("devkit: install the packages: %w", err)
@@ -139,7 +155,7 @@ func install(ctx context.Context, dir string, pkg, lock []byte, progress io.Writ
 		}
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "devkit: installing @workflow/world-local and @workflow/world-postgres (pinned by stormctl's package-lock.json) into %s with npm; first use only\n", dir)
+		fmt.Fprintf(progress, "devkit: installing %s (pinned by stormctl's package-lock.json) into %s with npm; first use only\n", what, dir)
 	}
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
 	cmd.Dir = tmp
@@ -160,33 +176,41 @@ func install(ctx context.Context, dir string, pkg, lock []byte, progress io.Writ
 	return nil
 }
 
-// writeScript writes the embedded script into dir, under a name that holds
-// its digest (so a stormctl with another script never runs a stale one).
+// writeScript writes the embedded script into dir (WriteScript).
 func writeScript(dir string) (string, error) {
 	b, err := assets.ReadFile("node/sidecar.mjs")
 	if err != nil {
 		return "", fmt.Errorf("devkit: sidecar script: %w", err)
 	}
-	path := filepath.Join(dir, "sidecar-"+digest(b)+".mjs")
+	return WriteScript(dir, "sidecar.mjs", b)
+}
+
+// WriteScript writes script b into dir under name with its digest before
+// the extension ("host.mjs" becomes "host-<digest>.mjs"), so a stormctl
+// with another script never runs a stale one, and returns its path. The
+// file is written once, atomically.
+func WriteScript(dir, name string, b []byte) (string, error) {
+	ext := filepath.Ext(name)
+	path := filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+Digest(b)+ext)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+		return "", fmt.Errorf("devkit: script %s: %w", name, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".sidecar-*.mjs")
+	tmp, err := os.CreateTemp(dir, ".script-*"+ext)
 	if err != nil {
-		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+		return "", fmt.Errorf("devkit: script %s: %w", name, err)
 	}
 	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+		return "", fmt.Errorf("devkit: script %s: %w", name, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("devkit: sidecar script: %w", err)
+		return "", fmt.Errorf("devkit: script %s: %w", name, err)
 	}
 	return path, nil
 }
@@ -201,8 +225,8 @@ func manifests() (pkg, lock []byte, err error) {
 	return pkg, lock, nil
 }
 
-// digest is the first 16 hex digits of the SHA-256 of parts.
-func digest(parts ...[]byte) string {
+// Digest is the first 16 hex digits of the SHA-256 of parts.
+func Digest(parts ...[]byte) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write(p)

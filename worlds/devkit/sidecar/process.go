@@ -75,6 +75,7 @@ type Process struct {
 	pending map[int64]chan []byte
 	exitErr error // set once the process is gone
 	stderr  *ring
+	notice  func([]byte)
 
 	stopOnce sync.Once
 	stopErr  error
@@ -85,25 +86,52 @@ type Process struct {
 // of its own (its file descriptor 3); its stdout and stderr are kept for
 // the error that reports its exit.
 func Start(l Layout) (*Process, error) {
-	cmd := exec.Command("node", l.Script, "--local", l.Local, "--postgres", l.Postgres)
+	return StartCommand(Command{
+		Script: l.Script, Args: []string{"--local", l.Local, "--postgres", l.Postgres},
+		Dir: os.TempDir(), // the packages resolve relative paths (.workflow-data) from here; nothing is written
+	})
+}
+
+// Command is a Node script speaking the sidecar's protocol: requests on
+// its stdin, answers (and notices) as JSON lines on its file descriptor 3.
+type Command struct {
+	Script string
+	Args   []string
+	// Dir is the script's working directory; Env, when not nil, its whole
+	// environment (nil: this process's).
+	Dir string
+	Env []string
+	// Notice, if set, gets every line on the answer pipe that starts with
+	// {"notice": (a line the script writes of its own accord, not an
+	// answer), in the order written, on the pipe's reader: it must not
+	// block for long. The line is the callee's to keep.
+	Notice func(line []byte)
+}
+
+// StartCommand runs c under node, in a process group of its own. The
+// process ends with Stop, or by itself when this process dies (its stdin
+// closes); its stdout and stderr are kept for the error that reports its
+// exit.
+func StartCommand(c Command) (*Process, error) {
+	cmd := exec.Command("node", append([]string{c.Script}, c.Args...)...)
 	cmd.SysProcAttr = procAttr()
-	cmd.Dir = os.TempDir() // the packages resolve relative paths (.workflow-data) from here; nothing is written
-	p := &Process{cmd: cmd, pending: map[int64]chan []byte{}, stderr: &ring{max: 4 << 10}}
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	p := &Process{cmd: cmd, pending: map[int64]chan []byte{}, stderr: &ring{max: 4 << 10}, notice: c.Notice}
 	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
+		return nil, fmt.Errorf("devkit: start %s: %w", c.Script, err)
 	}
 	answers, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
+		return nil, fmt.Errorf("devkit: start %s: %w", c.Script, err)
 	}
 	cmd.ExtraFiles = []*os.File{w}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
 		answers.Close()
-		return nil, fmt.Errorf("devkit: start the sidecar: %w", err)
+		return nil, fmt.Errorf("devkit: start %s: %w", c.Script, err)
 	}
 	p.stdin = stdin
 	p.g.Go(func() error {
@@ -126,6 +154,10 @@ func (p *Process) read(answers io.Reader) {
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	for sc.Scan() {
 		id, ok := idOf(sc.Bytes())
+		if !ok && p.notice != nil && bytes.HasPrefix(sc.Bytes(), []byte(`{"notice":`)) {
+			p.notice(bytes.Clone(sc.Bytes()))
+			continue
+		}
 		if !ok {
 			p.stderr.Write([]byte("stormctl: unreadable sidecar answer\n"))
 			continue

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -113,5 +115,50 @@ func TestProcess(t *testing.T) {
 	}
 	if err := p.Call(t.Context(), "hello", nil, nil); !errors.Is(err, ErrExited) {
 		t.Fatalf("a call after Stop = %v; want %v", err, ErrExited)
+	}
+}
+
+// TestStartCommandNotices: a script's notice lines reach Command.Notice in
+// the order written, and its answers still reach their requests.
+func TestStartCommandNotices(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("skipping: the script needs node: %v", err)
+	}
+	script, err := WriteScript(t.TempDir(), "echo.mjs", []byte(`
+import fs from 'node:fs';
+import readline from 'node:readline';
+const out = fs.createWriteStream(null, { fd: 3 });
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  const req = JSON.parse(line);
+  out.write(JSON.stringify({ notice: 'op', n: 1 }) + '\n');
+  out.write(JSON.stringify({ notice: 'op', n: 2 }) + '\n');
+  out.write(JSON.stringify({ id: req.id, result: { echo: req.op } }) + '\n');
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var notices []string
+	p, err := StartCommand(Command{Script: script, Dir: t.TempDir(), Notice: func(line []byte) {
+		mu.Lock()
+		notices = append(notices, string(line))
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	var got struct {
+		Echo string `json:"echo"`
+	}
+	if err := p.Call(t.Context(), "ping", nil, &got); err != nil || got.Echo != "ping" {
+		t.Fatalf("ping = %+v, %v; want the echo", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`{"notice":"op","n":1}`, `{"notice":"op","n":2}`}
+	if !slices.Equal(notices, want) {
+		t.Fatalf("notices %q, want %q", notices, want)
 	}
 }

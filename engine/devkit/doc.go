@@ -1,0 +1,22 @@
+// Package devkit is the devkit engine: the published Workflow DevKit
+// runtime (@workflow/core) running a storm's runs on the DevKit's own world
+// packages (@workflow/world-local, @workflow/world-postgres), so that every
+// replay, recovery and CORRUPTED_EVENT_LOG of such a run is the runtime's
+// own, never stormctl's model's.
+//
+// A Kit (kit.go) is one channel's packages (stable: the 4.x line; beta: the
+// newest mutually consistent 5.0 betas), installed by npm from a lock
+// embedded here, with stormctl's scenarios (package devkitscen) compiled by
+// the channel's own builder. An Engine (engine.go) is one cell's runtime:
+// a Node process of its own (node/host.mjs) hosting core on the world's own
+// queue, reached over the sidecar's protocol (package sidecar). The host
+// reports every events.create and events.list the runtime makes as it
+// returns; events.go turns them into the storm's history, with the
+// package's own ids and times: on this engine stormctl mints no event id
+// and writes no event.
+//
+// What a run became is read off the log the runtime wrote, by the one
+// post-run pipeline: run_completed and its ledger, run_failed with the
+// runtime's code and message, nothing by the timeout (stuck: the engine
+// then cancels the run through the runtime, so nothing works on it after).
+package devkit

@@ -1,0 +1,530 @@
+package devkit
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/worlds"
+	dkworld "github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+)
+
+// Config configures a storm's devkit engines.
+type Config struct {
+	Channel Channel
+	// CacheDir is where kits are installed (default: os.UserCacheDir).
+	CacheDir string
+	// Checkout is a vercel/workflow checkout (--devkit-dir) whose built
+	// packages run instead of the published ones; "" runs the published.
+	Checkout string
+	// Progress gets the lines a first install and build print.
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Opener opens a storm's devkit engines, one per cell, preparing each kit
+// once (Open is a storm.OpenEngine).
+type Opener struct {
+	cfg  Config
+	mu   sync.Mutex
+	kits map[dkworld.Kind]*Kit
+}
+
+// NewOpener returns an opener that prepares nothing until a cell opens.
+func NewOpener(cfg Config) *Opener {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Opener{cfg: cfg, kits: map[dkworld.Kind]*Kit{}}
+}
+
+// runtimeStore is what a devkit world gives the engine: a store of its
+// kind of its own (dkworld.World.RuntimeStore).
+type runtimeStore interface {
+	RuntimeStore(ctx context.Context) (dkworld.Store, error)
+}
+
+// ErrWorld is returned by Open for a cell whose world is not a devkit
+// world: the runtime runs on the DevKit's own packages only.
+var ErrWorld = errors.New("the devkit engine runs on devkit-local and devkit-postgres only")
+
+// Open opens the engine of one cell: its kit, a fresh store of its
+// world's kind, and a host process running the published runtime on it.
+func (o *Opener) Open(ctx context.Context, s storm.EngineSetup) (storm.Engine, error) {
+	rs, ok := worlds.Inner(s.World).(runtimeStore)
+	if !ok {
+		return nil, fmt.Errorf("%w (cell %s)", ErrWorld, s.Key)
+	}
+	wf, err := devkitscen.Lookup(s.Scenario.Name)
+	if err != nil {
+		return nil, err
+	}
+	store, err := rs.RuntimeStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("devkit engine: a store for cell %s: %w", s.Key, err)
+	}
+	kit, err := o.kit(ctx, store.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, kit, store, wf, s)
+}
+
+// kit returns the kit of kind k, preparing it the first time.
+func (o *Opener) kit(ctx context.Context, k dkworld.Kind) (Kit, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if kit := o.kits[k]; kit != nil {
+		return *kit, nil
+	}
+	cache := o.cfg.CacheDir
+	if cache == "" {
+		var err error
+		if cache, err = os.UserCacheDir(); err != nil {
+			return Kit{}, fmt.Errorf("devkit engine: no cache directory for its packages: %w", err)
+		}
+	}
+	var kit Kit
+	var err error
+	if o.cfg.Checkout != "" {
+		kit, err = FromCheckout(ctx, o.cfg.Checkout, cache, k, o.cfg.Progress)
+	} else {
+		kit, err = Prepare(ctx, cache, o.cfg.Channel, k, o.cfg.Progress)
+	}
+	if err != nil {
+		return Kit{}, err
+	}
+	o.kits[k] = &kit
+	return kit, nil
+}
+
+// Engine is one cell's published runtime, in a host process of its own.
+// It implements storm.Engine, storm.Collector, storm.Schemer and
+// storm.Describer.
+type Engine struct {
+	kit    Kit
+	store  dkworld.Store
+	wf     devkitscen.Workflow
+	sink   worlds.Sink
+	logger *slog.Logger
+	proc   *sidecar.Process
+	info   openInfo
+
+	mu   sync.Mutex
+	runs map[string]*run
+	// ended are the runs whose terminal event the runtime wrote before
+	// Start returned their id.
+	ended map[string]bool
+	// hostErr is why the host process is gone, once it is; hostGone when.
+	hostErr  error
+	hostGone time.Time
+	// unread counts notices that could not be read (a host bug).
+	unread int64
+}
+
+var (
+	_ storm.Engine    = (*Engine)(nil)
+	_ storm.Collector = (*Engine)(nil)
+	_ storm.Schemer   = (*Engine)(nil)
+	_ storm.Describer = (*Engine)(nil)
+)
+
+// run is what the engine knows of one of its runs.
+type run struct {
+	token    string
+	done     chan struct{}
+	doneOnce sync.Once
+	stats    history.RunStats
+}
+
+func (r *run) end() { r.doneOnce.Do(func() { close(r.done) }) }
+
+// openInfo is the host's answer to open.
+type openInfo struct {
+	Versions map[string]string `json:"versions"`
+	Spec     *int              `json:"spec"`
+	Node     string            `json:"node"`
+}
+
+// start starts the host of one cell and opens the runtime in it.
+func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Workflow, s storm.EngineSetup) (*Engine, error) {
+	e := &Engine{kit: kit, store: store, wf: wf, sink: s.Sink, logger: s.Logger, runs: map[string]*run{}, ended: map[string]bool{}}
+	if e.logger == nil {
+		e.logger = slog.New(slog.DiscardHandler)
+	}
+	proc, err := sidecar.StartCommand(sidecar.Command{Script: kit.Host, Dir: kit.Dir, Notice: e.notice})
+	if err != nil {
+		return nil, err
+	}
+	e.proc = proc
+	args := map[string]any{"world": string(store.Kind), "workflows": kit.Workflows, "steps": kit.Steps}
+	if store.DataDir != "" {
+		args["dataDir"] = store.DataDir
+	}
+	if store.URL != "" {
+		args["url"] = store.URL
+	}
+	if err := proc.Call(ctx, "open", args, &e.info); err != nil {
+		_ = proc.Stop()
+		return nil, fmt.Errorf("devkit engine: open the runtime on world-%s (cell %s): %w", store.Kind, s.Key, err)
+	}
+	if e.info.Versions == nil {
+		e.info.Versions = map[string]string{}
+	}
+	if e.info.Node != "" {
+		e.info.Versions["node"] = e.info.Node
+	}
+	return e, nil
+}
+
+// notice takes a line the host wrote of its own accord: an operation of
+// the runtime at the world boundary goes to the storm's history and the
+// run's evidence; a terminal event ends the run.
+func (e *Engine) notice(line []byte) {
+	var n notice
+	if err := json.Unmarshal(line, &n); err != nil {
+		e.mu.Lock()
+		e.unread++
+		e.mu.Unlock()
+		e.logger.Warn("devkit engine: unreadable notice from the host", "err", err)
+		return
+	}
+	if n.Notice != "op" || n.RunID == "" {
+		return
+	}
+	e.mu.Lock()
+	r := e.runs[n.RunID]
+	token := ""
+	if r != nil {
+		token = r.token
+	}
+	e.mu.Unlock()
+	op, opErr := toOp(n, token)
+	if op.Kind == "" {
+		e.logger.Warn("devkit engine: a notice it cannot record", "err", opErr)
+		return
+	}
+	e.sink.Record(op)
+	if snap, ok := snapshotOp(n, token); ok {
+		e.sink.Record(snap)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r != nil {
+		account(&r.stats, op, opErr)
+	}
+	if opErr == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type) {
+		if r != nil {
+			r.end()
+		} else {
+			e.ended[n.RunID] = true
+		}
+	}
+}
+
+// terminal says a run ends with an event of type t.
+func terminal(t eventlog.Type) bool {
+	return t == eventlog.RunCompleted || t == eventlog.RunFailed || t == runCancelled
+}
+
+// runCancelled is the package's event for a cancelled run: only the
+// engine's Finish cancels one, a run that had not ended by its timeout.
+const runCancelled eventlog.Type = "run_cancelled"
+
+// account counts an operation into its run's evidence: when the store
+// last answered, and when it last could not be reached.
+func account(st *history.RunStats, op history.Op, err error) {
+	switch {
+	case err == nil, !errors.Is(err, eventlog.ErrUnavailable):
+		st.LastStoreOK = op.End
+		if errors.Is(err, eventlog.ErrRefused) {
+			st.Refusals++
+		}
+	default:
+		st.InfraErrors++
+		st.LastUnavailable, st.LastUnavailableErr = op.End, err.Error()
+	}
+}
+
+// Start starts a run of the cell's workflow with the scenario's input and
+// a hook-token prefix of its own, through the runtime's start(); the
+// runtime mints the run's id, which it returns. id, the runner's, is the
+// token prefix.
+func (e *Engine) Start(ctx context.Context, id string, input any) (string, error) {
+	token := tokenOf(id)
+	raw, err := devkitscen.WithToken(input, token)
+	if err != nil {
+		return "", fmt.Errorf("devkit engine: %s input: %w", e.wf.Scenario, err)
+	}
+	var out struct {
+		RunID string `json:"runId"`
+	}
+	if err := e.proc.Call(ctx, "start", map[string]any{"workflowId": e.wf.ID(), "input": json.RawMessage(raw)}, &out); err != nil {
+		return "", e.transport("start", err)
+	}
+	if out.RunID == "" {
+		return "", errors.New("devkit engine: the runtime's start() returned no run id")
+	}
+	r := &run{token: token, done: make(chan struct{})}
+	e.mu.Lock()
+	e.runs[out.RunID] = r
+	if e.ended[out.RunID] {
+		delete(e.ended, out.RunID)
+		r.end()
+	}
+	e.mu.Unlock()
+	return out.RunID, nil
+}
+
+// tokenOf is a run's hook-token prefix: the runner's id for it, which is
+// unique in the storm and holds no ':'.
+func tokenOf(id string) string { return strings.ReplaceAll(id, ":", "-") }
+
+// transport sorts an error of a call to the host: its process gone (or a
+// connection the package lost) is the store's infrastructure, never an
+// outcome.
+func (e *Engine) transport(op string, err error) error {
+	if errors.Is(err, sidecar.ErrExited) {
+		e.mu.Lock()
+		if e.hostErr == nil {
+			e.hostErr, e.hostGone = err, time.Now()
+		}
+		e.mu.Unlock()
+		return eventlog.Unavailable("devkit engine "+op, err)
+	}
+	return dkworld.Classify(op, "", nil, err)
+}
+
+// ResumeHook resumes the run's hook of scenario token through the
+// runtime's resumeHook(). A hook the world does not know is
+// engine.ErrHookNotFound while the run lives and engine.ErrHookDisposed
+// once it ended, as the drivers expect.
+func (e *Engine) ResumeHook(ctx context.Context, runID, token string, payload any, _ string) error {
+	r, err := e.run(runID)
+	if err != nil {
+		return err
+	}
+	err = e.proc.Call(ctx, "resumeHook", map[string]any{"token": devkitscen.HookToken(r.token, token), "payload": payload}, nil)
+	var se *sidecar.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && hookNotFound(se):
+		select {
+		case <-r.done:
+			return fmt.Errorf("%w: %s", engine.ErrHookDisposed, se.Message)
+		default:
+			return fmt.Errorf("%w: %s", engine.ErrHookNotFound, se.Message)
+		}
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return e.transport("resumeHook", err)
+}
+
+// hookNotFound says the package answered that no hook has the token.
+func hookNotFound(se *sidecar.Error) bool {
+	return se.Name == "HookNotFoundError" || se.Status == 404 || strings.Contains(strings.ToLower(se.Message), "not found")
+}
+
+// Log reads the run's whole log through the world's events.list, as a
+// driver sees it: hook tokens are the scenario's.
+func (e *Engine) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	r, err := e.run(runID)
+	if err != nil {
+		return nil, err
+	}
+	return e.events(ctx, runID, r.token, "driver")
+}
+
+// collectPage is the page size of the engine's own reads of a log.
+const collectPage = 1000
+
+// events reads a run's whole log under actor.
+func (e *Engine) events(ctx context.Context, runID, token, actor string) ([]eventlog.Event, error) {
+	var out struct {
+		Events []pkgEvent `json:"events"`
+	}
+	// Pages as large as the packages serve: world-local reads the run's
+	// whole directory for every page, so its default of 20 makes a long
+	// run's read quadratic.
+	if err := e.proc.Call(ctx, "events", map[string]any{"runId": runID, "actor": actor, "limit": collectPage}, &out); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, e.transport("events", err)
+	}
+	evs := make([]eventlog.Event, 0, len(out.Events))
+	for _, pe := range out.Events {
+		evs = append(evs, toEvent(pe, token))
+	}
+	return evs, nil
+}
+
+func (e *Engine) run(runID string) (*run, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.runs[runID]
+	if r == nil {
+		return nil, fmt.Errorf("devkit engine: run %s: %w", runID, eventlog.ErrNoRun)
+	}
+	return r, nil
+}
+
+// Done is closed once the runtime wrote the run's terminal event.
+func (e *Engine) Done(runID string) <-chan struct{} {
+	r, err := e.run(runID)
+	if err != nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return r.done
+}
+
+// finishGrace bounds how long Finish waits for the runtime to cancel a
+// run that did not end, and to say what it did for it.
+const finishGrace = 30 * time.Second
+
+// status is the host's account of a run.
+type status struct {
+	Status        string `json:"status"`
+	Invocations   int64  `json:"invocations"`
+	Steps         int64  `json:"steps"`
+	MaxConcurrent int64  `json:"maxConcurrent"`
+	Redeliveries  int64  `json:"redeliveries"`
+	Recoveries    int64  `json:"recoveries"`
+	Divergences   []struct {
+		Message string `json:"message"`
+		EventID string `json:"eventId"`
+	} `json:"divergences"`
+}
+
+// Finish cancels the run through the runtime if it has not ended (so
+// nothing works on it afterwards) and returns what the runtime did for
+// it, as the host counted it.
+func (e *Engine) Finish(runID string) history.RunStats {
+	r, err := e.run(runID)
+	if err != nil {
+		return history.RunStats{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+	defer cancel()
+	select {
+	case <-r.done:
+	default:
+		if err := e.proc.Call(ctx, "cancel", map[string]any{"runId": runID}, nil); err != nil {
+			e.logger.Warn("devkit engine: cancel a run that did not end", "run", runID, "err", err)
+		}
+	}
+	var st status
+	statsErr := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	stats := r.stats
+	if statsErr == nil {
+		stats.Invocations, stats.Replays = st.Invocations, st.Invocations
+		stats.MaxConcurrent = st.MaxConcurrent
+		stats.Recoveries, stats.Divergences = st.Recoveries, int64(len(st.Divergences))
+	}
+	if e.hostErr != nil {
+		stats.InfraErrors++
+		stats.LastUnavailable = e.hostGone
+		stats.LastUnavailableErr = e.hostErr.Error()
+	}
+	delete(e.runs, runID)
+	return stats
+}
+
+// Panicked is nil: the host's failures are its runs' infrastructure
+// evidence, never a bug of this process.
+func (e *Engine) Panicked() error { return nil }
+
+// Close closes the runtime and stops the host process (and every process
+// it started).
+func (e *Engine) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+	defer cancel()
+	if err := e.proc.Call(ctx, "close", nil, nil); err != nil && !errors.Is(err, sidecar.ErrExited) {
+		e.logger.Warn("devkit engine: close the runtime", "err", err)
+	}
+	if err := e.proc.Stop(); err != nil {
+		e.logger.Warn("devkit engine: stop the host", "err", err)
+	}
+}
+
+// Collect reads what the runtime's store holds of an ended run: its log
+// through the package (actor "storm"), with the store's own commit times
+// (world-postgres's commit timestamps, world-local's event files'
+// modification times).
+func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
+	var c worlds.Collected
+	token := tokenOf(runID)
+	if r, err := e.run(runID); err == nil {
+		token = r.token
+	}
+	c.Final, c.ReadErr = e.events(ctx, runID, token, "storm")
+	if c.ReadErr != nil {
+		return c
+	}
+	var times []worlds.CommitTime
+	if e.store.Kind == dkworld.Postgres {
+		times, c.CommitErr = dkworld.PostgresCommitTimes(ctx, e.store.URL, runID)
+	} else {
+		times, c.CommitErr = dkworld.LocalCommitTimes(e.store.DataDir, runID)
+	}
+	c.CommitSource = "world"
+	if c.CommitErr == nil {
+		c.CommitSource = worlds.PutCommitTimes(c.Final, times)
+	}
+	return c
+}
+
+// Scheme is the scheme the runtime's package orders logs by: slot ids from
+// spec 6 on, ULIDs before.
+func (e *Engine) Scheme() eventlog.Scheme {
+	if e.info.Spec != nil && *e.info.Spec >= 6 {
+		return eventlog.SchemeSlot
+	}
+	return eventlog.SchemeULID
+}
+
+// Describe says what runs the cell: the channel's packages and their
+// versions.
+func (e *Engine) Describe() stormdir.Runtime {
+	return stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(e.kit.Channel), Source: cmp.Or(e.kit.Source, "published"),
+		Versions: e.info.Versions, Scheme: string(e.Scheme())}
+}
+
+// Engines returns what a storm of config c adds to storm.Deps.Engines: the
+// devkit engine on c's channel, on the packages of the checkout given as
+// --devkit-dir among the storm's endpoints, else the published ones.
+// Progress gets the lines of a first install.
+func Engines(c stormdir.Config, endpoints []stormdir.Endpoint, progress io.Writer, logger *slog.Logger) (map[string]storm.OpenEngine, error) {
+	ch, err := ParseChannel(c.DevkitChannel)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Channel: ch, Progress: progress, Logger: logger}
+	for _, ep := range endpoints {
+		if ep.Flag == dkworld.DirFlag.Name {
+			cfg.Checkout = ep.Value
+		}
+	}
+	return map[string]storm.OpenEngine{engine.EngineDevkit: NewOpener(cfg).Open}, nil
+}

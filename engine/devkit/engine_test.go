@@ -1,0 +1,218 @@
+package devkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/engine"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/worlds"
+	dkworld "github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/postgres"
+)
+
+// needs skips the test, saying why, on a machine without node and npm or
+// without the registry the kits install from.
+func needs(t *testing.T) {
+	t.Helper()
+	for _, bin := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("skipping: the devkit engine needs %s: %v", bin, err)
+		}
+	}
+}
+
+// skipOnPrerequisite skips on what the machine lacks (node, npm, the
+// registry, PostgreSQL binaries), never on a failure of stormctl's own.
+func skipOnPrerequisite(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, worlds.ErrPrerequisite) || errors.Is(err, postgres.ErrNoPostgres) {
+		t.Skipf("skipping: %v", err)
+	}
+}
+
+// registry is the devkit worlds, served by one host stopped with the test.
+func registry(t *testing.T) *worlds.Registry {
+	t.Helper()
+	h := dkworld.NewHost(dkworld.Config{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	reg := &worlds.Registry{}
+	dkworld.Register(reg, h)
+	return reg
+}
+
+// TestStormDevkitEngine: a storm of the published runtime on devkit-local
+// completes its control runs; every run's record and history come from
+// the runtime (ids the package's, the run ids its own), storm.json names
+// the runtime, and no host process outlives the storm.
+func TestStormDevkitEngine(t *testing.T) {
+	needs(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	reg := registry(t)
+	cfg := stormdir.Config{Worlds: []string{dkworld.LocalName}, Scenarios: []string{"control"}, Conditions: []string{"main"},
+		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: engine.EngineDevkit,
+		Out: filepath.Join(t.TempDir(), "storm")}
+	p, err := storm.NewPlan(cfg.Defaults(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines, err := devkitengine.Engines(p.Config, nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Engines: engines, Version: "test"})
+	skipOnPrerequisite(t, err)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	c := sum.Cells[0]
+	if c.Runs != 2 || c.Completed != 2 {
+		t.Fatalf("cell %s: %s, want 2 completed (the control is clean under the real runtime)", c.Key(), c.Compact())
+	}
+	d, err := stormdir.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, ok := d.Meta.RuntimeOf(history.NewCellKey(dkworld.LocalName, "control", "main"))
+	if !ok || rt.Engine != engine.EngineDevkit || rt.Versions["@workflow/core"] == "" || rt.Scheme != string(eventlog.SchemeULID) {
+		t.Errorf("storm.json's runtime of the cell: %+v, %v; want the devkit engine with @workflow/core's version, scheme ulid", rt, ok)
+	}
+	events, err := os.ReadDir(filepath.Join(cfg.Out, "events", "devkit-local_control_main"))
+	if err != nil || len(events) != 2 {
+		t.Fatalf("events/: %v, %v; want the two runs' final logs", events, err)
+	}
+	for _, f := range events {
+		b, err := os.ReadFile(filepath.Join(cfg.Out, "events", "devkit-local_control_main", f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var e eventlog.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(e.ID, "evnt_") || !strings.HasPrefix(e.RunID, "wrun_") {
+				t.Errorf("event %+v: want world-local's evnt_ id in a run of the runtime's", e)
+			}
+		}
+	}
+	if out, err := exec.Command("pgrep", "-f", "host-.*\\.mjs").Output(); err == nil && len(out) > 0 {
+		t.Errorf("host processes still run after the storm: %s", out)
+	}
+}
+
+// TestRuntimeFailureIsReportedWithItsMessage: a run the runtime fails (two
+// runs given one hook token: the second's createHook conflicts, a failure
+// the runtime decides) ends with run_failed, and what the engine collects
+// carries the message the package stored, word for word.
+func TestRuntimeFailureIsReportedWithItsMessage(t *testing.T) {
+	needs(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	reg := registry(t)
+	entry, err := reg.Lookup(dkworld.LocalName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := entry.Open(t.Context(), worlds.Options{Dir: t.TempDir()})
+	skipOnPrerequisite(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sc, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := devkitengine.NewOpener(devkitengine.Config{Channel: devkitengine.Stable}).Open
+	eng, err := open(t.Context(), storm.EngineSetup{Key: history.NewCellKey(dkworld.LocalName, "control", "main"), World: w, Sink: discard{}, Scenario: sc})
+	skipOnPrerequisite(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	input := sc.Input(scenarios.Env{Scale: 0.3, Seed: 1}, 0)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	first, err := eng.Start(ctx, "wrun_same", input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the first run's hook exists
+	second, err := eng.Start(ctx, "wrun_same", input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-eng.Done(second):
+	case <-ctx.Done():
+		t.Fatalf("the second run did not end: %v", ctx.Err())
+	}
+	col := eng.(storm.Collector).Collect(ctx, second)
+	if col.ReadErr != nil {
+		t.Fatal(col.ReadErr)
+	}
+	var failed *eventlog.Event
+	for i, e := range col.Final {
+		if e.Type == eventlog.RunFailed {
+			failed = &col.Final[i]
+		}
+	}
+	if failed == nil {
+		t.Fatalf("run %s (first %s) has no run_failed: %+v", second, first, col.Final)
+	}
+	got := engine.Failure(*failed)
+	stored := storedFailure(t, w, second, failed.ID)
+	if got.Message == "" || got.Message != stored {
+		t.Fatalf("collected message %q, the package stored %q", got.Message, stored)
+	}
+	eng.Finish(first)
+	eng.Finish(second)
+}
+
+// storedFailure reads the error message world-local wrote into run_failed's
+// event file, in the engine's store beside the world's data.
+func storedFailure(t *testing.T, w worlds.World, runID, eventID string) string {
+	t.Helper()
+	st, err := worlds.Inner(w).(interface {
+		RuntimeStore(context.Context) (dkworld.Store, error)
+	}).RuntimeStore(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(st.DataDir, "events", runID+"-"+eventID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		EventData struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"eventData"`
+	}
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev.EventData.Error.Message
+}
+
+type discard struct{}
+
+func (discard) Record(history.Op) {}

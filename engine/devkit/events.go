@@ -1,0 +1,295 @@
+package devkit
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
+	dkworld "github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+)
+
+// pkgEvent is an event as the runtime's world package writes and lists it.
+type pkgEvent struct {
+	EventID       string          `json:"eventId"`
+	RunID         string          `json:"runId"`
+	EventType     string          `json:"eventType"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	EventData     json.RawMessage `json:"eventData,omitempty"`
+	CreatedAt     time.Time       `json:"createdAt,omitzero"`
+}
+
+// toEvent maps a package event onto stormctl's, for the run whose hook
+// tokens carry prefix token. The id is the package's; so is the mint
+// time, read off the id where it holds one (a ULID), else the package's
+// createdAt; a slot id (evnt_<position>) also gives the event's position
+// (Seq). Payloads are what the pipeline and the scenario checks read: a
+// run_created's input, a run_completed's {"output"}, a run_failed's
+// {"code","message"} (the runtime's errorCode and error message); other
+// types keep the package's eventData.
+func toEvent(pe pkgEvent, token string) eventlog.Event {
+	e := eventlog.Event{RunID: pe.RunID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID, MintedAt: pe.CreatedAt}
+	if at, err := eventlog.MintTime(pe.EventID); err == nil {
+		e.MintedAt = at
+	} else if pos, ok := slotOf(pe.EventID); ok {
+		e.Seq = pos
+	}
+	var data map[string]json.RawMessage
+	if len(pe.EventData) > 0 {
+		_ = json.Unmarshal(pe.EventData, &data) // not an object: no fields
+	}
+	switch e.Type {
+	case eventlog.RunCreated:
+		e.Payload = runInput(data["input"])
+	case eventlog.RunCompleted:
+		out, err := decodeData(data["output"])
+		if err != nil {
+			out, _ = json.Marshal(map[string]string{"undecodable": err.Error()})
+		}
+		e.Payload, _ = json.Marshal(map[string]json.RawMessage{"output": orNull(out)})
+	case eventlog.RunFailed:
+		e.Payload, _ = json.Marshal(failureOf(data))
+	case eventlog.HookCreated:
+		var tok string
+		_ = json.Unmarshal(data["token"], &tok)
+		if t, ok := devkitscen.ScenarioToken(token, tok); ok {
+			tok = t
+		}
+		e.Token = tok
+		e.Payload = pe.EventData
+	default:
+		e.Payload = pe.EventData
+	}
+	return e
+}
+
+// runInput is a run's input as the scenario gave it: the runtime keeps the
+// workflow's arguments (serialized, an array whose first is the input).
+func runInput(raw json.RawMessage) json.RawMessage {
+	dec, err := decodeData(raw)
+	if err != nil {
+		return raw
+	}
+	var args []json.RawMessage
+	if len(dec) > 0 && dec[0] == '[' && json.Unmarshal(dec, &args) == nil && len(args) > 0 {
+		return args[0]
+	}
+	return dec
+}
+
+// failure is a run_failed's payload as the pipeline reads it
+// (engine.RunFailure's fields).
+type failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// failureOf reads the runtime's error code and message off a run_failed's
+// eventData: {errorCode, error: {message, stack}} (error may be a string).
+func failureOf(data map[string]json.RawMessage) failure {
+	var f failure
+	_ = json.Unmarshal(data["errorCode"], &f.Code)
+	raw := data["error"]
+	var e struct {
+		Message string `json:"message"`
+		Code    string `json:"code"`
+	}
+	if json.Unmarshal(raw, &e) == nil {
+		f.Message = e.Message
+		if f.Code == "" {
+			f.Code = e.Code
+		}
+	} else {
+		_ = json.Unmarshal(raw, &f.Message)
+	}
+	if f.Message == "" && len(raw) > 0 {
+		f.Message = string(raw)
+	}
+	return f
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// slotOf reads the position of a slot id (spec 6: "evnt_" and the dense
+// position the world allocated, as digits).
+func slotOf(id string) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, "evnt_")
+	if !ok || rest == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// notice is a line the host writes of its own accord: an operation at the
+// world boundary ("op") or a queue delivery ("invocation").
+type notice struct {
+	Notice string          `json:"notice"`
+	Op     string          `json:"op"`
+	RunID  string          `json:"runId"`
+	Actor  string          `json:"actor"`
+	Start  float64         `json:"start"`
+	End    float64         `json:"end"`
+	Args   json.RawMessage `json:"args"`
+	Result json.RawMessage `json:"result"`
+	Error  *sidecar.Error  `json:"error"`
+	// Snapshot is the log a create's answer carried besides its event
+	// (world-local answers run_started with the run's whole log, which
+	// the runtime replays instead of listing): a read as much as a list.
+	Snapshot *listResult `json:"snapshot"`
+}
+
+// msTime is a host time: milliseconds since the Unix epoch, fractional.
+func msTime(ms float64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(int64(ms * 1000))
+}
+
+// createArgs are the fields of an events.create the history keeps.
+type createArgs struct {
+	EventType     string `json:"eventType"`
+	CorrelationID string `json:"correlationId"`
+}
+
+// listArgs are a events.list's pagination, as the runtime passed it.
+type listArgs struct {
+	Cursor string `json:"cursor"`
+	Limit  int    `json:"limit"`
+}
+
+// listResult is a page as the package answered it.
+type listResult struct {
+	Events  []pkgEvent `json:"events"`
+	Data    []pkgEvent `json:"data"`
+	Cursor  string     `json:"cursor"`
+	HasMore bool       `json:"hasMore"`
+}
+
+// toOp turns an op notice into the storm's history: an append of the
+// events a create wrote (ids, positions and times the package's), or a
+// read of the page a list returned (from the cursor the runtime passed,
+// normalised to the id of the event it stands after). err is the
+// notice's error, sorted into stormctl's classes.
+func toOp(n notice, token string) (history.Op, error) {
+	op := history.Op{Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End)}
+	var err error
+	if n.Error != nil {
+		n.Error.Op = "events." + n.Op
+		err = dkworld.Classify(n.Op, n.RunID, nil, n.Error)
+		op.Err, op.ErrText = eventlog.Classify(err), err.Error()
+	}
+	switch n.Op {
+	case "create":
+		op.Kind = history.OpAppend
+		var a createArgs
+		if len(n.Args) > 0 {
+			if jerr := json.Unmarshal(n.Args, &a); jerr != nil {
+				return op, fmt.Errorf("devkit engine: unreadable create notice: %w", jerr)
+			}
+		}
+		w := history.OpEvent{Type: eventlog.Type(a.EventType), CorrelationID: a.CorrelationID}
+		if n.Error == nil && len(n.Result) > 0 && string(n.Result) != "null" {
+			var pe pkgEvent
+			if jerr := json.Unmarshal(n.Result, &pe); jerr != nil {
+				return op, fmt.Errorf("devkit engine: unreadable create result: %w", jerr)
+			}
+			e := toEvent(pe, token)
+			w.Type, w.CorrelationID = e.Type, e.CorrelationID
+			w.ID, w.Seq, w.MintedAt, w.CommittedAt = e.ID, e.Seq, e.MintedAt, op.End
+		}
+		op.Wrote = []history.OpEvent{w}
+	case "createBatch":
+		op.Kind = history.OpAppend
+		var evs []pkgEvent
+		if n.Error == nil && len(n.Result) > 0 {
+			if jerr := json.Unmarshal(n.Result, &evs); jerr != nil {
+				return op, fmt.Errorf("devkit engine: unreadable createBatch result: %w", jerr)
+			}
+		}
+		for _, pe := range evs {
+			e := toEvent(pe, token)
+			op.Wrote = append(op.Wrote, history.OpEvent{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: op.End})
+		}
+	case "list":
+		op.Kind = history.OpList
+		var a listArgs
+		if len(n.Args) > 0 {
+			_ = json.Unmarshal(n.Args, &a) // pagination the host could not say: from the start
+		}
+		op.After, op.Limit = eventlog.Cursor{ID: cursorID(a.Cursor)}, a.Limit
+		if n.Error == nil {
+			var r listResult
+			if jerr := json.Unmarshal(n.Result, &r); jerr != nil {
+				return op, fmt.Errorf("devkit engine: unreadable list result: %w", jerr)
+			}
+			op.Read = summarize(r, token)
+		}
+	default:
+		return op, fmt.Errorf("devkit engine: unknown op notice %q", n.Op)
+	}
+	return op, err
+}
+
+// summarize is the history's account of a page the package returned.
+func summarize(r listResult, token string) *history.ReadSummary {
+	p := eventlog.Page{More: r.HasMore}
+	for _, pe := range append(r.Events, r.Data...) {
+		p.Events = append(p.Events, toEvent(pe, token))
+	}
+	return history.Summarize(p)
+}
+
+// snapshotOp is the read a create's answer made when it carried the run's
+// log (notice.Snapshot): a load from the start, at the create's end.
+func snapshotOp(n notice, token string) (history.Op, bool) {
+	if n.Snapshot == nil || n.Error != nil {
+		return history.Op{}, false
+	}
+	return history.Op{Kind: history.OpList, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.End), End: msTime(n.End),
+		Read: summarize(*n.Snapshot, token)}, true
+}
+
+// cursorID normalises a package's page cursor to the id of the event it
+// stands after ("" for the start): the packages' cursors are an event id,
+// "key:<id>", "<createdAt>|<id>", or one of those in base64.
+func cursorID(c string) string {
+	if id, ok := plainCursorID(c); ok {
+		return id
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding, base64.URLEncoding} {
+		if b, err := enc.DecodeString(c); err == nil {
+			if id, ok := plainCursorID(string(b)); ok {
+				return id
+			}
+		}
+	}
+	return c // opaque: kept as it is, so a read from it is still told apart
+}
+
+// plainCursorID reads a cursor that is not encoded.
+func plainCursorID(c string) (string, bool) {
+	switch {
+	case c == "":
+		return "", true
+	case strings.HasPrefix(c, "evnt_"), strings.HasPrefix(c, "wevt_"):
+		return c, true
+	case strings.HasPrefix(c, "key:"):
+		return strings.TrimPrefix(c, "key:"), true
+	case strings.Contains(c, "|"):
+		return c[strings.LastIndexByte(c, '|')+1:], true
+	}
+	return "", false
+}

@@ -1,0 +1,140 @@
+package devkit
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+)
+
+// TestToEvent: the package's ids, positions and times are kept; payloads
+// are what the pipeline reads (a run's input, output, failure code and
+// message); a hook's token is the scenario's.
+func TestToEvent(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		in      pkgEvent
+		wantSeq int64
+		payload string
+		token   string
+		minted  time.Time
+	}{
+		{name: "run_created carries the input",
+			in:      pkgEvent{EventID: "evnt_01KBN3ZP000000000000000000", EventType: "run_created", EventData: json.RawMessage(`{"input":{"n":3},"workflowName":"w"}`), CreatedAt: created},
+			payload: `{"n":3}`, minted: time.UnixMilli(1764849000448).UTC()},
+		{name: "run_completed wraps the output",
+			in:      pkgEvent{EventID: "evnt_x", EventType: "run_completed", EventData: json.RawMessage(`{"output":[1,2]}`), CreatedAt: created},
+			payload: `{"output":[1,2]}`, minted: created},
+		{name: "run_completed without output",
+			in:      pkgEvent{EventID: "evnt_x", EventType: "run_completed", CreatedAt: created},
+			payload: `{"output":null}`, minted: created},
+		{name: "run_failed takes the runtime's code and message",
+			in:      pkgEvent{EventID: "evnt_12", EventType: "run_failed", EventData: json.RawMessage(`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"Unconsumed event in event log: eventId=evnt_9","stack":"..."}}`), CreatedAt: created},
+			wantSeq: 12, payload: `{"code":"CORRUPTED_EVENT_LOG","message":"Unconsumed event in event log: eventId=evnt_9"}`, minted: created},
+		{name: "run_failed with a string error",
+			in:      pkgEvent{EventID: "evnt_x", EventType: "run_failed", EventData: json.RawMessage(`{"error":"boom"}`), CreatedAt: created},
+			payload: `{"code":"","message":"boom"}`, minted: created},
+		{name: "hook_created's token is the scenario's",
+			in:      pkgEvent{EventID: "evnt_x", EventType: "hook_created", CorrelationID: "hook_1", EventData: json.RawMessage(`{"token":"wrun_A:r0-b1"}`), CreatedAt: created},
+			payload: `{"token":"wrun_A:r0-b1"}`, token: "r0-b1", minted: created},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.in.RunID = "wrun_A"
+			e := toEvent(tc.in, "wrun_A")
+			if e.ID != tc.in.EventID || e.RunID != "wrun_A" || string(e.Type) != tc.in.EventType || e.CorrelationID != tc.in.CorrelationID {
+				t.Errorf("identity %+v, want the package's", e)
+			}
+			if e.Seq != tc.wantSeq {
+				t.Errorf("seq %d, want %d", e.Seq, tc.wantSeq)
+			}
+			if string(e.Payload) != tc.payload {
+				t.Errorf("payload %s, want %s", e.Payload, tc.payload)
+			}
+			if e.Token != tc.token {
+				t.Errorf("token %q, want %q", e.Token, tc.token)
+			}
+			if tc.name == "run_created carries the input" {
+				if got, err := eventlog.MintTime(tc.in.EventID); err != nil || !e.MintedAt.Equal(got) {
+					t.Errorf("minted %v, want the ULID's time %v (%v)", e.MintedAt, got, err)
+				}
+			} else if !e.MintedAt.Equal(tc.minted) {
+				t.Errorf("minted %v, want %v", e.MintedAt, tc.minted)
+			}
+		})
+	}
+}
+
+// TestCursorID: every cursor form the packages use names the event it
+// stands after.
+func TestCursorID(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                                    "",
+		"evnt_01ABC":                          "evnt_01ABC",
+		"key:evnt_01ABC":                      "evnt_01ABC",
+		"2026-12-04T12:00:00.000Z|evnt_01ABC": "evnt_01ABC",
+		"a2V5OmV2bnRfMDFBQkM=":                "evnt_01ABC", // base64 of key:evnt_01ABC
+		"opaque":                              "opaque",
+	} {
+		if got := cursorID(in); got != want {
+			t.Errorf("cursorID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestToOp: a create notice is an append of what the package wrote, with
+// its times; a list notice a read of the page it returned; the package's
+// errors are sorted into stormctl's classes.
+func TestToOp(t *testing.T) {
+	t.Parallel()
+	start, end := 1764849600000.5, 1764849600012.25
+	create := notice{Notice: "op", Op: "create", RunID: "wrun_A", Actor: "inv-3", Start: start, End: end,
+		Args:   json.RawMessage(`{"eventType":"step_created","correlationId":"step_1"}`),
+		Result: json.RawMessage(`{"eventId":"evnt_01KBN3ZP000000000000000000","runId":"wrun_A","eventType":"step_created","correlationId":"step_1","createdAt":"2026-12-04T12:00:00Z"}`)}
+	op, err := toOp(create, "wrun_A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.Kind != history.OpAppend || op.Actor != "inv-3" || op.RunID != "wrun_A" || len(op.Wrote) != 1 {
+		t.Fatalf("create op %+v", op)
+	}
+	if w := op.Wrote[0]; w.ID != "evnt_01KBN3ZP000000000000000000" || w.Type != eventlog.StepCreated || w.CorrelationID != "step_1" || !w.CommittedAt.Equal(msTime(end)) {
+		t.Errorf("wrote %+v", w)
+	}
+	if !op.Start.Equal(msTime(start)) || op.End.Sub(op.Start) != 11750*time.Microsecond {
+		t.Errorf("times %v .. %v", op.Start, op.End)
+	}
+
+	conflict := create
+	conflict.Result, conflict.Error = nil, &sidecar.Error{Name: "EntityConflictError", Message: "step already exists"}
+	op, err = toOp(conflict, "wrun_A")
+	if !errors.Is(err, eventlog.ErrConflict) || op.Err != "conflict" || op.Wrote[0].ID != "" || op.Wrote[0].Type != eventlog.StepCreated {
+		t.Errorf("a conflict: op %+v, err %v", op, err)
+	}
+	lost := create
+	lost.Result, lost.Error = nil, &sidecar.Error{Name: "Error", Message: "connect ECONNREFUSED", Code: "ECONNREFUSED"}
+	if _, err := toOp(lost, "wrun_A"); !errors.Is(err, eventlog.ErrUnavailable) {
+		t.Errorf("a refused connection = %v, want unavailable", err)
+	}
+
+	list := notice{Notice: "op", Op: "list", RunID: "wrun_A", Actor: "inv-4", Start: start, End: end,
+		Args:   json.RawMessage(`{"cursor":"key:evnt_1","limit":20}`),
+		Result: json.RawMessage(`{"data":[{"eventId":"evnt_2","eventType":"step_started","createdAt":"2026-12-04T12:00:00Z"},{"eventId":"evnt_3","eventType":"step_completed","createdAt":"2026-12-04T12:00:00Z"}],"cursor":"key:evnt_3","hasMore":true}`)}
+	op, err = toOp(list, "wrun_A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.Kind != history.OpList || op.After.ID != "evnt_1" || op.Limit != 20 || op.Read == nil || op.Read.N != 2 || !op.Read.More || op.Read.Last.ID != "evnt_3" {
+		t.Errorf("list op %+v read %+v", op, op.Read)
+	}
+	if _, err := toOp(notice{Notice: "op", Op: "delete"}, ""); err == nil {
+		t.Error("an unknown op is recorded")
+	}
+}

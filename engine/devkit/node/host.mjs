@@ -1,0 +1,741 @@
+// stormctl's devkit runtime host: runs the published Workflow DevKit runtime
+// (@workflow/core and the workflow bundles @workflow/builders compiled) on one
+// of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres)
+// for stormctl's devkit engine, and reports every read and write of the
+// run's event log at the world boundary as it happens.
+//
+// One host per storm cell: `node host.mjs` with cwd = the kit directory (its
+// node_modules holds @workflow/core, @workflow/world-local,
+// @workflow/world-postgres, @workflow/builders, workflow). The contract is
+// /work/notes/host-protocol.md; in short:
+//
+// Transport (as worlds/devkit/sidecar/node/sidecar.mjs): requests are JSON
+// lines on stdin; answers AND notices are JSON lines on file descriptor 3
+// (an async pipe); stdout and stderr carry diagnostics only (the runtime's
+// own "[Workflow] ..." warnings go there). Requests run concurrently,
+// answers come in any order. When stdin ends the host closes its world and
+// exits.
+//   request  {"id": N, "op": OP, ...args}
+//   answer   {"id": N, "result": {...}} | {"id": N, "error": {name, message, code, status}}
+//   notice   {"notice": KIND, ...}
+//
+// Ops
+//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?}
+//        -> {versions: {package: version}, spec, worldSpec, node, world, baseUrl?}
+//        local: dataDir is world-local's data directory. postgres: url is an
+//        empty database; the package's drizzle migrations run first (as its
+//        own setup CLI, dist/cli.js setupDatabase, runs them), then
+//        world.start() migrates graphile-worker's schema and starts its
+//        runner. concurrency: graphile-worker's job concurrency (the
+//        package's default is 10). Once per process.
+//   start {workflowId, input} -> {runId}              core start(), actor "starter"
+//   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(), actor "hook-sender"
+//   events {runId, actor, limit?} -> {events: [...], pages}
+//        the whole log, page by page with world.events.list (sortOrder
+//        "asc", resolveData "all"; limit as given, else the package's
+//        default page size), each page a list notice under actor.
+//   status {runId} -> {status, error?, invocations, steps, maxConcurrent,
+//        inflight, redeliveries, retries, recoveries, divergences: [{message, eventId, count, actor}],
+//        recoveryQueued, skipped}
+//   cancel {runId, actor?} -> {status, inflight}
+//        core cancelRun() (a run_cancelled event); from then on the host
+//        acknowledges the run's deliveries without running them, and waits
+//        (up to 60 s) for the run's in-flight deliveries to finish.
+//   close {} -> {}
+//
+// Notices, each written when it happens:
+//   {"notice":"op","op":"create"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?}
+//     one per call of the world's events.create / events.list (and
+//     events.createBatch where the package has one, as op "createBatch"),
+//     whoever made it. start/end: ms since the epoch (performance.timeOrigin
+//     + performance.now()). create args: {eventType, correlationId,
+//     eventData, specVersion, params} as passed (params: the call's third
+//     argument, e.g. {requestId, stateUpdatedAt}); create result: the
+//     `event` of the package's answer; snapshot: the events the answer
+//     carried besides ({events, cursor, hasMore}: world-local answers
+//     run_started with the whole log, which core replays instead of
+//     listing). list args: {pagination, resolveData} as passed; list result:
+//     {events, cursor, hasMore}. error: {name, message, code, status}.
+//   {"notice":"invocation","runId","actor","queue","messageId","attempt","kind":"flow"|"step","start","end","status","error"?,"recovery"?,"skipped"?}
+//     one per queue delivery, when it ends.
+//   {"notice":"divergence","runId","actor","eventId","count","message","at"}
+//     core reported a replay divergence and queued a recovery replay.
+// Actors: an AsyncLocalStorage context around every delivery: flow
+// deliveries "inv-<k>", step deliveries "step-<k>" (k counts per host);
+// start "starter"; resumeHook "hook-sender"; the events op its actor;
+// anything else "runtime". Uint8Array values are written as
+// {"__type":"Uint8Array","data":"<base64>"} (world-local's own encoding).
+//
+// Facts about the packages this host relies on (stable line: @workflow/core
+// 4.8.9, world-local 4.4.1, world-postgres 4.3.7, builders 4.1.14):
+//   - core finds its world through globalThis: getWorld() reads
+//     Symbol.for('@workflow/world//cache'), and getWorldHandlers() (called
+//     by workflowEntrypoint when a bundle loads) reads
+//     Symbol.for('@workflow/world//stubbedCache') and otherwise builds a
+//     world from the environment (core runtime/world.js). Both are set to the
+//     instrumented world before core or a bundle is loaded.
+//   - Each bundle holds its own copy of core (builders' base-builder.js
+//     bundles with esbuild, bundle: true) and exports POST, a Request ->
+//     Response handler made by the world's createQueueHandler: the
+//     workflows bundle's is workflowEntrypoint(workflowCode), the steps
+//     bundle's stepEntrypoint. The host's own start/resumeHook/cancelRun
+//     come from the kit's @workflow/core/runtime; all copies share the one
+//     world on globalThis.
+//   - world-local's queue (world-local dist/queue.js createQueue) delivers
+//     in process to a handler registered with registerHandler(prefix,
+//     handler) ("__wkf_workflow_", "__wkf_step_"), each message in its own
+//     async loop gated only by a global semaphore of 1000: no per-run
+//     serialisation. The loop's attempt counter (header
+//     x-vqs-message-attempt) grows both on a failed delivery (retried after
+//     5 s) and on a delivery answering {timeoutSeconds} (a sleep: the same
+//     message is delivered again after that delay), so "redeliveries"
+//     (attempt > 1) counts both; "retries" counts deliveries whose previous
+//     delivery of the same message failed.
+//   - world-postgres's queue (world-postgres dist/queue.js) stores jobs in
+//     graphile-worker (queues workflow_flows / workflow_steps, maxAttempts
+//     3) and a runner (concurrency config.queueConcurrency || 10, started by
+//     world.start() -> queue.start() once the base URL's loopback port
+//     accepts connections) delivers each job by HTTP POST to
+//     <base>/.well-known/workflow/v1/flow|step. The base URL comes from env
+//     WORKFLOW_LOCAL_BASE_URL (read at each delivery), else PORT, else a
+//     port probe; this host serves those two paths on a loopback HTTP
+//     server and sets WORKFLOW_LOCAL_BASE_URL to it. world-postgres 4.3.7
+//     serialises flow deliveries of one run inside the process
+//     (inflightWorkflowRuns, for messages without an idempotency key), so
+//     maxConcurrent there is what that lets through.
+//   - core 4.8.9 on a replay divergence (runtime.js, workflowEntrypoint):
+//     logs console.warn('[Workflow] Workflow replay diverged; queueing a
+//     recovery replay ...', {workflowRunId, divergenceEventId,
+//     divergenceCount, errorMessage, ...}) and queues the run's flow message
+//     again with replayDivergence {eventId, count}; after 3 recovery replays
+//     (REPLAY_DIVERGENCE_MAX_RETRIES) the 4th divergence writes run_failed
+//     with errorCode CORRUPTED_EVENT_LOG. The host reads the warning (it
+//     wraps console.warn, and passes it on to stderr) and the queued
+//     message's replayDivergence; it patches nothing in core.
+//   - core replays from the run_started answer when it carries events
+//     (world-local returns the run's whole log with run_started), else from
+//     events.list pages (no limit passed: world-local's default page is
+//     20). Event ids: world-local "evnt_" + ULID, world-postgres "wevt_" +
+//     ULID; a list cursor is the package's own string (pass it back as is).
+//   - A hook token that matches no hook (never created, disposed, or its
+//     run ended) is HookNotFoundError "Hook not found" from
+//     world.hooks.getByToken in both worlds.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import readline from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+const kit = process.cwd();
+const kitRequire = createRequire(path.join(kit, 'package.json'));
+const als = new AsyncLocalStorage();
+const now = () => performance.timeOrigin + performance.now();
+
+const WORLD_CACHE = Symbol.for('@workflow/world//cache');
+const STUBBED_WORLD_CACHE = Symbol.for('@workflow/world//stubbedCache');
+const FLOW_PREFIX = '__wkf_workflow_';
+const STEP_PREFIX = '__wkf_step_';
+const CANCEL_DRAIN_MS = 60_000;
+const CLOSE_CAP_MS = 15_000;
+
+// ---------------------------------------------------------------- transport
+
+const answers = new net.Socket({ fd: 3, readable: false });
+
+// replacer writes byte arrays as world-local's files do, not as index maps.
+function replacer(_key, value) {
+  if (value instanceof Uint8Array) {
+    return { __type: 'Uint8Array', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  }
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+function send(msg) {
+  let line;
+  try {
+    line = JSON.stringify(msg, replacer);
+  } catch (err) {
+    line = JSON.stringify({ ...msg, result: undefined, unserializable: String(err?.message ?? err) });
+  }
+  answers.write(line + '\n');
+}
+
+function notice(kind, fields) {
+  send({ notice: kind, ...fields });
+}
+
+function errorOf(err) {
+  const cause = err?.cause ?? {};
+  return {
+    name: String(err?.name ?? 'Error'),
+    message: String(err?.message ?? err),
+    code: String(err?.code ?? cause.code ?? ''),
+    status: Number(err?.status ?? cause.status ?? 0) || 0,
+  };
+}
+
+function actorNow() {
+  return als.getStore()?.actor ?? 'runtime';
+}
+
+// ---------------------------------------------------------------- packages
+
+// pkgVersion reads a package's version from the kit's node_modules (not via
+// require.resolve: the packages' exports do not all expose package.json).
+function pkgVersion(name, from = kit) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(from, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return null;
+  }
+}
+
+async function importFromKit(spec, req = kitRequire) {
+  return import(pathToFileURL(req.resolve(spec)).href);
+}
+
+async function loadBundle(file) {
+  const abs = path.resolve(file);
+  if (abs.endsWith('.mjs')) return import(pathToFileURL(abs).href);
+  return createRequire(abs)(abs);
+}
+
+// ---------------------------------------------------------------- per-run stats
+
+const runs = new Map();
+
+function statsOf(runId) {
+  let s = runs.get(runId);
+  if (!s) {
+    s = {
+      invocations: 0,
+      steps: 0,
+      inflight: 0,
+      inflightSteps: 0,
+      maxConcurrent: 0,
+      redeliveries: 0,
+      retries: 0,
+      recoveries: 0,
+      recoveryQueued: 0,
+      skipped: 0,
+      divergences: [],
+      cancelled: false,
+      drained: [],
+    };
+    runs.set(runId, s);
+  }
+  return s;
+}
+
+function settleDrain(s) {
+  if (s.inflight === 0 && s.inflightSteps === 0) {
+    for (const resolve of s.drained.splice(0)) resolve();
+  }
+}
+
+// ---------------------------------------------------------------- the world
+
+const state = {
+  opened: null, // the open promise
+  world: null,
+  kind: null,
+  core: null,
+  server: null,
+  pool: null,
+  closing: null,
+  invSeq: 0,
+  stepSeq: 0,
+  lastFailed: new Map(), // messageId -> true while its last delivery failed
+};
+
+// instrument wraps the world's event calls and queue in place, so every
+// caller (core's copies in the bundles, the host's own) goes through them.
+function instrument(world) {
+  const ev = world.events;
+  const create = ev.create.bind(ev);
+  ev.create = async function instrumentedCreate(runId, data, params) {
+    const actor = actorNow();
+    const start = now();
+    const args = {
+      eventType: data?.eventType,
+      correlationId: data?.correlationId,
+      eventData: data?.eventData,
+      specVersion: data?.specVersion,
+      params,
+    };
+    try {
+      const res = await create(runId, data, params);
+      const n = { op: 'create', runId: runId ?? res?.event?.runId ?? res?.run?.runId ?? null, actor, start, end: now(), args, result: res?.event ?? null };
+      if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
+        n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
+      }
+      notice('op', n);
+      if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
+        const store = als.getStore();
+        if (store) store.divergenceMessage = String(data.eventData.error?.message ?? '');
+        recordDivergence(n.runId, null, true);
+      }
+      return res;
+    } catch (err) {
+      notice('op', { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      throw err;
+    }
+  };
+  if (typeof ev.createBatch === 'function') {
+    const createBatch = ev.createBatch.bind(ev);
+    ev.createBatch = async function instrumentedCreateBatch(runId, batch, params) {
+      const actor = actorNow();
+      const start = now();
+      const args = { events: batch, params };
+      try {
+        const res = await createBatch(runId, batch, params);
+        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: res });
+        return res;
+      } catch (err) {
+        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) });
+        throw err;
+      }
+    };
+  }
+  const list = ev.list.bind(ev);
+  ev.list = async function instrumentedList(params) {
+    const actor = actorNow();
+    const start = now();
+    const args = { pagination: params?.pagination, resolveData: params?.resolveData };
+    try {
+      const page = await list(params);
+      notice('op', {
+        op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args,
+        result: { events: page?.data ?? null, cursor: page?.cursor ?? null, hasMore: page?.hasMore ?? null },
+      });
+      return page;
+    } catch (err) {
+      notice('op', { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      throw err;
+    }
+  };
+  const queue = world.queue.bind(world);
+  world.queue = async function instrumentedQueue(queueName, message, opts) {
+    if (message?.replayDivergence && message?.runId) {
+      recordDivergence(message.runId, message.replayDivergence);
+    }
+    return queue(queueName, message, opts);
+  };
+  return world;
+}
+
+// recordDivergence counts one divergence core reported by queueing a
+// recovery replay (a flow message carrying replayDivergence {eventId, count
+// [, eventIds]}); the divergence's message is only in core's log line, which
+// the console.warn hook below left in the caller's context just before.
+function recordDivergence(runId, rd, terminal) {
+  const store = als.getStore();
+  const d = {
+    message: store?.divergenceMessage ?? '',
+    eventId: rd?.eventId ?? null,
+    count: rd?.count ?? null,
+    actor: store?.actor ?? 'runtime',
+    at: now(),
+  };
+  if (rd?.eventIds) d.eventIds = rd.eventIds;
+  if (terminal) d.terminal = true;
+  if (store) store.divergenceMessage = undefined;
+  const s = statsOf(runId);
+  if (!terminal) s.recoveryQueued++;
+  s.divergences.push(d);
+  notice('divergence', { runId, ...d });
+}
+
+// Core's log line of a divergence: 4.x calls console.warn('[Workflow]
+// Workflow replay diverged; queueing a recovery replay ...', {errorMessage,
+// ...}); 5.0 composes one string (core log-format.js composeLogLine) with an
+// "error <message>" row. The message is kept in the caller's context for the
+// queue call that follows it; the line goes on to stderr unchanged.
+const ANSI = /\x1b\[[0-9;]*m/g;
+const warn = console.warn.bind(console);
+console.warn = (...args) => {
+  const [msg, meta] = args;
+  if (typeof msg === 'string' && msg.includes('Workflow replay diverged; queueing a recovery replay')) {
+    const store = als.getStore();
+    let message = '';
+    if (meta && typeof meta === 'object' && meta.errorMessage) {
+      message = String(meta.errorMessage);
+    } else {
+      const text = msg.replace(ANSI, '');
+      const m = /^\s+error\s+(.*)$/m.exec(text);
+      if (m) {
+        message = m[1].trim();
+        try {
+          if (message.startsWith('"')) message = JSON.parse(message);
+        } catch {
+          // as written
+        }
+      }
+    }
+    if (store) store.divergenceMessage = message;
+  }
+  warn(...args);
+};
+
+// deliver runs one queue delivery of the runtime's handler inside its
+// actor's context, counting it for its run.
+async function deliver(kind, handler, req) {
+  const raw = Buffer.from(await req.arrayBuffer());
+  let msg = {};
+  try {
+    msg = JSON.parse(raw.toString('utf8'));
+  } catch {
+    // not JSON: the handler answers it
+  }
+  const runId = (kind === 'flow' ? msg.runId : msg.workflowRunId) ?? msg.runId ?? null;
+  const attempt = Number(req.headers.get('x-vqs-message-attempt') ?? 1);
+  const queue = req.headers.get('x-vqs-queue-name') ?? '';
+  const messageId = req.headers.get('x-vqs-message-id') ?? '';
+  const actor = kind === 'flow' ? `inv-${++state.invSeq}` : `step-${++state.stepSeq}`;
+  const s = runId ? statsOf(runId) : null;
+  const base = { runId, actor, queue, messageId, attempt, kind };
+  const start = now();
+  if (s?.cancelled) {
+    s.skipped++;
+    notice('invocation', { ...base, start, end: now(), status: 200, skipped: 'cancelled' });
+    return Response.json({ ok: true });
+  }
+  const retry = state.lastFailed.get(messageId) === true;
+  const recovery = kind === 'flow' && msg.replayDivergence ? msg.replayDivergence : undefined;
+  if (s) {
+    if (kind === 'flow') {
+      s.invocations++;
+      s.inflight++;
+      s.maxConcurrent = Math.max(s.maxConcurrent, s.inflight);
+      if (recovery) s.recoveries++;
+    } else {
+      s.steps++;
+      s.inflightSteps++;
+    }
+    if (attempt > 1) s.redeliveries++;
+    if (retry) s.retries++;
+  }
+  let status = 0;
+  let error;
+  try {
+    const forwarded = new Request(req.url, { method: 'POST', headers: req.headers, body: raw });
+    const res = await als.run({ actor, runId }, () => handler(forwarded));
+    status = res.status;
+    if (!res.ok) {
+      const text = await res.clone().text().catch(() => '');
+      error = { name: 'HTTPError', message: text.slice(0, 2000), code: '', status };
+    }
+    if (res.ok) state.lastFailed.delete(messageId);
+    else state.lastFailed.set(messageId, true);
+    return res;
+  } catch (err) {
+    error = errorOf(err);
+    state.lastFailed.set(messageId, true);
+    throw err;
+  } finally {
+    if (s) {
+      if (kind === 'flow') s.inflight--;
+      else s.inflightSteps--;
+      settleDrain(s);
+    }
+    const n = { ...base, start, end: now(), status };
+    if (recovery) n.recovery = recovery;
+    if (error) n.error = error;
+    notice('invocation', n);
+  }
+}
+
+// serve is the loopback HTTP endpoint world-postgres's graphile-worker
+// delivers to: POST /.well-known/workflow/v1/flow and /step.
+function serve(handlers) {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer(async (req, res) => {
+      try {
+        const chunks = [];
+        for await (const c of req) chunks.push(c);
+        const url = new URL(req.url, `http://${req.headers.host ?? '127.0.0.1'}`);
+        const kind = url.pathname.endsWith('/flow') ? 'flow' : url.pathname.endsWith('/step') ? 'step' : null;
+        if (req.method !== 'POST' || !kind || !handlers[kind]) {
+          res.writeHead(404).end();
+          return;
+        }
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(req.headers)) {
+          if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        }
+        const request = new Request(url, { method: 'POST', headers, body: Buffer.concat(chunks) });
+        const response = await deliver(kind, handlers[kind], request);
+        const body = Buffer.from(await response.arrayBuffer());
+        res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+        res.end(body);
+      } catch (err) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(String(err?.message ?? err)));
+      }
+    });
+    server.keepAliveTimeout = 5_000;
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+async function open(req) {
+  if (state.opened) throw new Error('open: the host already has a world (one per process)');
+  state.opened = doOpen(req);
+  return state.opened;
+}
+
+async function doOpen(req) {
+  if (!req.workflows || !req.steps) throw new Error('open: workflows and steps bundle paths are required');
+  const versions = {};
+  for (const name of ['@workflow/core', '@workflow/world', '@workflow/world-local', '@workflow/world-postgres', '@workflow/builders', '@workflow/errors', 'workflow']) {
+    const v = pkgVersion(name);
+    if (v) versions[name] = v;
+  }
+  let world;
+  let baseUrl;
+  if (req.world === 'local') {
+    if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
+    const mod = await importFromKit('@workflow/world-local');
+    const createLocal = mod.createLocalWorld ?? mod.createWorld; // 5.0 renamed it createWorld
+    world = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
+  } else if (req.world === 'postgres') {
+    if (!req.url) throw new Error('open: world "postgres" needs url');
+    const pgReq = createRequire(kitRequire.resolve('@workflow/world-postgres'));
+    const pg = pgReq('pg');
+    const { drizzle } = pgReq('drizzle-orm/node-postgres');
+    const { migrate } = pgReq('drizzle-orm/node-postgres/migrator');
+    const pkgDir = path.join(kit, 'node_modules', '@workflow', 'world-postgres');
+    state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 20 });
+    await migrate(drizzle(state.pool), {
+      migrationsFolder: path.join(pkgDir, 'src', 'drizzle', 'migrations'),
+      migrationsTable: 'workflow_migrations',
+      migrationsSchema: 'workflow_drizzle',
+    });
+    // world-postgres builds a world-local internally (its createQueueHandler);
+    // keep that one's data directory out of the kit.
+    process.env.WORKFLOW_LOCAL_DATA_DIR ??= path.join(req.dataDir ?? fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'stormctl-host-')), 'local');
+    const mod = await importFromKit('@workflow/world-postgres');
+    world = mod.createWorld({
+      connectionString: req.url,
+      pool: state.pool,
+      ...(req.concurrency ? { queueConcurrency: req.concurrency } : {}),
+    });
+  } else {
+    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local" or "postgres")`);
+  }
+  instrument(world);
+  state.world = world;
+  state.kind = req.world;
+  // The world goes on globalThis before core (and the bundles' copies of it)
+  // load: core's getWorld/getWorldHandlers read these symbols.
+  globalThis[WORLD_CACHE] = world;
+  globalThis[STUBBED_WORLD_CACHE] = world;
+
+  const coreRuntime = await importFromKit('@workflow/core/runtime');
+  const coreReq = createRequire(kitRequire.resolve('@workflow/core'));
+  let spec = null;
+  try {
+    const w = await import(pathToFileURL(coreReq.resolve('@workflow/world')).href);
+    spec = w.SPEC_VERSION_CURRENT ?? null;
+  } catch {
+    spec = null;
+  }
+  state.core = coreRuntime;
+
+  // 4.x: the steps bundle exports POST = stepEntrypoint (a queue of its
+  // own, "__wkf_step_"). 5.0 builders emit a combined bundle: the workflows
+  // bundle inlines the step registrations and runs steps inside flow
+  // deliveries; its steps bundle only registers steps (exports
+  // __steps_registered) and is not loaded again.
+  const flow = (await loadBundle(req.workflows)).POST;
+  let step = null;
+  const separateSteps = /\bstepEntrypoint\b/.test(fs.readFileSync(req.steps, 'utf8'));
+  if (separateSteps) step = (await loadBundle(req.steps)).POST;
+  if (typeof flow !== 'function' || (separateSteps && typeof step !== 'function')) {
+    throw new Error('open: a bundle exports no POST handler (not a StandaloneBuilder bundle?)');
+  }
+  if (req.world === 'local') {
+    world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
+    if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
+    await world.start?.();
+  } else {
+    state.server = await serve({ flow, step });
+    baseUrl = `http://127.0.0.1:${state.server.address().port}`;
+    process.env.WORKFLOW_LOCAL_BASE_URL = baseUrl;
+    await world.start?.();
+  }
+  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step) };
+  if (baseUrl) out.baseUrl = baseUrl;
+  return out;
+}
+
+async function ready() {
+  if (!state.opened) throw new Error('the host has no world: send open first');
+  await state.opened;
+  if (state.closing) throw new Error('the host is closing');
+}
+
+// ---------------------------------------------------------------- ops
+
+async function start(req) {
+  await ready();
+  if (!req.workflowId) throw new Error('start: workflowId is required');
+  const run = await als.run({ actor: 'starter' }, () => state.core.start({ workflowId: req.workflowId }, [req.input]));
+  statsOf(run.runId);
+  return { runId: run.runId };
+}
+
+async function resumeHook(req) {
+  await ready();
+  const hook = await als.run({ actor: 'hook-sender' }, () => state.core.resumeHook(req.token, req.payload));
+  return { runId: hook?.runId ?? null, hookId: hook?.hookId ?? null };
+}
+
+async function events(req) {
+  await ready();
+  if (!req.runId) throw new Error('events: runId is required');
+  return als.run({ actor: req.actor || 'runtime' }, async () => {
+    const all = [];
+    const seen = new Set();
+    let cursor;
+    let pages = 0;
+    for (;;) {
+      const pagination = { sortOrder: 'asc' };
+      if (cursor) pagination.cursor = cursor;
+      if (req.limit) pagination.limit = req.limit;
+      const page = await state.world.events.list({ runId: req.runId, pagination, resolveData: 'all' });
+      pages++;
+      all.push(...(page.data ?? []));
+      if (!page.hasMore) break;
+      if (!page.cursor || seen.has(page.cursor)) {
+        throw new Error(`events: the package's list of ${req.runId} says hasMore without a new cursor (${page.cursor})`);
+      }
+      seen.add(page.cursor);
+      cursor = page.cursor;
+    }
+    return { events: all, pages };
+  });
+}
+
+async function status(req) {
+  await ready();
+  const run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  const s = statsOf(req.runId);
+  const out = {
+    status: run.status,
+    invocations: s.invocations,
+    steps: s.steps,
+    maxConcurrent: s.maxConcurrent,
+    inflight: s.inflight + s.inflightSteps,
+    redeliveries: s.redeliveries,
+    retries: s.retries,
+    recoveries: s.recoveries,
+    recoveryQueued: s.recoveryQueued,
+    divergences: s.divergences,
+    skipped: s.skipped,
+  };
+  if (run.error) out.error = run.error;
+  return out;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+async function cancel(req) {
+  await ready();
+  const s = statsOf(req.runId);
+  s.cancelled = true;
+  let run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  if (!TERMINAL.has(run.status)) {
+    try {
+      await als.run({ actor: req.actor || 'runtime' }, () => state.core.cancelRun(state.world, req.runId));
+    } catch (err) {
+      // The run may have ended meanwhile; anything else is an error.
+      run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+      if (!TERMINAL.has(run.status)) throw err;
+    }
+    run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  }
+  if (s.inflight + s.inflightSteps > 0) {
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, CANCEL_DRAIN_MS);
+      s.drained.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+  return { status: run.status, inflight: s.inflight + s.inflightSteps };
+}
+
+async function shutdown() {
+  if (state.closing) return state.closing;
+  state.closing = (async () => {
+    if (state.opened) await state.opened.catch(() => {});
+    const steps = [
+      async () => state.world?.close?.(),
+      async () => state.server && new Promise((r) => {
+        state.server.close(() => r());
+        state.server.closeAllConnections?.();
+      }),
+      async () => state.pool?.end(),
+    ];
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (err) {
+        process.stderr.write(`host: close: ${err?.stack ?? err}\n`);
+      }
+    }
+  })();
+  return state.closing;
+}
+
+async function close() {
+  await shutdown();
+  return {};
+}
+
+const ops = { open, start, resumeHook, events, status, cancel, close };
+
+// ---------------------------------------------------------------- main loop
+
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+rl.on('line', (line) => {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (err) {
+    process.stderr.write(`host: unreadable request: ${err.message}\n`);
+    return;
+  }
+  const op = ops[req.op];
+  if (!op) {
+    send({ id: req.id, error: { name: 'Error', message: `unknown op ${req.op}`, code: '', status: 0 } });
+    return;
+  }
+  als.run({ actor: 'runtime' }, () => op(req)).then(
+    (result) => send({ id: req.id, result }),
+    (err) => send({ id: req.id, error: errorOf(err) }),
+  );
+});
+rl.on('close', async () => {
+  const cap = setTimeout(() => {
+    process.stderr.write(`host: closing took over ${CLOSE_CAP_MS} ms; exiting anyway\n`);
+    process.exit(0);
+  }, CLOSE_CAP_MS);
+  cap.unref();
+  await shutdown();
+  answers.end(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+});
+process.on('unhandledRejection', (err) => {
+  process.stderr.write(`host: unhandled rejection: ${err?.stack ?? err}\n`);
+});
