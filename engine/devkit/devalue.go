@@ -2,10 +2,12 @@ package devkit
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -45,6 +47,26 @@ func decodeData(raw json.RawMessage) (json.RawMessage, error) {
 	b, err := base64.StdEncoding.DecodeString(bin.Data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: base64: %v", errDevalue, err)
+	}
+	return decodeBytes(raw, b, 0)
+}
+
+// gzipPrefix starts a value 5.0 compressed: gzip of a serialized value.
+const gzipPrefix = "gzip"
+
+// decodeBytes decodes serialized bytes b (raw as the host wrote them):
+// devalue, or gzip of a serialized value.
+func decodeBytes(raw json.RawMessage, b []byte, depth int) (json.RawMessage, error) {
+	if rest, ok := bytes.CutPrefix(b, []byte(gzipPrefix)); ok && depth < 2 {
+		zr, err := gzip.NewReader(bytes.NewReader(rest))
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %v", errDevalue, err)
+		}
+		inner, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %v", errDevalue, err)
+		}
+		return decodeBytes(raw, inner, depth+1)
 	}
 	rest, ok := bytes.CutPrefix(b, []byte(devaluePrefix))
 	if !ok {

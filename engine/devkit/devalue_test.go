@@ -1,6 +1,8 @@
 package devkit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ func TestDecodeData(t *testing.T) {
 			`[{"i":0,"path":"timer","sync":"sync(r=0,b=0)"},{"i":1,"path":"timer","sync":"sync(r=1,b=0)"}]`},
 		{"undefined fields dropped, sentinels null", bin(`devl[{"a":1,"b":-1,"c":-3},[-4,2]," x"]`), `{"a":[null," x"],"c":null}`},
 		{"tagged values", bin(`devl[[1,2,3],["Date","2026-12-04T00:00:00.000Z"],["Set",4],["null","k",4],7]`), `["2026-12-04T00:00:00.000Z",[7],{"k":7}]`},
+		{"gzip of devalue (5.0)", bin(gz(`devl[[1],7]`)), `[7]`},
 		{"plain JSON passes", json.RawMessage(`{"output":3}`), `{"output":3}`},
 		{"other bytes pass", bin(`cbor...`), string(bin(`cbor...`))},
 	} {
@@ -39,6 +42,15 @@ func TestDecodeData(t *testing.T) {
 			t.Errorf("decodeData(%q) = %v, want errDevalue", bad, err)
 		}
 	}
+}
+
+// gz is "gzip" and s gzipped, as 5.0 stores a large value.
+func gz(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	zw.Close()
+	return "gzip" + b.String()
 }
 
 // FuzzDecodeData: no input makes the decoder panic or loop.

@@ -35,10 +35,10 @@ type pkgEvent struct {
 // types keep the package's eventData.
 func toEvent(pe pkgEvent, token string) eventlog.Event {
 	e := eventlog.Event{RunID: pe.RunID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID, MintedAt: pe.CreatedAt}
-	if at, err := eventlog.MintTime(pe.EventID); err == nil {
+	if pos, ok := slotOf(pe.EventID); ok {
+		e.Seq = pos // a slot id: its time is the package's createdAt
+	} else if at, err := eventlog.MintTime(pe.EventID); err == nil {
 		e.MintedAt = at
-	} else if pos, ok := slotOf(pe.EventID); ok {
-		e.Seq = pos
 	}
 	var data map[string]json.RawMessage
 	if len(pe.EventData) > 0 {
@@ -128,8 +128,9 @@ func slotOf(id string) (int64, bool) {
 	if !ok || rest == "" {
 		return 0, false
 	}
+	// A ULID of digits only would be minted before 1971: a position.
 	n, err := strconv.ParseInt(rest, 10, 64)
-	return n, err == nil && n > 0
+	return n, err == nil && n > 0 && (len(rest) != 26 || strings.HasPrefix(rest, "00000"))
 }
 
 // notice is a line the host writes of its own accord: an operation at the
