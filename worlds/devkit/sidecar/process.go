@@ -85,7 +85,11 @@ type Process struct {
 // of its own (its file descriptor 3); its stdout and stderr are kept for
 // the error that reports its exit.
 func Start(l Layout) (*Process, error) {
-	cmd := exec.Command("node", l.Script, "--local", l.Local, "--postgres", l.Postgres)
+	args := []string{l.Script, "--local", l.Local, "--postgres", l.Postgres}
+	if l.Vercel != "" {
+		args = append(args, "--vercel", l.Vercel)
+	}
+	cmd := exec.Command("node", args...)
 	cmd.SysProcAttr = procAttr()
 	cmd.Dir = os.TempDir() // the packages resolve relative paths (.workflow-data) from here; nothing is written
 	p := &Process{cmd: cmd, pending: map[int64]chan []byte{}, stderr: &ring{max: 4 << 10}}
