@@ -102,6 +102,7 @@ func (h *Host) Stop() error {
 type World struct {
 	*devkit.World
 	srv     *backend.Server
+	base    string
 	project string
 	tenant  *backend.Tenant
 	store   *dynamo.Store
@@ -130,7 +131,7 @@ func Open(ctx context.Context, h *Host, opts worlds.Options) (_ *World, err erro
 	if err != nil {
 		return nil, err
 	}
-	w := &World{srv: srv, project: project}
+	w := &World{srv: srv, base: base, project: project}
 	defer func() {
 		if err != nil {
 			w.release()
@@ -190,6 +191,10 @@ func (w *World) release() {
 		_ = w.dyn.Close()
 	}
 }
+
+// BackendURL is the base URL of the backend server the World's package
+// calls (the package appends /api).
+func (w *World) BackendURL() string { return w.base }
 
 // Close closes the package's storage and stops the tenant. A second Close
 // is harmless.

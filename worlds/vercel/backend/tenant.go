@@ -414,7 +414,39 @@ func (t *Tenant) listEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, evs, err := t.events(r.Context(), r.PathValue("runId"))
+	ctx, runID := r.Context(), r.PathValue("runId")
+	if !lq.desc {
+		// Ascending: one Query from the cursor, as the store pages.
+		run, err := t.cfg.Store.Run(ctx, runID)
+		if errors.Is(err, eventlog.ErrNoRun) {
+			lq.frames(w, nil, "")
+			return
+		}
+		var p eventlog.Page
+		if err == nil {
+			p, err = t.cfg.Store.List(ctx, run, eventlog.Cursor{ID: lq.cursor}, lq.limit)
+		}
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		page := make([]Event, 0, len(p.Events))
+		for _, e := range p.Events {
+			x, err := decodeStored(e)
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
+			page = append(page, x)
+		}
+		next := ""
+		if p.More && len(page) > 0 {
+			next = page[len(page)-1].ID
+		}
+		lq.frames(w, page, next)
+		return
+	}
+	_, evs, err := t.events(ctx, runID)
 	if err != nil {
 		fail(w, r, err)
 		return
