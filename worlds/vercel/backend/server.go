@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/stormctl/stormctl/internal/httpserve"
 )
 
 // Routes are the endpoints @workflow/world-vercel 4.7.4 calls (under its
@@ -70,9 +70,7 @@ type Server struct {
 	mu      sync.Mutex
 	tenants map[string]http.Handler
 	calls   map[string]*Call
-	hs      *http.Server
-	url     string
-	done    chan error
+	srv     *httpserve.Server
 }
 
 // NewServer returns a server with no tenant (nil logger: discarded).
@@ -163,36 +161,25 @@ func (s *Server) Calls() []Call {
 func (s *Server) Start(addr string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hs != nil {
+	if s.srv != nil {
 		return "", errors.New("backend: server already started")
 	}
-	l, err := net.Listen("tcp", addr)
+	srv, err := httpserve.Start(addr, s, s.logger)
 	if err != nil {
-		return "", fmt.Errorf("backend: listen on %s: %w", addr, err)
+		return "", fmt.Errorf("backend: %w", err)
 	}
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug)}
-	s.url = "http://" + l.Addr().String()
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.hs.Serve(l) }()
-	return s.url, nil
+	s.srv = srv
+	return srv.URL(), nil
 }
 
 // Shutdown stops a started server, waiting for the requests in flight
 // until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	hs, done := s.hs, s.done
+	srv := s.srv
 	s.mu.Unlock()
-	if hs == nil {
+	if srv == nil {
 		return nil
 	}
-	err := hs.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, hs.Close())
-	}
-	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	done <- http.ErrServerClosed // a second Shutdown returns at once
-	return err
+	return srv.Shutdown(ctx)
 }
