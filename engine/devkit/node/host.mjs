@@ -124,7 +124,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -134,6 +134,10 @@ import { pathToFileURL } from 'node:url';
 const kit = process.cwd();
 const kitRequire = createRequire(path.join(kit, 'package.json'));
 const als = new AsyncLocalStorage();
+// calls holds, inside one instrumented world call, the events the package
+// published during it (seen at the storage: world-local's event files,
+// world-postgres's INSERTs into workflow_events).
+const calls = new AsyncLocalStorage();
 const now = () => performance.timeOrigin + performance.now();
 
 const WORLD_CACHE = Symbol.for('@workflow/world//cache');
@@ -269,12 +273,15 @@ function instrument(world) {
       specVersion: data?.specVersion,
       params,
     };
+    const published = [];
     try {
-      const res = await create(runId, data, params);
+      const res = await calls.run(published, () => create(runId, data, params));
       const n = { op: 'create', runId: runId ?? res?.event?.runId ?? res?.run?.runId ?? null, actor, start, end: now(), args, result: res?.event ?? null };
       if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
         n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
       }
+      const implicit = published.filter((e) => e.eventId !== res?.event?.eventId);
+      if (implicit.length) n.implicit = implicit;
       notice('op', n);
       if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
         const store = als.getStore();
@@ -283,7 +290,9 @@ function instrument(world) {
       }
       return res;
     } catch (err) {
-      notice('op', { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      const n = { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       throw err;
     }
   };
@@ -293,12 +302,19 @@ function instrument(world) {
       const actor = actorNow();
       const start = now();
       const args = { events: batch, params };
+      const published = [];
       try {
-        const res = await createBatch(runId, batch, params);
-        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: res });
+        const res = await calls.run(published, () => createBatch(runId, batch, params));
+        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: res };
+        const returned = new Set((res?.results ?? []).map((r) => r?.event?.eventId).filter(Boolean));
+        const implicit = published.filter((e) => !returned.has(e.eventId));
+        if (implicit.length) n.implicit = implicit;
+        notice('op', n);
         return res;
       } catch (err) {
-        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) });
+        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) };
+        if (published.length) n.implicit = published;
+        notice('op', n);
         throw err;
       }
     };
@@ -308,15 +324,20 @@ function instrument(world) {
     const actor = actorNow();
     const start = now();
     const args = { pagination: params?.pagination, resolveData: params?.resolveData };
+    const published = [];
     try {
-      const page = await list(params);
-      notice('op', {
+      const page = await calls.run(published, () => list(params));
+      const n = {
         op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args,
         result: { events: page?.data ?? null, cursor: page?.cursor ?? null, hasMore: page?.hasMore ?? null },
-      });
+      };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       return page;
     } catch (err) {
-      notice('op', { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      const n = { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       throw err;
     }
   };
@@ -328,6 +349,160 @@ function instrument(world) {
     return queue(queueName, message, opts);
   };
   return world;
+}
+
+// published reports an event the package made visible in its storage: to
+// the world call it happened in (its notice lists it under "implicit" unless
+// it is the event the call returned), or, outside any world call, as a
+// notice of its own {"notice":"op","op":"write","runId","actor","start","end","result": event}.
+function published(event, list = calls.getStore(), actor = actorNow()) {
+  if (list) {
+    list.push(event);
+    return;
+  }
+  const t = now();
+  notice('op', { op: 'write', runId: event.runId ?? null, actor, start: t, end: t, args: null, result: event });
+}
+
+// watchLocalFiles sees world-local's event files: each is written to
+// <dataDir>/events/<runId>-<eventId>.json.tmp.<ulid> and published by a hard
+// link to <runId>-<eventId>.json (world-local fs.js writeExclusive, 4.4.1
+// and 5.0 alike); the event is what the temp file held.
+function watchLocalFiles(dataDir) {
+  const eventsDir = path.join(path.resolve(dataDir), 'events') + path.sep;
+  const staged = new Map();
+  const fsp = fs.promises;
+  const writeFile = fsp.writeFile;
+  fsp.writeFile = async function (file, data, ...rest) {
+    const out = await writeFile.call(this, file, data, ...rest);
+    if (typeof file === 'string' && file.startsWith(eventsDir) && /\.json\.tmp\./.test(file)) {
+      staged.set(file, data);
+    }
+    return out;
+  };
+  const link = fsp.link;
+  fsp.link = async function (src, dst) {
+    const data = typeof src === 'string' ? staged.get(src) : undefined;
+    if (typeof src === 'string') staged.delete(src);
+    const out = await link.call(this, src, dst);
+    if (data !== undefined && typeof dst === 'string' && dst.startsWith(eventsDir) && /-evnt_\w+(\.[\w-]+)?\.json$/.test(dst)) {
+      let event;
+      try {
+        event = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+      } catch {
+        event = { file: path.basename(dst) };
+      }
+      published(event);
+    }
+    return out;
+  };
+  const unlink = fsp.unlink;
+  fsp.unlink = async function (file, ...rest) {
+    if (typeof file === 'string') staged.delete(file);
+    return unlink.call(this, file, ...rest);
+  };
+  syncBuiltinESMExports();
+}
+
+// watchPostgresInserts sees world-postgres's INSERTs into
+// "workflow"."workflow_events" (drizzle: insert into ... ("id", "type",
+// "correlation_id", "created_at", "run_id", "payload", "payload_cbor",
+// "spec_version") values ($1, ...) [returning "created_at" | on conflict do
+// nothing]); a row counts as published when the statement reports it
+// inserted. eventData is the row's payload_cbor decoded with the package's
+// own cbor-x (its payload jsonb is legacy). The world call a statement
+// belongs to is taken when pg.Pool#query is called (pg-pool runs the
+// statement later, from whichever context released a client), or when a
+// checked-out client's query is called (drizzle transactions).
+const SEEN = Symbol('stormctl-host-seen');
+function watchPostgresInserts(pg, cbor) {
+  const wrap = (query) => function (config, values, callback) {
+    const text = typeof config === 'string' ? config : config?.text;
+    if (typeof text !== 'string' || !/^\s*insert into "workflow"\."workflow_events"/i.test(text) ||
+      (typeof config === 'object' && config[SEEN])) {
+      return query.call(this, config, values, callback);
+    }
+    const cb = typeof values === 'function' ? values : callback;
+    const params = (typeof config === 'object' && config?.values) || (Array.isArray(values) ? values : []);
+    if (typeof config === 'string') config = { text: config };
+    else config = { ...config };
+    if (Array.isArray(values) && config.values === undefined) config.values = values;
+    config[SEEN] = true;
+    const list = calls.getStore();
+    const actor = actorNow();
+    const rows = parseInsert(text, params, cbor);
+    const report = (res) => {
+      const n = Number(res?.rowCount ?? 0);
+      if (rows && n === rows.length) {
+        const created = Array.isArray(res?.rows) ? res.rows : [];
+        rows.forEach((ev, i) => {
+          const c = created[i];
+          if (ev.createdAt === undefined && c !== undefined) ev.createdAt = Array.isArray(c) ? c[0] : c.created_at ?? c.createdAt;
+          published(ev, list, actor);
+        });
+      } else if (n > 0) {
+        published({ unparsed: text, inserted: n }, list, actor);
+      }
+    };
+    if (cb) {
+      return query.call(this, config, (err, res) => {
+        if (!err) report(res);
+        cb(err, res);
+      });
+    }
+    const out = query.call(this, config);
+    if (out && typeof out.then === 'function') {
+      return out.then((res) => {
+        report(res);
+        return res;
+      });
+    }
+    return out;
+  };
+  pg.Pool.prototype.query = wrap(pg.Pool.prototype.query);
+  pg.Client.prototype.query = wrap(pg.Client.prototype.query);
+}
+
+const COLUMN_FIELDS = {
+  id: 'eventId',
+  type: 'eventType',
+  correlation_id: 'correlationId',
+  created_at: 'createdAt',
+  run_id: 'runId',
+  spec_version: 'specVersion',
+};
+
+// parseInsert reads the rows of a drizzle INSERT into workflow_events as
+// events, or null when the statement has another shape.
+function parseInsert(text, params, cbor) {
+  const m = /^\s*insert into "workflow"\."workflow_events"\s*\(([^)]*)\)\s*values\s*(.*?)(\s+on conflict|\s+returning|$)/is.exec(text);
+  if (!m) return null;
+  const cols = m[1].split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
+  const groups = [...m[2].matchAll(/\(([^()]*)\)/g)].map((g) => g[1].split(',').map((t) => t.trim()));
+  const out = [];
+  for (const g of groups) {
+    if (g.length !== cols.length) return null;
+    const ev = {};
+    cols.forEach((col, i) => {
+      const tok = g[i];
+      const pm = /^\$(\d+)$/.exec(tok);
+      if (!pm) return; // default
+      const v = params[Number(pm[1]) - 1];
+      if (col === 'payload_cbor') {
+        try {
+          ev.eventData = v == null ? v : cbor.decode(v);
+        } catch {
+          ev.eventData = v;
+        }
+      } else if (col === 'payload') {
+        if (ev.eventData === undefined) ev.eventData = v;
+      } else {
+        ev[COLUMN_FIELDS[col] ?? col] = v;
+      }
+    });
+    out.push(ev);
+  }
+  return out;
 }
 
 // recordDivergence counts one divergence core reported by queueing a
@@ -504,6 +679,7 @@ async function doOpen(req) {
     if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
     const mod = await importFromKit('@workflow/world-local');
     const createLocal = mod.createLocalWorld ?? mod.createWorld; // 5.0 renamed it createWorld
+    watchLocalFiles(req.dataDir);
     world = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
   } else if (req.world === 'postgres') {
     if (!req.url) throw new Error('open: world "postgres" needs url');
@@ -511,8 +687,9 @@ async function doOpen(req) {
     const pg = pgReq('pg');
     const { drizzle } = pgReq('drizzle-orm/node-postgres');
     const { migrate } = pgReq('drizzle-orm/node-postgres/migrator');
+    watchPostgresInserts(pg, pgReq('cbor-x'));
     const pkgDir = path.join(kit, 'node_modules', '@workflow', 'world-postgres');
-    state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 20 });
+    state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 64 });
     await migrate(drizzle(state.pool), {
       migrationsFolder: path.join(pkgDir, 'src', 'drizzle', 'migrations'),
       migrationsTable: 'workflow_migrations',
