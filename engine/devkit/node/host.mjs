@@ -6,120 +6,180 @@
 //
 // One host per storm cell: `node host.mjs` with cwd = the kit directory (its
 // node_modules holds @workflow/core, @workflow/world-local,
-// @workflow/world-postgres, @workflow/builders, workflow). The contract is
-// /work/notes/host-protocol.md; in short:
+// [@workflow/world-postgres,] @workflow/builders, workflow: stable/,
+// beta-local/ or beta-postgres/ beside this file). The same script serves
+// the 4.x line and the 5.0 betas, telling them apart by what the packages
+// export. The contract is /work/notes/host-protocol.md; in short:
 //
 // Transport (as worlds/devkit/sidecar/node/sidecar.mjs): requests are JSON
 // lines on stdin; answers AND notices are JSON lines on file descriptor 3
 // (an async pipe); stdout and stderr carry diagnostics only (the runtime's
-// own "[Workflow] ..." warnings go there). Requests run concurrently,
-// answers come in any order. When stdin ends the host closes its world and
-// exits.
+// own "[Workflow] ..." / "[workflow-sdk] ..." lines, graphile-worker's).
+// Requests run concurrently, answers come in any order. When stdin ends the
+// host closes its world (queue, graphile-worker runner, pool, HTTP server)
+// and exits (within 15 s at most).
 //   request  {"id": N, "op": OP, ...args}
 //   answer   {"id": N, "result": {...}} | {"id": N, "error": {name, message, code, status}}
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?}
-//        -> {versions: {package: version}, spec, worldSpec, node, world, baseUrl?}
+//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?, poolSize?}
+//        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
-//        own setup CLI, dist/cli.js setupDatabase, runs them), then
-//        world.start() migrates graphile-worker's schema and starts its
-//        runner. concurrency: graphile-worker's job concurrency (the
-//        package's default is 10). Once per process.
-//   start {workflowId, input} -> {runId}              core start(), actor "starter"
-//   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(), actor "hook-sender"
+//        own setup CLI, dist/cli.js setupDatabase, runs them: folder
+//        src/drizzle/migrations, table workflow_drizzle.workflow_migrations),
+//        then world.start() migrates graphile-worker's schema and starts its
+//        runner; dataDir, if given, holds the world-local that
+//        world-postgres builds inside (else a temp dir). concurrency:
+//        graphile-worker's job concurrency (package default: 10 in 4.3.7, 50
+//        in 5.0.0-beta.27); poolSize: the pg pool (default 64). spec: core's
+//        SPEC_VERSION_CURRENT (@workflow/world as core resolves it);
+//        worldSpec: the world's specVersion. stepQueue: whether steps have a
+//        queue of their own (4.x) or run inside flow deliveries (5.0).
+//        Once per process.
+//   start {workflowId, input} -> {runId}              core start({workflowId}, [input]), actor "starter"
+//   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(token, payload), actor "hook-sender"
 //   events {runId, actor, limit?} -> {events: [...], pages}
 //        the whole log, page by page with world.events.list (sortOrder
 //        "asc", resolveData "all"; limit as given, else the package's
 //        default page size), each page a list notice under actor.
 //   status {runId} -> {status, error?, invocations, steps, maxConcurrent,
-//        inflight, redeliveries, retries, recoveries, divergences: [{message, eventId, count, actor}],
-//        recoveryQueued, skipped}
+//        inflight, redeliveries, retries, recoveries, recoveryQueued,
+//        divergences: [{message, eventId, count, eventIds?, actor, at, terminal?}], skipped}
+//        status and error: world.runs.get's. invocations: flow deliveries
+//        run; steps: step-queue deliveries (0 on 5.0); maxConcurrent: most
+//        flow deliveries of the run in flight at once; redeliveries:
+//        deliveries with x-vqs-message-attempt > 1; retries: deliveries whose
+//        previous delivery of the same message failed; recoveries: flow
+//        deliveries carrying replayDivergence (recovery replays);
+//        recoveryQueued: recovery replays core queued; skipped: deliveries
+//        acknowledged unrun after cancel.
 //   cancel {runId, actor?} -> {status, inflight}
-//        core cancelRun() (a run_cancelled event); from then on the host
-//        acknowledges the run's deliveries without running them, and waits
-//        (up to 60 s) for the run's in-flight deliveries to finish.
+//        core cancelRun() (a run_cancelled event; nothing when the run has
+//        already ended); from then on the host acknowledges the run's
+//        deliveries without running them (the runtime would skip them too),
+//        and waits (up to 60 s) for the run's in-flight deliveries to end.
 //   close {} -> {}
 //
 // Notices, each written when it happens:
-//   {"notice":"op","op":"create"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?}
+//   {"notice":"op","op":"create"|"createBatch"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?,"implicit"?}
 //     one per call of the world's events.create / events.list (and
-//     events.createBatch where the package has one, as op "createBatch"),
-//     whoever made it. start/end: ms since the epoch (performance.timeOrigin
-//     + performance.now()). create args: {eventType, correlationId,
+//     events.createBatch where the package has one), whoever made it.
+//     start/end: ms since the epoch (performance.timeOrigin +
+//     performance.now()). create args: {eventType, correlationId,
 //     eventData, specVersion, params} as passed (params: the call's third
-//     argument, e.g. {requestId, stateUpdatedAt}); create result: the
-//     `event` of the package's answer; snapshot: the events the answer
-//     carried besides ({events, cursor, hasMore}: world-local answers
-//     run_started with the whole log, which core replays instead of
-//     listing). list args: {pagination, resolveData} as passed; list result:
-//     {events, cursor, hasMore}. error: {name, message, code, status}.
-//   {"notice":"invocation","runId","actor","queue","messageId","attempt","kind":"flow"|"step","start","end","status","error"?,"recovery"?,"skipped"?}
-//     one per queue delivery, when it ends.
-//   {"notice":"divergence","runId","actor","eventId","count","message","at"}
-//     core reported a replay divergence and queued a recovery replay.
+//     argument: {requestId, stateUpdatedAt, v1Compat} in 4.8.9;
+//     {eventCount, sinceCursor, skipPreload, computeInstanceId, resumeId,
+//     resumePayloadDigest, v1Compat} in 5.0); create result: the `event` of
+//     the package's answer (null when it returned none: a run_started on a
+//     running run); snapshot: the events the answer carried besides
+//     ({events, cursor, hasMore}: world-local answers run_started with the
+//     log and 5.0 worlds answer with the events since params.sinceCursor;
+//     core replays from them instead of listing). createBatch args: {events,
+//     params}; result: the package's answer. list args: {pagination,
+//     resolveData} as passed; list result: {events, cursor, hasMore}.
+//     error: {name, message, code, status}. implicit: events the package
+//     published in its storage during the call other than the one it
+//     returned (5.0: a step_started with no prior step_created writes a
+//     synthetic step_created first; a run_started whose run_created is
+//     missing writes it), as stored (world-local: the event file's JSON;
+//     world-postgres: the INSERT's row, eventData CBOR-decoded, createdAt
+//     when the INSERT returned it).
+//   {"notice":"op","op":"write","runId","actor","start","end","args":null,"result": event}
+//     an event published outside any instrumented call (not seen so far).
+//   {"notice":"invocation","runId","actor","queue","messageId","attempt","kind":"flow"|"step","stepId"?,"start","end","status","error"?,"recovery"?,"skipped"?}
+//     one per queue delivery, when it ends. status: the handler's HTTP
+//     status; error {name: "HTTPError", message: its body, status} when not
+//     2xx; recovery: the message's replayDivergence; stepId: 5.0 flow
+//     deliveries that carry a step to run.
+//   {"notice":"divergence","runId","actor","message","eventId","count","eventIds"?,"terminal"?,"at"}
+//     core reported a replay divergence: it queued a recovery replay
+//     (count = the chain's divergences so far), or (terminal) it wrote
+//     run_failed CORRUPTED_EVENT_LOG (message: the run_failed error's).
 // Actors: an AsyncLocalStorage context around every delivery: flow
 // deliveries "inv-<k>", step deliveries "step-<k>" (k counts per host);
 // start "starter"; resumeHook "hook-sender"; the events op its actor;
-// anything else "runtime". Uint8Array values are written as
-// {"__type":"Uint8Array","data":"<base64>"} (world-local's own encoding).
+// cancel its actor or "runtime"; anything else "runtime". Uint8Array values
+// are written as {"__type":"Uint8Array","data":"<base64>"} (world-local's
+// own file encoding); Dates as ISO strings.
 //
-// Facts about the packages this host relies on (stable line: @workflow/core
-// 4.8.9, world-local 4.4.1, world-postgres 4.3.7, builders 4.1.14):
+// Facts about the packages this host relies on, as read in their dist/
+// (stable: @workflow/core 4.8.9, world 4.5.0, world-local 4.4.1,
+// world-postgres 4.3.7, builders 4.1.14; betas: core/builders/workflow
+// 5.0.0-beta.55 + world-local beta.46, and beta.35 + world-postgres beta.27
+// + world-local beta.29):
 //   - core finds its world through globalThis: getWorld() reads
 //     Symbol.for('@workflow/world//cache'), and getWorldHandlers() (called
 //     by workflowEntrypoint when a bundle loads) reads
 //     Symbol.for('@workflow/world//stubbedCache') and otherwise builds a
-//     world from the environment (core runtime/world.js). Both are set to the
-//     instrumented world before core or a bundle is loaded.
+//     world from the environment (core runtime/world.js; async in 5.0, and
+//     5.0 asserts the world's specVersion is within the range it speaks).
+//     Both are set to the instrumented world before core or a bundle loads.
 //   - Each bundle holds its own copy of core (builders' base-builder.js
 //     bundles with esbuild, bundle: true) and exports POST, a Request ->
-//     Response handler made by the world's createQueueHandler: the
-//     workflows bundle's is workflowEntrypoint(workflowCode), the steps
-//     bundle's stepEntrypoint. The host's own start/resumeHook/cancelRun
-//     come from the kit's @workflow/core/runtime; all copies share the one
-//     world on globalThis.
-//   - world-local's queue (world-local dist/queue.js createQueue) delivers
-//     in process to a handler registered with registerHandler(prefix,
-//     handler) ("__wkf_workflow_", "__wkf_step_"), each message in its own
-//     async loop gated only by a global semaphore of 1000: no per-run
-//     serialisation. The loop's attempt counter (header
+//     Response handler made by the world's createQueueHandler. 4.x: the
+//     workflows bundle's POST is workflowEntrypoint(workflowCode), the steps
+//     bundle's stepEntrypoint (queue "__wkf_step_"), both CommonJS. 5.0
+//     (StandaloneBuilder createCombinedBundle): ESM; the workflows bundle
+//     inlines the step registrations and runs steps inside flow
+//     deliveries; the steps bundle only registers steps and is not loaded.
+//     The host's own start/resumeHook/cancelRun come from the kit's
+//     @workflow/core/runtime; all copies share the one world on globalThis.
+//   - world-local (createLocalWorld in 4.4.1, createWorld in 5.0) delivers
+//     in process (dist/queue.js createQueue) to a handler registered with
+//     registerHandler(prefix, handler) ("__wkf_workflow_", "__wkf_step_"),
+//     each message in its own async loop gated only by a global semaphore of
+//     1000: no per-run serialisation. The loop's attempt counter (header
 //     x-vqs-message-attempt) grows both on a failed delivery (retried after
 //     5 s) and on a delivery answering {timeoutSeconds} (a sleep: the same
-//     message is delivered again after that delay), so "redeliveries"
-//     (attempt > 1) counts both; "retries" counts deliveries whose previous
-//     delivery of the same message failed.
-//   - world-postgres's queue (world-postgres dist/queue.js) stores jobs in
-//     graphile-worker (queues workflow_flows / workflow_steps, maxAttempts
-//     3) and a runner (concurrency config.queueConcurrency || 10, started by
-//     world.start() -> queue.start() once the base URL's loopback port
-//     accepts connections) delivers each job by HTTP POST to
+//     message is delivered again after that delay), so redeliveries count
+//     both. An event is a file <dataDir>/events/<runId>-<eventId>.json,
+//     written to a temp file and published by a hard link (fs.js
+//     writeExclusive); the host sees implicit writes there.
+//   - world-postgres stores jobs in graphile-worker (queues workflow_flows /
+//     workflow_steps, maxAttempts 3); its runner, started by world.start()
+//     -> queue.start() once the base URL's loopback port accepts
+//     connections, delivers each job by HTTP POST to
 //     <base>/.well-known/workflow/v1/flow|step. The base URL comes from env
 //     WORKFLOW_LOCAL_BASE_URL (read at each delivery), else PORT, else a
-//     port probe; this host serves those two paths on a loopback HTTP
-//     server and sets WORKFLOW_LOCAL_BASE_URL to it. world-postgres 4.3.7
-//     serialises flow deliveries of one run inside the process
-//     (inflightWorkflowRuns, for messages without an idempotency key), so
-//     maxConcurrent there is what that lets through.
-//   - core 4.8.9 on a replay divergence (runtime.js, workflowEntrypoint):
-//     logs console.warn('[Workflow] Workflow replay diverged; queueing a
-//     recovery replay ...', {workflowRunId, divergenceEventId,
-//     divergenceCount, errorMessage, ...}) and queues the run's flow message
-//     again with replayDivergence {eventId, count}; after 3 recovery replays
-//     (REPLAY_DIVERGENCE_MAX_RETRIES) the 4th divergence writes run_failed
-//     with errorCode CORRUPTED_EVENT_LOG. The host reads the warning (it
-//     wraps console.warn, and passes it on to stderr) and the queued
-//     message's replayDivergence; it patches nothing in core.
-//   - core replays from the run_started answer when it carries events
-//     (world-local returns the run's whole log with run_started), else from
-//     events.list pages (no limit passed: world-local's default page is
-//     20). Event ids: world-local "evnt_" + ULID, world-postgres "wevt_" +
-//     ULID; a list cursor is the package's own string (pass it back as is).
+//     port probe; this host serves those paths on a loopback HTTP server and
+//     sets WORKFLOW_LOCAL_BASE_URL to it. 4.3.7 serialises the flow
+//     deliveries of one run inside the process (queue.js
+//     inflightWorkflowRuns, for messages without an idempotency key): one
+//     host sees maxConcurrent 1 there; beta.27 does not. A reschedule
+//     ({timeoutSeconds}) is a new graphile job, so its attempt is 1 again.
+//     Events are rows of workflow.workflow_events (id "wevt_" + ULID minted
+//     in the client, payload_cbor); the host sees implicit writes in the
+//     INSERTs (pg Pool/Client query).
+//   - Event ids: 4.x both worlds "evnt_"/"wevt_" + ULID; world-local 5.0
+//     (spec 7) dense slot ids "evnt_" + 26-digit position
+//     (evnt_00000000000000000000000001 is the run's first event);
+//     world-postgres beta.27 (spec 5) still "wevt_" + ULID. List cursors are
+//     the package's own strings ("<createdAt ISO>|<eventId>" in world-local
+//     4.4.1, "key:<eventId>" in world-local 5.0): pass them back as is.
+//     Default page size when none is passed: world-local 20, world-postgres
+//     more than 100.
+//   - start(): 4.8.9 writes run_created and queues the run at once, in
+//     parallel, so the first delivery's run_started may land before
+//     run_created (world-local then lists run_started first; 5.0's
+//     run_started writes the missing run_created itself and start's own
+//     run_created answers EntityConflictError "already exists").
+//   - A replay divergence (core runtime.js workflowEntrypoint): core logs a
+//     warning and queues the run's flow message again with replayDivergence
+//     {eventId, count[, eventIds]}; the 4th divergence of a chain
+//     (REPLAY_DIVERGENCE_MAX_RETRIES 3) writes run_failed with errorCode
+//     CORRUPTED_EVENT_LOG instead. The host records the queued message (it
+//     wraps world.queue) and the terminal run_failed, and takes the
+//     divergence's message from the warning: 4.x console.warn('[Workflow]
+//     Workflow replay diverged; ...', {errorMessage, ...}); 5.0 one composed
+//     string (core log-format.js composeLogLine) with an "error" row in
+//     beta.55 and none in beta.35 (message null there). It patches nothing in
+//     core. world-local 4.4.1 accepts several run_failed for one run (one per
+//     invocation that hit its 4th divergence).
 //   - A hook token that matches no hook (never created, disposed, or its
-//     run ended) is HookNotFoundError "Hook not found" from
-//     world.hooks.getByToken in both worlds.
+//     run ended) is HookNotFoundError "Hook not found" (world.hooks.getByToken,
+//     both worlds, both lines); there is no separate "disposed" error.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
@@ -512,7 +572,7 @@ function parseInsert(text, params, cbor) {
 function recordDivergence(runId, rd, terminal) {
   const store = als.getStore();
   const d = {
-    message: store?.divergenceMessage ?? '',
+    message: store?.divergenceMessage ?? null,
     eventId: rd?.eventId ?? null,
     count: rd?.count ?? null,
     actor: store?.actor ?? 'runtime',
@@ -538,19 +598,19 @@ console.warn = (...args) => {
   const [msg, meta] = args;
   if (typeof msg === 'string' && msg.includes('Workflow replay diverged; queueing a recovery replay')) {
     const store = als.getStore();
-    let message = '';
+    let message = null;
     if (meta && typeof meta === 'object' && meta.errorMessage) {
       message = String(meta.errorMessage);
     } else {
-      const text = msg.replace(ANSI, '');
-      const m = /^\s+error\s+(.*)$/m.exec(text);
-      if (m) {
-        message = m[1].trim();
-        try {
-          if (message.startsWith('"')) message = JSON.parse(message);
-        } catch {
-          // as written
-        }
+      // "  error  <first line>" then continuation lines indented by 9 spaces
+      // (core log-format.js formatPassthroughValue). Some 5.0 betas (35)
+      // render no error row: the message is then not observable.
+      const lines = msg.replace(ANSI, '').split('\n');
+      const i = lines.findIndex((l) => /^ {2}error\s+/.test(l));
+      if (i >= 0) {
+        const parts = [lines[i].replace(/^ {2}error\s+/, '')];
+        for (let j = i + 1; j < lines.length && lines[j].startsWith('         '); j++) parts.push(lines[j].slice(9));
+        message = parts.join('\n');
       }
     }
     if (store) store.divergenceMessage = message;
@@ -575,6 +635,7 @@ async function deliver(kind, handler, req) {
   const actor = kind === 'flow' ? `inv-${++state.invSeq}` : `step-${++state.stepSeq}`;
   const s = runId ? statsOf(runId) : null;
   const base = { runId, actor, queue, messageId, attempt, kind };
+  if (kind === 'flow' && msg.stepId) base.stepId = msg.stepId; // 5.0: a step run inside a flow delivery
   const start = now();
   if (s?.cancelled) {
     s.skipped++;
