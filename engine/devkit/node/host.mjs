@@ -159,7 +159,7 @@
 //     the package's own strings ("<createdAt ISO>|<eventId>" in world-local
 //     4.4.1, "key:<eventId>" in world-local 5.0): pass them back as is.
 //     Default page size when none is passed: world-local 20, world-postgres
-//     more than 100.
+//     100 (its cursor: the last event id).
 //   - start(): 4.8.9 writes run_created and queues the run at once, in
 //     parallel, so the first delivery's run_started may land before
 //     run_created (world-local then lists run_started first; 5.0's
