@@ -216,6 +216,9 @@ function replacer(_key, value) {
   if (value instanceof Uint8Array) {
     return { __type: 'Uint8Array', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
   }
+  if (value && value.type === 'Buffer' && Array.isArray(value.data) && Object.keys(value).length === 2) {
+    return { __type: 'Uint8Array', data: Buffer.from(value.data).toString('base64') }; // a Buffer, after its toJSON
+  }
   if (typeof value === 'bigint') return value.toString();
   return value;
 }
