@@ -60,6 +60,10 @@
 //        already ended); from then on the host acknowledges the run's
 //        deliveries without running them (the runtime would skip them too),
 //        and waits (up to 60 s) for the run's in-flight deliveries to end.
+//   output {runId, actor?} -> {status, output?}
+//        (beyond the contract) a completed run's return value, hydrated by
+//        core's getRun(runId).returnValue: the ledger the Go scenario's
+//        Check reads; only status for a run not completed.
 //   close {} -> {}
 //
 // Notices, each written when it happens:
@@ -886,6 +890,18 @@ async function status(req) {
   return out;
 }
 
+// output hydrates a completed run's return value with core's own Run
+// (getRun(runId).returnValue): the ledger the Go scenario's Check reads. The
+// log's run_completed carries it serialized (eventData.output: a
+// Uint8Array, "devl" + devalue text).
+async function output(req) {
+  await ready();
+  const run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  if (run.status !== 'completed') return { status: run.status };
+  const value = await als.run({ actor: req.actor || 'runtime' }, () => state.core.getRun(req.runId).returnValue);
+  return { status: run.status, output: value };
+}
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 async function cancel(req) {
@@ -943,7 +959,7 @@ async function close() {
   return {};
 }
 
-const ops = { open, start, resumeHook, events, status, cancel, close };
+const ops = { open, start, resumeHook, events, status, output, cancel, close };
 
 // ---------------------------------------------------------------- main loop
 
