@@ -47,7 +47,9 @@
 //   status {runId} -> {status, error?, invocations, steps, maxConcurrent,
 //        inflight, redeliveries, retries, recoveries, recoveryQueued,
 //        divergences: [{message, eventId, count, eventIds?, actor, at, terminal?}], skipped}
-//        status and error: world.runs.get's. invocations: flow deliveries
+//        status, error (and errorCode where the run has one): world.runs.get's;
+//        errorMessage: the error's message, decoded when 5.0 stores the error
+//        serialized ("gzip" + "devl" devalue). invocations: flow deliveries
 //        run; steps: step-queue deliveries (0 on 5.0); maxConcurrent: most
 //        flow deliveries of the run in flight at once; redeliveries:
 //        deliveries with x-vqs-message-attempt > 1; retries: deliveries whose
@@ -100,7 +102,8 @@
 //   {"notice":"divergence","runId","actor","message","eventId","count","eventIds"?,"terminal"?,"at"}
 //     core reported a replay divergence: it queued a recovery replay
 //     (count = the chain's divergences so far), or (terminal) it wrote
-//     run_failed CORRUPTED_EVENT_LOG (message: the run_failed error's).
+//     run_failed CORRUPTED_EVENT_LOG (message: the run_failed error's,
+//     decoded where 5.0 serialized it).
 // Actors: an AsyncLocalStorage context around every delivery: flow
 // deliveries "inv-<k>", step deliveries "step-<k>" (k counts per host);
 // start "starter"; resumeHook "hook-sender"; the events op its actor;
@@ -194,6 +197,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
 
 const kit = process.cwd();
 const kitRequire = createRequire(path.join(kit, 'package.json'));
@@ -277,6 +281,52 @@ async function loadBundle(file) {
   return createRequire(abs)(abs);
 }
 
+// Serialized values (4.8.9 and 5.0 alike): bytes opening with a 4-byte
+// format tag: "devl" + devalue text, "gzip" + gzip of another tagged value
+// (5.0 run_failed errors), "encr" (encrypted: not read here). Loaded from
+// core's own devalue at open.
+let devalue = null;
+// anyReviver keeps every custom type (Error, ...) as its plain fields
+// (devalue looks revivers up with Object.hasOwn).
+const identity = (v) => v;
+const anyReviver = new Proxy({}, {
+  get: () => identity,
+  has: () => true,
+  getOwnPropertyDescriptor: () => ({ value: identity, writable: true, enumerable: true, configurable: true }),
+});
+
+function decodeSerialized(x) {
+  let bytes = x instanceof Uint8Array ? Buffer.from(x.buffer, x.byteOffset, x.byteLength)
+    : x && x.__type === 'Uint8Array' && typeof x.data === 'string' ? Buffer.from(x.data, 'base64') : null;
+  if (!bytes) return x;
+  for (let i = 0; i < 4; i++) {
+    const tag = bytes.subarray(0, 4).toString('latin1');
+    if (tag === 'gzip') {
+      bytes = zlib.gunzipSync(bytes.subarray(4));
+      continue;
+    }
+    if (tag === 'devl' && devalue) return devalue.parse(bytes.subarray(4).toString('utf8'), anyReviver);
+    break;
+  }
+  return undefined;
+}
+
+// errorMessageOf is the message of a run error as the package stores it:
+// plain {message} in 4.x, serialized in 5.0.
+function errorMessageOf(e) {
+  if (e == null) return null;
+  if (typeof e === 'string') return e;
+  if (typeof e.message === 'string') return e.message;
+  try {
+    const d = decodeSerialized(e);
+    if (typeof d === 'string') return d;
+    if (d && typeof d.message === 'string') return d.message;
+  } catch {
+    // not readable
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------- per-run stats
 
 const runs = new Map();
@@ -352,7 +402,7 @@ function instrument(world) {
       notice('op', n);
       if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
         const store = als.getStore();
-        if (store) store.divergenceMessage = String(data.eventData.error?.message ?? '');
+        if (store) store.divergenceMessage = errorMessageOf(data.eventData.error);
         recordDivergence(n.runId, null, true);
       }
       return res;
@@ -793,6 +843,11 @@ async function doOpen(req) {
     spec = null;
   }
   state.core = coreRuntime;
+  try {
+    devalue = await import(pathToFileURL(coreReq.resolve('devalue')).href);
+  } catch {
+    devalue = null;
+  }
 
   // 4.x: the steps bundle exports POST = stepEntrypoint (a queue of its
   // own, "__wkf_step_"). 5.0 builders emit a combined bundle: the workflows
@@ -886,7 +941,11 @@ async function status(req) {
     divergences: s.divergences,
     skipped: s.skipped,
   };
-  if (run.error) out.error = run.error;
+  if (run.error) {
+    out.error = run.error;
+    out.errorMessage = errorMessageOf(run.error);
+  }
+  if (run.errorCode) out.errorCode = run.errorCode;
   return out;
 }
 

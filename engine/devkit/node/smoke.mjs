@@ -297,6 +297,7 @@ async function runOne(host, scenario, world) {
     invocations: st.invocations, steps: st.steps, maxConcurrent: st.maxConcurrent,
     redeliveries: st.redeliveries, retries: st.retries, recoveries: st.recoveries,
     divergences: st.divergences.length, status: st.status, ledger,
+    error: st.errorMessage ? st.errorMessage.slice(0, 160) : undefined,
     lastDivergence: st.divergences.at(-1)?.message?.slice(0, 160),
     driver: typeof driverErr === 'string' ? driverErr : undefined,
   };
