@@ -352,6 +352,9 @@ func (e *Engine) Log(ctx context.Context, runID string) ([]eventlog.Event, error
 	return e.events(ctx, runID, r.token, "driver")
 }
 
+// collectTimeout bounds the engine's read of an ended run.
+const collectTimeout = 3 * time.Minute
+
 // collectPage is the page size of the engine's own reads of a log.
 const collectPage = 1000
 
@@ -473,6 +476,11 @@ func (e *Engine) Close() {
 // (world-postgres's commit timestamps, world-local's event files'
 // modification times).
 func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
+	// The runner gives a world 30 s; a host still busy with a storm's
+	// other runs (world-local reads a run's whole directory per page) can
+	// take longer to answer, which is load, not an unavailable store.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), collectTimeout)
+	defer cancel()
 	var c worlds.Collected
 	token := tokenOf(runID)
 	if r, err := e.run(runID); err == nil {

@@ -96,6 +96,9 @@ func failureOf(data map[string]json.RawMessage) failure {
 	var f failure
 	_ = json.Unmarshal(data["errorCode"], &f.Code)
 	raw := data["error"]
+	if dec, err := decodeData(raw); err == nil {
+		raw = dec // 5.0 stores a run's error serialized (gzip of devalue)
+	}
 	var e struct {
 		Message string `json:"message"`
 		Code    string `json:"code"`

@@ -11,6 +11,7 @@ import (
 	"github.com/stormctl/stormctl/internal/leftover"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitvercel"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
@@ -23,6 +24,7 @@ var packages = []worlds.Package{
 	postgres.Package,
 	vercel.Package,
 	devkit.Package,
+	devkitvercel.Package,
 }
 
 // Registry registers every built-in world, set up from s, and returns a

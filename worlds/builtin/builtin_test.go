@@ -44,7 +44,7 @@ func nonEmpty(v worlds.Values) worlds.Values {
 // each offers. A world added later adds to these; it changes none of them.
 func TestRegistry(t *testing.T) {
 	reg := surface(t)
-	for _, w := range []string{"devkit-local", "devkit-postgres", "local", "postgres", "vercel"} {
+	for _, w := range []string{"devkit-local", "devkit-postgres", "devkit-vercel", "local", "postgres", "vercel"} {
 		if !slices.Contains(reg.Names(), w) {
 			t.Errorf("world %s is not registered (got %v)", w, reg.Names())
 		}
@@ -72,6 +72,7 @@ func TestRegistry(t *testing.T) {
 		"vercel":       {nemesis.Ingest503, nemesis.DynamoPause, nemesis.RedisDown, nemesis.Latency},
 		"local":        {nemesis.FSUnavailable},
 		"devkit-local": nil, "devkit-postgres": nil,
+		"devkit-vercel": {nemesis.Ingest503, nemesis.DynamoPause, nemesis.Latency},
 	}
 	for w, want := range offers {
 		if got := reg.Offers()[w]; !slices.Equal(got, want) {

@@ -31,9 +31,9 @@ var refusals = map[string]bool{
 
 // Classify maps what the sidecar (or a runtime host) said about draft d to stormctl's errors:
 // the package's EntityConflictError is a conflict on the draft's key, its
-// other refusals are an *eventlog.RefusedError, a dropped connection or a
-// gone sidecar is infrastructure (eventlog.ErrUnavailable), anything else
-// stays the error it is.
+// other refusals are an *eventlog.RefusedError, a dropped connection, a
+// server's 5xx or a gone sidecar is infrastructure
+// (eventlog.ErrUnavailable), anything else stays the error it is.
 func Classify(op, runID string, d *eventlog.Draft, err error) error {
 	var se *sidecar.Error
 	switch {
@@ -43,6 +43,11 @@ func Classify(op, runID string, d *eventlog.Draft, err error) error {
 		return eventlog.Unavailable("devkit "+op, err)
 	case !errors.As(err, &se):
 		return err
+	case se.Status >= 500:
+		// A server's answer (devkit-vercel's backend): unreachable store,
+		// a write cancelled in its window, or (501) a request the
+		// emulation does not implement, which the message names.
+		return eventlog.Unavailable("devkit "+op, se)
 	case se.Name == "EntityConflictError":
 		key := ""
 		if d != nil {
@@ -66,7 +71,8 @@ func Classify(op, runID string, d *eventlog.Draft, err error) error {
 // server shutting down (PostgreSQL classes 08 and 57P).
 func unavailableCode(code string) bool {
 	switch code {
-	case "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND":
+	case "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND",
+		"TRANSPORT", "TIMEOUT": // world-vercel's transport failures and timeouts
 		return true
 	}
 	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P")

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -109,8 +110,13 @@ func (h *Host) announce(l sidecar.Layout) {
 	if h.cfg.Progress == nil || v == nil {
 		return
 	}
-	fmt.Fprintf(h.cfg.Progress, "devkit: @workflow/world-local %s and @workflow/world-postgres %s (%s) on node %s\n",
-		v["@workflow/world-local"], v["@workflow/world-postgres"], l.Source, v["node"])
+	var pkgs []string
+	for _, k := range []Kind{Local, Postgres, Vercel} {
+		if version := v[packageName(k)]; version != "" {
+			pkgs = append(pkgs, packageName(k)+" "+version)
+		}
+	}
+	fmt.Fprintf(h.cfg.Progress, "devkit: %s (%s) on node %s\n", strings.Join(pkgs, ", "), l.Source, v["node"])
 }
 
 // hello asks p which packages it runs: their versions by package name, and

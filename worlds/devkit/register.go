@@ -30,7 +30,7 @@ func Register(r *worlds.Registry, h *Host) {
 			Name:        k.name,
 			Description: k.desc,
 			Schemes:     []string{string(eventlog.SchemeULID)},
-			Limits:      limits(k.kind),
+			Limits:      Limits(k.kind),
 			Endpoints:   []worlds.Endpoint{DirFlag},
 			Engines:     []string{"devkit"},
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {

@@ -20,12 +20,15 @@ import (
 // Kind is which package a devkit world runs.
 type Kind string
 
-// The two packages.
+// The packages.
 const (
 	// Local is @workflow/world-local: one JSON file per event in a directory.
 	Local Kind = "local"
 	// Postgres is @workflow/world-postgres: rows of workflow.workflow_events.
 	Postgres Kind = "postgres"
+	// Vercel is @workflow/world-vercel's storage: HTTP requests to a
+	// backend (OpenVercel).
+	Vercel Kind = "vercel"
 )
 
 // World is one instance of a package, reached through the host's sidecar:
@@ -41,6 +44,9 @@ type World struct {
 	dbURL   string // Postgres: the world's database
 	latency worlds.Profile
 	version string // the package's version (WindowError names it)
+	// serverWindow: the mint-to-commit window is the backend's to spend
+	// (Vercel), not the sidecar's: writes ask the sidecar for none.
+	serverWindow bool
 
 	mu   sync.Mutex
 	runs map[string]bool
@@ -70,6 +76,33 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if opts.Nemesis {
 		return nil, fmt.Errorf("devkit-%s: --nemesis has no faults for the devkit worlds", k)
 	}
+	if k == Vercel {
+		return nil, errors.New("devkit-vercel: opened with OpenVercel, which names its backend")
+	}
+	return open(ctx, h, k, opts, nil)
+}
+
+// Backend is where a devkit-vercel World's package sends its requests.
+type Backend struct {
+	// URL is the server's base URL (the package appends /api): one for
+	// every World of a Host, since the package reads it from the sidecar's
+	// environment.
+	URL string
+	// Project is the World's project id, which each of its requests carries
+	// (x-vercel-project-id): the server's tenant.
+	Project string
+}
+
+// OpenVercel opens @workflow/world-vercel's storage against backend b:
+// the package's events.create and events.list become HTTP requests to it.
+// The mint-to-commit window is the backend's to spend (it mints the ids):
+// opts.Latency does not reach the sidecar. Faults (opts.Nemesis) are the
+// backend's too, so a World opened with it is the caller's business.
+func OpenVercel(ctx context.Context, h *Host, b Backend, opts worlds.Options) (*World, error) {
+	return open(ctx, h, Vercel, opts, &b)
+}
+
+func open(ctx context.Context, h *Host, k Kind, opts worlds.Options, b *Backend) (*World, error) {
 	p, err := h.process(ctx)
 	if err != nil {
 		return nil, err
@@ -89,6 +122,9 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 			return nil, err
 		}
 		args["url"], args["poolSize"] = w.dbURL, poolSize
+	case Vercel:
+		args["url"], args["project"] = b.URL, b.Project
+		w.serverWindow = true
 	default:
 		return nil, fmt.Errorf("devkit: unknown kind %q", k)
 	}
@@ -107,17 +143,20 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 // conditions has, in the cluster's 220.
 const poolSize = 20
 
-// limits are what the legacy packages do not do of what the conformance
-// suite asks (worlds.Entry.Limits).
-func limits(k Kind) worlds.Limits {
-	clock := ""
-	if k == Local {
+// Limits are what the legacy packages do not do of what the conformance
+// suite asks (worlds.Entry.Limits) on kind k.
+func Limits(k Kind) worlds.Limits {
+	clock, validator := "", "the package"
+	switch k {
+	case Local:
 		clock = "devkit-local's commit times are event files' modification times, from the kernel's coarse clock (a tick, 1 to 10 ms): one can read a little before its event's mint time"
+	case Vercel:
+		validator = "the backend (stormctl's emulation, as world-local does)"
 	}
 	return worlds.Limits{
 		CommitClock: clock,
 		Fence:       ErrNoFence.Error(),
-		Lifecycle:   "the package validates every event against its run, step, hook or wait (a step_started needs its step_created, nothing follows a run's end) and keeps only the fields its schema names (no payload on step_started, hook_disposed; only resumeAt on waits)",
+		Lifecycle:   validator + " validates every event against its run, step, hook or wait (a step_started needs its step_created, nothing follows a run's end) and the package keeps only the fields its schema names (no payload on step_started, hook_disposed; only resumeAt on waits)",
 		Unkeyed: map[string]string{
 			string(eventlog.HookReceived): "the package appends every hook_received: a repeated payload is not refused",
 			"hook_token":                  "a hook_created whose token another hook holds is answered with a hook_conflict event in the log, not refused",
@@ -188,6 +227,9 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		Window *windowAnswer `json:"window"`
 	}
 	delay := w.latency.Delay(d.Type).Milliseconds()
+	if w.serverWindow {
+		delay = 0
+	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
 		return eventlog.Event{}, Classify("create", runID, &d, err)
@@ -327,6 +369,10 @@ func (w *World) usable(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// Known fails with eventlog.ErrNoRun for a run this world did not create,
+// and as every operation does on a closed world or an ended context.
+func (w *World) Known(ctx context.Context, runID string) error { return w.known(ctx, runID) }
 
 // known fails with eventlog.ErrNoRun for a run this world did not create.
 func (w *World) known(ctx context.Context, runID string) error {

@@ -6,134 +6,206 @@
 //
 // One host per storm cell: `node host.mjs` with cwd = the kit directory (its
 // node_modules holds @workflow/core, @workflow/world-local,
-// @workflow/world-postgres, @workflow/builders, workflow). The contract is
-// /work/notes/host-protocol.md; in short:
+// [@workflow/world-postgres,] @workflow/builders, workflow: stable/,
+// beta-local/ or beta-postgres/ beside this file). The same script serves
+// the 4.x line and the 5.0 betas, telling them apart by what the packages
+// export. The contract is /work/notes/host-protocol.md; in short:
 //
 // Transport (as worlds/devkit/sidecar/node/sidecar.mjs): requests are JSON
 // lines on stdin; answers AND notices are JSON lines on file descriptor 3
 // (an async pipe); stdout and stderr carry diagnostics only (the runtime's
-// own "[Workflow] ..." warnings go there). Requests run concurrently,
-// answers come in any order. When stdin ends the host closes its world and
-// exits.
+// own "[Workflow] ..." / "[workflow-sdk] ..." lines, graphile-worker's).
+// Requests run concurrently, answers come in any order. When stdin ends the
+// host closes its world (queue, graphile-worker runner, pool, HTTP server)
+// and exits (within 15 s at most).
 //   request  {"id": N, "op": OP, ...args}
 //   answer   {"id": N, "result": {...}} | {"id": N, "error": {name, message, code, status}}
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?}
-//        -> {versions: {package: version}, spec, worldSpec, node, world, baseUrl?}
+//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?, poolSize?}
+//        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
-//        own setup CLI, dist/cli.js setupDatabase, runs them), then
-//        world.start() migrates graphile-worker's schema and starts its
-//        runner. concurrency: graphile-worker's job concurrency (the
-//        package's default is 10). Once per process.
-//   start {workflowId, input} -> {runId}              core start(), actor "starter"
-//   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(), actor "hook-sender"
+//        own setup CLI, dist/cli.js setupDatabase, runs them: folder
+//        src/drizzle/migrations, table workflow_drizzle.workflow_migrations),
+//        then world.start() migrates graphile-worker's schema and starts its
+//        runner; dataDir, if given, holds the world-local that
+//        world-postgres builds inside (else a temp dir). concurrency:
+//        graphile-worker's job concurrency (package default: 10 in 4.3.7, 50
+//        in 5.0.0-beta.27); poolSize: the pg pool (default 64). spec: core's
+//        SPEC_VERSION_CURRENT (@workflow/world as core resolves it);
+//        worldSpec: the world's specVersion. stepQueue: whether steps have a
+//        queue of their own (4.x) or run inside flow deliveries (5.0).
+//        Once per process.
+//   start {workflowId, input} -> {runId}              core start({workflowId}, [input]), actor "starter"
+//   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(token, payload), actor "hook-sender"
 //   events {runId, actor, limit?} -> {events: [...], pages}
 //        the whole log, page by page with world.events.list (sortOrder
 //        "asc", resolveData "all"; limit as given, else the package's
 //        default page size), each page a list notice under actor.
 //   status {runId} -> {status, error?, invocations, steps, maxConcurrent,
-//        inflight, redeliveries, retries, recoveries, divergences: [{message, eventId, count, actor}],
-//        recoveryQueued, skipped}
+//        inflight, redeliveries, retries, recoveries, recoveryQueued,
+//        divergences: [{message, eventId, count, eventIds?, actor, at, terminal?}], skipped}
+//        status, error (and errorCode where the run has one): world.runs.get's;
+//        errorMessage: the error's message, decoded when 5.0 stores the error
+//        serialized ("gzip" + "devl" devalue). invocations: flow deliveries
+//        run; steps: step-queue deliveries (0 on 5.0); maxConcurrent: most
+//        flow deliveries of the run in flight at once; redeliveries:
+//        deliveries with x-vqs-message-attempt > 1; retries: deliveries whose
+//        previous delivery of the same message failed; recoveries: flow
+//        deliveries carrying replayDivergence (recovery replays);
+//        recoveryQueued: recovery replays core queued; skipped: deliveries
+//        acknowledged unrun after cancel.
 //   cancel {runId, actor?} -> {status, inflight}
-//        core cancelRun() (a run_cancelled event); from then on the host
-//        acknowledges the run's deliveries without running them, and waits
-//        (up to 60 s) for the run's in-flight deliveries to finish.
+//        core cancelRun() (a run_cancelled event; nothing when the run has
+//        already ended); from then on the host acknowledges the run's
+//        deliveries without running them (the runtime would skip them too),
+//        and waits (up to 60 s) for the run's in-flight deliveries to end.
+//   output {runId, actor?} -> {status, output?}
+//        (beyond the contract) a completed run's return value, hydrated by
+//        core's getRun(runId).returnValue: the ledger the Go scenario's
+//        Check reads; only status for a run not completed.
 //   close {} -> {}
 //
 // Notices, each written when it happens:
-//   {"notice":"op","op":"create"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?}
+//   {"notice":"op","op":"create"|"createBatch"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?,"implicit"?}
 //     one per call of the world's events.create / events.list (and
-//     events.createBatch where the package has one, as op "createBatch"),
-//     whoever made it. start/end: ms since the epoch (performance.timeOrigin
-//     + performance.now()). create args: {eventType, correlationId,
+//     events.createBatch where the package has one), whoever made it.
+//     start/end: ms since the epoch (performance.timeOrigin +
+//     performance.now()). create args: {eventType, correlationId,
 //     eventData, specVersion, params} as passed (params: the call's third
-//     argument, e.g. {requestId, stateUpdatedAt}); create result: the
-//     `event` of the package's answer; snapshot: the events the answer
-//     carried besides ({events, cursor, hasMore}: world-local answers
-//     run_started with the whole log, which core replays instead of
-//     listing). list args: {pagination, resolveData} as passed; list result:
-//     {events, cursor, hasMore}. error: {name, message, code, status}.
-//   {"notice":"invocation","runId","actor","queue","messageId","attempt","kind":"flow"|"step","start","end","status","error"?,"recovery"?,"skipped"?}
-//     one per queue delivery, when it ends.
-//   {"notice":"divergence","runId","actor","eventId","count","message","at"}
-//     core reported a replay divergence and queued a recovery replay.
+//     argument: {requestId, stateUpdatedAt, v1Compat} in 4.8.9;
+//     {eventCount, sinceCursor, skipPreload, computeInstanceId, resumeId,
+//     resumePayloadDigest, v1Compat} in 5.0); create result: the `event` of
+//     the package's answer (null when it returned none: a run_started on a
+//     running run); snapshot: the events the answer carried besides
+//     ({events, cursor, hasMore}: world-local answers run_started with the
+//     log and 5.0 worlds answer with the events since params.sinceCursor;
+//     core replays from them instead of listing). createBatch args: {events,
+//     params}; result: the package's answer. list args: {pagination,
+//     resolveData} as passed; list result: {events, cursor, hasMore}.
+//     error: {name, message, code, status}. implicit: events the package
+//     published in its storage during the call other than the one it
+//     returned (5.0: a step_started with no prior step_created writes a
+//     synthetic step_created first; a run_started whose run_created is
+//     missing writes it), as stored (world-local: the event file's JSON;
+//     world-postgres: the INSERT's row, eventData CBOR-decoded, createdAt
+//     when the INSERT returned it).
+//   {"notice":"op","op":"write","runId","actor","start","end","args":null,"result": event}
+//     an event published outside any instrumented call (not seen so far).
+//   {"notice":"invocation","runId","actor","queue","messageId","attempt","kind":"flow"|"step","stepId"?,"start","end","status","error"?,"recovery"?,"skipped"?}
+//     one per queue delivery, when it ends. status: the handler's HTTP
+//     status; error {name: "HTTPError", message: its body, status} when not
+//     2xx; recovery: the message's replayDivergence; stepId: 5.0 flow
+//     deliveries that carry a step to run.
+//   {"notice":"divergence","runId","actor","message","eventId","count","eventIds"?,"terminal"?,"at"}
+//     core reported a replay divergence: it queued a recovery replay
+//     (count = the chain's divergences so far), or (terminal) it wrote
+//     run_failed CORRUPTED_EVENT_LOG (message: the run_failed error's,
+//     decoded where 5.0 serialized it).
 // Actors: an AsyncLocalStorage context around every delivery: flow
 // deliveries "inv-<k>", step deliveries "step-<k>" (k counts per host);
 // start "starter"; resumeHook "hook-sender"; the events op its actor;
-// anything else "runtime". Uint8Array values are written as
-// {"__type":"Uint8Array","data":"<base64>"} (world-local's own encoding).
+// cancel its actor or "runtime"; anything else "runtime". Uint8Array values
+// are written as {"__type":"Uint8Array","data":"<base64>"} (world-local's
+// own file encoding); Dates as ISO strings.
 //
-// Facts about the packages this host relies on (stable line: @workflow/core
-// 4.8.9, world-local 4.4.1, world-postgres 4.3.7, builders 4.1.14):
+// Facts about the packages this host relies on, as read in their dist/
+// (stable: @workflow/core 4.8.9, world 4.5.0, world-local 4.4.1,
+// world-postgres 4.3.7, builders 4.1.14; betas: core/builders/workflow
+// 5.0.0-beta.55 + world-local beta.46, and beta.35 + world-postgres beta.27
+// + world-local beta.29):
 //   - core finds its world through globalThis: getWorld() reads
 //     Symbol.for('@workflow/world//cache'), and getWorldHandlers() (called
 //     by workflowEntrypoint when a bundle loads) reads
 //     Symbol.for('@workflow/world//stubbedCache') and otherwise builds a
-//     world from the environment (core runtime/world.js). Both are set to the
-//     instrumented world before core or a bundle is loaded.
+//     world from the environment (core runtime/world.js; async in 5.0, and
+//     5.0 asserts the world's specVersion is within the range it speaks).
+//     Both are set to the instrumented world before core or a bundle loads.
 //   - Each bundle holds its own copy of core (builders' base-builder.js
 //     bundles with esbuild, bundle: true) and exports POST, a Request ->
-//     Response handler made by the world's createQueueHandler: the
-//     workflows bundle's is workflowEntrypoint(workflowCode), the steps
-//     bundle's stepEntrypoint. The host's own start/resumeHook/cancelRun
-//     come from the kit's @workflow/core/runtime; all copies share the one
-//     world on globalThis.
-//   - world-local's queue (world-local dist/queue.js createQueue) delivers
-//     in process to a handler registered with registerHandler(prefix,
-//     handler) ("__wkf_workflow_", "__wkf_step_"), each message in its own
-//     async loop gated only by a global semaphore of 1000: no per-run
-//     serialisation. The loop's attempt counter (header
+//     Response handler made by the world's createQueueHandler. 4.x: the
+//     workflows bundle's POST is workflowEntrypoint(workflowCode), the steps
+//     bundle's stepEntrypoint (queue "__wkf_step_"), both CommonJS. 5.0
+//     (StandaloneBuilder createCombinedBundle): ESM; the workflows bundle
+//     inlines the step registrations and runs steps inside flow
+//     deliveries; the steps bundle only registers steps and is not loaded.
+//     The host's own start/resumeHook/cancelRun come from the kit's
+//     @workflow/core/runtime; all copies share the one world on globalThis.
+//   - world-local (createLocalWorld in 4.4.1, createWorld in 5.0) delivers
+//     in process (dist/queue.js createQueue) to a handler registered with
+//     registerHandler(prefix, handler) ("__wkf_workflow_", "__wkf_step_"),
+//     each message in its own async loop gated only by a global semaphore of
+//     1000: no per-run serialisation. The loop's attempt counter (header
 //     x-vqs-message-attempt) grows both on a failed delivery (retried after
 //     5 s) and on a delivery answering {timeoutSeconds} (a sleep: the same
-//     message is delivered again after that delay), so "redeliveries"
-//     (attempt > 1) counts both; "retries" counts deliveries whose previous
-//     delivery of the same message failed.
-//   - world-postgres's queue (world-postgres dist/queue.js) stores jobs in
-//     graphile-worker (queues workflow_flows / workflow_steps, maxAttempts
-//     3) and a runner (concurrency config.queueConcurrency || 10, started by
-//     world.start() -> queue.start() once the base URL's loopback port
-//     accepts connections) delivers each job by HTTP POST to
+//     message is delivered again after that delay), so redeliveries count
+//     both. An event is a file <dataDir>/events/<runId>-<eventId>.json,
+//     written to a temp file and published by a hard link (fs.js
+//     writeExclusive); the host sees implicit writes there.
+//   - world-postgres stores jobs in graphile-worker (queues workflow_flows /
+//     workflow_steps, maxAttempts 3); its runner, started by world.start()
+//     -> queue.start() once the base URL's loopback port accepts
+//     connections, delivers each job by HTTP POST to
 //     <base>/.well-known/workflow/v1/flow|step. The base URL comes from env
 //     WORKFLOW_LOCAL_BASE_URL (read at each delivery), else PORT, else a
-//     port probe; this host serves those two paths on a loopback HTTP
-//     server and sets WORKFLOW_LOCAL_BASE_URL to it. world-postgres 4.3.7
-//     serialises flow deliveries of one run inside the process
-//     (inflightWorkflowRuns, for messages without an idempotency key), so
-//     maxConcurrent there is what that lets through.
-//   - core 4.8.9 on a replay divergence (runtime.js, workflowEntrypoint):
-//     logs console.warn('[Workflow] Workflow replay diverged; queueing a
-//     recovery replay ...', {workflowRunId, divergenceEventId,
-//     divergenceCount, errorMessage, ...}) and queues the run's flow message
-//     again with replayDivergence {eventId, count}; after 3 recovery replays
-//     (REPLAY_DIVERGENCE_MAX_RETRIES) the 4th divergence writes run_failed
-//     with errorCode CORRUPTED_EVENT_LOG. The host reads the warning (it
-//     wraps console.warn, and passes it on to stderr) and the queued
-//     message's replayDivergence; it patches nothing in core.
-//   - core replays from the run_started answer when it carries events
-//     (world-local returns the run's whole log with run_started), else from
-//     events.list pages (no limit passed: world-local's default page is
-//     20). Event ids: world-local "evnt_" + ULID, world-postgres "wevt_" +
-//     ULID; a list cursor is the package's own string (pass it back as is).
+//     port probe; this host serves those paths on a loopback HTTP server and
+//     sets WORKFLOW_LOCAL_BASE_URL to it. 4.3.7 serialises the flow
+//     deliveries of one run inside the process (queue.js
+//     inflightWorkflowRuns, for messages without an idempotency key): one
+//     host sees maxConcurrent 1 there; beta.27 does not. A reschedule
+//     ({timeoutSeconds}) is a new graphile job, so its attempt is 1 again.
+//     Events are rows of workflow.workflow_events (id "wevt_" + ULID minted
+//     in the client, payload_cbor); the host sees implicit writes in the
+//     INSERTs (pg Pool/Client query).
+//   - Event ids: 4.x both worlds "evnt_"/"wevt_" + ULID; world-local 5.0
+//     (spec 7) dense slot ids "evnt_" + 26-digit position
+//     (evnt_00000000000000000000000001 is the run's first event);
+//     world-postgres beta.27 (spec 5) still "wevt_" + ULID. List cursors are
+//     the package's own strings ("<createdAt ISO>|<eventId>" in world-local
+//     4.4.1, "key:<eventId>" in world-local 5.0): pass them back as is.
+//     Default page size when none is passed: world-local 20, world-postgres
+//     100 (its cursor: the last event id).
+//   - start(): 4.8.9 writes run_created and queues the run at once, in
+//     parallel, so the first delivery's run_started may land before
+//     run_created (world-local then lists run_started first; 5.0's
+//     run_started writes the missing run_created itself and start's own
+//     run_created answers EntityConflictError "already exists").
+//   - A replay divergence (core runtime.js workflowEntrypoint): core logs a
+//     warning and queues the run's flow message again with replayDivergence
+//     {eventId, count[, eventIds]}; the 4th divergence of a chain
+//     (REPLAY_DIVERGENCE_MAX_RETRIES 3) writes run_failed with errorCode
+//     CORRUPTED_EVENT_LOG instead. The host records the queued message (it
+//     wraps world.queue) and the terminal run_failed, and takes the
+//     divergence's message from the warning: 4.x console.warn('[Workflow]
+//     Workflow replay diverged; ...', {errorMessage, ...}); 5.0 one composed
+//     string (core log-format.js composeLogLine) with an "error" row in
+//     beta.55 and none in beta.35 (message null there). It patches nothing in
+//     core. world-local 4.4.1 accepts several run_failed for one run (one per
+//     invocation that hit its 4th divergence).
 //   - A hook token that matches no hook (never created, disposed, or its
-//     run ended) is HookNotFoundError "Hook not found" from
-//     world.hooks.getByToken in both worlds.
+//     run ended) is HookNotFoundError "Hook not found" (world.hooks.getByToken,
+//     both worlds, both lines); there is no separate "disposed" error.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
 
 const kit = process.cwd();
 const kitRequire = createRequire(path.join(kit, 'package.json'));
 const als = new AsyncLocalStorage();
+// calls holds, inside one instrumented world call, the events the package
+// published during it (seen at the storage: world-local's event files,
+// world-postgres's INSERTs into workflow_events).
+const calls = new AsyncLocalStorage();
 const now = () => performance.timeOrigin + performance.now();
 
 const WORLD_CACHE = Symbol.for('@workflow/world//cache');
@@ -151,6 +223,9 @@ const answers = new net.Socket({ fd: 3, readable: false });
 function replacer(_key, value) {
   if (value instanceof Uint8Array) {
     return { __type: 'Uint8Array', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  }
+  if (value && value.type === 'Buffer' && Array.isArray(value.data) && Object.keys(value).length === 2) {
+    return { __type: 'Uint8Array', data: Buffer.from(value.data).toString('base64') }; // a Buffer, after its toJSON
   }
   if (typeof value === 'bigint') return value.toString();
   return value;
@@ -204,6 +279,52 @@ async function loadBundle(file) {
   const abs = path.resolve(file);
   if (abs.endsWith('.mjs')) return import(pathToFileURL(abs).href);
   return createRequire(abs)(abs);
+}
+
+// Serialized values (4.8.9 and 5.0 alike): bytes opening with a 4-byte
+// format tag: "devl" + devalue text, "gzip" + gzip of another tagged value
+// (5.0 run_failed errors), "encr" (encrypted: not read here). Loaded from
+// core's own devalue at open.
+let devalue = null;
+// anyReviver keeps every custom type (Error, ...) as its plain fields
+// (devalue looks revivers up with Object.hasOwn).
+const identity = (v) => v;
+const anyReviver = new Proxy({}, {
+  get: () => identity,
+  has: () => true,
+  getOwnPropertyDescriptor: () => ({ value: identity, writable: true, enumerable: true, configurable: true }),
+});
+
+function decodeSerialized(x) {
+  let bytes = x instanceof Uint8Array ? Buffer.from(x.buffer, x.byteOffset, x.byteLength)
+    : x && x.__type === 'Uint8Array' && typeof x.data === 'string' ? Buffer.from(x.data, 'base64') : null;
+  if (!bytes) return x;
+  for (let i = 0; i < 4; i++) {
+    const tag = bytes.subarray(0, 4).toString('latin1');
+    if (tag === 'gzip') {
+      bytes = zlib.gunzipSync(bytes.subarray(4));
+      continue;
+    }
+    if (tag === 'devl' && devalue) return devalue.parse(bytes.subarray(4).toString('utf8'), anyReviver);
+    break;
+  }
+  return undefined;
+}
+
+// errorMessageOf is the message of a run error as the package stores it:
+// plain {message} in 4.x, serialized in 5.0.
+function errorMessageOf(e) {
+  if (e == null) return null;
+  if (typeof e === 'string') return e;
+  if (typeof e.message === 'string') return e.message;
+  try {
+    const d = decodeSerialized(e);
+    if (typeof d === 'string') return d;
+    if (d && typeof d.message === 'string') return d.message;
+  } catch {
+    // not readable
+  }
+  return null;
 }
 
 // ---------------------------------------------------------------- per-run stats
@@ -269,21 +390,26 @@ function instrument(world) {
       specVersion: data?.specVersion,
       params,
     };
+    const published = [];
     try {
-      const res = await create(runId, data, params);
+      const res = await calls.run(published, () => create(runId, data, params));
       const n = { op: 'create', runId: runId ?? res?.event?.runId ?? res?.run?.runId ?? null, actor, start, end: now(), args, result: res?.event ?? null };
       if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
         n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
       }
+      const implicit = published.filter((e) => e.eventId !== res?.event?.eventId);
+      if (implicit.length) n.implicit = implicit;
       notice('op', n);
       if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
         const store = als.getStore();
-        if (store) store.divergenceMessage = String(data.eventData.error?.message ?? '');
+        if (store) store.divergenceMessage = errorMessageOf(data.eventData.error);
         recordDivergence(n.runId, null, true);
       }
       return res;
     } catch (err) {
-      notice('op', { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      const n = { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       throw err;
     }
   };
@@ -293,12 +419,19 @@ function instrument(world) {
       const actor = actorNow();
       const start = now();
       const args = { events: batch, params };
+      const published = [];
       try {
-        const res = await createBatch(runId, batch, params);
-        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: res });
+        const res = await calls.run(published, () => createBatch(runId, batch, params));
+        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: res };
+        const returned = new Set((res?.results ?? []).map((r) => r?.event?.eventId).filter(Boolean));
+        const implicit = published.filter((e) => !returned.has(e.eventId));
+        if (implicit.length) n.implicit = implicit;
+        notice('op', n);
         return res;
       } catch (err) {
-        notice('op', { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) });
+        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) };
+        if (published.length) n.implicit = published;
+        notice('op', n);
         throw err;
       }
     };
@@ -308,15 +441,20 @@ function instrument(world) {
     const actor = actorNow();
     const start = now();
     const args = { pagination: params?.pagination, resolveData: params?.resolveData };
+    const published = [];
     try {
-      const page = await list(params);
-      notice('op', {
+      const page = await calls.run(published, () => list(params));
+      const n = {
         op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args,
         result: { events: page?.data ?? null, cursor: page?.cursor ?? null, hasMore: page?.hasMore ?? null },
-      });
+      };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       return page;
     } catch (err) {
-      notice('op', { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) });
+      const n = { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
+      if (published.length) n.implicit = published;
+      notice('op', n);
       throw err;
     }
   };
@@ -330,6 +468,160 @@ function instrument(world) {
   return world;
 }
 
+// published reports an event the package made visible in its storage: to
+// the world call it happened in (its notice lists it under "implicit" unless
+// it is the event the call returned), or, outside any world call, as a
+// notice of its own {"notice":"op","op":"write","runId","actor","start","end","result": event}.
+function published(event, list = calls.getStore(), actor = actorNow()) {
+  if (list) {
+    list.push(event);
+    return;
+  }
+  const t = now();
+  notice('op', { op: 'write', runId: event.runId ?? null, actor, start: t, end: t, args: null, result: event });
+}
+
+// watchLocalFiles sees world-local's event files: each is written to
+// <dataDir>/events/<runId>-<eventId>.json.tmp.<ulid> and published by a hard
+// link to <runId>-<eventId>.json (world-local fs.js writeExclusive, 4.4.1
+// and 5.0 alike); the event is what the temp file held.
+function watchLocalFiles(dataDir) {
+  const eventsDir = path.join(path.resolve(dataDir), 'events') + path.sep;
+  const staged = new Map();
+  const fsp = fs.promises;
+  const writeFile = fsp.writeFile;
+  fsp.writeFile = async function (file, data, ...rest) {
+    const out = await writeFile.call(this, file, data, ...rest);
+    if (typeof file === 'string' && file.startsWith(eventsDir) && /\.json\.tmp\./.test(file)) {
+      staged.set(file, data);
+    }
+    return out;
+  };
+  const link = fsp.link;
+  fsp.link = async function (src, dst) {
+    const data = typeof src === 'string' ? staged.get(src) : undefined;
+    if (typeof src === 'string') staged.delete(src);
+    const out = await link.call(this, src, dst);
+    if (data !== undefined && typeof dst === 'string' && dst.startsWith(eventsDir) && /-evnt_\w+(\.[\w-]+)?\.json$/.test(dst)) {
+      let event;
+      try {
+        event = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+      } catch {
+        event = { file: path.basename(dst) };
+      }
+      published(event);
+    }
+    return out;
+  };
+  const unlink = fsp.unlink;
+  fsp.unlink = async function (file, ...rest) {
+    if (typeof file === 'string') staged.delete(file);
+    return unlink.call(this, file, ...rest);
+  };
+  syncBuiltinESMExports();
+}
+
+// watchPostgresInserts sees world-postgres's INSERTs into
+// "workflow"."workflow_events" (drizzle: insert into ... ("id", "type",
+// "correlation_id", "created_at", "run_id", "payload", "payload_cbor",
+// "spec_version") values ($1, ...) [returning "created_at" | on conflict do
+// nothing]); a row counts as published when the statement reports it
+// inserted. eventData is the row's payload_cbor decoded with the package's
+// own cbor-x (its payload jsonb is legacy). The world call a statement
+// belongs to is taken when pg.Pool#query is called (pg-pool runs the
+// statement later, from whichever context released a client), or when a
+// checked-out client's query is called (drizzle transactions).
+const SEEN = Symbol('stormctl-host-seen');
+function watchPostgresInserts(pg, cbor) {
+  const wrap = (query) => function (config, values, callback) {
+    const text = typeof config === 'string' ? config : config?.text;
+    if (typeof text !== 'string' || !/^\s*insert into "workflow"\."workflow_events"/i.test(text) ||
+      (typeof config === 'object' && config[SEEN])) {
+      return query.call(this, config, values, callback);
+    }
+    const cb = typeof values === 'function' ? values : callback;
+    const params = (typeof config === 'object' && config?.values) || (Array.isArray(values) ? values : []);
+    if (typeof config === 'string') config = { text: config };
+    else config = { ...config };
+    if (Array.isArray(values) && config.values === undefined) config.values = values;
+    config[SEEN] = true;
+    const list = calls.getStore();
+    const actor = actorNow();
+    const rows = parseInsert(text, params, cbor);
+    const report = (res) => {
+      const n = Number(res?.rowCount ?? 0);
+      if (rows && n === rows.length) {
+        const created = Array.isArray(res?.rows) ? res.rows : [];
+        rows.forEach((ev, i) => {
+          const c = created[i];
+          if (ev.createdAt === undefined && c !== undefined) ev.createdAt = Array.isArray(c) ? c[0] : c.created_at ?? c.createdAt;
+          published(ev, list, actor);
+        });
+      } else if (n > 0) {
+        published({ unparsed: text, inserted: n }, list, actor);
+      }
+    };
+    if (cb) {
+      return query.call(this, config, (err, res) => {
+        if (!err) report(res);
+        cb(err, res);
+      });
+    }
+    const out = query.call(this, config);
+    if (out && typeof out.then === 'function') {
+      return out.then((res) => {
+        report(res);
+        return res;
+      });
+    }
+    return out;
+  };
+  pg.Pool.prototype.query = wrap(pg.Pool.prototype.query);
+  pg.Client.prototype.query = wrap(pg.Client.prototype.query);
+}
+
+const COLUMN_FIELDS = {
+  id: 'eventId',
+  type: 'eventType',
+  correlation_id: 'correlationId',
+  created_at: 'createdAt',
+  run_id: 'runId',
+  spec_version: 'specVersion',
+};
+
+// parseInsert reads the rows of a drizzle INSERT into workflow_events as
+// events, or null when the statement has another shape.
+function parseInsert(text, params, cbor) {
+  const m = /^\s*insert into "workflow"\."workflow_events"\s*\(([^)]*)\)\s*values\s*(.*?)(\s+on conflict|\s+returning|$)/is.exec(text);
+  if (!m) return null;
+  const cols = m[1].split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
+  const groups = [...m[2].matchAll(/\(([^()]*)\)/g)].map((g) => g[1].split(',').map((t) => t.trim()));
+  const out = [];
+  for (const g of groups) {
+    if (g.length !== cols.length) return null;
+    const ev = {};
+    cols.forEach((col, i) => {
+      const tok = g[i];
+      const pm = /^\$(\d+)$/.exec(tok);
+      if (!pm) return; // default
+      const v = params[Number(pm[1]) - 1];
+      if (col === 'payload_cbor') {
+        try {
+          ev.eventData = v == null ? v : cbor.decode(v);
+        } catch {
+          ev.eventData = v;
+        }
+      } else if (col === 'payload') {
+        if (ev.eventData === undefined) ev.eventData = v;
+      } else {
+        ev[COLUMN_FIELDS[col] ?? col] = v;
+      }
+    });
+    out.push(ev);
+  }
+  return out;
+}
+
 // recordDivergence counts one divergence core reported by queueing a
 // recovery replay (a flow message carrying replayDivergence {eventId, count
 // [, eventIds]}); the divergence's message is only in core's log line, which
@@ -337,7 +629,7 @@ function instrument(world) {
 function recordDivergence(runId, rd, terminal) {
   const store = als.getStore();
   const d = {
-    message: store?.divergenceMessage ?? '',
+    message: store?.divergenceMessage ?? null,
     eventId: rd?.eventId ?? null,
     count: rd?.count ?? null,
     actor: store?.actor ?? 'runtime',
@@ -363,19 +655,19 @@ console.warn = (...args) => {
   const [msg, meta] = args;
   if (typeof msg === 'string' && msg.includes('Workflow replay diverged; queueing a recovery replay')) {
     const store = als.getStore();
-    let message = '';
+    let message = null;
     if (meta && typeof meta === 'object' && meta.errorMessage) {
       message = String(meta.errorMessage);
     } else {
-      const text = msg.replace(ANSI, '');
-      const m = /^\s+error\s+(.*)$/m.exec(text);
-      if (m) {
-        message = m[1].trim();
-        try {
-          if (message.startsWith('"')) message = JSON.parse(message);
-        } catch {
-          // as written
-        }
+      // "  error  <first line>" then continuation lines indented by 9 spaces
+      // (core log-format.js formatPassthroughValue). Some 5.0 betas (35)
+      // render no error row: the message is then not observable.
+      const lines = msg.replace(ANSI, '').split('\n');
+      const i = lines.findIndex((l) => /^ {2}error\s+/.test(l));
+      if (i >= 0) {
+        const parts = [lines[i].replace(/^ {2}error\s+/, '')];
+        for (let j = i + 1; j < lines.length && lines[j].startsWith('         '); j++) parts.push(lines[j].slice(9));
+        message = parts.join('\n');
       }
     }
     if (store) store.divergenceMessage = message;
@@ -400,6 +692,7 @@ async function deliver(kind, handler, req) {
   const actor = kind === 'flow' ? `inv-${++state.invSeq}` : `step-${++state.stepSeq}`;
   const s = runId ? statsOf(runId) : null;
   const base = { runId, actor, queue, messageId, attempt, kind };
+  if (kind === 'flow' && msg.stepId) base.stepId = msg.stepId; // 5.0: a step run inside a flow delivery
   const start = now();
   if (s?.cancelled) {
     s.skipped++;
@@ -504,6 +797,7 @@ async function doOpen(req) {
     if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
     const mod = await importFromKit('@workflow/world-local');
     const createLocal = mod.createLocalWorld ?? mod.createWorld; // 5.0 renamed it createWorld
+    watchLocalFiles(req.dataDir);
     world = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
   } else if (req.world === 'postgres') {
     if (!req.url) throw new Error('open: world "postgres" needs url');
@@ -511,8 +805,9 @@ async function doOpen(req) {
     const pg = pgReq('pg');
     const { drizzle } = pgReq('drizzle-orm/node-postgres');
     const { migrate } = pgReq('drizzle-orm/node-postgres/migrator');
+    watchPostgresInserts(pg, pgReq('cbor-x'));
     const pkgDir = path.join(kit, 'node_modules', '@workflow', 'world-postgres');
-    state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 20 });
+    state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 64 });
     await migrate(drizzle(state.pool), {
       migrationsFolder: path.join(pkgDir, 'src', 'drizzle', 'migrations'),
       migrationsTable: 'workflow_migrations',
@@ -548,6 +843,11 @@ async function doOpen(req) {
     spec = null;
   }
   state.core = coreRuntime;
+  try {
+    devalue = await import(pathToFileURL(coreReq.resolve('devalue')).href);
+  } catch {
+    devalue = null;
+  }
 
   // 4.x: the steps bundle exports POST = stepEntrypoint (a queue of its
   // own, "__wkf_step_"). 5.0 builders emit a combined bundle: the workflows
@@ -641,8 +941,24 @@ async function status(req) {
     divergences: s.divergences,
     skipped: s.skipped,
   };
-  if (run.error) out.error = run.error;
+  if (run.error) {
+    out.error = run.error;
+    out.errorMessage = errorMessageOf(run.error);
+  }
+  if (run.errorCode) out.errorCode = run.errorCode;
   return out;
+}
+
+// output hydrates a completed run's return value with core's own Run
+// (getRun(runId).returnValue): the ledger the Go scenario's Check reads. The
+// log's run_completed carries it serialized (eventData.output: a
+// Uint8Array, "devl" + devalue text).
+async function output(req) {
+  await ready();
+  const run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  if (run.status !== 'completed') return { status: run.status };
+  const value = await als.run({ actor: req.actor || 'runtime' }, () => state.core.getRun(req.runId).returnValue);
+  return { status: run.status, output: value };
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -702,7 +1018,7 @@ async function close() {
   return {};
 }
 
-const ops = { open, start, resumeHook, events, status, cancel, close };
+const ops = { open, start, resumeHook, events, status, output, cancel, close };
 
 // ---------------------------------------------------------------- main loop
 

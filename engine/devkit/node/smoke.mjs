@@ -281,6 +281,12 @@ async function runOne(host, scenario, world) {
   if (result.timeout) await host.call('cancel', { runId, actor: 'driver' }).catch(() => {});
   await sleep(300); // let the last deliveries' notices arrive
   const st = await host.call('status', { runId });
+  let ledger;
+  if (result.event?.eventType === 'run_completed') {
+    const out = await host.call('output', { runId }).catch((err) => ({ error: err.message }));
+    const text = JSON.stringify(out.output);
+    ledger = out.error ? `error: ${out.error}` : text.length > 400 ? `${text.length} bytes` : text;
+  }
   const c = host.notices.get(runId) ?? {};
   const ev = result.event;
   let outcome = result.timeout ? 'stuck' : ev.eventType === 'run_completed' ? 'completed' : ev.eventType;
@@ -290,7 +296,8 @@ async function runOne(host, scenario, world) {
     notices: c.total ?? 0, creates: c.create ?? 0, lists: c.list ?? 0,
     invocations: st.invocations, steps: st.steps, maxConcurrent: st.maxConcurrent,
     redeliveries: st.redeliveries, retries: st.retries, recoveries: st.recoveries,
-    divergences: st.divergences.length, status: st.status,
+    divergences: st.divergences.length, status: st.status, ledger,
+    error: st.errorMessage ? st.errorMessage.slice(0, 160) : undefined,
     lastDivergence: st.divergences.at(-1)?.message?.slice(0, 160),
     driver: typeof driverErr === 'string' ? driverErr : undefined,
   };

@@ -33,12 +33,15 @@ var ErrInstall = worlds.Prerequisite("could not install the devkit packages")
 // built.
 var ErrNotBuilt = errors.New("not a built vercel/workflow checkout")
 
-// Layout is what the sidecar runs: its script and the directories of the two
+// Layout is what the sidecar runs: its script and the directories of the
 // packages (each holding package.json and dist/).
 type Layout struct {
 	Script   string
 	Local    string
 	Postgres string
+	// Vercel is @workflow/world-vercel's directory ("" in a checkout's
+	// layout: devkit-vercel runs the published package only).
+	Vercel string
 	// Source says where the packages come from: "published" (pinned by the
 	// embedded lock) or the checkout's directory.
 	Source string
@@ -55,7 +58,7 @@ func Install(ctx context.Context, cacheDir string, progress io.Writer) (Layout, 
 	if err != nil {
 		return Layout{}, err
 	}
-	dir, err := InstallPackages(ctx, cacheDir, pkg, lock, "@workflow/world-local and @workflow/world-postgres", progress)
+	dir, err := InstallPackages(ctx, cacheDir, pkg, lock, "@workflow/world-local, @workflow/world-postgres and @workflow/world-vercel", progress)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -64,7 +67,8 @@ func Install(ctx context.Context, cacheDir string, progress io.Writer) (Layout, 
 		return Layout{}, err
 	}
 	mods := filepath.Join(dir, "node_modules", "@workflow")
-	return Layout{Script: script, Local: filepath.Join(mods, "world-local"), Postgres: filepath.Join(mods, "world-postgres"), Source: "published"}, nil
+	return Layout{Script: script, Local: filepath.Join(mods, "world-local"), Postgres: filepath.Join(mods, "world-postgres"),
+		Vercel: filepath.Join(mods, "world-vercel"), Source: "published"}, nil
 }
 
 // Checkout returns the layout of a vercel/workflow checkout's built packages

@@ -86,8 +86,12 @@ type Process struct {
 // of its own (its file descriptor 3); its stdout and stderr are kept for
 // the error that reports its exit.
 func Start(l Layout) (*Process, error) {
+	args := []string{"--local", l.Local, "--postgres", l.Postgres}
+	if l.Vercel != "" {
+		args = append(args, "--vercel", l.Vercel)
+	}
 	return StartCommand(Command{
-		Script: l.Script, Args: []string{"--local", l.Local, "--postgres", l.Postgres},
+		Script: l.Script, Args: args,
 		Dir: os.TempDir(), // the packages resolve relative paths (.workflow-data) from here; nothing is written
 	})
 }

@@ -327,3 +327,50 @@ func TestTablesWhileWriting(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestWriteClaims: events claim the keys they are given, not their drafts':
+// a taken key refuses the whole batch, an event may claim none (written
+// every time) or several, and types outside stormctl's are stored.
+func TestWriteClaims(t *testing.T) {
+	ctx := t.Context()
+	st := open(t, embedded(t), dynamo.Config{TablePerRun: true})
+	run := eventlog.Run{ID: "wrun_claims", Scheme: eventlog.SchemeULID}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	m := newMinter()
+	started := eventlog.Draft{Type: "run_started"}
+	tests := []struct {
+		name   string
+		drafts []eventlog.Draft
+		claims [][]string
+		taken  string // the key refused, "" when written
+	}{
+		{"a foreign type, no key", []eventlog.Draft{started}, [][]string{nil}, ""},
+		{"again: no key, written again", []eventlog.Draft{started}, [][]string{nil}, ""},
+		{"two keys", []eventlog.Draft{step(eventlog.StepCreated, "s1")}, [][]string{{"step/s1", "token/t"}}, ""},
+		{"one of them taken", []eventlog.Draft{step(eventlog.StepCreated, "s2")}, [][]string{{"step/s2", "token/t"}}, "token/t"},
+		{"the batch refused whole", []eventlog.Draft{started, step(eventlog.StepCreated, "s1")}, [][]string{nil, {"step/s1"}}, "step/s1"},
+		{"twice in one batch", []eventlog.Draft{started, started}, [][]string{{"k"}, {"k"}}, "k"},
+	}
+	want := 0
+	for _, tt := range tests {
+		_, err := st.WriteClaims(ctx, run, m.events(run.ID, tt.drafts...), tt.claims)
+		var ce *eventlog.ConflictError
+		switch {
+		case tt.taken == "" && err != nil:
+			t.Fatalf("%s: %v", tt.name, err)
+		case tt.taken != "" && (!errors.As(err, &ce) || ce.Key != tt.taken):
+			t.Fatalf("%s: err %v, want a conflict on %s", tt.name, err, tt.taken)
+		case tt.taken == "":
+			want += len(tt.drafts)
+		}
+	}
+	p, err := st.List(ctx, run, eventlog.Cursor{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) != want || p.Events[0].Type != "run_started" {
+		t.Fatalf("listed %d events (first %+v), want %d starting with run_started", len(p.Events), p.Events[0], want)
+	}
+}

@@ -114,8 +114,9 @@ func checkDrafts(run eventlog.Run, drafts []eventlog.Draft) error {
 
 // puts are the transaction actions that write a batch's event items and key
 // markers, each conditioned on its key being free, and the idempotency key
-// each action claims ("" for events).
-func (st *Store) puts(runID string, evs []eventlog.Event, written time.Time) ([]types.TransactWriteItem, []string, error) {
+// each action claims ("" for events). Event i claims keysOf[i], or its
+// draft's keys when keysOf is nil.
+func (st *Store) puts(runID string, evs []eventlog.Event, keysOf [][]string, written time.Time) ([]types.TransactWriteItem, []string, error) {
 	var items []types.TransactWriteItem
 	var claims []string
 	table, keys := aws.String(st.tableFor(runID)), aws.String(st.keysTableFor(runID))
@@ -131,8 +132,12 @@ func (st *Store) puts(runID string, evs []eventlog.Event, written time.Time) ([]
 		}})
 		claims = append(claims, "")
 	}
-	for _, e := range evs {
-		for _, k := range e.Draft().Keys() {
+	for i, e := range evs {
+		ks := e.Draft().Keys()
+		if keysOf != nil {
+			ks = keysOf[i]
+		}
+		for _, k := range ks {
 			items = append(items, types.TransactWriteItem{Put: &types.Put{
 				TableName: keys, Item: markerItem(runID, k, e.ID),
 				ConditionExpression: free, ExpressionAttributeNames: names,
@@ -162,12 +167,55 @@ func (st *Store) WriteULID(ctx context.Context, run eventlog.Run, evs []eventlog
 		return Written{Events: evs}, err
 	}
 	defer done()
+	return st.writeULID(ctx, run, evs, nil)
+}
+
+// WriteClaims writes a ulid run's events as WriteULID does, but event i
+// claims the idempotency keys claims[i] (none, one or more) instead of its
+// draft's, and its type is the writer's business: for a store that keeps
+// another system's events in these items (the devkit-vercel world's
+// emulation of world-vercel's backend, whose keys are its entities').
+func (st *Store) WriteClaims(ctx context.Context, run eventlog.Run, evs []eventlog.Event, claims [][]string) (Written, error) {
+	done, err := st.enter(ctx)
+	if err != nil {
+		return Written{}, err
+	}
+	defer done()
+	n, seen := len(evs), map[string]bool{}
+	switch {
+	case run.Scheme != eventlog.SchemeULID:
+		return Written{}, fmt.Errorf("dynamo: write claims to run %s: scheme %s: %w (want ulid)", run.ID, run.Scheme, ErrInvalidRun)
+	case len(claims) != n:
+		return Written{}, fmt.Errorf("dynamo: write claims to run %s: %d events, %d claim lists", run.ID, n, len(claims))
+	case n == 0:
+		return Written{Events: evs}, nil
+	}
+	for i, ks := range claims {
+		if evs[i].Type == "" {
+			return Written{}, fmt.Errorf("dynamo: write claims to run %s: event %d has no type", run.ID, i)
+		}
+		for _, k := range ks {
+			if seen[k] {
+				return Written{}, &eventlog.ConflictError{RunID: run.ID, Key: k}
+			}
+			seen[k] = true
+		}
+	}
+	if a := n + len(seen); a > MaxTransactItems {
+		return Written{}, fmt.Errorf("dynamo: run %s: %d events need %d transaction actions, at most %d: %w", run.ID, n, a, MaxTransactItems, ErrBatchTooLarge)
+	}
+	return st.writeULID(ctx, run, evs, claims)
+}
+
+// writeULID is WriteULID's transaction, entered and checked: keysOf as
+// for puts.
+func (st *Store) writeULID(ctx context.Context, run eventlog.Run, evs []eventlog.Event, keysOf [][]string) (Written, error) {
 	for attempt := 1; ; attempt++ {
 		written := time.Now()
 		for i := range evs {
 			evs[i].CommittedAt = written
 		}
-		items, claims, err := st.puts(run.ID, evs, written)
+		items, claims, err := st.puts(run.ID, evs, keysOf, written)
 		if err != nil {
 			return Written{}, err
 		}
@@ -263,7 +311,7 @@ func (st *Store) WriteSeq(ctx context.Context, run eventlog.Run, evs []eventlog.
 		}
 		next := base + int64(len(evs))
 		items := []types.TransactWriteItem{{Update: st.counterUpdate(run.ID, base, next, f, run.FenceBasis)}}
-		puts, claims, err := st.puts(run.ID, evs, written)
+		puts, claims, err := st.puts(run.ID, evs, nil, written)
 		if err != nil {
 			return Written{}, err
 		}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/httpserve"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/countindex"
 	"github.com/stormctl/stormctl/worlds/vercel/dynamo"
@@ -52,10 +52,8 @@ type Server struct {
 	guards sync.Map // run id → *guardCounts
 
 	// Set by Start.
-	mu   sync.Mutex
-	hs   *http.Server
-	url  string
-	done chan error
+	mu  sync.Mutex
+	srv *httpserve.Server
 }
 
 // New returns a Server over cfg.Store.
@@ -157,47 +155,39 @@ var routeMux = func() *http.ServeMux {
 func (s *Server) Start(addr string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hs != nil {
+	if s.srv != nil {
 		return "", errors.New("ingest: server already started")
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("ingest: listen on %s: %w", addr, err)
 	}
 	var h http.Handler = s
 	if s.cfg.Wrap != nil {
 		h = s.cfg.Wrap(s)
 	}
-	s.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug)}
-	s.url = "http://" + l.Addr().String()
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.hs.Serve(l) }()
-	return s.url, nil
+	srv, err := httpserve.Start(addr, h, s.cfg.Logger)
+	if err != nil {
+		return "", fmt.Errorf("ingest: %w", err)
+	}
+	s.srv = srv
+	return srv.URL(), nil
 }
 
 // URL returns the base URL Start listens on ("" before Start).
 func (s *Server) URL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.url
+	if s.srv == nil {
+		return ""
+	}
+	return s.srv.URL()
 }
 
 // Shutdown stops a started server: it stops listening and waits for the
 // requests in flight (until ctx ends, then closes their connections).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	hs, done := s.hs, s.done
+	srv := s.srv
 	s.mu.Unlock()
-	if hs == nil {
+	if srv == nil {
 		return nil
 	}
-	err := hs.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, hs.Close())
-	}
-	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	done <- http.ErrServerClosed // a second Shutdown returns at once
-	return err
+	return srv.Shutdown(ctx)
 }

@@ -14,6 +14,8 @@
 //   hello                                  -> {versions: {package: version}, node}
 //   open   {kind: "local", dataDir}        -> {handle}
 //   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
+//   open   {kind: "vercel", url, project}  -> {handle}  (world-vercel's storage, its server url
+//                                             and project id: see openVercel)
 //   create {handle, runId, event, delayMs} -> {event, window}
 //   list   {handle, runId, after, limit}   -> {events: [event...], hasMore}
 //   cancel {target}                        -> {}  (aborts request target's open window: it fails unwritten)
@@ -32,8 +34,8 @@
 // type. Standard output and error carry diagnostics only. The process exits
 // when stdin ends.
 //
-// Arguments: --local DIR --postgres DIR, the packages' directories (each
-// holding package.json and its built dist/).
+// Arguments: --local DIR --postgres DIR [--vercel DIR], the packages'
+// directories (each holding package.json and its built dist/).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
@@ -157,12 +159,72 @@ async function open(req) {
       await world.close?.();
       await pool.end();
     };
+  } else if (req.kind === 'vercel') {
+    world = openVercel(pkg, req);
   } else {
     throw new Error(`unknown kind ${req.kind}`);
   }
   const h = nextHandle++;
   handles.set(h, { kind: req.kind, world, stop, eventsDir, pkg, cursors: new Map() });
   return { handle: h };
+}
+
+// A stand-in OIDC token: unsigned, expiring in 2100. world-vercel asks
+// @vercel/oidc for a token before every request; with none in the
+// environment that package looks for a linked Vercel project and the
+// user's Vercel credentials, and would call Vercel's API. With this one it
+// finds a token that has not expired and goes no further.
+const standInToken = ['{"alg":"none","typ":"JWT"}', '{"sub":"stormctl","exp":4102444800}']
+  .map((part) => Buffer.from(part).toString('base64url')).join('.') + '.';
+
+// openVercel opens world-vercel's storage (events, runs, steps, hooks; not
+// its queue, which only Vercel's can serve) against stormctl's emulation of
+// its backend: the package reads the server from VERCEL_WORKFLOW_SERVER_URL
+// at each request (and appends /api), one server for the whole process, so
+// each world names its own project (the x-vercel-project-id header every
+// request carries), by which the emulation tells the worlds apart.
+function openVercel(pkg, req) {
+  const current = process.env.VERCEL_WORKFLOW_SERVER_URL;
+  if (current && current !== req.url) {
+    throw new Error(`world-vercel's server is ${current} for this sidecar; cannot open one on ${req.url}`);
+  }
+  process.env.VERCEL_WORKFLOW_SERVER_URL = req.url;
+  process.env.VERCEL_OIDC_TOKEN = standInToken;
+  return pkg.mod.createStorage({ projectConfig: { projectId: req.project } });
+}
+
+// world-vercel carries each payload field (input, output, result, payload,
+// metadata) as the runtime's serialized bytes, and a run's or step's error
+// as a string it turns into a { message, stack } on the server. opaque
+// holds stormctl's JSON in the package's shapes: bytes of its text, and an
+// error as its text, which comes back as the message.
+const payloadFields = ['input', 'output', 'result', 'payload', 'metadata'];
+
+function toOpaque(event) {
+  if (!event.eventData) return event;
+  const eventData = { ...event.eventData };
+  for (const f of payloadFields) {
+    if (eventData[f] !== undefined) eventData[f] = Buffer.from(JSON.stringify(eventData[f]));
+  }
+  if (eventData.error !== undefined) eventData.error = JSON.stringify(eventData.error);
+  return { ...event, eventData };
+}
+
+function fromOpaque(event) {
+  if (!event?.eventData) return event;
+  const eventData = { ...event.eventData };
+  for (const f of payloadFields) {
+    if (eventData[f] instanceof Uint8Array) eventData[f] = JSON.parse(Buffer.from(eventData[f]).toString('utf8'));
+  }
+  const message = eventData.error?.message;
+  if (typeof message === 'string') {
+    try {
+      eventData.error = JSON.parse(message);
+    } catch {
+      // not stormctl's: left as the package gave it
+    }
+  }
+  return { ...event, eventData };
 }
 
 function handleOf(req) {
@@ -189,8 +251,10 @@ async function create(req) {
     // package's own schema, stamped with the spec version it speaks.
     const data = h.pkg.CreateEventSchema.parse({ specVersion: h.pkg.specVersion, ...req.event });
     const w = { delayMs: req.delayMs, signal: ac.signal, eventsDir: h.eventsDir, spent: false };
-    const res = await windows.run(w, () => h.world.events.create(req.runId, data));
+    const vercel = h.kind === 'vercel';
+    const res = await windows.run(w, () => h.world.events.create(req.runId, vercel ? toOpaque(data) : data));
     if (!res?.event) throw new Error(`events.create(${data.eventType}) returned no event`);
+    if (vercel) res.event = fromOpaque(res.event);
     cursorOf(h, res.event);
     if (!(w.delayMs > 0)) return { event: res.event };
     return { event: res.event, window: { asked: true, spent: w.spent || null } };
@@ -213,7 +277,8 @@ async function list(req) {
     pagination: { limit: req.limit, cursor, sortOrder: 'asc' },
     resolveData: 'all',
   });
-  const events = page.data.map((e) => ({ event: e, cursor: cursorOf(h, e) }));
+  const data = h.kind === 'vercel' ? page.data.map(fromOpaque) : page.data;
+  const events = data.map((e) => ({ event: e, cursor: cursorOf(h, e) }));
   const last = events.at(-1);
   if (last && page.cursor && last.cursor !== page.cursor) {
     throw new Error(`the package's list cursor ${page.cursor} is not the one this sidecar derives (${last.cursor}): its cursor format changed`);

@@ -1,0 +1,502 @@
+package backend
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/vercel/dynamo"
+)
+
+// MaxPayload is the largest event payload the server takes, as the vercel
+// world's ingest server (a DynamoDB item holds 400 KB).
+const MaxPayload = 300 << 10
+
+// maxBody bounds a POST body: a frame of a payload and its meta.
+const maxBody = MaxPayload + 64<<10
+
+// TenantConfig configures a Tenant.
+type TenantConfig struct {
+	// Store keeps the tenant's events (required).
+	Store *dynamo.Store
+	// Project is the project id the tenant's requests carry
+	// (x-vercel-project-id): its hooks' projectId.
+	Project string
+	// Latency shapes the window between minting an event's id and sending
+	// its write (nil: none).
+	Latency worlds.Profile
+	// Seed seeds the entropy of the ids the tenant mints.
+	Seed uint64
+	// WriteTimeout bounds a write once it is sent (0: 30 s); it runs to its
+	// end even if the client goes away, so its outcome is known.
+	WriteTimeout time.Duration
+}
+
+// Tenant is one project's backend: the v4 event endpoints over its own
+// store. It is an http.Handler for the routes Implemented lists; Server
+// routes a project's requests to it.
+type Tenant struct {
+	cfg    TenantConfig
+	minter *eventlog.Minter
+	mux    *http.ServeMux
+
+	mu   sync.Mutex
+	acks map[string]map[string]time.Time // run id → event id → when the store acknowledged its write
+}
+
+// NewTenant returns a tenant over cfg.Store.
+func NewTenant(cfg TenantConfig) (*Tenant, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("backend: TenantConfig.Store is nil")
+	}
+	cfg.Latency = worlds.ProfileOrNone(cfg.Latency)
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:8], cfg.Seed)
+	copy(seed[8:], "stormctl/worlds/vercel/backend")
+	t := &Tenant{cfg: cfg, minter: eventlog.NewMinter(eventlog.ServerPrefix, mrand.NewChaCha8(seed)), acks: map[string]map[string]time.Time{}}
+	t.mux = http.NewServeMux()
+	t.mux.HandleFunc("POST /api/v4/runs/{runId}/events/{eventType}", t.createEvent)
+	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events", t.listEvents)
+	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events/{eventId}", t.getEvent)
+	t.mux.HandleFunc("GET /api/v4/events", t.listByCorrelation)
+	return t, nil
+}
+
+// ServeHTTP serves the tenant's routes.
+func (t *Tenant) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.mux.ServeHTTP(w, r) }
+
+// CommitTimes returns when the store acknowledged the write of each event
+// of the run this tenant wrote, by event id (observed by the server, not a
+// store commit timestamp).
+func (t *Tenant) CommitTimes(runID string) []worlds.CommitTime {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]worlds.CommitTime, 0, len(t.acks[runID]))
+	for id, at := range t.acks[runID] {
+		out = append(out, worlds.CommitTime{EventID: id, At: at, Source: "server"})
+	}
+	slices.SortFunc(out, func(a, b worlds.CommitTime) int { return strings.Compare(a.EventID, b.EventID) })
+	return out
+}
+
+func (t *Tenant) acked(runID string, evs []eventlog.Event, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.acks[runID]
+	if m == nil {
+		m = map[string]time.Time{}
+		t.acks[runID] = m
+	}
+	for _, e := range evs {
+		m[e.ID] = at
+	}
+}
+
+// errorBody is an error answer, the JSON world-vercel reads a message and a
+// code from.
+type errorBody struct {
+	Message string `json:"message"`
+	Code    string `json:"code"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Message: msg, Code: code})
+}
+
+// fail answers a store error: a conflict 409, an unreachable store or a
+// cancelled request 503, anything else 500.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, eventlog.ErrConflict):
+		writeError(w, http.StatusConflict, "conflict", err.Error())
+	case errors.Is(err, eventlog.ErrUnavailable), errors.Is(err, dynamo.ErrContention), r.Context().Err() != nil:
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+	}
+}
+
+// events reads every event of a run, in id order (nil for a run the store
+// does not have).
+func (t *Tenant) events(ctx context.Context, runID string) (eventlog.Run, []Event, error) {
+	run, err := t.cfg.Store.Run(ctx, runID)
+	if errors.Is(err, eventlog.ErrNoRun) {
+		return run, nil, nil
+	}
+	if err != nil {
+		return run, nil, err
+	}
+	p, err := t.cfg.Store.List(ctx, run, eventlog.Cursor{}, 0)
+	if err != nil {
+		return run, nil, err
+	}
+	out := make([]Event, 0, len(p.Events))
+	for _, e := range p.Events {
+		x, err := decodeStored(e)
+		if err != nil {
+			return run, nil, err
+		}
+		out = append(out, x)
+	}
+	return run, out, nil
+}
+
+func decodeStored(e eventlog.Event) (Event, error) {
+	x := Event{ID: e.ID, RunID: e.RunID, CreatedAt: e.MintedAt}
+	if err := json.Unmarshal(e.Payload, &x.Stored); err != nil {
+		return x, fmt.Errorf("backend: event %s of run %s: %w", e.ID, e.RunID, err)
+	}
+	return x, nil
+}
+
+// item is the store item of an event.
+func item(e Event) (eventlog.Event, error) {
+	b, err := json.Marshal(e.Stored)
+	if err != nil {
+		return eventlog.Event{}, fmt.Errorf("backend: encode event %s: %w", e.ID, err)
+	}
+	return eventlog.Event{RunID: e.RunID, ID: e.ID, Type: eventlog.Type(e.Meta.EventType), CorrelationID: e.Meta.CorrelationID,
+		Payload: b, MintedAt: e.CreatedAt}, nil
+}
+
+// createEvent: POST /api/v4/runs/{runId}/events/{eventType}, a body of one
+// frame. The id is minted when the request is decided, the window spent,
+// then the event written with its entity keys; the answer carries the id,
+// run id and creation time in x-wf-* headers and the event with its
+// entities in a CBOR body.
+func (t *Tenant) createEvent(w http.ResponseWriter, r *http.Request) {
+	runID := r.PathValue("runId")
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body: "+err.Error())
+		return
+	}
+	frames, err := ReadFrames(raw)
+	if err != nil || len(frames) != 1 {
+		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("want one v4 frame, got %d (%v)", len(frames), err))
+		return
+	}
+	meta, unknown, err := DecodeMeta(frames[0].Meta)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	case len(unknown) > 0:
+		writeError(w, http.StatusNotImplemented, "not_implemented", fmt.Sprintf(
+			"%s %s: frame meta field(s) %s: not implemented by stormctl's emulation of the world-vercel backend", r.Method, r.URL.Path, strings.Join(unknown, ", ")))
+		return
+	case !slices.Contains(eventTypes, meta.EventType):
+		writeError(w, http.StatusBadRequest, "unknown_event_type", fmt.Sprintf("event type %q", meta.EventType))
+		return
+	}
+	body := frames[0].Body
+	if structuredError[meta.EventType] && meta.Error != nil && len(body) == 0 {
+		if body, err = Marshal(structured(meta.Error, meta.Stack)); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request", "error: "+err.Error())
+			return
+		}
+	}
+	meta.Error = nil // kept as the body
+	if len(body) > MaxPayload {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("payload of %d bytes, over %d", len(body), MaxPayload))
+		return
+	}
+	ctx := r.Context()
+	rest, ok := strings.CutPrefix(runID, "wrun_")
+	if _, perr := ulid.ParseStrict(rest); !ok || perr != nil {
+		writeError(w, http.StatusBadRequest, "invalid_run", fmt.Sprintf("run id %q: want wrun_<ULID>", runID))
+		return
+	}
+	// The store's run item holds the run's partition; the run's state is
+	// its events'.
+	if _, err := t.cfg.Store.Run(ctx, runID); errors.Is(err, eventlog.ErrNoRun) {
+		err = t.cfg.Store.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: eventlog.SchemeULID})
+		if err != nil && !errors.Is(err, dynamo.ErrRunExists) {
+			fail(w, r, err)
+			return
+		}
+	}
+	run, evs, err := t.events(ctx, runID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	st := fold(runID, evs)
+	now := time.Now().UTC()
+	d := st.decide(meta, now)
+	switch {
+	case d.status != 0:
+		writeError(w, d.status, d.code, d.message)
+		return
+	case d.existing != nil:
+		t.answer(w, st, *d.existing)
+		return
+	}
+	e := Event{ID: t.minter.Mint(now), RunID: runID, CreatedAt: now, Stored: Stored{Meta: meta, Body: body}}
+	if d.hookConflict {
+		e, d.keys = conflictOf(e), nil
+	}
+	if err := worlds.SpendWindow(ctx, t.cfg.Latency, t.cfg.Latency.Delay(eventlog.Type(meta.EventType))); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "cancelled", "request ended during the write's window: nothing written")
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cfg.WriteTimeout)
+	defer cancel()
+	err = t.write(wctx, run, e, d.keys)
+	var ce *eventlog.ConflictError
+	if errors.As(err, &ce) && meta.EventType == "hook_created" && strings.HasPrefix(ce.Key, "token/") {
+		// Another hook took the token in the meantime.
+		e = conflictOf(e)
+		err = t.write(wctx, run, e, nil)
+	}
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	st.apply(e)
+	t.answer(w, st, e)
+}
+
+// conflictOf is the hook_conflict written in place of hook_created e.
+func conflictOf(e Event) Event {
+	m := Meta{EventType: "hook_conflict", SpecVersion: e.Meta.SpecVersion, CorrelationID: e.Meta.CorrelationID, OccurredAt: e.Meta.OccurredAt}
+	e.Stored = Stored{Meta: m, Conflict: &Conflict{Token: e.Meta.HookToken, ConflictingRunID: e.RunID}}
+	return e
+}
+
+// write writes e claiming keys.
+func (t *Tenant) write(ctx context.Context, run eventlog.Run, e Event, keys []string) error {
+	it, err := item(e)
+	if err != nil {
+		return err
+	}
+	res, err := t.cfg.Store.WriteClaims(ctx, run, []eventlog.Event{it}, [][]string{keys})
+	if err != nil {
+		return err
+	}
+	t.acked(run.ID, res.Events, res.Acked)
+	return nil
+}
+
+// answer writes a POST's answer for event e on the run's state (e
+// applied).
+func (t *Tenant) answer(w http.ResponseWriter, st *runState, e Event) {
+	out := map[string]any{"event": e.entity(true)}
+	corr := e.Meta.CorrelationID
+	switch typ := e.Meta.EventType; {
+	case strings.HasPrefix(typ, "run_"):
+		put(out, "run", st.runEntity())
+	case strings.HasPrefix(typ, "step_"):
+		put(out, "step", st.stepEntity(corr))
+	case strings.HasPrefix(typ, "hook_"):
+		put(out, "hook", st.hookEntity(corr, t.cfg.Project))
+	case strings.HasPrefix(typ, "wait_"):
+		put(out, "wait", st.waitEntity(corr))
+	}
+	b, err := Marshal(out)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/cbor")
+	h.Set("x-wf-event-id", e.ID)
+	h.Set("x-wf-run-id", e.RunID)
+	h.Set("x-wf-created-at", e.CreatedAt.Format(time.RFC3339Nano))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// listQuery is a list request's pagination.
+type listQuery struct {
+	cursor string
+	limit  int
+	desc   bool
+	lazy   bool // remoteRefBehavior=lazy: frames without bodies
+}
+
+func parseList(w http.ResponseWriter, r *http.Request) (listQuery, bool) {
+	q := r.URL.Query()
+	lq := listQuery{cursor: q.Get("cursor"), limit: 100, lazy: q.Get("remoteRefBehavior") == "lazy"}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("limit %q: want 1 to 1000", s))
+			return lq, false
+		}
+		lq.limit = n
+	}
+	switch q.Get("sortOrder") {
+	case "", "asc":
+	case "desc":
+		lq.desc = true
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("sortOrder %q: want asc or desc", q.Get("sortOrder")))
+		return lq, false
+	}
+	return lq, true
+}
+
+// page cuts the events (in id order) after the cursor, per the query:
+// the page and the cursor of the next one ("" when none follows).
+func (lq listQuery) page(evs []Event) ([]Event, string) {
+	if lq.desc {
+		evs = slices.Clone(evs)
+		slices.Reverse(evs)
+	}
+	if lq.cursor != "" {
+		i := slices.IndexFunc(evs, func(e Event) bool {
+			if lq.desc {
+				return e.ID < lq.cursor
+			}
+			return e.ID > lq.cursor
+		})
+		if i < 0 {
+			i = len(evs)
+		}
+		evs = evs[i:]
+	}
+	if len(evs) <= lq.limit {
+		return evs, ""
+	}
+	return evs[:lq.limit], evs[lq.limit-1].ID
+}
+
+// frames answers a list: a frame per event, then the {_end, next} sentinel.
+func (lq listQuery) frames(w http.ResponseWriter, evs []Event, next string) {
+	var b []byte
+	var err error
+	for _, e := range evs {
+		body := e.Body
+		if lq.lazy {
+			body = nil
+		}
+		if b, err = AppendFrame(b, e.entity(false), body); err != nil {
+			writeError(w, http.StatusInternalServerError, "internal", err.Error())
+			return
+		}
+	}
+	end := map[string]any{"_end": 1}
+	if next != "" {
+		end["next"] = next
+	}
+	if b, err = AppendFrame(b, end, nil); err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", FrameContentType)
+	_, _ = w.Write(b)
+}
+
+// listEvents: GET /api/v4/runs/{runId}/events?cursor&limit&sortOrder, the
+// run's events in id order (a run this server does not have: none).
+func (t *Tenant) listEvents(w http.ResponseWriter, r *http.Request) {
+	lq, ok := parseList(w, r)
+	if !ok {
+		return
+	}
+	ctx, runID := r.Context(), r.PathValue("runId")
+	if !lq.desc {
+		// Ascending: one Query from the cursor, as the store pages.
+		run, err := t.cfg.Store.Run(ctx, runID)
+		if errors.Is(err, eventlog.ErrNoRun) {
+			lq.frames(w, nil, "")
+			return
+		}
+		var p eventlog.Page
+		if err == nil {
+			p, err = t.cfg.Store.List(ctx, run, eventlog.Cursor{ID: lq.cursor}, lq.limit)
+		}
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		page := make([]Event, 0, len(p.Events))
+		for _, e := range p.Events {
+			x, err := decodeStored(e)
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
+			page = append(page, x)
+		}
+		next := ""
+		if p.More && len(page) > 0 {
+			next = page[len(page)-1].ID
+		}
+		lq.frames(w, page, next)
+		return
+	}
+	_, evs, err := t.events(ctx, runID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	page, next := lq.page(evs)
+	lq.frames(w, page, next)
+}
+
+// listByCorrelation: GET /api/v4/events?correlationId&runId&…, a run's
+// events of one correlation id. Without runId it would need an index
+// across runs, which this emulation does not have: 501.
+func (t *Tenant) listByCorrelation(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	corr, runID := q.Get("correlationId"), q.Get("runId")
+	if runID == "" {
+		writeError(w, http.StatusNotImplemented, "not_implemented", fmt.Sprintf(
+			"%s %s without runId: not implemented by stormctl's emulation of the world-vercel backend (it has no index across runs)", r.Method, r.URL.Path))
+		return
+	}
+	lq, ok := parseList(w, r)
+	if !ok {
+		return
+	}
+	_, evs, err := t.events(r.Context(), runID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	evs = slices.DeleteFunc(evs, func(e Event) bool { return e.Meta.CorrelationID != corr })
+	page, next := lq.page(evs)
+	lq.frames(w, page, next)
+}
+
+// getEvent: GET /api/v4/runs/{runId}/events/{eventId}, one frame.
+func (t *Tenant) getEvent(w http.ResponseWriter, r *http.Request) {
+	_, evs, err := t.events(r.Context(), r.PathValue("runId"))
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	i := slices.IndexFunc(evs, func(e Event) bool { return e.ID == r.PathValue("eventId") })
+	if i < 0 {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("event %s of run %s not found", r.PathValue("eventId"), r.PathValue("runId")))
+		return
+	}
+	b, err := AppendFrame(nil, evs[i].entity(false), evs[i].Body)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", FrameContentType)
+	_, _ = w.Write(b)
+}
