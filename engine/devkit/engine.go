@@ -133,8 +133,9 @@ type Engine struct {
 	// hostErr is why the host process is gone, once it is; hostGone when.
 	hostErr  error
 	hostGone time.Time
-	// unread counts notices that could not be read (a host bug).
-	unread int64
+	// bug is the first notice that could not be recorded: the storm's
+	// history would miss an operation, so the storm stops on it (Panicked).
+	bug error
 }
 
 var (
@@ -198,10 +199,7 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 func (e *Engine) notice(line []byte) {
 	var n notice
 	if err := json.Unmarshal(line, &n); err != nil {
-		e.mu.Lock()
-		e.unread++
-		e.mu.Unlock()
-		e.logger.Warn("devkit engine: unreadable notice from the host", "err", err)
+		e.fail(fmt.Errorf("devkit engine: an unreadable notice from the host (a bug: the history would miss an operation): %w", err))
 		return
 	}
 	if n.Notice != "op" || n.RunID == "" {
@@ -216,7 +214,7 @@ func (e *Engine) notice(line []byte) {
 	e.mu.Unlock()
 	op, opErr := toOp(n, token)
 	if op.Kind == "" {
-		e.logger.Warn("devkit engine: a notice it cannot record", "err", opErr)
+		e.fail(fmt.Errorf("devkit engine: a notice it cannot record (a bug: the history would miss an operation): %w", opErr))
 		return
 	}
 	e.sink.Record(op)
@@ -432,11 +430,15 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	case <-r.done:
 	default:
 		if err := e.proc.Call(ctx, "cancel", map[string]any{"runId": runID}, nil); err != nil {
+			err = e.transport("cancel", err) // a host gone is the run's infrastructure evidence
 			e.logger.Warn("devkit engine: cancel a run that did not end", "run", runID, "err", err)
 		}
 	}
 	var st status
 	statsErr := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st)
+	if statsErr != nil {
+		statsErr = e.transport("status", statsErr)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	stats := r.stats
@@ -454,9 +456,24 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	return stats
 }
 
-// Panicked is nil: the host's failures are its runs' infrastructure
-// evidence, never a bug of this process.
-func (e *Engine) Panicked() error { return nil }
+// Panicked is the first notice the engine could not record, nil if none:
+// the host's own failures (its process gone) are its runs' infrastructure
+// evidence, but a history missing an operation would let the checkers pass
+// on what they never saw.
+func (e *Engine) Panicked() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bug
+}
+
+// fail keeps the first bug.
+func (e *Engine) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.bug == nil {
+		e.bug = err
+	}
+}
 
 // Close closes the runtime and stops the host process (and every process
 // it started).

@@ -196,7 +196,7 @@ func toOp(n notice, token string) (history.Op, error) {
 		op.Err, op.ErrText = eventlog.Classify(err), err.Error()
 	}
 	switch n.Op {
-	case "create":
+	case "create", "write": // write: an event the package wrote outside any call, reported by itself
 		op.Kind = history.OpAppend
 		var a createArgs
 		if len(n.Args) > 0 {
