@@ -8,6 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/reports/compare"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // CompareOptions are the compare command's options.
@@ -71,14 +72,21 @@ func runCompare(_ context.Context, opts *CompareOptions) error {
 	if head == nil {
 		return headErr
 	}
-	cmp := compare.Compare(base.Summary, head.Summary)
-	cmp.Base, cmp.Head = opts.Base, opts.Head
-	cmp.CountMisclassified(len(base.Nemesis) > 0, len(head.Nemesis) > 0, func(cond string) bool { return cond == fidelity.Target })
-	if err := opts.Format.Print(opts.IO.Out, cmp); err != nil {
+	if err := opts.Format.Print(opts.IO.Out, compareStorms(base, head)); err != nil {
 		return err
 	}
 	if err := errors.Join(baseErr, headErr); err != nil {
 		return &UsageError{Err: err}
 	}
 	return nil
+}
+
+// compareStorms compares two stored storms as compare prints them: cell by
+// cell, each side named by its directory, and the runs a nemesis
+// misclassified when head ran under one and base did not.
+func compareStorms(base, head *stormdir.Stored) *compare.Comparison {
+	cmp := compare.Compare(base.Summary, head.Summary)
+	cmp.Base, cmp.Head = base.Dir, head.Dir
+	cmp.CountMisclassified(len(base.Nemesis) > 0, len(head.Nemesis) > 0, func(cond string) bool { return cond == fidelity.Target })
+	return cmp
 }

@@ -192,6 +192,16 @@ func compactLines(w io.Writer, s *reports.Summary, bullet string) error {
 // Markdown writes a seed-style table (one compact line per cell) first,
 // then the full table folded, then links to the explained runs' timelines.
 func (s Summary) Markdown(w io.Writer) error {
+	if err := s.MarkdownTables(w); err != nil {
+		return err
+	}
+	return timelineLinks(w, s.Summary)
+}
+
+// MarkdownTables writes Markdown's tables without the timeline links: the
+// seed-style table, then the full table folded (for a page that links the
+// timelines its own way, as a pull-request comment does).
+func (s Summary) MarkdownTables(w io.Writer) error {
 	seed := make([][]string, len(s.Cells))
 	for i, c := range s.Cells {
 		seed[i] = []string{c.World, c.Scenario, c.Condition, result(c)}
@@ -205,26 +215,14 @@ func (s Summary) Markdown(w io.Writer) error {
 	if err := Write(w, Markdown, s.header(), s.rows()); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprint(w, "\n</details>\n"); err != nil {
-		return err
-	}
-	return timelineLinks(w, s.Summary)
+	_, err := fmt.Fprint(w, "\n</details>\n")
+	return err
 }
 
 // classNote counts a cell's runs per root-cause class and the divergences
 // recoveries cleared, when there are any.
 func classNote(c *reports.Cell) string {
-	var parts []string
-	for _, k := range explain.Classes() {
-		if n := c.Classes[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(c.Classes)) {
-		if !slices.Contains(explain.Classes(), k) && c.Classes[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.Classes[k], k))
-		}
-	}
+	parts := ClassCounts(c)
 	note := ""
 	if len(parts) > 0 {
 		note = " (classes: " + strings.Join(parts, ", ") + ")"
@@ -233,6 +231,33 @@ func classNote(c *reports.Cell) string {
 		note += fmt.Sprintf(" (%d recovered divergences)", c.Recovered)
 	}
 	return note
+}
+
+// Classes lists the root-cause classes of a cell's runs, explain's order
+// first (explain.Classes), then any other name a stored storm holds, sorted.
+func Classes(c *reports.Cell) []string {
+	var ks []string
+	for _, k := range explain.Classes() {
+		if c.Classes[k] > 0 {
+			ks = append(ks, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Classes)) {
+		if !slices.Contains(explain.Classes(), k) && c.Classes[k] > 0 {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// ClassCounts counts a cell's runs per root-cause class, "23 stale-prefix",
+// in the order of Classes.
+func ClassCounts(c *reports.Cell) []string {
+	var parts []string
+	for _, k := range Classes(c) {
+		parts = append(parts, fmt.Sprintf("%d %s", c.Classes[k], k))
+	}
+	return parts
 }
 
 // timelineLinks lists, per cell and class, the runs whose timelines were
