@@ -27,7 +27,7 @@ const readme = "../../README.md"
 // golden file.
 const badInputsDoc = "../../docs/exit-codes.md"
 
-var update = flag.Bool("update", false, "TestBadInputs: rewrite docs/exit-codes.md's bad-inputs table with what stormctl prints")
+var update = flag.Bool("update", false, "rewrite the golden files with what stormctl prints: docs/exit-codes.md's bad-inputs table (TestBadInputs), testdata/comment (TestCommentGolden)")
 
 // badInput is one row of the bad-inputs table.
 type badInput struct {

@@ -93,10 +93,10 @@ is printed first when what could be read of it allows).`,
 
 func runComment(_ context.Context, opts *CommentOptions) error {
 	if err := comment.CheckCommit(opts.Commit); err != nil {
-		return usage("--commit: %v", err)
+		return usage("--commit %v", err)
 	}
 	if err := comment.CheckURL(opts.ArtifactURL); err != nil {
-		return usage("--artifact-url: %v", err)
+		return usage("--artifact-url %v", err)
 	}
 	if opts.Keep < 1 || opts.Keep > comment.MaxRows {
 		return usage("--history must be in [1, %d], got %d", comment.MaxRows, opts.Keep)

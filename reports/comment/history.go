@@ -92,7 +92,7 @@ var (
 // hex digits.
 func CheckCommit(s string) error {
 	if s != "" && !commitRE.MatchString(s) {
-		return fmt.Errorf("commit %q: want 7 to 40 lower-case hex digits", s)
+		return fmt.Errorf("%q: want 7 to 40 lower-case hex digits", s)
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func CheckCommit(s string) error {
 // query or characters markdown reads.
 func CheckURL(s string) error {
 	if s != "" && !urlRE.MatchString(s) {
-		return fmt.Errorf("URL %q: want https://host/path without a query, quotes, spaces or brackets", s)
+		return fmt.Errorf("%q: want an https://host/path URL without a query, quotes, spaces or brackets", s)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func CheckURL(s string) error {
 // is shown again, in markdown.
 func (r Row) Validate() error {
 	if err := CheckCommit(r.Commit); err != nil {
-		return err
+		return fmt.Errorf("commit %w", err)
 	}
 	if r.Gate != GatePassed && r.Gate != GateFailed && r.Gate != GateNone {
 		return fmt.Errorf("gate %q: want %q, %q or none", r.Gate, GatePassed, GateFailed)
