@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/conditions"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/comment"
@@ -52,6 +53,22 @@ func TestHistoryCarriedOn(t *testing.T) {
 	}
 	if h[0].Commit != "bbbbbbb" {
 		t.Errorf("the oldest kept row is %s, want bbbbbbb", h[0].Commit)
+	}
+}
+
+// TestRowsOfEveryCondition: a storm's own row validates (or the next
+// comment would drop the history it carries) for every preset, with
+// overrides, on every kind of world name.
+func TestRowsOfEveryCondition(t *testing.T) {
+	s := &reports.Summary{}
+	for _, p := range conditions.Presets() {
+		for _, cond := range []string{p.Name, p.Name + "/engine=devkit", p.Name + "/seal-after=1.5s/wake=racy"} {
+			s.Cells = append(s.Cells, &reports.Cell{CellKey: history.CellKey{World: "devkit-postgres", Scenario: "blocked-branch", Condition: cond}, Runs: 3, Corrupted: 1, Infra: 1})
+		}
+	}
+	r := comment.NewRow("0123456789abcdef0123456789abcdef01234567", comment.GateFailed, "https://github.com/o/r/actions/runs/1/artifacts/2", s)
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
 
