@@ -204,6 +204,8 @@ func gapText(f Figure) string {
 		return "both 0"
 	case NoMeasure:
 		return "unknown"
+	case Shown:
+		return "shown"
 	}
 	return ""
 }
