@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-
-	"github.com/stormctl/stormctl/reports/table"
 )
 
 // ReferenceDevkit is the --reference that compares the model with the real
@@ -99,65 +96,29 @@ func (r *ReferenceReport) Markdown(w io.Writer) error { return r.write(w, true) 
 var referenceHeader = []string{"figure", "model", "real", "model/real", "gap"}
 
 func (r *ReferenceReport) write(w io.Writer, md bool) error {
-	style := table.Boxed
-	if md {
-		style = table.Markdown
-	}
 	for _, g := range r.groups() {
 		title := g.world + " · " + g.scenario
 		if s, ok := r.Storms[g.world]; ok {
 			title += fmt.Sprintf(" (model %s, real %s)", s.Model, s.Real)
 		}
-		if md {
-			title = "#### " + title + "\n"
-		}
-		if _, err := fmt.Fprintln(w, title); err != nil {
-			return err
-		}
 		var rows [][]string
 		var notes []string
 		for _, f := range g.figs {
-			row := []string{f.Name, f.Model.Text, f.Real.Text, ratioText(f), gapText(f)}
-			if md {
-				for i := range row {
-					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+			rows = append(rows, []string{f.Name, f.Model.Text, f.Real.Text, ratioText(f), gapText(f)})
+			switch {
+			case f.Note == windowNote:
+				if !slices.Contains(notes, windowNote) {
+					notes = append(notes, windowNote)
 				}
-			}
-			rows = append(rows, row)
-			if f.Note != "" && f.Note != windowNote {
+			case f.Note != "":
 				notes = append(notes, f.Name+": "+f.Note)
 			}
-			if f.Note == windowNote && !slices.Contains(notes, windowNote) {
-				notes = append(notes, windowNote)
-			}
 		}
-		if err := table.Write(w, style, referenceHeader, rows); err != nil {
-			return err
-		}
-		prefix := "  "
-		if md {
-			prefix = "- "
-			if notes != nil {
-				if _, err := fmt.Fprintln(w); err != nil {
-					return err
-				}
-			}
-		}
-		for _, n := range notes {
-			if _, err := fmt.Fprintln(w, prefix+n); err != nil {
-				return err
-			}
-		}
-		if _, err := fmt.Fprintln(w); err != nil {
+		if err := writeSection(w, md, title, referenceHeader, rows, notes); err != nil {
 			return err
 		}
 	}
-	line := r.Line()
-	if md {
-		line = "**" + line + "**"
-	}
-	_, err := fmt.Fprintln(w, line)
-	return err
+	return writeLine(w, md, r.Line())
 }
 
 type figureGroup struct {

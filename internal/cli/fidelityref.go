@@ -88,7 +88,7 @@ func finishReference(opts *FidelityOptions, rep *fidelity.ReferenceReport, err e
 // (with or without an engine override); a cell met twice on one side is
 // refused.
 func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
-	dirs, err := stormDirs(opts.From)
+	stored, loadErr, err := loadFrom(opts)
 	if err != nil {
 		return err
 	}
@@ -102,15 +102,8 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	}
 	from := map[string]map[string]string{} // world -> engine -> storm dirs
 	seen := map[string]string{}            // engine + cell -> dir
-	var loadErr error
-	for _, dir := range dirs {
-		st, err := loadStorm(opts.IO, "fidelity", dir)
-		if st == nil {
-			return err
-		}
-		if loadErr == nil {
-			loadErr = err
-		}
+	for _, st := range stored {
+		dir := st.Dir
 		if st.Meta == nil {
 			return usage("--from %s: %s could not be read: which engine ran its cells is unknown", dir, stormdir.FileStorm)
 		}
