@@ -119,55 +119,62 @@ func (r *Report) Markdown(w io.Writer) error { return r.write(w, true) }
 
 // write writes the report as a table, or in markdown when md.
 func (r *Report) write(w io.Writer, md bool) error {
-	style := table.Boxed
-	if md {
-		style = table.Markdown
-	}
 	names, by := r.worlds()
 	for _, world := range names {
 		title := world
 		if dir := r.Storms[world]; dir != "" {
 			title += " (" + dir + ")"
 		}
-		if md {
-			title = "#### " + title + "\n"
-		}
-		if _, err := fmt.Fprintln(w, title); err != nil {
-			return err
-		}
 		var rows [][]string
 		for _, x := range by[world] {
-			row := []string{x.Text, x.Reference, x.Measured, shown(x.Verdict)}
-			if md {
-				for i := range row {
-					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
-				}
-			}
-			rows = append(rows, row)
+			rows = append(rows, []string{x.Text, x.Reference, x.Measured, shown(x.Verdict)})
 		}
-		if err := table.Write(w, style, header, rows); err != nil {
-			return err
-		}
-		prefix := "  "
-		lines := explanations(by[world])
-		if md {
-			prefix = "- "
-			if lines != nil {
-				if _, err := fmt.Fprintln(w); err != nil {
-					return err
-				}
-			}
-		}
-		for _, l := range lines {
-			if _, err := fmt.Fprintln(w, prefix+l); err != nil {
-				return err
-			}
-		}
-		if _, err := fmt.Fprintln(w); err != nil {
+		if err := writeSection(w, md, title, header, rows, explanations(by[world])); err != nil {
 			return err
 		}
 	}
-	line := r.Line()
+	return writeLine(w, md, r.Line())
+}
+
+// writeSection writes one titled table and the lines under it: boxed, or
+// in markdown (a heading, escaped cells, the lines as a list) when md.
+func writeSection(w io.Writer, md bool, title string, header []string, rows [][]string, lines []string) error {
+	style := table.Boxed
+	if md {
+		style = table.Markdown
+		title = "#### " + title + "\n"
+		for _, row := range rows {
+			for i := range row {
+				row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+			}
+		}
+	}
+	if _, err := fmt.Fprintln(w, title); err != nil {
+		return err
+	}
+	if err := table.Write(w, style, header, rows); err != nil {
+		return err
+	}
+	prefix := "  "
+	if md {
+		prefix = "- "
+		if lines != nil {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, prefix+l); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// writeLine writes a report's closing line, in bold when md.
+func writeLine(w io.Writer, md bool, line string) error {
 	if md {
 		line = "**" + line + "**"
 	}

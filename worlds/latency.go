@@ -41,13 +41,18 @@ type Window struct {
 	Source string `json:"source"`
 }
 
-// ParseProfile parses a --latency value: "seed", "none" or "fixed:DUR".
+// ParseProfile parses a --latency value: "seed", "none", "fixed:DUR" or
+// "file:PATH" (a profile file, ParseProfileFile's format, e.g. one
+// `stormctl forensics DIR --derive-latency PATH` derived from windows
+// measured under the real runtime).
 func ParseProfile(s string, seed uint64) (Profile, error) {
 	switch {
 	case s == "none":
 		return NoLatency(), nil
 	case s == "seed":
-		return newSeedProfile(seed), nil
+		return newLogNormalProfile("seed", seedWindows, seed), nil
+	case strings.HasPrefix(s, ProfileFilePrefix):
+		return readProfileFile(s, seed)
 	case strings.HasPrefix(s, "fixed:"):
 		d, err := time.ParseDuration(strings.TrimPrefix(s, "fixed:"))
 		if err != nil || d < 0 {
@@ -60,7 +65,9 @@ func ParseProfile(s string, seed uint64) (Profile, error) {
 
 // LatencyForms lists the forms a --latency value takes, as ParseProfile
 // reads them (help lists them from here).
-func LatencyForms() []string { return []string{"seed", "none", "fixed:DURATION"} }
+func LatencyForms() []string {
+	return []string{"seed", "none", "fixed:DURATION", ProfileFilePrefix + "PATH"}
+}
 
 // NoLatency is the profile of no mint-to-commit window (--latency none).
 func NoLatency() Profile { return fixedProfile{name: "none"} }
@@ -111,23 +118,27 @@ var seedWindows = map[string]logNormal{
 		source: "assumption: other facts (step_completed, step_failed, wait_completed) are an insert plus an entity update"},
 }
 
-type seedProfile struct {
-	mu  sync.Mutex
-	rng *rand.Rand
+// logNormalProfile draws each type's window from its row of rows (or its
+// class's row, "decision" or "fact"): the seed profile, and a profile file.
+type logNormalProfile struct {
+	name string
+	rows map[string]logNormal
+	mu   sync.Mutex
+	rng  *rand.Rand
 }
 
-func newSeedProfile(seed uint64) *seedProfile {
-	return &seedProfile{rng: rand.New(rand.NewPCG(seed, 0x5eed))}
+func newLogNormalProfile(name string, rows map[string]logNormal, seed uint64) *logNormalProfile {
+	return &logNormalProfile{name: name, rows: rows, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
 }
 
-func (p *seedProfile) window(t eventlog.Type) logNormal {
-	if w, ok := seedWindows[string(t)]; ok {
+func (p *logNormalProfile) window(t eventlog.Type) logNormal {
+	if w, ok := p.rows[string(t)]; ok {
 		return w
 	}
-	return seedWindows[t.Class()]
+	return p.rows[t.Class()]
 }
 
-func (p *seedProfile) Delay(t eventlog.Type) time.Duration {
+func (p *logNormalProfile) Delay(t eventlog.Type) time.Duration {
 	w := p.window(t)
 	p.mu.Lock()
 	z := p.rng.NormFloat64()
@@ -136,22 +147,22 @@ func (p *seedProfile) Delay(t eventlog.Type) time.Duration {
 	return min(d, w.max)
 }
 
-func (p *seedProfile) MaxFactDelay() time.Duration {
+func (p *logNormalProfile) MaxFactDelay() time.Duration {
 	var m time.Duration
-	for k, w := range seedWindows {
-		if k != "decision" {
+	for k, w := range p.rows {
+		if k != "decision" { // as the seed profile always had it: every row but the decision class's
 			m = max(m, w.max)
 		}
 	}
 	return m
 }
 
-func (p *seedProfile) String() string { return "seed" }
+func (p *logNormalProfile) String() string { return p.name }
 
-func (p *seedProfile) Windows() []Window {
-	out := make([]Window, 0, len(seedWindows))
-	for _, k := range slices.Sorted(maps.Keys(seedWindows)) {
-		w := seedWindows[k]
+func (p *logNormalProfile) Windows() []Window {
+	out := make([]Window, 0, len(p.rows))
+	for _, k := range slices.Sorted(maps.Keys(p.rows)) {
+		w := p.rows[k]
 		out = append(out, Window{Type: k, Median: w.median, Sigma: w.sigma, Max: w.max, Source: w.source})
 	}
 	return out

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
@@ -51,6 +53,14 @@ type FidelityOptions struct {
 	From []string
 	// Endpoints are the values of the worlds' endpoint flags.
 	Endpoints worlds.Values
+	// Reference is what the model is checked against (--reference):
+	// fidelity.ReferenceClaims, the published numbers' claims, or
+	// fidelity.ReferenceDevkit, the real runtime stormed beside it.
+	Reference string
+	// DevkitChannel and ModelLatency shape --reference devkit's storms:
+	// the real runtime's channel, the model's latency profile.
+	DevkitChannel string
+	ModelLatency  string
 }
 
 // NewCmdFidelity returns `stormctl fidelity`. runF replaces runFidelity in tests.
@@ -99,7 +109,25 @@ holding one per world; nothing runs and nothing is written unless --out.
 
 Exit 0 when every claim passes, 1 when one fails or is unknown, 2 for bad
 usage, 3 when a store is unavailable, 130 when interrupted (Ctrl-C: the
-claims are judged on what was measured).`,
+claims are judged on what was measured).
+
+--reference devkit checks the model against the real runtime instead of
+the claims: per world (default devkit-local,devkit-postgres) two storms of
+step-storm, hook-storm and control under condition main, the model at its
+latency profile (--model-latency) into OUT/<world>/model and the published
+@workflow/core (storm --engine devkit, --latency none) into
+OUT/<world>/real, --runs 12 per cell unless given; then per world and
+scenario every regime figure side by side with 95% Wilson intervals:
+corrupted+silent of decided runs, stuck, non-prefix reads, cursor skips,
+dup creates (a world-layer defect), invocations per run, the class mix of
+the bad runs and the mint-to-commit p50 per event type. A figure more than
+2x apart is OFF (separated when the intervals do not overlap). Exit 0 when
+every figure was measured on both sides, 1 when one is unknown (a side
+with no run, no read, no decided run). --from judges stored storms: each
+cell's engine is what storm.json says ran it. Derive the model's latency
+profile from the real side's windows with
+  stormctl forensics OUT/<world>/real --derive-latency profile.json
+and rerun with --model-latency file:profile.json (docs/fidelity.md).`,
 		Example: `  # local and postgres, 24 runs per cell (an estimated 10 minutes on 2 cores)
   stormctl fidelity
 
@@ -111,11 +139,18 @@ claims are judged on what was measured).`,
 
   # judge stored storms without running anything (CI, or a second look)
   stormctl fidelity --from storms/fidelity-20261202-141100
-  stormctl fidelity --from storms/pg-storm --world postgres --format markdown`,
+  stormctl fidelity --from storms/pg-storm --world postgres --format markdown
+
+  # the model against the real runtime on the real world packages (~20 min)
+  stormctl fidelity --reference devkit
+  stormctl fidelity --reference devkit --world devkit-postgres --runs 6 --model-latency file:real.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
 			opts.WorldsGiven = fl.Changed("world")
+			if err := referenceDefaults(fl, opts); err != nil {
+				return err
+			}
 			if len(opts.From) > 0 {
 				for _, name := range append([]string{"runs", "vercel-runs", "time-scale", "timeout", "runs-in-flight"}, endpointFlagNames()...) {
 					if fl.Changed(name) {
@@ -149,8 +184,44 @@ claims are judged on what was measured).`,
 	fl.StringVar(&opts.Out, "out", "", "directory for the storms (OUT/<world>/) and fidelity.json (default storms/fidelity-<UTC time>; with --from, fidelity.json only, and only when given)")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatJSON: "fidelity.json's document"})
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
+	fl.StringVar(&opts.Reference, "reference", fidelity.ReferenceClaims, "what the model is checked against: "+joinOr(fidelity.References())+" (devkit: the published @workflow/core stormed beside it, every regime figure side by side)")
+	fl.StringVar(&opts.DevkitChannel, "devkit-channel", "", "with --reference devkit: the real runtime's packages, "+joinOr(channelNames())+" (default stable)")
+	fl.StringVar(&opts.ModelLatency, "model-latency", d.Latency, "with --reference devkit: the model's latency profile, as storm --latency ("+joinOr(worlds.LatencyForms())+")")
 	addSpecs(fl, declaredWorlds().Specs(), opts.Endpoints)
 	return cmd
+}
+
+// referenceDefaults checks --reference and applies --reference devkit's
+// defaults to what the flags leave unset: its worlds, its runs per cell.
+func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
+	switch opts.Reference {
+	case fidelity.ReferenceClaims:
+		for _, name := range []string{"devkit-channel", "model-latency"} {
+			if fl.Changed(name) {
+				return usage("--%s applies to --reference devkit only", name)
+			}
+		}
+		return nil
+	case fidelity.ReferenceDevkit:
+	default:
+		return usage("--reference: unknown %q (valid: %s)", opts.Reference, strings.Join(fidelity.References(), ", "))
+	}
+	if fl.Changed("vercel-runs") {
+		return usage("--vercel-runs applies to --reference claims; --reference devkit storms every world at --runs")
+	}
+	if _, err := devkitengine.ParseChannel(opts.DevkitChannel); err != nil {
+		return usage("--devkit-channel: %w", err)
+	}
+	if _, err := worlds.ParseProfile(opts.ModelLatency, stormdir.DefaultSeed); err != nil {
+		return usage("--model-latency: %w", err)
+	}
+	if !opts.WorldsGiven {
+		opts.Worlds = fidelity.DevkitWorlds()
+	}
+	if !fl.Changed("runs") {
+		opts.Runs = fidelity.DefaultReferenceRuns
+	}
+	return nil
 }
 
 func runFidelity(ctx context.Context, opts *FidelityOptions) error {
@@ -185,10 +256,16 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 				return usage("--out %s: %w", opts.Out, err)
 			}
 		}
+		if opts.Reference == fidelity.ReferenceDevkit {
+			return fidelityReferenceFrom(opts, reg.Names())
+		}
 		return fidelityFrom(opts, reg.Names())
 	}
 	if len(opts.Worlds) == 0 {
 		return usage("--world: no world given (valid: %s)", strings.Join(reg.Names(), ", "))
+	}
+	if opts.Reference == fidelity.ReferenceDevkit {
+		return fidelityReference(ctx, opts, reg, surface, logger)
 	}
 	// Every world's plan is validated before any storm starts.
 	storms := fidelity.Storms{Runs: opts.Runs, VercelRuns: opts.VercelRuns, TimeScale: opts.TimeScale, Timeout: opts.Timeout,
@@ -248,9 +325,9 @@ func fidelityRunsInFlightHelp(reg *worlds.Registry) string {
 	return fmt.Sprintf("runs in flight at once in each world's storm (default %d, the harness's per-PR concurrency%s)", storm.DefaultRunsInFlight, fewer)
 }
 
-// writeFidelity writes rep as dir/fidelity.json, atomically as every
+// writeFidelity writes rep (a claims or a reference report) as dir/fidelity.json, atomically as every
 // artifact (an interrupted write leaves no half document).
-func writeFidelity(dir string, rep *fidelity.Report) error {
+func writeFidelity(dir string, rep any) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}

@@ -16,22 +16,15 @@ import (
 // directory of them (a fidelity --out). A cell found in two storms is
 // refused: which one to judge would be a guess.
 func fidelityFrom(opts *FidelityOptions, known []string) error {
-	dirs, err := stormDirs(opts.From)
+	stored, loadErr, err := loadFrom(opts)
 	if err != nil {
 		return err
 	}
 	sum := &reports.Summary{Schema: reports.SchemaVersion}
 	from := map[history.CellKey]string{}
 	byWorld := map[string][]string{}
-	var loadErr error
-	for _, dir := range dirs {
-		st, err := loadStorm(opts.IO, "fidelity", dir)
-		if st == nil {
-			return err
-		}
-		if loadErr == nil {
-			loadErr = err
-		}
+	for _, st := range stored {
+		dir := st.Dir
 		for _, c := range st.Summary.Cells {
 			if prev, ok := from[c.Key()]; ok {
 				return usage("--from: cell %s is in both %s and %s: judge one of them", c.Key(), prev, dir)
@@ -69,6 +62,28 @@ func fidelityFrom(opts *FidelityOptions, known []string) error {
 		return ErrGateFailed
 	}
 	return nil
+}
+
+// loadFrom loads every storm --from names. A storm that cannot be read at
+// all is err; loadErr is the first storm read in part (what could be read
+// is used, and the command exits with it after printing).
+func loadFrom(opts *FidelityOptions) (stored []*stormdir.Stored, loadErr, err error) {
+	dirs, err := stormDirs(opts.From)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, dir := range dirs {
+		st, err := loadStorm(opts.IO, "fidelity", dir)
+		if st == nil {
+			return nil, nil, err
+		}
+		if loadErr == nil {
+			loadErr = err
+		}
+		st.Dir = dir
+		stored = append(stored, st)
+	}
+	return stored, loadErr, nil
 }
 
 // stormDirs expands --from: a directory with runs.jsonl is a storm; any

@@ -37,6 +37,9 @@ type ForensicsOptions struct {
 	Schema string
 	RunID  string
 	Since  string
+	// DeriveLatency is where to write a latency profile derived from the
+	// windows of the storm's cells the real runtime ran (--derive-latency).
+	DeriveLatency string
 }
 
 // NewCmdForensics returns `stormctl forensics`.
@@ -70,14 +73,24 @@ commit order (pg_xact_commit_timestamp(xmin), ties broken by xmin then id),
 displaced events, inverted pairs, the overtaking/overtaken type pairs, and
 mint-to-commit windows (mint time = the ULID's timestamp). Rows written while
 track_commit_timestamp was off have no commit time: they are counted, never
-guessed.`,
+guessed.
+
+--derive-latency PATH writes a latency profile (storm --latency file:PATH)
+derived from the mint-to-commit windows of the cells the real runtime ran
+(storm --engine devkit): per event type a log-normal with the measured
+median, its p90 where the measured p90 is, clipped at the measured max, and
+a row per class (decision, fact) pooled over its types. Cells the model
+ran are not used: their windows are the profile the model drew.`,
 		Example: `  stormctl forensics storms/20261202-141100
   stormctl forensics storms/20261202-141100 --format json | jq '.cells[0].pairs[:3]'
   # classes as this build's explainer sees them
   stormctl forensics storms/20261202-141100 --reclassify
   # an application's own database, read-only
   stormctl forensics --pg-url postgres://app@db:5432/app --schema workflow --since 2026-07-29T00:00:00Z
-  stormctl forensics --pg-url "$DATABASE_URL" --run wrun_01J... --format json`,
+  stormctl forensics --pg-url "$DATABASE_URL" --run wrun_01J... --format json
+  # the model's latency profile, derived from the real runtime's windows
+  stormctl forensics storms/fidelity-20261204/devkit-postgres/real --derive-latency real.json
+  stormctl storm --world postgres --latency file:real.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -87,6 +100,9 @@ guessed.`,
 				return usage("forensics needs a storm directory or --pg-url URL")
 			case len(args) == 1:
 				opts.Dir = args[0]
+			}
+			if opts.DeriveLatency != "" && opts.PGURL != "" {
+				return usage("--derive-latency reads a storm directory's cells, not --pg-url")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -104,6 +120,7 @@ guessed.`,
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")
+	cmd.Flags().StringVar(&opts.DeriveLatency, "derive-latency", "", "write a latency profile (storm --latency file:PATH) derived from the windows of the cells the real runtime ran")
 	return cmd
 }
 
@@ -209,6 +226,11 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	}
 	if err := opts.Format.Print(opts.IO.Out, styled{&rep, rep.write}); err != nil {
 		return err
+	}
+	if opts.DeriveLatency != "" {
+		if err := deriveLatency(opts, meta, tally.Summary); err != nil {
+			return err
+		}
 	}
 	if len(problems) > 0 {
 		return &UsageError{Err: fmt.Errorf("some artifacts are malformed (the rest is reported above): %w", errors.Join(problems...))}

@@ -20,7 +20,8 @@ import (
 
 // fixtureStorm writes the storm described by testdata/storms/NAME.txt (one
 // cell per line: world scenario condition outcome=runs... [rejections=N]
-// [judged]) as a storm directory, storm.json and runs.jsonl, and returns it.
+// [reads=N] [non_prefix=N] [judged]; rejections and reads are the first
+// run's) as a storm directory, storm.json and runs.jsonl, and returns it.
 func fixtureStorm(t *testing.T, name string) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "storms", name+".txt"))
@@ -47,7 +48,7 @@ func fixtureStorm(t *testing.T, name string) string {
 		k := history.CellKey{World: fields[0], Scenario: fields[1], Condition: fields[2]}
 		cells = append(cells, k)
 		var outcomes []history.Outcome
-		rejections, judged := 0, false
+		rejections, reads, nonPrefix, judged := 0, 0, 0, false
 		for _, kv := range fields[3:] {
 			if kv == "judged" {
 				judged = true
@@ -58,8 +59,15 @@ func fixtureStorm(t *testing.T, name string) string {
 			if err != nil {
 				t.Fatalf("%s.txt:%d: %q: %v", name, n, kv, err)
 			}
-			if key == "rejections" {
+			switch key {
+			case "rejections":
 				rejections = v
+				continue
+			case "reads":
+				reads = v
+				continue
+			case "non_prefix":
+				nonPrefix = v
 				continue
 			}
 			for range v {
@@ -72,6 +80,7 @@ func fixtureStorm(t *testing.T, name string) string {
 				Started: at, Ended: at.Add(time.Second), Millis: 1000, Judged: judged}
 			if i == 0 {
 				r.Stats = history.RunStats{Rejections: int64(rejections)}
+				r.Findings.Reads, r.Findings.NonPrefixReads = reads, nonPrefix
 			}
 			b, err := json.Marshal(r)
 			if err != nil {

@@ -1,0 +1,99 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/stormdir"
+)
+
+// engineStorm is fixture storm name with storm.json saying which engine
+// ran its cells (config.engine) and what condition main's knobs are, as a
+// storm writes them.
+func engineStorm(t *testing.T, name, engine string) string {
+	t.Helper()
+	dir := fixtureStorm(t, name)
+	path := filepath.Join(dir, stormdir.FileStorm)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	main, err := conditions.Parse("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["config"] = map[string]any{"engine": engine}
+	meta["conditions"] = map[string]any{"main": main}
+	if b, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestFidelityReferenceFrom compares stored storms of the two engines:
+// each cell goes to the side storm.json says ran it, a missing side is
+// unknown and exits 1, a side given twice is refused.
+func TestFidelityReferenceFrom(t *testing.T) {
+	model := engineStorm(t, "reference-model", "model")
+	real := engineStorm(t, "reference-real", "devkit")
+
+	code, stdout, stderr := run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", real, "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var rep fidelity.ReferenceReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not a reference report: %v\n%s", err, stdout)
+	}
+	if s := rep.Storms["devkit-local"]; s.Model != model || s.Real != real {
+		t.Errorf("storms %+v, want model %s real %s", rep.Storms, model, real)
+	}
+	want := map[string]string{ // scenario + figure -> the gap the fixtures make
+		"step-storm non-prefix reads of reads":        "off",       // 33% against 0.8%
+		"step-storm corrupted+silent of decided runs": "within",    // 12/12 against 9/9
+		"hook-storm corrupted+silent of decided runs": "within",    // 8/12 against 6/6
+		"control corrupted+silent of decided runs":    "both-zero", // clean on both
+	}
+	seen := 0
+	for _, f := range rep.Figures {
+		if g, ok := want[f.Scenario+" "+f.Name]; ok {
+			seen++
+			if string(f.Gap) != g {
+				t.Errorf("%s %s: gap %s, want %s (model %s, real %s)", f.Scenario, f.Name, f.Gap, g, f.Model.Text, f.Real.Text)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the %d figures checked", seen, len(want))
+	}
+	for _, f := range rep.Figures {
+		if f.Scenario == "hook-storm" && f.Name == "corrupted+silent of decided runs" && !strings.Contains(f.Note, "real: 6 of 12 runs decided nothing") {
+			t.Errorf("hook-storm's bad rate does not note the real side's undecided runs: %q", f.Note)
+		}
+	}
+
+	// One side only: every figure unknown, exit 1, the table says so.
+	code, stdout, _ = run(t.Context(), "fidelity", "--reference", "devkit", "--from", model)
+	if code != cli.ExitGateFailed || !strings.Contains(stdout, "not measured") || !strings.Contains(stdout, "unknown") {
+		t.Errorf("model side only: exit %d, want %d, and a table saying the real side is not measured:\n%s", code, cli.ExitGateFailed, stdout)
+	}
+
+	// A side given twice is refused: which to compare would be a guess.
+	code, _, stderr = run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", engineStorm(t, "reference-model", "model"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "is in both") {
+		t.Errorf("a side twice: exit %d, stderr %q", code, stderr)
+	}
+}
