@@ -87,7 +87,9 @@ func loadFrom(opts *FidelityOptions) (stored []*stormdir.Stored, loadErr, err er
 }
 
 // stormDirs expands --from: a directory with runs.jsonl is a storm; any
-// other directory stands for the storms directly under it.
+// other directory stands for the storms under it, one or two levels down
+// (a fidelity --out holds OUT/<world>/, or with --reference devkit
+// OUT/<world>/model and OUT/<world>/real).
 func stormDirs(from []string) ([]string, error) {
 	var out []string
 	for _, dir := range trimList(from) {
@@ -95,18 +97,39 @@ func stormDirs(from []string) ([]string, error) {
 			out = append(out, dir)
 			continue
 		}
-		entries, err := os.ReadDir(dir)
+		n := len(out)
+		found, err := stormsUnder(dir, 2)
 		if err != nil {
 			return nil, usage("--from %s: %w", dir, err)
 		}
-		n := len(out)
-		for _, e := range entries {
-			if sub := filepath.Join(dir, e.Name()); e.IsDir() && isStorm(sub) {
-				out = append(out, sub)
-			}
-		}
+		out = append(out, found...)
 		if len(out) == n {
 			return nil, usage("--from %s: not a storm directory (no %s) and no storm directories in it", dir, stormdir.FileRuns)
+		}
+	}
+	return out, nil
+}
+
+// stormsUnder lists the storm directories under dir, depth levels down at
+// most, in name order; a storm's own subdirectories are not searched.
+func stormsUnder(dir string, depth int) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		switch {
+		case !e.IsDir():
+		case isStorm(sub):
+			out = append(out, sub)
+		case depth > 1:
+			deeper, err := stormsUnder(sub, depth-1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, deeper...)
 		}
 	}
 	return out, nil
