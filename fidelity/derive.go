@@ -34,7 +34,8 @@ const minWindow = time.Microsecond
 var ErrNoRealWindows = errors.New("no mint-to-commit window measured in the cells given")
 
 // DeriveProfile derives a latency profile file from the windows of cells
-// (the real runtime's), naming source in every row. Cells' per-type
+// (the real runtime's), naming source in every row. Types the model does
+// not write are left out, and source says which. Cells' per-type
 // quantiles are pooled weighted by their counts, in logarithms (a pooled
 // median of log-normal samples), the maximum is the largest seen.
 func DeriveProfile(cells []*reports.Cell, source string) (worlds.ProfileFile, error) {
@@ -57,14 +58,25 @@ func DeriveProfile(cells []*reports.Cell, source string) (worlds.ProfileFile, er
 		a.logR += float64(w.N) * math.Log(float64(p90)/float64(p50))
 		a.max = max(a.max, w.Max, p90)
 	}
+	skipped := map[string]bool{}
 	for _, c := range cells {
 		for t, w := range c.Windows {
-			if w.N == 0 {
+			switch {
+			case w.N == 0:
+				continue
+			case !t.Valid():
+				// A type the model never writes (the real runtime's
+				// run_started, run_cancelled): no row, and no weight in
+				// a class it does not belong to.
+				skipped[string(t)] = true
 				continue
 			}
 			add(string(t), w)
 			add(t.Class(), w)
 		}
+	}
+	if len(skipped) > 0 {
+		source += "; left out, types the model does not write: " + strings.Join(slices.Sorted(maps.Keys(skipped)), ", ")
 	}
 	if len(byKey) == 0 {
 		return worlds.ProfileFile{}, ErrNoRealWindows

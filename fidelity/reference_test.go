@@ -214,3 +214,32 @@ func TestCompareCleanPairIsEvidence(t *testing.T) {
 		t.Errorf("step_created %+v", f)
 	}
 }
+
+// A type the model never writes gets no row and no weight in a class; the
+// profile's source names it.
+func TestDeriveProfileLeavesOutTypesTheModelDoesNotWrite(t *testing.T) {
+	t.Parallel()
+	c := refCell(nil, 0, 0)
+	c.Windows = map[eventlog.Type]forensics.Window{
+		eventlog.StepCreated:           {N: 4, P50: time.Millisecond, P90: time.Millisecond, Max: time.Millisecond},
+		eventlog.StepCompleted:         {N: 4, P50: time.Millisecond, P90: time.Millisecond, Max: time.Millisecond},
+		eventlog.Type("run_started"):   {N: 4, P50: time.Second, P90: time.Second, Max: time.Second},
+		eventlog.Type("run_cancelled"): {N: 4, P50: time.Second, P90: time.Second, Max: time.Second},
+	}
+	prof, err := fidelity.DeriveProfile([]*reports.Cell{c}, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range prof.Windows {
+		if w.Max > time.Millisecond {
+			t.Errorf("row %s weighs a type the model does not write: %+v", w.Type, w)
+		}
+	}
+	if !strings.Contains(prof.Source, "run_cancelled, run_started") {
+		t.Errorf("source %q does not name the types left out", prof.Source)
+	}
+	data, _ := json.Marshal(prof)
+	if _, err := worlds.ParseProfileFile(data, "file:x", 1); err != nil {
+		t.Errorf("the derived profile does not parse: %v", err)
+	}
+}
