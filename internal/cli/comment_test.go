@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stormctl/stormctl/internal/ghaction"
 )
 
 // commentData holds two real storms (local world, step-storm, hook-storm
@@ -86,38 +88,39 @@ func TestCommentGolden(t *testing.T) {
 	}
 }
 
-// actionDoc shows a comment of testdata/comment as the worked example of
-// the GitHub action.
-const actionDoc = "../../docs/github-action.md"
-
-// TestActionDocShowsTheComment: the example comment of
-// docs/github-action.md is what stormctl comment prints for its golden
-// file's command (-update rewrites it).
+// TestActionDocShowsTheComment: the example comment of each document
+// showing the worked example (docs/github-action.md, README.md) is what
+// stormctl comment prints for its golden file's command (-update rewrites
+// it).
 func TestActionDocShowsTheComment(t *testing.T) {
-	doc, err := filepath.Abs(actionDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := readFile(t, doc)
-	start := regexp.MustCompile(`(?m)^<!-- example-comment: internal/cli/testdata/comment/([a-z-]+\.golden) -->\n`)
-	const end = "<!-- /example-comment -->\n"
-	m := start.FindSubmatchIndex(b)
-	if m == nil {
-		t.Fatalf("%s has no line <!-- example-comment: internal/cli/testdata/comment/NAME.golden -->", actionDoc)
-	}
-	n := bytes.Index(b[m[1]:], []byte(end))
-	if n < 0 {
-		t.Fatalf("%s: the example comment has no end line %q", actionDoc, end)
-	}
-	golden := filepath.Join(commentData, string(b[m[2]:m[3]]))
-	head, _, _ := strings.Cut(string(readFile(t, golden)), "\n")
-	_, stdout := runGolden(t, commentGolden{path: golden, head: head})
-	shown := string(b[m[1] : m[1]+n])
-	if *update {
-		writeFile(t, doc, append(append(b[:m[1]:m[1]], stdout...), b[m[1]+n:]...))
-		return
-	}
-	if shown != stdout {
-		t.Errorf("%s's example comment is not what %s prints:\n%s", actionDoc, strings.TrimPrefix(head, "# "), lineDiff(stdout, shown))
+	for _, d := range ghaction.ExampleDocs() {
+		t.Run(d.Path, func(t *testing.T) {
+			doc, err := filepath.Abs(filepath.Join("..", "..", d.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := readFile(t, doc)
+			start := regexp.MustCompile(`(?m)^<!-- example-comment: internal/cli/testdata/comment/([a-z-]+\.golden) -->\n`)
+			const end = "<!-- /example-comment -->\n"
+			m := start.FindSubmatchIndex(b)
+			if m == nil {
+				t.Fatalf("%s has no line <!-- example-comment: internal/cli/testdata/comment/NAME.golden -->", d.Path)
+			}
+			n := bytes.Index(b[m[1]:], []byte(end))
+			if n < 0 {
+				t.Fatalf("%s: the example comment has no end line %q", d.Path, end)
+			}
+			golden := filepath.Join(commentData, string(b[m[2]:m[3]]))
+			head, _, _ := strings.Cut(string(readFile(t, golden)), "\n")
+			_, stdout := runGolden(t, commentGolden{path: golden, head: head})
+			shown := string(b[m[1] : m[1]+n])
+			if *update {
+				writeFile(t, doc, append(append(b[:m[1]:m[1]], stdout...), b[m[1]+n:]...))
+				return
+			}
+			if shown != stdout {
+				t.Errorf("%s's example comment is not what %s prints:\n%s", d.Path, strings.TrimPrefix(head, "# "), lineDiff(stdout, shown))
+			}
+		})
 	}
 }

@@ -5,9 +5,10 @@
 // workflow's, its outputs a job's), action.yml is copied where the
 // reusable workflow's `uses: ./.stormctl` finds it (so every `with:` given
 // to the action is checked against its inputs), and the example workflow
-// of docs/github-action.md is written as a DevKit repository would add it,
-// and once more calling the reusable workflow locally (so its `with:` is
-// checked against that workflow's inputs).
+// of each of ExampleDocs (docs/github-action.md and README.md) is written
+// as a DevKit repository would add it, and once more calling the reusable
+// workflow locally (so its `with:` is checked against that workflow's
+// inputs).
 package ghaction
 
 import (
@@ -29,6 +30,8 @@ const (
 	Workflows  = ".github/workflows"
 	// ExampleDoc holds the example workflow a DevKit repository adds.
 	ExampleDoc = "docs/github-action.md"
+	// ExampleReadme shows the same example workflow on the front page.
+	ExampleReadme = "README.md"
 	// ActionCheckout is where the reusable workflow checks stormctl out,
 	// and so where its `uses: ./.stormctl` looks for action.yml.
 	ActionCheckout = ".stormctl"
@@ -36,9 +39,25 @@ const (
 	ReusableWorkflow = "storm-gate.yml"
 )
 
-// ExampleMarker is the line of ExampleDoc right above the example
-// workflow's fenced block.
+// ExampleMarker is the line of ExampleDoc (and ExampleReadme) right above
+// the example workflow's fenced block.
 const ExampleMarker = "<!-- example-workflow: checked by actionlint (.ci/run, internal/ghaction) -->"
+
+// ExampleDocument is a document showing the example workflow, and the
+// name (without .yml) of its copy in the layout's workflows.
+type ExampleDocument struct {
+	Path, Workflow string
+}
+
+// ExampleDocs are the documents showing the example workflow, each laid
+// out for actionlint and each checked to show the golden example comment
+// (internal/cli): ExampleDoc first, the one the others must equal.
+func ExampleDocs() []ExampleDocument {
+	return []ExampleDocument{
+		{Path: ExampleDoc, Workflow: "example-devkit-storm"},
+		{Path: ExampleReadme, Workflow: "example-readme-devkit-storm"},
+	}
+}
 
 // action is the part of action.yml the lift reads.
 type action struct {
@@ -207,26 +226,27 @@ func Check(actionYAML []byte) error {
 
 var reusableRef = regexp.MustCompile(`uses: [A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/\.github/workflows/` + regexp.QuoteMeta(ReusableWorkflow) + `@\S+`)
 
-// Example is the example workflow of the doc: the fenced block right after
-// ExampleMarker. Local is the same workflow calling the reusable workflow
-// of this repository (./.github/workflows/storm-gate.yml) instead of the
-// published one.
-func Example(doc []byte) (example, local []byte, err error) {
+// Example is the example workflow of doc, the contents of the document at
+// path (which errors name): the fenced block right after ExampleMarker.
+// Local is the same workflow calling the reusable workflow of this
+// repository (./.github/workflows/storm-gate.yml) instead of the published
+// one.
+func Example(path string, doc []byte) (example, local []byte, err error) {
 	_, after, ok := bytes.Cut(doc, []byte(ExampleMarker+"\n"))
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: no line %q above the example workflow", ExampleDoc, ExampleMarker)
+		return nil, nil, fmt.Errorf("%s: no line %q above the example workflow", path, ExampleMarker)
 	}
 	fence, rest, ok := bytes.Cut(after, []byte("\n"))
 	if !ok || !bytes.HasPrefix(fence, []byte("```")) {
-		return nil, nil, fmt.Errorf("%s: no fenced block right after %q", ExampleDoc, ExampleMarker)
+		return nil, nil, fmt.Errorf("%s: no fenced block right after %q", path, ExampleMarker)
 	}
 	body, _, ok := bytes.Cut(rest, []byte("\n```\n"))
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: the example workflow's block does not end", ExampleDoc)
+		return nil, nil, fmt.Errorf("%s: the example workflow's block does not end", path)
 	}
 	example = append(body, '\n')
 	if !reusableRef.Match(example) {
-		return nil, nil, fmt.Errorf("%s: the example workflow calls no OWNER/REPO/%s/%s@REF", ExampleDoc, Workflows, ReusableWorkflow)
+		return nil, nil, fmt.Errorf("%s: the example workflow calls no OWNER/REPO/%s/%s@REF", path, Workflows, ReusableWorkflow)
 	}
 	local = reusableRef.ReplaceAll(example, []byte("uses: ./"+Workflows+"/"+ReusableWorkflow))
 	return example, local, nil
@@ -239,8 +259,8 @@ type Files map[string][]byte
 // Layout reads the repository at root and returns the scratch repository
 // actionlint checks: every workflow of root, action.yml where the reusable
 // workflow checks stormctl out, action.yml's steps lifted into a workflow,
-// and the doc's example workflow as is and calling the local reusable
-// workflow.
+// and each of ExampleDocs' example workflow as is and calling the local
+// reusable workflow.
 func Layout(root string) (Files, error) {
 	files := Files{}
 	wfs, err := filepath.Glob(filepath.Join(root, Workflows, "*.yml"))
@@ -265,18 +285,20 @@ func Layout(root string) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := os.ReadFile(filepath.Join(root, ExampleDoc))
-	if err != nil {
-		return nil, err
-	}
-	example, local, err := Example(doc)
-	if err != nil {
-		return nil, err
-	}
 	files[filepath.Join(ActionCheckout, ActionFile)] = act
 	files[filepath.Join(Workflows, "lifted-action.yml")] = lifted
-	files[filepath.Join(Workflows, "example-devkit-storm.yml")] = example
-	files[filepath.Join(Workflows, "example-devkit-storm-local.yml")] = local
+	for _, d := range ExampleDocs() {
+		doc, err := os.ReadFile(filepath.Join(root, d.Path))
+		if err != nil {
+			return nil, err
+		}
+		example, local, err := Example(d.Path, doc)
+		if err != nil {
+			return nil, err
+		}
+		files[filepath.Join(Workflows, d.Workflow+".yml")] = example
+		files[filepath.Join(Workflows, d.Workflow+"-local.yml")] = local
+	}
 	return files, nil
 }
 

@@ -17,15 +17,18 @@ const root = "../.."
 
 // TestLayout: the repository lays out whole: every workflow, action.yml
 // where storm-gate.yml checks stormctl out, its steps lifted with every
-// input, and the doc's example workflow twice, the second calling this
-// repository's reusable workflow.
+// input, and each document's example workflow twice, the second calling
+// this repository's reusable workflow.
 func TestLayout(t *testing.T) {
 	files, err := ghaction.Layout(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{".github/workflows/storm.yml", ".github/workflows/storm-gate.yml", ".stormctl/action.yml",
-		".github/workflows/lifted-action.yml", ".github/workflows/example-devkit-storm.yml", ".github/workflows/example-devkit-storm-local.yml"} {
+	want := []string{".github/workflows/storm.yml", ".github/workflows/storm-gate.yml", ".stormctl/action.yml", ".github/workflows/lifted-action.yml"}
+	for _, d := range ghaction.ExampleDocs() {
+		want = append(want, ".github/workflows/"+d.Workflow+".yml", ".github/workflows/"+d.Workflow+"-local.yml")
+	}
+	for _, p := range want {
 		if len(files[p]) == 0 {
 			t.Errorf("the layout has no %s", p)
 		}
@@ -127,13 +130,13 @@ func TestExample(t *testing.T) {
 		name, doc, err string
 	}{
 		{name: "fine", doc: "text\n" + ghaction.ExampleMarker + "\n```yaml\n" + call + "```\nmore\n"},
-		{name: "no marker", doc: "```yaml\n" + call + "```\n", err: "no line"},
+		{name: "no marker", doc: "```yaml\n" + call + "```\n", err: "doc.md: no line"},
 		{name: "no fence", doc: ghaction.ExampleMarker + "\n\n```yaml\n" + call + "```\n", err: "no fenced block"},
 		{name: "no end", doc: ghaction.ExampleMarker + "\n```yaml\n" + call, err: "does not end"},
 		{name: "no call", doc: ghaction.ExampleMarker + "\n```yaml\njobs: {}\n```\n", err: "calls no"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ex, local, err := ghaction.Example([]byte(tc.doc))
+			ex, local, err := ghaction.Example("doc.md", []byte(tc.doc))
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("error %v, want none", err)
@@ -143,5 +146,32 @@ func TestExample(t *testing.T) {
 				t.Fatalf("example %q, local %q", ex, local)
 			}
 		})
+	}
+}
+
+// TestExampleDocsAgree: every document showing the example workflow shows
+// the same one, ExampleDoc's, so the front page cannot drift from the doc.
+func TestExampleDocsAgree(t *testing.T) {
+	docs := ghaction.ExampleDocs()
+	if len(docs) < 2 || docs[0].Path != ghaction.ExampleDoc {
+		t.Fatalf("ExampleDocs %v: want %s first and at least one more", docs, ghaction.ExampleDoc)
+	}
+	var want []byte
+	for i, d := range docs {
+		b, err := os.ReadFile(filepath.Join(root, d.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, _, err := ghaction.Example(d.Path, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			want = ex
+			continue
+		}
+		if !bytes.Equal(ex, want) {
+			t.Errorf("%s's example workflow is not %s's:\n%s\nwant:\n%s", d.Path, docs[0].Path, ex, want)
+		}
 	}
 }
