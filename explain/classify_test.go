@@ -107,6 +107,21 @@ func parseFixture(text string) (Input, error) {
 	return fx.in, nil
 }
 
+// readFixture reads and parses the fixture file, failing t when it
+// cannot.
+func readFixture(t *testing.T, file string) Input {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := parseFixture(string(text))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return in
+}
+
 // kv parses key=value words.
 func kv(words []string) map[string]string {
 	m := map[string]string{}
@@ -408,15 +423,7 @@ func TestClassifyGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			text, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, err := parseFixture(string(text))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			ex := Classify(in)
+			ex := Classify(readFixture(t, file))
 			// The fixture's name says the class it must get.
 			if want, _, _ := strings.Cut(name, "."); ex.Class != want {
 				t.Errorf("class %q, want %q\n%s", ex.Class, want, golden(ex))
@@ -454,14 +461,7 @@ func TestCursorSkipAgreesWithForensics(t *testing.T) {
 	}
 	classed := 0
 	for _, file := range files {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := parseFixture(string(text))
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		in := readFixture(t, file)
 		ex := Classify(in)
 		skipped := 0
 		for _, m := range ex.Missing {
