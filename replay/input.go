@@ -82,8 +82,9 @@ func invocations(ops []history.Op) []invocation {
 	return out
 }
 
-// check says why in cannot be replayed, or nil.
-func check(in Input) error {
+// Check says why in cannot be replayed (an *UnreplayableError), or nil:
+// what Run refuses before it replays anything.
+func Check(in Input) error {
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}

@@ -20,6 +20,9 @@ import (
 type Options struct {
 	// Repeat is how many times each invocation is replayed (1 when zero).
 	Repeat int
+	// Actors, when set, names the invocations to replay (by actor); the
+	// others are left out of the report.
+	Actors []string
 	// Progress, when set, is told after every replay of an invocation how
 	// many of total are done. It is called from several goroutines, one
 	// call at a time.
@@ -134,11 +137,14 @@ type Divergence struct {
 // pages it read, and reports whether each did again what it recorded. A
 // run that cannot be replayed returns an *UnreplayableError.
 func Run(ctx context.Context, in Input, opts Options) (Report, error) {
-	if err := check(in); err != nil {
+	if err := Check(in); err != nil {
 		return Report{}, err
 	}
 	repeat := max(opts.Repeat, 1)
 	invs := invocations(in.Ops)
+	if opts.Actors != nil {
+		invs = slices.DeleteFunc(invs, func(inv invocation) bool { return !slices.Contains(opts.Actors, inv.actor) })
+	}
 	final := map[string]eventlog.Event{}
 	for _, e := range in.Final {
 		if _, dup := final[e.ID]; !dup && e.ID != "" {

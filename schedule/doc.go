@@ -12,7 +12,7 @@
 //	knob KEY=VALUE                      another knob of the condition (fence=decisions, ...) over main's
 //	outcome NAME                        detail TEXT                     ended MS
 //	quiet MS                            steps NAME=MS,...
-//	start LABEL at=MS                   the starter writes run_created
+//	start LABEL at=MS [payload=JSON]    the starter writes run_created (the run's input; none: null)
 //	list ACTOR after=LABEL|- at=MS[-MS] [more] read=LABEL,...|-
 //	listerr ACTOR after=LABEL|- at=MS err=hole|gap [slot=N above=M]
 //	write ACTOR LABEL,... at=MS [commit=D,...] [swap=I,J] [view=ACTOR]

@@ -1,11 +1,13 @@
 package schedule
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
@@ -43,7 +45,13 @@ type Run struct {
 	Pages map[int][]eventlog.Event
 	// Views holds, per actor, the labels its lists read, in order.
 	Views map[string][]string
+	// Derived holds the decisions each write item derived (by index into
+	// the schedule's items), before any was committed.
+	Derived map[int][]eventlog.Draft
 }
+
+// DecisionKey is what a write's Keys name a decision by.
+func DecisionKey(t eventlog.Type, corr string) string { return string(t) + "/" + corr }
 
 // Options say how to execute a schedule.
 type Options struct {
@@ -54,6 +62,49 @@ type Options struct {
 	// labels commits those it derives, a read or a fact of a label never
 	// written drops it. Strictly each is an error.
 	Lenient bool
+	// Memo, when set, remembers what each view derived, for executions of
+	// one schedule's variants (the program, run and policies the same):
+	// a write whose writer's view and time are those of an earlier one
+	// is not replayed again. The program must replay deterministically
+	// (wake engine or ordered).
+	Memo *Memo
+}
+
+// Memo remembers derivations across executions (Options.Memo). Its zero
+// value is ready; it is safe for concurrent use.
+type Memo struct {
+	mu   sync.Mutex
+	outs map[[sha256.Size]byte]engine.Outcome
+}
+
+// derive replays view at now through prog, or recalls what it derived.
+func (m *Memo) derive(prog engine.Program, runID string, view []eventlog.Event, k engine.Knobs, now time.Time) engine.Outcome {
+	if m == nil {
+		return engine.Replay(prog, runID, view, k.IDs, k.Wake, now)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00", runID, now.UnixNano())
+	for _, e := range view {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00", e.ID, e.Type, e.CorrelationID, e.Token, e.Dedup, e.Seq)
+		h.Write(e.Payload)
+		h.Write([]byte{0})
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	m.mu.Lock()
+	out, ok := m.outs[key]
+	m.mu.Unlock()
+	if ok {
+		return out
+	}
+	out = engine.Replay(prog, runID, view, k.IDs, k.Wake, now)
+	m.mu.Lock()
+	if m.outs == nil {
+		m.outs = map[[sha256.Size]byte]engine.Outcome{}
+	}
+	m.outs[key] = out
+	m.mu.Unlock()
+	return out
 }
 
 // Execute re-executes the schedule.
@@ -64,7 +115,7 @@ func (s *Schedule) Execute(opts Options) (*Run, error) {
 	}
 	x := &exec{s: s, opts: opts, events: map[string]eventlog.Event{}, cmp: forensics.KeyCompare(s.Scheme),
 		run: &Run{RunID: or(s.RunID, DefaultRun), Knobs: knobs, Outcome: s.Outcome, Detail: s.Detail,
-			Pages: map[int][]eventlog.Event{}, Views: map[string][]string{}}}
+			Pages: map[int][]eventlog.Event{}, Views: map[string][]string{}, Derived: map[int][]eventlog.Draft{}}}
 	if s.HasEnded {
 		x.run.Ended = At(s.Ended)
 	}
@@ -81,6 +132,7 @@ func (s *Schedule) Execute(opts Options) (*Run, error) {
 		}
 	}
 	for i, it := range s.Items {
+		x.at = i
 		if err := x.item(it); err != nil {
 			return nil, fmt.Errorf("item %d (%s %s): %w", i+1, it.Kind, it.Actor, err)
 		}
@@ -113,12 +165,18 @@ type exec struct {
 	run    *Run
 	events map[string]eventlog.Event
 	cmp    func(a, b eventlog.Event) int
+	// at is the index of the item being executed.
+	at int
 }
 
 func (x *exec) item(it Item) error {
 	switch it.Kind {
 	case KindStart:
-		x.commit("starter", []eventlog.Event{{ID: it.Label, Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)}}, it.At, it.delays())
+		input := it.Payload
+		if input == nil {
+			input = json.RawMessage(`null`)
+		}
+		x.commit("starter", []eventlog.Event{{ID: it.Label, Type: eventlog.RunCreated, Payload: input}}, it.At, it.delays())
 	case KindList:
 		return x.list(it)
 	case KindListErr:
@@ -227,14 +285,14 @@ func (x *exec) write(it Item) error {
 	if it.View != "" {
 		from = it.View
 	}
-	out := engine.Replay(x.opts.Program, x.run.RunID, x.run.view(from, x.events, x.cmp), x.run.Knobs.IDs, x.run.Knobs.Wake, At(it.At))
+	out := x.opts.Memo.derive(x.opts.Program, x.run.RunID, x.run.view(from, x.events, x.cmp), x.run.Knobs, At(it.At))
 	if out.Divergence != nil {
 		if x.opts.Lenient {
 			return nil
 		}
 		return fmt.Errorf("%s's view diverges: %v", from, out.Divergence)
 	}
-	ds := out.Decisions
+	ds := slices.Clone(out.Decisions)
 	if len(it.Swap) == 2 {
 		i, j := it.Swap[0], it.Swap[1]
 		if i >= len(ds) || j >= len(ds) {
@@ -242,17 +300,22 @@ func (x *exec) write(it Item) error {
 		}
 		ds[i].CorrelationID, ds[j].CorrelationID = ds[j].CorrelationID, ds[i].CorrelationID
 	}
-	if len(ds) < len(it.Labels) && !x.opts.Lenient {
+	x.run.Derived[x.at] = slices.Clone(ds)
+	if len(ds) < len(it.Labels) && !x.opts.Lenient && it.Keys == nil {
 		return fmt.Errorf("%s derives %d decisions, %d labels given", it.Actor, len(ds), len(it.Labels))
 	}
 	var evs []eventlog.Event
 	var delay []int
 	d := it.delays()
 	for i, l := range it.Labels {
-		if l == Skip || i >= len(ds) {
+		k := i
+		if i < len(it.Keys) {
+			k = slices.IndexFunc(ds, func(x eventlog.Draft) bool { return DecisionKey(x.Type, x.CorrelationID) == it.Keys[i] })
+		}
+		if l == Skip || k < 0 || k >= len(ds) {
 			continue
 		}
-		evs = append(evs, ds[i].Event(x.run.RunID, l, time.Time{}))
+		evs = append(evs, ds[k].Event(x.run.RunID, l, time.Time{}))
 		delay = append(delay, d(i))
 	}
 	x.commit(it.Actor, evs, it.At, func(i int) int { return delay[i] })

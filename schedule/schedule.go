@@ -50,6 +50,12 @@ type Item struct {
 	// Commit are the commit delays of what the item writes, one per event
 	// or one for all (none: 1 ms).
 	Commit []int
+	// Keys, when set, say which decision each of a write's labels commits
+	// (its type and correlation id, "type/corr"), wherever the writer
+	// derives it: a shrinker's candidates keep a write's decisions when
+	// its reads shrink. Not part of the text: Format writes labels by
+	// position.
+	Keys []string
 	// Swap swaps the correlation ids of a write's decisions Swap[0] and
 	// Swap[1] (nil: none); View derives a write from another actor's reads.
 	Swap []int
@@ -391,4 +397,22 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// Filter returns a copy of s with each item as keep makes it, those it
+// drops left out.
+func (s *Schedule) Filter(keep func(Item) (Item, bool)) *Schedule {
+	return s.FilterIndexed(func(_ int, it Item) (Item, bool) { return keep(it) })
+}
+
+// FilterIndexed is Filter with each item's index in s.
+func (s *Schedule) FilterIndexed(keep func(int, Item) (Item, bool)) *Schedule {
+	out := *s
+	out.Items = nil
+	for i, it := range s.Items {
+		if it, ok := keep(i, it); ok {
+			out.Items = append(out.Items, it)
+		}
+	}
+	return &out
 }

@@ -54,7 +54,7 @@ wake engine
 knob fence=decisions
 outcome corrupted
 detail replay divergence: x
-start e001 at=0
+start e001 at=0 payload={"rounds":1}
 list inv-1 after=- at=2-3 read=e001
 write inv-1 -,e002,- at=4 commit=3,1,1
 fact step-1 e003 step_completed of=e002 at=9 dedup=d payload={"result":"a\u0020b\u0023c"}

@@ -21,6 +21,8 @@ type countProgress struct {
 	printed bool
 	done    int
 	total   int
+	// note, when set, follows the count instead of a total.
+	note string
 }
 
 // redrawEvery is how often the terminal line is redrawn at most.
@@ -37,6 +39,20 @@ func (p *countProgress) Count(done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.total = done, total
+	p.tick()
+}
+
+// Note records that done are finished, of no known total, and what is
+// being done.
+func (p *countProgress) Note(done int, note string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.note = done, note
+	p.tick()
+}
+
+// tick draws the line if it is due. Callers hold p.mu.
+func (p *countProgress) tick() {
 	now := p.now()
 	every := HeartbeatEvery
 	if p.io.ErrTTY {
@@ -52,6 +68,9 @@ func (p *countProgress) Count(done, total int) {
 // draw writes the current line. Callers hold p.mu.
 func (p *countProgress) draw(now time.Time) {
 	line := fmt.Sprintf("%s: %d of %d %s (%s)", p.label, p.done, p.total, p.unit, now.Sub(p.started).Round(100*time.Millisecond))
+	if p.note != "" {
+		line = fmt.Sprintf("%s: %d %s, %s (%s)", p.label, p.done, p.unit, p.note, now.Sub(p.started).Round(100*time.Millisecond))
+	}
 	if p.io.ErrTTY {
 		fmt.Fprintf(p.io.ErrOut, "\r\033[K%s", line)
 	} else {

@@ -1,0 +1,148 @@
+package shrink_test
+
+import (
+	"errors"
+	"flag"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/pipeline"
+	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/shrink"
+	"github.com/stormctl/stormctl/stormdir"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// storedStorm is a storm recorded by an earlier build whose step-storm
+// run under main is corrupted (and whose control runs completed).
+var storedStorm = filepath.Join("..", "stormdir", "testdata", "schema1")
+
+// storedInputs reads every run of storedStorm as shrink's input.
+func storedInputs(t *testing.T) []shrink.Input {
+	t.Helper()
+	dir, err := stormdir.Open(storedStorm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := dir.Runs()
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs: %d, %v", len(runs), err)
+	}
+	var out []shrink.Input
+	for _, rec := range runs {
+		final, err := dir.Events(rec.CellKey, rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := dir.RunHistory(rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell, err := pipeline.StoredCell(dir.Meta, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, shrink.Input{Scenario: rec.Scenario, Input: replay.Input{RunID: rec.RunID, Cell: rec.CellKey.String(), Outcome: rec.Outcome,
+			Detail: rec.Detail, Knobs: cell.Knobs, Program: cell.Scenario.Program, Ops: ops, Final: final,
+			Reads: explain.NewPages(cell.Knobs.Scheme, final, ops).Page, Divergences: rec.Stats.Divergences}})
+	}
+	return out
+}
+
+// TestShrinkStoredRun: the recorded corrupted run shrinks to a minimal
+// schedule (testdata/schema1-stepstorm.golden: its text, then its
+// narrative) whose text, executed strictly, still raises the recorded
+// error; the Go test written for it (testdata/schema1-stepstorm.go.golden)
+// parses and calls Reproduce on the embedded schedule. A run that wrote
+// no run_failed cannot be shrunk.
+func TestShrinkStoredRun(t *testing.T) {
+	t.Parallel()
+	shrunk := 0
+	for _, in := range storedInputs(t) {
+		res, err := shrink.Shrink(t.Context(), in, shrink.Options{})
+		if in.Outcome != history.Corrupted {
+			var ue *shrink.UnshrinkableError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Reason, "no invocation of it wrote a run_failed") {
+				t.Errorf("%s (%s): Shrink = %v, want unshrinkable", in.RunID, in.Outcome, err)
+			}
+			continue
+		}
+		shrunk++
+		if err != nil {
+			t.Fatalf("%s: %v", in.RunID, err)
+		}
+		if !res.Minimal || res.After.Invocations >= res.Before.Invocations || res.After.Events >= res.Before.Events || res.Error != in.Detail {
+			t.Errorf("%s: minimal %v, %+v -> %+v, error %q", in.RunID, res.Minimal, res.Before, res.After, res.Error)
+		}
+		var rep *shrink.Reproduction
+		if err := shrink.Reproduce(t.Context(), res.Text); !errors.As(err, &rep) || rep.Divergence != in.Detail || rep.Actor != res.Failing {
+			t.Errorf("Reproduce(the shrunk schedule) = %v, want %s raising %q", err, res.Failing, in.Detail)
+		}
+		src, err := shrink.GoTest("repro", in.RunID+".txt", "schema1, "+in.Cell, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parser.ParseFile(token.NewFileSet(), "repro_test.go", src, 0); err != nil {
+			t.Errorf("the Go test does not parse: %v\n%s", err, src)
+		}
+		golden(t, "schema1-stepstorm.golden", res.Text+"---\n"+strings.Join(res.Narrative, "\n")+"\n")
+		golden(t, "schema1-stepstorm.go.golden", string(src))
+	}
+	if shrunk == 0 {
+		t.Fatalf("%s holds no corrupted run", storedStorm)
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./shrink -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// TestReproduce: a schedule that does not parse, names no known scenario
+// or does not execute strictly is an error other than a Reproduction; one
+// whose failing invocation no longer diverges reproduces nothing.
+func TestReproduce(t *testing.T) {
+	t.Parallel()
+	const head = "run wrun_x\nscenario step-storm\nscheme ulid\nwake engine\noutcome corrupted\ndetail replay divergence: x\n"
+	for _, tc := range []struct {
+		name, text, err string
+	}{
+		{"not a schedule", "hello\n", "parse the schedule"},
+		{"unknown scenario", strings.Replace(head, "step-storm", "nope", 1), "the schedule's scenario"},
+		{"does not execute", head + "list inv-1 after=- at=1 read=e09\n", "execute the schedule"},
+		{"no divergence", head + `start e01 at=0 payload={"rounds":1,"width":1,"scale":1,"seed":1}` + "\nlist inv-1 after=- at=1 read=e01\nfail inv-1 e02 at=2\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := shrink.Reproduce(t.Context(), tc.text)
+			var rep *shrink.Reproduction
+			switch {
+			case errors.As(err, &rep):
+				t.Errorf("Reproduce = %v, want no reproduction", err)
+			case tc.err == "" && err != nil, tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("Reproduce = %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
