@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/schedule"
 )
 
@@ -120,21 +121,7 @@ func TestClassifyGolden(t *testing.T) {
 			if want, _, _ := strings.Cut(name, "."); ex.Class != want {
 				t.Errorf("class %q, want %q\n%s", ex.Class, want, golden(ex))
 			}
-			got := golden(ex)
-			path := strings.TrimSuffix(file, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("explanation differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
-			}
+			texttest.Golden(t, strings.TrimSuffix(file, ".txt")+".golden", golden(ex), *update)
 		})
 	}
 }

@@ -4,10 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/pipeline"
 	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/storedrun"
 	"github.com/stormctl/stormctl/stormdir"
 )
 
@@ -36,22 +35,11 @@ func TestReplayStoredStorm(t *testing.T) {
 	corrupted := 0
 	for _, rec := range runs {
 		t.Run(rec.CellKey.String(), func(t *testing.T) {
-			final, err := dir.Events(rec.CellKey, rec.RunID)
+			r, err := storedrun.Load(storedStorm, rec.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops, err := dir.RunHistory(rec.RunID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cell, err := pipeline.StoredCell(dir.Meta, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := replay.Run(t.Context(), replay.Input{
-				RunID: rec.RunID, Outcome: rec.Outcome, Detail: rec.Detail, Knobs: cell.Knobs, Program: cell.Scenario.Program,
-				Ops: ops, Final: final, Reads: explain.NewPages(cell.Knobs.Scheme, final, ops).Page, Divergences: rec.Stats.Divergences,
-			}, replay.Options{Repeat: repeat})
+			rep, err := replay.Run(t.Context(), r.ReplayInput(), replay.Options{Repeat: repeat})
 			if err != nil {
 				t.Fatal(err)
 			}

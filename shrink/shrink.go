@@ -277,9 +277,15 @@ func (c *checker) phase(s *schedule.Schedule, name string, by func(*schedule.Sch
 	if n == 0 || c.ctx.Err() != nil {
 		return s
 	}
+	return c.minimize(s, name, n, build, c.fails)
+}
+
+// minimize runs delta debugging over the n elements of a phase: build
+// makes the candidate keeping some, fails checks it.
+func (c *checker) minimize(s *schedule.Schedule, name string, n int, build func([]int) *schedule.Schedule, fails func(*schedule.Schedule) bool) *schedule.Schedule {
 	c.phaseNow, c.left = name, n
 	keep := ddmin(c.ctx, n, func(keep []int) bool {
-		ok := c.fails(build(keep))
+		ok := fails(build(keep))
 		if ok {
 			c.left = len(keep)
 		}
@@ -440,9 +446,7 @@ func (c *checker) failingReads(s *schedule.Schedule) *schedule.Schedule {
 	if len(items) != len(ops) {
 		return s
 	}
-	c.phaseNow, c.left = "failing reads", n
-	keep := ddmin(c.ctx, n, func(keep []int) bool {
-		cand := build(keep)
+	return c.minimize(s, "failing reads", n, build, func(cand *schedule.Schedule) bool {
 		pages := maps.Clone(run.Pages)
 		for k, i := range items {
 			shown := map[string]bool{}
@@ -453,16 +457,8 @@ func (c *checker) failingReads(s *schedule.Schedule) *schedule.Schedule {
 		}
 		cut := *run
 		cut.Pages = pages
-		ok := c.diverges(&cut)
-		if ok {
-			c.left = len(keep)
-		}
-		return ok
+		return c.diverges(&cut)
 	})
-	if len(keep) == n {
-		return s
-	}
-	return build(keep)
 }
 
 // cone keeps of s only what the failing invocation's reads need: the

@@ -5,16 +5,14 @@ import (
 	"flag"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/pipeline"
-	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/internal/texttest"
 	"github.com/stormctl/stormctl/shrink"
+	"github.com/stormctl/stormctl/storedrun"
 	"github.com/stormctl/stormctl/stormdir"
 )
 
@@ -37,21 +35,11 @@ func storedInputs(t *testing.T) []shrink.Input {
 	}
 	var out []shrink.Input
 	for _, rec := range runs {
-		final, err := dir.Events(rec.CellKey, rec.RunID)
+		r, err := storedrun.Load(storedStorm, rec.RunID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops, err := dir.RunHistory(rec.RunID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cell, err := pipeline.StoredCell(dir.Meta, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, shrink.Input{Scenario: rec.Scenario, Input: replay.Input{RunID: rec.RunID, Cell: rec.CellKey.String(), Outcome: rec.Outcome,
-			Detail: rec.Detail, Knobs: cell.Knobs, Program: cell.Scenario.Program, Ops: ops, Final: final,
-			Reads: explain.NewPages(cell.Knobs.Scheme, final, ops).Page, Divergences: rec.Stats.Divergences}})
+		out = append(out, shrink.Input{Input: r.ReplayInput(), Scenario: rec.Scenario})
 	}
 	return out
 }
@@ -92,30 +80,11 @@ func TestShrinkStoredRun(t *testing.T) {
 		if _, err := parser.ParseFile(token.NewFileSet(), "repro_test.go", src, 0); err != nil {
 			t.Errorf("the Go test does not parse: %v\n%s", err, src)
 		}
-		golden(t, "schema1-stepstorm.golden", res.Text+"---\n"+strings.Join(res.Narrative, "\n")+"\n")
-		golden(t, "schema1-stepstorm.go.golden", string(src))
+		texttest.Golden(t, filepath.Join("testdata", "schema1-stepstorm.golden"), res.Text+"---\n"+strings.Join(res.Narrative, "\n")+"\n", *update)
+		texttest.Golden(t, filepath.Join("testdata", "schema1-stepstorm.go.golden"), string(src), *update)
 	}
 	if shrunk == 0 {
 		t.Fatalf("%s holds no corrupted run", storedStorm)
-	}
-}
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./shrink -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
 

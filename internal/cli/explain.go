@@ -72,9 +72,9 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 	if err != nil {
 		return err
 	}
-	run := pipeline.Stored(sr.rec, sr.final, sr.ops)
+	run := pipeline.Stored(sr.Record, sr.Final, sr.Ops)
 	run.Classify = pipeline.ClassifyAlways
-	ex := pipeline.Process(sr.cell, run).Explained
+	ex := pipeline.Process(sr.Cell, run).Explained
 	if opts.Timeline != "" {
 		if err := writeTimeline(opts.Timeline, ex); err != nil {
 			return err

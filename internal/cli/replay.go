@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/replay"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -77,7 +76,7 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	in := replayInput(sr)
+	in := sr.ReplayInput()
 	p := newCountProgress(opts.IO, "replay "+opts.RunID, "replays")
 	rep, err := replay.Run(ctx, in, replay.Options{Repeat: opts.Repeat, Progress: p.Count})
 	p.Done()
@@ -94,17 +93,6 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 		return ErrGateFailed
 	}
 	return nil
-}
-
-// replayInput is the replay's input for a stored run: its pages rebuilt
-// from its history and final log (explain.Pages).
-func replayInput(sr *storedRun) replay.Input {
-	return replay.Input{
-		RunID: sr.rec.RunID, Cell: sr.rec.CellKey.String(), Outcome: sr.rec.Outcome, Detail: sr.rec.Detail,
-		Engine: sr.engine, Knobs: sr.cell.Knobs, Program: sr.cell.Scenario.Program,
-		Ops: sr.ops, Final: sr.final, Reads: explain.NewPages(sr.cell.Knobs.Scheme, sr.final, sr.ops).Page,
-		Divergences: sr.rec.Stats.Divergences,
-	}
 }
 
 // replayReport prints a replay's report.

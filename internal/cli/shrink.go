@@ -82,7 +82,7 @@ func runShrink(ctx context.Context, opts *ShrinkOptions) error {
 	if err != nil {
 		return err
 	}
-	in := shrink.Input{Input: replayInput(sr), Scenario: sr.rec.Scenario}
+	in := shrink.Input{Input: sr.ReplayInput(), Scenario: sr.Record.Scenario}
 	p := newCountProgress(opts.IO, "shrink "+opts.RunID, "candidates")
 	res, err := shrink.Shrink(ctx, in, shrink.Options{Budget: opts.Budget, Progress: func(pr shrink.Progress) {
 		p.Note(pr.Tests, fmt.Sprintf("%s: %d left", pr.Phase, pr.Left))
@@ -101,7 +101,7 @@ func runShrink(ctx context.Context, opts *ShrinkOptions) error {
 	if out == "" {
 		out = filepath.Join(opts.Dir, "shrink")
 	}
-	files, err := writeCase(out, opts.Dir, sr.rec.CellKey.String(), res)
+	files, err := writeCase(out, opts.Dir, sr.Record.CellKey.String(), res)
 	if err != nil {
 		return err
 	}
