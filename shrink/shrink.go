@@ -100,7 +100,9 @@ func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	}
 	bctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	c := &checker{ctx: bctx, in: in, failing: rec.failing, target: rec.sched.Detail, progress: opts.Progress, memo: &schedule.Memo{}}
+	// The recorded schedule is checked on the caller's context; the
+	// search runs within the budget.
+	c := &checker{ctx: ctx, in: in, failing: rec.failing, target: rec.sched.Detail, progress: opts.Progress, memo: &schedule.Memo{}}
 	res := Result{Run: in.RunID, Failing: rec.failing, Error: rec.sched.Detail}
 	cur := rec.sched
 	if res.Before, err = c.size(cur); err != nil {
@@ -118,6 +120,25 @@ func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	if err := c.strictly(good); err != nil {
 		return res, fmt.Errorf("run %s: the recorded schedule's text: %w", in.RunID, err)
 	}
+	c.ctx = bctx
+	// keep makes the schedule found so far good, when its text (each
+	// write's labels by position) still fails executed strictly. The
+	// search itself goes on with cur, whose writes commit their decisions
+	// by key wherever their writers derive them.
+	current := false // good is cur's text
+	keep := func() {
+		if bctx.Err() != nil {
+			// Past the budget, these checks run on the caller's
+			// context; the search stays stopped.
+			c.ctx = ctx
+			defer func() { c.ctx = bctx }()
+		}
+		n := normalize(cur, c.in.Program)
+		if n != nil && n.Format() != good.Format() && c.fails(n) && c.strictly(n) == nil {
+			good = n
+		}
+		current = n != nil && n.Format() == good.Format()
+	}
 	// First what the failing invocation reads, then only what that needs
 	// (the cone), then the rest, element by element, until a round
 	// removes nothing.
@@ -127,21 +148,20 @@ func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 		if cone := c.cone(cur); cone != nil && c.fails(cone) {
 			cur = cone
 		}
-		cur = c.phase(cur, "invocations", c.byInvocation)
-		cur = c.phase(cur, "events", c.byEvent)
-		cur = c.phase(cur, "reads", c.byRead)
+		for _, ph := range []struct {
+			name string
+			by   func(*schedule.Schedule) (int, func([]int) *schedule.Schedule)
+		}{{"invocations", c.byInvocation}, {"events", c.byEvent}, {"reads", c.byRead}} {
+			keep()
+			cur = c.phase(cur, ph.name, ph.by)
+		}
+		keep()
 		for i, it := range cur.Items {
 			if it.Kind == schedule.KindList && it.Actor != c.failing && len(it.Labels) > 0 {
 				cur = c.phase(cur, "read events", c.byReadEvent(func(j int, _ schedule.Item) bool { return j == i }))
 			}
 		}
-		// Past the budget, the last checks run on the caller's context.
-		if bctx.Err() != nil {
-			c.ctx = ctx
-		}
-		if n := normalize(cur, c.in.Program); n != nil && c.fails(n) && c.strictly(n) == nil {
-			cur, good = n, n
-		}
+		keep()
 		if bctx.Err() != nil || cur.Format() == before {
 			break
 		}
@@ -149,7 +169,7 @@ func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	minimal := bctx.Err() == nil && cur.Format() == good.Format()
+	minimal := bctx.Err() == nil && current
 	cur = good
 	res.Minimal = minimal
 	res.Tests, res.Elapsed = c.tests, time.Since(started)

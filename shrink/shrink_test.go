@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/texttest"
@@ -85,6 +86,32 @@ func TestShrinkStoredRun(t *testing.T) {
 	}
 	if shrunk == 0 {
 		t.Fatalf("%s holds no corrupted run", storedStorm)
+	}
+}
+
+// TestShrinkBudget: a budget too short for a single candidate still
+// gives a failing case, said not minimal, and returns at once: the
+// recorded schedule without what nobody reads or writes (invocations that
+// wrote nothing, facts nobody read).
+func TestShrinkBudget(t *testing.T) {
+	t.Parallel()
+	for _, in := range storedInputs(t) {
+		if in.Outcome != history.Corrupted {
+			continue
+		}
+		started := time.Now()
+		res, err := shrink.Shrink(t.Context(), in, shrink.Options{Budget: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, a := res.Before, res.After
+		if res.Minimal || a.Invocations > b.Invocations || a.Events > b.Events || a.Reads > b.Reads || time.Since(started) > 10*time.Second {
+			t.Errorf("minimal %v, %+v -> %+v, in %s", res.Minimal, res.Before, res.After, time.Since(started))
+		}
+		var rep *shrink.Reproduction
+		if err := shrink.Reproduce(t.Context(), res.Text); !errors.As(err, &rep) || rep.Divergence != in.Detail {
+			t.Errorf("Reproduce(the recorded schedule) = %v, want %q", err, in.Detail)
+		}
 	}
 }
 
