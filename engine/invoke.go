@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/clock"
@@ -72,10 +73,52 @@ func acquire(s *runState) bool {
 	}
 }
 
+// InvocationActor prefixes the actor of an invocation's operations in a
+// history: the n-th invocation a runtime starts reads and writes as
+// "inv-n", once.
+const InvocationActor = "inv"
+
+// IsInvocation reports whether a history's actor is an invocation of the
+// model engine.
+func IsInvocation(actor string) bool { return strings.HasPrefix(actor, InvocationActor+"-") }
+
+// Delivery is what a queue message tells the invocation it starts: the
+// counters that ride in it across invocations.
+type Delivery struct {
+	// Recovery counts the recovery replays before this one (divergences
+	// and holes): at Config.MaxRecoveries a divergence fails the run.
+	Recovery int
+	// Restarts counts the re-derivations after fenced rejections so far.
+	Restarts int
+	// Diverged says this delivery recovers a divergence (not a hole).
+	Diverged bool
+}
+
+// Invoke runs one invocation of run runID on the caller's goroutine, as
+// the queue delivering d would start it: load the log from the runtime's
+// world, complete the waits due, replay, write what the replay derived
+// (re-deriving after a fenced rejection within the in-process budget). It
+// returns what each of its replays concluded, in order. A run the runtime
+// did not start is adopted for the invocation, bound to ctx, and
+// forgotten after it (the work it started cancelled). On a Detached
+// runtime the work the invocation implies (recoveries, steps, wake-ups)
+// is dropped, so that the world sees the invocation's own reads and
+// writes only.
+func (rt *Runtime) Invoke(ctx context.Context, runID string, d Delivery) []Outcome {
+	m := message{recovery: d.Recovery, restarts: d.Restarts, diverged: d.Diverged}
+	if s, err := rt.run(runID); err == nil {
+		return rt.invoke(s, m)
+	}
+	s := rt.adopt(ctx, runID)
+	defer rt.Finish(runID)
+	return rt.invoke(s, m)
+}
+
 // invoke is one invocation: load, replay, suspend; re-derive after a fenced
-// rejection within the in-process budget.
-func (rt *Runtime) invoke(s *runState, m message) {
-	ctx := worlds.WithActor(s.ctx, rt.actor("inv"))
+// rejection within the in-process budget. It returns each replay's
+// outcome.
+func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
+	ctx := worlds.WithActor(s.ctx, rt.actor(InvocationActor))
 	s.stats.invocations.Add(1)
 	var (
 		log    []eventlog.Event
@@ -102,7 +145,8 @@ func (rt *Runtime) invoke(s *runState, m message) {
 		rt.startOrphanedSteps(s, log)
 
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
-			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, time.Now())
+			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, rt.cfg.Now())
+			outs = append(outs, out)
 			s.stats.replays.Add(1)
 			if m.diverged && out.Divergence == nil && attempt == 0 {
 				s.stats.recovered.Add(1)
@@ -179,7 +223,7 @@ func (rt *Runtime) invoke(s *runState, m message) {
 func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []eventlog.Event) bool {
 	due := map[string]time.Time{}
 	var order []string
-	now := time.Now()
+	now := rt.cfg.Now()
 	for _, e := range log {
 		switch e.Type {
 		case eventlog.WaitCreated:

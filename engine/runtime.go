@@ -78,6 +78,17 @@ type Config struct {
 	// with its time scale).
 	SealAfter time.Duration
 	Logger    *slog.Logger
+	// Now is the runtime's clock (time.Now when nil): what an invocation
+	// compares a wait's resumeAt with to complete it, and stamps the
+	// resumeAt of the waits it creates with. A replay of a recorded
+	// invocation sets the time the invocation ran at.
+	Now func() time.Time
+	// Detached makes a runtime that starts no work of its own: no queue
+	// delivery, step worker, timer or wake-up ever runs; only Invoke runs
+	// an invocation, on its caller's goroutine, and the work that
+	// invocation implies (a recovery, a step, a wake-up) is dropped. A
+	// replay re-executes recorded invocations one at a time with it.
+	Detached bool
 }
 
 // Defaults fills unset fields with the engine's values.
@@ -114,6 +125,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }
@@ -257,15 +271,7 @@ func (rt *Runtime) Start(ctx context.Context, runID string, input any) (string, 
 }
 
 func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
-	conc := rt.cfg.Concurrency
-	if rt.cfg.Policy.Admission == AdmitSingleRunner {
-		conc = 1
-	}
-	rctx, cancel := context.WithCancel(rt.ctx)
-	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{}), wakes: map[string]bool{}, steps: map[string]bool{}}
-	rt.mu.Lock()
-	rt.runs[runID] = s
-	rt.mu.Unlock()
+	s := rt.adopt(rt.ctx, runID)
 
 	basis := eventlog.FenceOnLog
 	if rt.cfg.Policy.Fence == FenceDecisionsOnly {
@@ -288,6 +294,21 @@ func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 	}
 	rt.enqueue(s, message{}, 0)
 	return nil
+}
+
+// adopt registers run runID, its work bound to parent, and returns its
+// state.
+func (rt *Runtime) adopt(parent context.Context, runID string) *runState {
+	conc := rt.cfg.Concurrency
+	if rt.cfg.Policy.Admission == AdmitSingleRunner {
+		conc = 1
+	}
+	rctx, cancel := context.WithCancel(parent)
+	s := &runState{id: runID, ctx: rctx, cancel: cancel, slots: make(chan struct{}, conc), done: make(chan struct{}), wakes: map[string]bool{}, steps: map[string]bool{}}
+	rt.mu.Lock()
+	rt.runs[runID] = s
+	rt.mu.Unlock()
+	return s
 }
 
 // Done returns a channel closed once the runtime has seen the run end.
@@ -325,9 +346,10 @@ func (rt *Runtime) Finish(runID string) history.RunStats {
 	return s.stats.snapshot()
 }
 
-// spawn runs fn for run s in the runtime's errgroup.
+// spawn runs fn for run s in the runtime's errgroup; a Detached runtime
+// drops it.
 func (rt *Runtime) spawn(s *runState, fn func()) {
-	if s.ctx.Err() != nil {
+	if s.ctx.Err() != nil || rt.cfg.Detached {
 		return
 	}
 	s.wg.Add(1)

@@ -183,3 +183,44 @@ func Classify(err error) string {
 	}
 	return "other"
 }
+
+// Recorded is a store's error as a history records it: its class
+// (Classify), its text, and the positions a fenced rejection, a hole or a
+// sealed slot named.
+type Recorded struct {
+	Class, Text      string
+	Expected, Actual int64
+	Slot, Above      int64
+}
+
+// Err rebuilds the error, for a replay to answer it again: its text is
+// the recorded one, Classify puts it in its class, and errors.As finds the
+// typed error of a fenced rejection, a hole or a sealed slot with its
+// positions. The empty class is no error.
+func (r Recorded) Err() error {
+	var typed error
+	switch r.Class {
+	case "":
+		return nil
+	case "fenced":
+		typed = &FencedError{Expected: r.Expected, Actual: r.Actual}
+	case "hole":
+		typed = &HoleError{Slot: r.Slot, Above: r.Above}
+	case "sealed":
+		typed = &SealedError{Slot: r.Slot}
+	default:
+		typed = map[string]error{"conflict": ErrConflict, "gap": ErrGap, "duplicate": ErrDuplicate,
+			"refused": ErrRefused, "unavailable": ErrUnavailable, "no_run": ErrNoRun}[r.Class]
+	}
+	return &recordedError{text: r.Text, typed: typed}
+}
+
+// recordedError is a rebuilt error: the recorded text over the typed
+// error of its class (nil for "other").
+type recordedError struct {
+	text  string
+	typed error
+}
+
+func (e *recordedError) Error() string { return e.text }
+func (e *recordedError) Unwrap() error { return e.typed }

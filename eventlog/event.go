@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -95,6 +96,18 @@ type Cursor struct {
 
 // IsZero reports whether the cursor is the start of the log.
 func (c Cursor) IsZero() bool { return c.ID == "" && c.Seq == 0 }
+
+// Text names the cursor in messages and narratives: "start", "seq 41"
+// (a positioned log's) or the event id it stands after.
+func (c Cursor) Text() string {
+	switch {
+	case c.IsZero():
+		return "start"
+	case c.Seq != 0:
+		return fmt.Sprintf("seq %d", c.Seq)
+	}
+	return c.ID
+}
 
 // After returns the cursor just past e.
 func After(e Event) Cursor { return Cursor{ID: e.ID, Seq: e.Seq} }

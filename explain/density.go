@@ -25,8 +25,8 @@ func (r *run) density(ex *Explanation) {
 		return
 	}
 	op := r.in.Ops[refused]
-	ex.View = &View{Actor: op.Actor, Pages: []Page{{After: cursorText(op.After), Start: op.Start, End: op.End}}}
-	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's load at %s after %s failed its density check: %s", op.Actor, clock(op.Start), cursorText(op.After), op.Err))
+	ex.View = &View{Actor: op.Actor, Pages: []Page{{After: op.After.Text(), Start: op.Start, End: op.End}}}
+	ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's load at %s after %s failed its density check: %s", op.Actor, clock(op.Start), op.After.Text(), op.Err))
 	// The empty position: the first after the cursor not committed when
 	// the load read, below one that was.
 	var seen int64

@@ -25,7 +25,7 @@ func (r *run) hole(ex *Explanation) {
 				refusals++
 			}
 		}
-		ex.View = &View{Actor: op.Actor, Pages: []Page{{After: cursorText(op.After), Start: op.Start, End: op.End}}}
+		ex.View = &View{Actor: op.Actor, Pages: []Page{{After: op.After.Text(), Start: op.Start, End: op.End}}}
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's load at %s refused empty slot %d below committed slot %d (%d refusals of that slot in all)",
 			op.Actor, clock(op.Start), slot, above, refusals))
 	}

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -234,21 +233,10 @@ func (r *run) describe(v *view) *View {
 	out := &View{Actor: v.actor, Loads: v.loads, N: v.n, Prefix: r.prefix(v), Reconstructed: v.reconstructed()}
 	for k, i := range v.pages {
 		op := r.in.Ops[i]
-		out.Pages = append(out.Pages, Page{After: cursorText(op.After), Start: op.Start, End: op.End,
+		out.Pages = append(out.Pages, Page{After: op.After.Text(), Start: op.Start, End: op.End,
 			N: op.Read.N, More: op.Read.More, Matched: v.matched[k]})
 	}
 	return out
-}
-
-// cursorText names a cursor: "start", "seq 41" or the event id.
-func cursorText(c eventlog.Cursor) string {
-	switch {
-	case c.IsZero():
-		return "start"
-	case c.ID == "" || c.Seq != 0:
-		return fmt.Sprintf("seq %d", c.Seq)
-	}
-	return c.ID
 }
 
 // positions returns the view's visible positions in order.

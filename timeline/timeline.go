@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/history"
 )
@@ -186,11 +185,11 @@ func plan(in explain.Input, ex explain.Explanation) *layout {
 		case op.Kind == history.OpList && op.Read != nil:
 			hot := stale[op.Actor+op.Start.String()]
 			p.marks = append(p.marks, mark{lane: l, t0: op.Start, t1: op.End, kind: "read", hot: hot,
-				title: fmt.Sprintf("%s read %d events after %s at %s (%s)%s", a, op.Read.N, cursorText(op.After), clock(op.Start),
+				title: fmt.Sprintf("%s read %d events after %s at %s (%s)%s", a, op.Read.N, op.After.Text(), clock(op.Start),
 					dur(op.End.Sub(op.Start)), moreText(op.Read.More))})
 		case op.Kind == history.OpList:
 			p.marks = append(p.marks, mark{lane: l, t0: op.Start, t1: op.End, kind: "fail", hot: true,
-				title: fmt.Sprintf("%s read after %s at %s failed: %s", a, cursorText(op.After), clock(op.Start), op.Err)})
+				title: fmt.Sprintf("%s read after %s at %s failed: %s", a, op.After.Text(), clock(op.Start), op.Err)})
 		case len(op.Wrote) > 0:
 			for _, w := range op.Wrote {
 				if w.ID == "" {
@@ -244,16 +243,6 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
-}
-
-func cursorText(c eventlog.Cursor) string {
-	switch {
-	case c.IsZero():
-		return "start"
-	case c.Seq != 0:
-		return fmt.Sprintf("seq %d", c.Seq)
-	}
-	return c.ID
 }
 
 func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }

@@ -192,24 +192,18 @@ var placeholders = map[string]func(t *testing.T) string{
 		})
 	},
 	"PGSTORM": func(t *testing.T) string {
-		return storedStorm(t, func(t *testing.T, dir string) {
+		return storedStorm(t, editStormJSON(func(m map[string]any) {
 			// As if begun with --world postgres --pg-url postgres://u:secret@db/app.
-			path := filepath.Join(dir, stormdir.FileStorm)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatal(err)
-			}
 			m["config"].(map[string]any)["worlds"] = []string{"postgres"}
 			m["endpoints"] = []stormdir.Endpoint{{Flag: "pg-url", Value: "postgres://u:xxxxx@db/app", Secret: true}}
-			if b, err = json.MarshalIndent(m, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, path, b)
-		})
+		}))
+	},
+	"NOHISTORY": func(t *testing.T) string {
+		return storedStorm(t, func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, stormdir.FileHistory), nil) })
+	},
+	"DEVKITSTORM": func(t *testing.T) string {
+		// As if begun with --engine devkit (on a devkit world).
+		return storedStorm(t, editStormJSON(func(m map[string]any) { m["config"].(map[string]any)["engine"] = "devkit" }))
 	},
 	"RUN":  func(t *testing.T) string { return templateStorm(t).runs[0] },
 	"RUN2": func(t *testing.T) string { return templateStorm(t).runs[1] },
@@ -223,6 +217,26 @@ var placeholderRE = regexp.MustCompile(`\b(` + strings.Join(func() []string {
 	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
 	return names
 }(), "|") + `)\b`)
+
+// editStormJSON edits a stored storm's storm.json as a JSON object.
+func editStormJSON(edit func(m map[string]any)) func(*testing.T, string) {
+	return func(t *testing.T, dir string) {
+		path := filepath.Join(dir, stormdir.FileStorm)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		if b, err = json.MarshalIndent(m, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, b)
+	}
+}
 
 func removing(name string) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {

@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/explain"
-
-	"github.com/stormctl/stormctl/reports"
-
 	"github.com/stormctl/stormctl/pipeline"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ExplainOptions are the explain command's options.
@@ -73,41 +68,13 @@ directory exits 2.`,
 }
 
 func runExplain(_ context.Context, opts *ExplainOptions) error {
-	dir, err := stormdir.Open(opts.Dir)
+	sr, err := loadStoredRun(opts.Dir, opts.RunID)
 	if err != nil {
-		return &UsageError{Err: err}
+		return err
 	}
-	meta := dir.Meta
-	runs, err := dir.Runs()
-	if runs == nil && err != nil {
-		return &UsageError{Err: err}
-	}
-	var rec *reports.RunRecord
-	for i := range runs {
-		if runs[i].RunID == opts.RunID {
-			rec = &runs[i]
-		}
-	}
-	if rec == nil {
-		return usage("run %s is not in %s (%d runs; stormctl report %s lists the cells)",
-			opts.RunID, filepath.Join(opts.Dir, stormdir.FileRuns), len(runs), opts.Dir)
-	}
-	k := rec.CellKey
-	final, err := dir.Events(k, rec.RunID)
-	if err != nil {
-		return &UsageError{Err: fmt.Errorf("the final log of %s: %w", rec.RunID, err)}
-	}
-	ops, err := dir.RunHistory(rec.RunID)
-	if err != nil {
-		return &UsageError{Err: fmt.Errorf("the history of %s: %w", rec.RunID, err)}
-	}
-	cell, err := pipeline.StoredCell(meta, *rec)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	run := pipeline.Stored(*rec, final, ops)
+	run := pipeline.Stored(sr.Record, sr.Final, sr.Ops)
 	run.Classify = pipeline.ClassifyAlways
-	ex := pipeline.Process(cell, run).Explained
+	ex := pipeline.Process(sr.Cell, run).Explained
 	if opts.Timeline != "" {
 		if err := writeTimeline(opts.Timeline, ex); err != nil {
 			return err

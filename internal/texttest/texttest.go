@@ -5,6 +5,7 @@
 package texttest
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,25 @@ func InOrder(t testing.TB, what, got string, want []string) {
 			t.Fatalf("%s lacks %q after byte %d:\n%s", what, w, at, got)
 		}
 		at += i + len(w)
+	}
+}
+
+// Golden compares got with the golden file at path, failing t with both
+// when they differ; with update it rewrites the file instead (the test's
+// -update flag).
+func Golden(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/reports/table"
+)
+
+// maxRepeat bounds replay --repeat.
+const maxRepeat = 10000
+
+// ReplayOptions are the replay command's options.
+type ReplayOptions struct {
+	IO     *IOStreams
+	Dir    string
+	RunID  string
+	Repeat int
+	Format Format
+}
+
+// NewCmdReplay returns `stormctl replay`. runF replaces runReplay in tests.
+func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
+	opts := &ReplayOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "replay DIR RUN",
+		Short: "Re-execute a stored run's invocations from the pages they read, and say whether its divergence reproduces",
+		Long: `Replay one run of a stored storm deterministically: every invocation of the run
+is re-executed through the model engine against a read-only world that answers
+each of its events.list calls with exactly the page it read (rebuilt from
+history.jsonl and the final log, checked against the recorded count and id
+hash) and takes its writes into a scratch log. Each replay is compared with
+the record, operation by operation: the same reads at the same cursors, the
+same writes (type, correlation id, payload), the same run_failed.
+
+--repeat N replays every invocation N times and says, per invocation, whether
+it did again what it recorded every time, sometimes or never; for the
+invocation that wrote the run's run_failed that is the recorded divergence
+(the same error at the same event). An invocation whose replays differ from
+one another read the same pages every time: its nondeterminism is inside the
+engine, not in the log, and the output names it and how its replays varied.
+
+Exit 0 when the recorded divergence reproduced every time (or the run wrote no
+run_failed), 1 when it did not, 2 for a run that cannot be replayed (no history
+recorded, a run of the devkit engine, reads a replay cannot serve) with one
+line saying why. Progress goes to stderr.`,
+		Example: `  stormctl replay storms/20261204-162917 wrun_01M90Y6ZC7KTP5BZ5N7XA4B2QM
+  stormctl replay storms/20261204-162917 wrun_01M90Y6Z... --repeat 10
+  stormctl replay storms/20261204-162917 wrun_01M90Y6Z... --format json | jq '.invocations[] | select(.failed)'`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir, opts.RunID = args[0], args[1]
+			if opts.Repeat < 1 || opts.Repeat > maxRepeat {
+				return usage("--repeat must be in [1, %d], got %d", maxRepeat, opts.Repeat)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runReplay(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Repeat, "repeat", 1, "replay every invocation this many times")
+	addFormatFlag(cmd, &opts.Format, nil)
+	return cmd
+}
+
+func runReplay(ctx context.Context, opts *ReplayOptions) error {
+	sr, err := loadStoredRun(opts.Dir, opts.RunID)
+	if err != nil {
+		return err
+	}
+	in := sr.ReplayInput()
+	p := newCountProgress(opts.IO, "replay "+opts.RunID, "replays")
+	rep, err := replay.Run(ctx, in, replay.Options{Repeat: opts.Repeat, Progress: p.Count})
+	p.Done()
+	switch {
+	case errors.Is(err, replay.ErrUnreplayable):
+		return &UsageError{Err: err}
+	case err != nil:
+		return err
+	}
+	if err := opts.Format.Print(opts.IO.Out, replayReport{rep}); err != nil {
+		return err
+	}
+	if rep.Recorded != nil && rep.Verdict != replay.Every {
+		return ErrGateFailed
+	}
+	return nil
+}
+
+// replayReport prints a replay's report.
+type replayReport struct{ r replay.Report }
+
+// JSON writes the whole report.
+func (p replayReport) JSON(w io.Writer) error { return writeJSON(w, p.r) }
+
+// Table writes the summary, the table of invocations and the behaviours
+// of those that did not reproduce every time or wrote the run_failed.
+func (p replayReport) Table(w io.Writer) error { return p.write(w, table.Boxed) }
+
+// Markdown writes the same with a markdown table.
+func (p replayReport) Markdown(w io.Writer) error { return p.write(w, table.Markdown) }
+
+func (p replayReport) write(w io.Writer, style table.Style) error {
+	r := p.r
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s, %s): %s\n", r.Run, r.Cell, r.Outcome, r.Summary)
+	fmt.Fprintf(&b, "diverged replays: %d recorded, %d in the first repetition\n", r.Divergences.Recorded, r.Divergences.Replayed)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	header := []string{"invocation", "ops", "pages", "exact", "wrote", "reproduced", "verdict", "replay"}
+	var rows [][]string
+	for _, inv := range r.Invocations {
+		what := inv.Behaviours[0].What
+		if len(inv.Behaviours) > 1 {
+			what = fmt.Sprintf("varied: %d behaviours", len(inv.Behaviours))
+		}
+		rows = append(rows, []string{inv.Actor, strconv.Itoa(inv.Ops), strconv.Itoa(inv.Pages), yesNo(inv.Exact),
+			shorten(inv.Recorded, 40), fmt.Sprintf("%d/%d", inv.Reproduced, r.Repeat), inv.Verdict, shorten(what, 60)})
+	}
+	if err := table.Write(w, style, header, rows); err != nil {
+		return err
+	}
+	b.Reset()
+	for _, inv := range r.Invocations {
+		if inv.Verdict == replay.Every && !inv.Failed {
+			continue
+		}
+		for _, bh := range inv.Behaviours {
+			fmt.Fprintf(&b, "%s, %dx: %s\n", inv.Actor, bh.Times, bh.What)
+			if bh.Deviation != nil {
+				fmt.Fprintf(&b, "  left its record: %s\n", bh.Deviation)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// yesNo is a flag's cell.
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+// shorten cuts s to n runes with an ellipsis.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

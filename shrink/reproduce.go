@@ -1,0 +1,54 @@
+package shrink
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/schedule"
+)
+
+// Reproduction is a schedule's divergence: the error the engine raised
+// when its failing invocation's reads were replayed.
+type Reproduction struct {
+	Actor      string
+	Divergence string
+}
+
+func (r *Reproduction) Error() string {
+	return fmt.Sprintf("%s's replay raises: %s", r.Actor, r.Divergence)
+}
+
+// Reproduce executes a schedule stormctl shrink wrote (strictly: every
+// write derives what it is labelled with) with its scenario's program and
+// replays each invocation that writes a run_failed. It returns a
+// *Reproduction with the first one's divergence (the engine still
+// raises it), nil when none diverges, or why the schedule cannot be
+// executed.
+func Reproduce(ctx context.Context, text string) error {
+	s, err := schedule.Parse(text)
+	if err != nil {
+		return fmt.Errorf("parse the schedule: %w", err)
+	}
+	sc, err := scenarios.Lookup(s.Scenario)
+	if err != nil {
+		return fmt.Errorf("the schedule's scenario: %w", err)
+	}
+	run, err := s.Execute(schedule.Options{Program: sc.Program})
+	if err != nil {
+		return fmt.Errorf("execute the schedule: %w", err)
+	}
+	for _, it := range s.Items {
+		if it.Kind != schedule.KindFail {
+			continue
+		}
+		d, err := divergence(ctx, run, sc.Program, it.Actor)
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", it.Actor, err)
+		}
+		if d != nil {
+			return &Reproduction{Actor: it.Actor, Divergence: d.Error}
+		}
+	}
+	return nil
+}
