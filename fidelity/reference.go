@@ -98,20 +98,27 @@ type proportion struct {
 }
 
 // proportions are the regime figures that are rates, in print order.
-var proportions = []proportion{
-	{"corrupted+silent of decided runs", func(c *reports.Cell) (int, int) { return c.Corrupted + c.Silent, c.Decided() }, undecidedNote},
-	{"stuck of runs", func(c *reports.Cell) (int, int) { return c.Stuck, c.Runs }, nil},
-	{"non-prefix reads of reads", func(c *reports.Cell) (int, int) { return c.NonPrefixReads, c.Reads }, nil},
-	{"cursor skips of reads", func(c *reports.Cell) (int, int) { return c.CursorSkips, c.Reads }, nil},
+func proportions() []proportion {
+	return []proportion{
+		{"corrupted+silent of decided runs", func(c *reports.Cell) (int, int) { return c.Corrupted + c.Silent, c.Decided() }, undecidedNote},
+		{"stuck of runs", func(c *reports.Cell) (int, int) { return c.Stuck, c.Runs }, nil},
+		{"non-prefix reads of reads", func(c *reports.Cell) (int, int) { return c.NonPrefixReads, c.Reads }, nil},
+		{"cursor skips of reads", func(c *reports.Cell) (int, int) { return c.CursorSkips, c.Reads }, nil},
+	}
 }
 
-// means are the regime figures that are per-run means.
-var means = []struct {
+// mean is a figure that is a per-run mean of one count of a cell.
+type mean struct {
 	name string
 	of   func(c *reports.Cell) int
-}{
-	{"dup creates per run (world layer)", func(c *reports.Cell) int { return c.DuplicateCreates }},
-	{"invocations per run", func(c *reports.Cell) int { return c.Invocations }},
+}
+
+// means are the regime figures that are per-run means, in print order.
+func means() []mean {
+	return []mean{
+		{"dup creates per run (world layer)", func(c *reports.Cell) int { return c.DuplicateCreates }},
+		{"invocations per run", func(c *reports.Cell) int { return c.Invocations }},
+	}
 }
 
 // windowNote is the caveat of every mint-to-commit window of the real
@@ -121,7 +128,7 @@ const windowNote = "the real engine's ULID ids carry their mint time in whole mi
 func compare(p Pair) []Figure {
 	fig := func(name string) Figure { return Figure{World: p.World, Scenario: p.Scenario, Name: name} }
 	var out []Figure
-	for _, pr := range proportions {
+	for _, pr := range proportions() {
 		f := fig(pr.name)
 		f.Model, f.Real = proportionSide(p.Model, pr.of), proportionSide(p.Real, pr.of)
 		judgeGap(&f, true)
@@ -130,13 +137,13 @@ func compare(p Pair) []Figure {
 		}
 		out = append(out, f)
 	}
-	for _, m := range means {
+	for _, m := range means() {
 		f := fig(m.name)
 		f.Model, f.Real = meanSide(p.Model, m.of), meanSide(p.Real, m.of)
 		judgeGap(&f, false)
 		out = append(out, f)
 	}
-	mix := fig("class mix of bad runs")
+	mix := fig("class mix of wrong and stuck runs")
 	mix.Model, mix.Real = mixSide(p.Model), mixSide(p.Real)
 	mix.Gap = Shown
 	switch {
@@ -226,7 +233,9 @@ func windowSide(c *reports.Cell, t eventlog.Type) Side {
 		Text: fmt.Sprintf("%s (p90 %s, n %d)", duration(w.P50), duration(w.P90), w.N)}
 }
 
-// mixSide is a cell's bad runs by class, most first: "class n, ...".
+// mixSide is a cell's classified runs (wrong and stuck: explain's
+// classes) by class, most first: "class n, ...". A cell with wrong or
+// stuck runs and no class recorded says so rather than "none".
 func mixSide(c *reports.Cell) Side {
 	if c == nil {
 		return Side{Text: "not measured"}
@@ -235,7 +244,10 @@ func mixSide(c *reports.Cell) Side {
 	for _, k := range c.Classes {
 		n += k
 	}
-	if n == 0 {
+	switch {
+	case n == 0 && c.Corrupted+c.Silent+c.Gap+c.Hole+c.Stuck > 0:
+		return Side{Text: "not classified"}
+	case n == 0:
 		return Side{Text: "none"}
 	}
 	names := slices.Sorted(maps.Keys(c.Classes))

@@ -103,7 +103,7 @@ func TestCompareClassMixAndWindows(t *testing.T) {
 	real.Classes = map[string]int{"duplicate-create": 4}
 	real.Windows = map[eventlog.Type]forensics.Window{eventlog.StepCreated: {N: 50, P50: 1500 * time.Microsecond, P90: 3 * time.Millisecond}}
 	figs := fidelity.Compare([]fidelity.Pair{{World: "w", Scenario: "s", Model: model, Real: real}})
-	mix := figure(t, figs, "class mix of bad runs")
+	mix := figure(t, figs, "class mix of wrong and stuck runs")
 	if mix.Model.Text != "stale-prefix 3, cursor-skip 1" || mix.Real.Text != "duplicate-create 4" || mix.Note != "total variation distance 1.00" {
 		t.Errorf("class mix %+v", mix)
 	}
@@ -241,5 +241,16 @@ func TestDeriveProfileLeavesOutTypesTheModelDoesNotWrite(t *testing.T) {
 	data, _ := json.Marshal(prof)
 	if _, err := worlds.ParseProfileFile(data, "file:x", 1); err != nil {
 		t.Errorf("the derived profile does not parse: %v", err)
+	}
+}
+
+// A cell with wrong runs and no class recorded is not shown as "none".
+func TestClassMixNotClassified(t *testing.T) {
+	t.Parallel()
+	model := refCell(map[history.Outcome]int{history.Corrupted: 2}, 1, 0)
+	real := refCell(map[history.Outcome]int{history.Completed: 2}, 1, 0)
+	mix := figure(t, fidelity.Compare([]fidelity.Pair{{World: "w", Scenario: "s", Model: model, Real: real}}), "class mix of wrong and stuck runs")
+	if mix.Model.Text != "not classified" || mix.Real.Text != "none" {
+		t.Errorf("class mix model %q real %q, want not classified / none", mix.Model.Text, mix.Real.Text)
 	}
 }

@@ -33,7 +33,7 @@ func deriveLatency(opts *ForensicsOptions, meta *stormdir.Meta, sum *reports.Sum
 	if cells == nil {
 		return usage("--derive-latency: no cell of %s ran on the real runtime (storm --engine devkit): the model's own windows are the profile it drew, not a measurement", opts.Dir)
 	}
-	source := fmt.Sprintf("stormctl forensics %s --derive-latency, cells %s", filepath.Base(filepath.Clean(opts.Dir)), strings.Join(names, ", "))
+	source := fmt.Sprintf("stormctl forensics %s --derive-latency, cells %s", opts.Dir, strings.Join(names, ", "))
 	if rt, ok := meta.RuntimeOf(cells[0].Key()); ok {
 		var vs []string
 		for _, pkg := range slices.Sorted(maps.Keys(rt.Versions)) {
@@ -49,10 +49,8 @@ func deriveLatency(opts *ForensicsOptions, meta *stormdir.Meta, sum *reports.Sum
 	if err := writeJSON(&b, prof); err != nil {
 		return fmt.Errorf("encode the profile: %w", err)
 	}
-	if dir := filepath.Dir(opts.DeriveLatency); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usage("--derive-latency %s: %w", opts.DeriveLatency, err)
-		}
+	if err := os.MkdirAll(filepath.Dir(opts.DeriveLatency), 0o755); err != nil {
+		return usage("--derive-latency %s: %w", opts.DeriveLatency, err)
 	}
 	if err := stormdir.WriteFile(opts.DeriveLatency, b.Bytes()); err != nil {
 		return usage("--derive-latency %s: %w", opts.DeriveLatency, err)
