@@ -285,10 +285,13 @@ func report(in Input, invs []invocation, reads map[int]read, final map[string]ev
 		byWhat := map[string]int{}
 		for _, a := range results[i] {
 			b := a.b
+			// A failing invocation reproduced only when it raised the
+			// recorded error again, not merely wrote what it recorded.
+			sameFailure := !ir.Failed || (b.Divergence != nil && b.Divergence.Error == rep.Recorded.Error)
 			switch {
-			case b.Deviation == nil:
+			case b.Deviation == nil && sameFailure:
 				ir.Reproduced++
-			case b.Deviation.cut():
+			case b.Deviation != nil && b.Deviation.cut():
 				cut++
 			}
 			if j, ok := byWhat[b.key()]; ok {
@@ -421,9 +424,10 @@ func failureText(ops []history.Op, final map[string]eventlog.Event, detail strin
 			if w.Type != eventlog.RunFailed {
 				continue
 			}
-			var p engine.RunFailure
-			if e, ok := final[w.ID]; ok && json.Unmarshal(e.Payload, &p) == nil && p.Message != "" {
-				return p.Message
+			if e, ok := final[w.ID]; ok {
+				if m := engine.Failure(e).Message; m != "" {
+					return m
+				}
 			}
 		}
 	}

@@ -92,7 +92,26 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 	if rep.Recorded != nil && rep.Verdict != replay.Every {
 		return ErrGateFailed
 	}
+	if rep.Recorded == nil && !replayedExactly(rep) {
+		return ErrGateFailed
+	}
 	return nil
+}
+
+// replayedExactly says a run that wrote no run_failed replayed as it was
+// recorded: every invocation did again what it recorded every time (or
+// was cut where its record ends), and as many replays diverged as the
+// run recorded. Nothing to reproduce is not a pass by itself.
+func replayedExactly(rep replay.Report) bool {
+	if len(rep.Invocations) == 0 || rep.Divergences.Recorded != int64(rep.Divergences.Replayed) {
+		return false
+	}
+	for _, inv := range rep.Invocations {
+		if inv.Verdict != replay.Every && inv.Verdict != replay.Cut {
+			return false
+		}
+	}
+	return true
 }
 
 // replayReport prints a replay's report.
