@@ -335,9 +335,12 @@ func (e *Engine) ResumeHook(ctx context.Context, runID, token string, payload an
 	return e.transport("resumeHook", err)
 }
 
-// hookNotFound says the package answered that no hook has the token.
+// hookNotFound says the package answered that no hook has the token: its
+// HookNotFoundError, or a not-found answer about a hook. A run or a route
+// not found ("Workflow run not found") is not a missing hook.
 func hookNotFound(se *sidecar.Error) bool {
-	return se.Name == "HookNotFoundError" || se.Status == 404 || strings.Contains(strings.ToLower(se.Message), "not found")
+	msg := strings.ToLower(se.Message)
+	return se.Name == "HookNotFoundError" || ((se.Status == 404 || strings.Contains(msg, "not found")) && strings.Contains(msg, "hook"))
 }
 
 // Log reads the run's whole log through the world's events.list, as a
@@ -438,6 +441,8 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	statsErr := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st)
 	if statsErr != nil {
 		statsErr = e.transport("status", statsErr)
+		// The run's invocation counts stay unknown (0), not "none seen".
+		e.logger.Warn("devkit engine: the run's status could not be read: its invocation counts are missing", "run", runID, "err", statsErr)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
