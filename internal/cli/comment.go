@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -143,11 +144,19 @@ func runComment(_ context.Context, opts *CommentOptions) error {
 	return nil
 }
 
-// readGate reads a gate's result as gate --format json printed it.
+// readGate reads a gate's result as gate --format json printed it; an
+// empty file is a gate that printed none, which fails.
 func readGate(path string) (*gate.Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--gate: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		// The gate ran (its step made the file) and printed no verdict: it
+		// stopped first (a storm it could not read, a crash). No verdict is
+		// not a pass.
+		return &gate.Result{Broken: []gate.Breach{{Rule: "gate", Reason: filepath.Base(path) +
+			" is empty: the gate stopped before printing a verdict (its step's log says why)"}}}, nil
 	}
 	var probe struct {
 		Passed *bool `json:"passed"`
