@@ -124,6 +124,8 @@ type Engine struct {
 	logger *slog.Logger
 	proc   *sidecar.Process
 	info   openInfo
+	// scheme is what info.Spec says the package orders logs by (schemeOf).
+	scheme eventlog.Scheme
 
 	mu   sync.Mutex
 	runs map[string]*run
@@ -183,6 +185,10 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 	if err := proc.Call(ctx, "open", args, &e.info); err != nil {
 		_ = proc.Stop()
 		return nil, fmt.Errorf("devkit engine: open the runtime on world-%s (cell %s): %w", store.Kind, s.Key, err)
+	}
+	if e.scheme, err = schemeOf(e.info.Spec); err != nil {
+		_ = proc.Stop()
+		return nil, fmt.Errorf("devkit engine: the runtime on world-%s (cell %s): %w", store.Kind, s.Key, err)
 	}
 	if e.info.Versions == nil {
 		e.info.Versions = map[string]string{}
@@ -527,11 +533,22 @@ func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
 
 // Scheme is the scheme the runtime's package orders logs by: slot ids from
 // spec 6 on, ULIDs before.
-func (e *Engine) Scheme() eventlog.Scheme {
-	if e.info.Spec != nil && *e.info.Spec >= 6 {
-		return eventlog.SchemeSlot
+func (e *Engine) Scheme() eventlog.Scheme { return e.scheme }
+
+// schemeOf is the scheme of the runtime's spec version (core's
+// SPEC_VERSION_CURRENT, as the host reports it): slot ids from spec 6 on,
+// ULIDs before. No version is an error, not a guess: forensics would read
+// the logs in the wrong order.
+func schemeOf(spec *int) (eventlog.Scheme, error) {
+	switch {
+	case spec == nil:
+		return "", errors.New("its @workflow/core reported no spec version (SPEC_VERSION_CURRENT): stormctl cannot tell whether its logs are ordered by ULID or by slot; use a kit of a published line (--devkit-channel) or a checkout whose core exports it")
+	case *spec < 1:
+		return "", fmt.Errorf("its @workflow/core reported spec version %d: not a version of the World contract", *spec)
+	case *spec >= 6:
+		return eventlog.SchemeSlot, nil
 	}
-	return eventlog.SchemeULID
+	return eventlog.SchemeULID, nil
 }
 
 // Describe says what runs the cell: the channel's packages and their
