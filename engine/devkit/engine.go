@@ -152,10 +152,18 @@ type run struct {
 	token    string
 	done     chan struct{}
 	doneOnce sync.Once
+	endedAt  time.Time
 	stats    history.RunStats
 }
 
-func (r *run) end() { r.doneOnce.Do(func() { close(r.done) }) }
+// end marks the run ended (its terminal event seen) at the first call
+// (callers hold Engine.mu, which guards endedAt).
+func (r *run) end() {
+	r.doneOnce.Do(func() {
+		r.endedAt = time.Now()
+		close(r.done)
+	})
+}
 
 // openInfo is the host's answer to open.
 type openInfo struct {
@@ -458,7 +466,9 @@ func (e *Engine) Finish(runID string) history.RunStats {
 		stats.MaxConcurrent = st.MaxConcurrent
 		stats.Recoveries, stats.Divergences = st.Recoveries, int64(len(st.Divergences))
 	}
-	if e.hostErr != nil {
+	if e.hostErr != nil && (r.endedAt.IsZero() || r.endedAt.After(e.hostGone)) {
+		// The host went while the run was live: its infrastructure. A run
+		// that ended before is not charged with a loss it never saw.
 		stats.InfraErrors++
 		stats.LastUnavailable = e.hostGone
 		stats.LastUnavailableErr = e.hostErr.Error()
