@@ -22,7 +22,12 @@ type Plan struct {
 	Config     stormdir.Config
 	Cells      []history.CellKey
 	Conditions map[string]conditions.Condition
-	Latency    worlds.Profile
+	// Latency is the --latency value's profile where it draws one (its
+	// windows go to storm.json; the scenarios' margins use its longest).
+	Latency worlds.Profile
+	// LatencyByWorld is the profile each world draws, by its spelling
+	// (worlds.ResolveProfile): under auto, none on a devkit package world.
+	LatencyByWorld map[string]string
 	// PageSizes is the invocation page size of each world and scheme in
 	// this storm, keyed "world/scheme" (PageSizeKey).
 	PageSizes map[string]int
@@ -100,10 +105,17 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 		return nil, err
 	}
 	p.Latency = lat
+	p.LatencyByWorld = map[string]string{}
 	for _, w := range c.Worlds {
-		if _, err := reg.Lookup(w); err != nil {
+		e, err := reg.Lookup(w)
+		if err != nil {
 			return nil, fmt.Errorf("--world: %w", err)
 		}
+		drawn, err := worlds.ResolveProfile(c.Latency, e, c.Seed)
+		if err != nil {
+			return nil, err
+		}
+		p.LatencyByWorld[w] = drawn.String()
 	}
 	p.PoolSizes = poolSizes(c, reg)
 	if p.RunsInFlight == 0 {

@@ -29,7 +29,7 @@ var defaults = stormdir.Config{
 	RunsInFlight: 0, // DefaultRunsInFlight, or the worlds' own
 	TimeScale:    1,
 	Rounds:       6,
-	Latency:      "seed",
+	Latency:      "auto",
 	Timeout:      240 * time.Second,
 	PageSize:     0, // each world's own
 }
@@ -78,7 +78,7 @@ func TestConfigDefaults(t *testing.T) {
 func testRegistry() *worlds.Registry {
 	r := &worlds.Registry{}
 	local.Register(r)
-	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSizes: map[string]int{"ulid": 1000}, RunsPerCore: 3})
+	r.Register(worlds.Entry{Name: "ulid-only", Description: "test world", Schemes: []string{"ulid"}, PageSizes: map[string]int{"ulid": 1000}, RunsPerCore: 3, OwnWindows: true})
 	r.Register(worlds.Entry{Name: "paged", Description: "test world", Schemes: []string{"ulid", "seq"}, PageSizes: map[string]int{"seq": 500}})
 	r.Register(worlds.Entry{Name: "unfenced", Description: "test world without AppendFenced", Schemes: []string{"ulid"},
 		Limits: worlds.Limits{Fence: "the test world has no AppendFenced"}})
@@ -168,6 +168,8 @@ func TestConfigValidatePlan(t *testing.T) {
 		edit      func(c *stormdir.Config)
 		wantCells []history.CellKey
 		latency   string
+		// byWorld is the profile each world draws, when the case checks it.
+		byWorld   map[string]string
 		pageSizes map[string]int
 		inFlight  int
 	}{
@@ -175,7 +177,7 @@ func TestConfigValidatePlan(t *testing.T) {
 			name:      "one cell",
 			edit:      func(*stormdir.Config) {},
 			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}},
-			latency:   "seed",
+			latency:   "real",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize},
 			inFlight:  storm.DefaultRunsInFlight,
 		},
@@ -186,7 +188,7 @@ func TestConfigValidatePlan(t *testing.T) {
 				{World: "local", Scenario: "control", Condition: "main"}, {World: "local", Scenario: "control", Condition: "seq"},
 				{World: "paged", Scenario: "control", Condition: "main"}, {World: "paged", Scenario: "control", Condition: "seq"},
 			},
-			latency:   "seed",
+			latency:   "real",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "local/seq": storm.DefaultPageSize, "paged/ulid": storm.DefaultPageSize, "paged/seq": 500},
 			inFlight:  storm.DefaultRunsInFlight,
 		},
@@ -194,7 +196,8 @@ func TestConfigValidatePlan(t *testing.T) {
 			name:      "--page-size beats every world's own",
 			edit:      func(c *stormdir.Config) { c.Worlds, c.PageSize = []string{"local", "ulid-only"}, 7 },
 			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
-			latency:   "seed",
+			latency:   "real",
+			byWorld:   map[string]string{"local": "real", "ulid-only": "none"}, // auto: none where the package spends its own windows
 			pageSizes: map[string]int{"local/ulid": 7, "ulid-only/ulid": 7},
 			inFlight:  min(storm.DefaultRunsInFlight, 3*runtime.GOMAXPROCS(0)),
 		},
@@ -202,7 +205,7 @@ func TestConfigValidatePlan(t *testing.T) {
 			name:      "--runs-in-flight beats every world's own",
 			edit:      func(c *stormdir.Config) { c.Worlds, c.RunsInFlight = []string{"local", "ulid-only"}, 99 },
 			wantCells: []history.CellKey{{World: "local", Scenario: "control", Condition: "main"}, {World: "ulid-only", Scenario: "control", Condition: "main"}},
-			latency:   "seed",
+			latency:   "real",
 			pageSizes: map[string]int{"local/ulid": storm.DefaultPageSize, "ulid-only/ulid": 1000},
 			inFlight:  99,
 		},
@@ -271,6 +274,9 @@ func TestConfigValidatePlan(t *testing.T) {
 			}
 			if got := plan.Latency.String(); got != tc.latency {
 				t.Errorf("plan.Latency = %s, want %s", got, tc.latency)
+			}
+			if tc.byWorld != nil && !reflect.DeepEqual(plan.LatencyByWorld, tc.byWorld) {
+				t.Errorf("plan.LatencyByWorld = %v, want %v", plan.LatencyByWorld, tc.byWorld)
 			}
 			entries, err := os.ReadDir(c.Out)
 			if err != nil {

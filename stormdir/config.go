@@ -6,6 +6,7 @@ import (
 
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/scenarios"
+	"github.com/stormctl/stormctl/worlds"
 )
 
 // Config is a storm's plain configuration, built from flags, defaulted and
@@ -79,7 +80,7 @@ func (c Config) Defaults() Config {
 		c.Rounds = scenarios.DefaultRounds
 	}
 	if c.Latency == "" {
-		c.Latency = "seed"
+		c.Latency = worlds.AutoProfile
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 240 * time.Second

@@ -30,6 +30,10 @@ type Meta struct {
 	// Latency is the mint-to-commit profile's windows, each labelled
 	// measured or assumption.
 	Latency []worlds.Window `json:"latency_windows,omitempty"`
+	// LatencyByWorld is the profile each world drew (worlds.ResolveProfile:
+	// under --latency auto, "none" where the package spends its own
+	// windows); a storm.json from before it was stored has none.
+	LatencyByWorld map[string]string `json:"latency_by_world,omitempty"`
 	// Started is when the storm first started; a resumed storm keeps it
 	// (run ids depend on it) and lists each resume in Resumed.
 	Started time.Time   `json:"started"`

@@ -41,15 +41,34 @@ type Window struct {
 	Source string `json:"source"`
 }
 
-// ParseProfile parses a --latency value: "seed", "none", "fixed:DUR" or
-// "file:PATH" (a profile file, ParseProfileFile's format, e.g. one
-// `stormctl forensics DIR --derive-latency PATH` derived from windows
-// measured under the real runtime).
+// Names of the profiles ParseProfile knows by name.
+const (
+	// AutoProfile is the default: per world, the windows the real runtime
+	// has there (ResolveProfile): none drawn on a world whose published
+	// package spends its own (Entry.OwnWindows), RealProfile elsewhere.
+	AutoProfile = "auto"
+	// RealProfile draws the windows the published runtime measured on
+	// @workflow/world-postgres on this kind of machine (profiles/real.json,
+	// derived with `stormctl forensics DIR --derive-latency`).
+	RealProfile = "real"
+	// SeedProfile draws the seed's production measurements (two rows) and
+	// assumptions (the rest): the default until 2026-12-04.
+	SeedProfile = "seed"
+)
+
+// ParseProfile parses a --latency value: "auto", "real", "seed", "none",
+// "fixed:DUR" or "file:PATH" (a profile file, ParseProfileFile's format,
+// e.g. one `stormctl forensics DIR --derive-latency PATH` derived from
+// windows measured under the real runtime). "auto" parses to the profile
+// it draws where it draws one (RealProfile, named so); which
+// world draws none under it is ResolveProfile's.
 func ParseProfile(s string, seed uint64) (Profile, error) {
 	switch {
 	case s == "none":
 		return NoLatency(), nil
-	case s == "seed":
+	case s == AutoProfile || s == RealProfile:
+		return realProfile(RealProfile, seed)
+	case s == SeedProfile:
 		return newLogNormalProfile("seed", seedWindows, seed), nil
 	case strings.HasPrefix(s, ProfileFilePrefix):
 		return readProfileFile(s, seed)
@@ -63,10 +82,21 @@ func ParseProfile(s string, seed uint64) (Profile, error) {
 	return nil, fmt.Errorf("invalid --latency %q (valid: %s)", s, strings.Join(LatencyForms(), ", "))
 }
 
+// ResolveProfile is the profile a world e draws under the --latency value
+// s: under "auto", none on a world whose package spends its own windows
+// (e.OwnWindows: they are the real runtime's, measured, not drawn) and
+// RealProfile's on the others; any other value as ParseProfile reads it.
+func ResolveProfile(s string, e Entry, seed uint64) (Profile, error) {
+	if s == AutoProfile && e.OwnWindows {
+		return NoLatency(), nil
+	}
+	return ParseProfile(s, seed)
+}
+
 // LatencyForms lists the forms a --latency value takes, as ParseProfile
 // reads them (help lists them from here).
 func LatencyForms() []string {
-	return []string{"seed", "none", "fixed:DURATION", ProfileFilePrefix + "PATH"}
+	return []string{AutoProfile, RealProfile, SeedProfile, "none", "fixed:DURATION", ProfileFilePrefix + "PATH"}
 }
 
 // NoLatency is the profile of no mint-to-commit window (--latency none).

@@ -77,7 +77,11 @@ type Entry struct {
 	// ("devkit": the published runtime, on the devkit worlds); every world
 	// runs the model.
 	Engines []string
-	Open    Factory
+	// OwnWindows says the world's store is a published package that spends
+	// its own mint-to-commit windows (devkit-local, devkit-postgres): under
+	// --latency auto it draws none on top of them (ResolveProfile).
+	OwnWindows bool
+	Open       Factory
 }
 
 // Registry maps world names to factories. The zero value is empty and ready.

@@ -33,6 +33,7 @@ func Register(r *worlds.Registry, h *Host) {
 			Limits:      Limits(k.kind),
 			Endpoints:   []worlds.Endpoint{DirFlag},
 			Engines:     []string{"devkit"},
+			OwnWindows:  true,
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 				w, err := Open(ctx, h, k.kind, opts)
 				if err != nil {
