@@ -27,6 +27,7 @@ import (
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
+	dkworld "github.com/stormctl/stormctl/worlds/devkit"
 )
 
 // StormOptions are the storm command's options.
@@ -278,11 +279,19 @@ func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Regis
 // --latency none: its windows emerge from the real stores), and checks
 // --devkit-channel.
 func engineDefaults(fl *pflag.FlagSet, c *stormdir.Config) error {
-	if _, err := devkitengine.ParseChannel(c.DevkitChannel); err != nil {
+	ch, err := devkitengine.ParseChannel(c.DevkitChannel)
+	if err != nil {
 		return fmt.Errorf("--devkit-channel: %w", err)
 	}
 	if c.Engine != engine.EngineDevkit {
 		return nil
+	}
+	for _, w := range c.Worlds {
+		if k, ok := dkworld.KindOf(strings.TrimSpace(w)); ok {
+			if err := devkitengine.CheckPair(ch, k); err != nil {
+				return err
+			}
+		}
 	}
 	if !fl.Changed("condition") {
 		c.Conditions = []string{"main"}
