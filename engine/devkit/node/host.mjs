@@ -1,7 +1,8 @@
 // stormctl's devkit runtime host: runs the published Workflow DevKit runtime
 // (@workflow/core and the workflow bundles @workflow/builders compiled) on one
-// of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres)
-// for stormctl's devkit engine, and reports every read and write of the
+// of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres,
+// @workflow/world-vercel's storage with world-local's queue) for stormctl's
+// devkit engine, and reports every read and write of the
 // run's event log at the world boundary as it happens.
 //
 // One host per storm cell: `node host.mjs` with cwd = the kit directory (its
@@ -23,7 +24,7 @@
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?, poolSize?}
+//   open {world: "local"|"postgres"|"vercel", dataDir?, url?, project?, workflows, steps, concurrency?, poolSize?}
 //        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
@@ -37,6 +38,9 @@
 //        SPEC_VERSION_CURRENT (@workflow/world as core resolves it);
 //        worldSpec: the world's specVersion. stepQueue: whether steps have a
 //        queue of their own (4.x) or run inside flow deliveries (5.0).
+//        vercel: url is stormctl's emulation of world-vercel's backend,
+//        project the project id its requests carry, dataDir world-local's
+//        data directory for the queue (see composeVercel).
 //        Once per process.
 //   start {workflowId, input} -> {runId}              core start({workflowId}, [input]), actor "starter"
 //   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(token, payload), actor "hook-sender"
