@@ -20,12 +20,16 @@ var ErrNotBuilt = sidecar.ErrNotBuilt
 // checkoutPackages are the packages of a vercel/workflow checkout a kit
 // links: node_modules name, directory under packages/.
 func checkoutPackages(k dkworld.Kind) [][2]string {
-	return [][2]string{
+	out := [][2]string{
 		{"@workflow/core", "core"},
 		{"@workflow/world-" + string(k), "world-" + string(k)},
 		{"@workflow/builders", "builders"},
 		{"workflow", "workflow"},
 	}
+	if k == dkworld.Vercel { // world-local's queue stands in for @vercel/queue
+		out = append(out, [2]string{"@workflow/world-local", "world-local"})
+	}
+	return out
 }
 
 // FromCheckout returns the kit of a vercel/workflow checkout's built

@@ -1,6 +1,8 @@
 // Package devkit is the devkit engine: the published Workflow DevKit
 // runtime (@workflow/core) running a storm's runs on the DevKit's own world
-// packages (@workflow/world-local, @workflow/world-postgres), so that every
+// packages (@workflow/world-local, @workflow/world-postgres, and
+// @workflow/world-vercel's storage against stormctl's emulation of its
+// backend with world-local's queue in place of @vercel/queue), so that every
 // replay, recovery and CORRUPTED_EVENT_LOG of such a run is the runtime's
 // own, never stormctl's model's.
 //
@@ -9,7 +11,7 @@
 // embedded here, with stormctl's scenarios (package devkitscen) compiled by
 // the channel's own builder. An Engine (engine.go) is one cell's runtime:
 // a Node process of its own (node/host.mjs) hosting core on the world's own
-// queue, reached over the sidecar's protocol (package sidecar). The host
+// queue (world-local's on devkit-vercel), reached over the sidecar's protocol (package sidecar). The host
 // reports every events.create and events.list the runtime makes as it
 // returns; events.go turns them into the storm's history, with the
 // package's own ids and times: on this engine stormctl mints no event id

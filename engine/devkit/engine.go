@@ -61,7 +61,7 @@ type runtimeStore interface {
 
 // ErrWorld is returned by Open for a cell whose world is not a devkit
 // world: the runtime runs on the DevKit's own packages only.
-var ErrWorld = errors.New("the devkit engine runs on devkit-local and devkit-postgres only")
+var ErrWorld = errors.New("the devkit engine runs on devkit-local, devkit-postgres and devkit-vercel only")
 
 // Open opens the engine of one cell: its kit, a fresh store of its
 // world's kind, and a host process running the published runtime on it.
@@ -189,6 +189,9 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 	}
 	if store.URL != "" {
 		args["url"] = store.URL
+	}
+	if store.Project != "" {
+		args["project"] = store.Project
 	}
 	if err := proc.Call(ctx, "open", args, &e.info); err != nil {
 		_ = proc.Stop()
@@ -512,7 +515,8 @@ func (e *Engine) Close() {
 // Collect reads what the runtime's store holds of an ended run: its log
 // through the package (actor "storm"), with the store's own commit times
 // (world-postgres's commit timestamps, world-local's event files'
-// modification times).
+// modification times, the world-vercel backend's acknowledgements from its
+// DynamoDB store).
 func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
 	// The runner gives a world 30 s; a host still busy with a storm's
 	// other runs (world-local reads a run's whole directory per page) can
@@ -529,10 +533,15 @@ func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
 		return c
 	}
 	var times []worlds.CommitTime
-	if e.store.Kind == dkworld.Postgres {
+	switch {
+	case e.store.CommitTimes != nil:
+		times, c.CommitErr = e.store.CommitTimes(ctx, runID)
+	case e.store.Kind == dkworld.Postgres:
 		times, c.CommitErr = dkworld.PostgresCommitTimes(ctx, e.store.URL, runID)
-	} else {
+	case e.store.Kind == dkworld.Local:
 		times, c.CommitErr = dkworld.LocalCommitTimes(e.store.DataDir, runID)
+	default:
+		c.CommitErr = fmt.Errorf("devkit engine: no commit times of world-%s", e.store.Kind)
 	}
 	c.CommitSource = "world"
 	if c.CommitErr == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -49,9 +50,28 @@ func ParseChannel(s string) (Channel, error) {
 	return "", fmt.Errorf("unknown devkit channel %q (valid: stable, beta)", s)
 }
 
+// ErrChannelWorld is matched by CheckPair's refusal of a channel whose
+// world package speaks a contract the world's stormctl side does not serve.
+var ErrChannelWorld = errors.New("the channel's world package needs a contract stormctl does not serve")
+
+// CheckPair refuses, in one line, a channel whose package of kind k needs
+// what stormctl cannot serve: @workflow/world-vercel's 5.0 betas ask the
+// backend for slot-numbered event ids (spec 6 and later), batches
+// (events.createBatch) and reads since a cursor, while stormctl's
+// emulation of the backend serves 4.7.4's legacy contract (ULIDs minted
+// at the server, one event per request).
+func CheckPair(ch Channel, k dkworld.Kind) error {
+	if ch == Beta && k == dkworld.Vercel {
+		return fmt.Errorf("--devkit-channel beta on %s: %w: @workflow/world-vercel 5.0 betas need slot-numbered ids, events.createBatch and sinceCursor reads from the backend, and stormctl's emulation serves 4.7.4's legacy contract only (use --devkit-channel stable there)",
+			dkworld.VercelName, ErrChannelWorld)
+	}
+	return nil
+}
+
 // manifestDir is the directory under node/ of the manifests of channel ch
-// for a world of kind k: stable's packages agree across both worlds; the
-// betas of world-local and world-postgres pin different cores.
+// for a world of kind k: stable's packages agree across the three worlds;
+// the betas of world-local and world-postgres pin different cores (and
+// world-vercel's have none: CheckPair).
 func manifestDir(ch Channel, k dkworld.Kind) string {
 	if ch == Stable {
 		return "node/stable"
@@ -79,6 +99,9 @@ type Kit struct {
 // packages under cacheDir and compiling the scenarios the first time
 // (lines on progress say so).
 func Prepare(ctx context.Context, cacheDir string, ch Channel, k dkworld.Kind, progress io.Writer) (Kit, error) {
+	if err := CheckPair(ch, k); err != nil {
+		return Kit{}, err
+	}
 	mdir := manifestDir(ch, k)
 	pkg, err := assets.ReadFile(mdir + "/package.json")
 	if err != nil {

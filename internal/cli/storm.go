@@ -27,6 +27,7 @@ import (
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
+	dkworld "github.com/stormctl/stormctl/worlds/devkit"
 )
 
 // StormOptions are the storm command's options.
@@ -149,7 +150,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", d.PageSize, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
-	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local and devkit-postgres; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
+	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local, devkit-postgres and devkit-vercel; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
 	fl.StringVar(&c.DevkitChannel, "devkit-channel", "", "the devkit engine's packages: "+joinOr(channelNames())+" (default stable; stable: @workflow/core 4.x; beta: the newest consistent 5.0 betas)")
 	fl.BoolVar(&c.Keep, "keep", d.Keep, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by "+
 		joinOr(endpointFlags(surface, func(e worlds.Endpoint) bool { return e.Keeps }))+" (each named at the end)")
@@ -278,11 +279,19 @@ func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Regis
 // --latency none: its windows emerge from the real stores), and checks
 // --devkit-channel.
 func engineDefaults(fl *pflag.FlagSet, c *stormdir.Config) error {
-	if _, err := devkitengine.ParseChannel(c.DevkitChannel); err != nil {
+	ch, err := devkitengine.ParseChannel(c.DevkitChannel)
+	if err != nil {
 		return fmt.Errorf("--devkit-channel: %w", err)
 	}
 	if c.Engine != engine.EngineDevkit {
 		return nil
+	}
+	for _, w := range c.Worlds {
+		if k, ok := dkworld.KindOf(strings.TrimSpace(w)); ok {
+			if err := devkitengine.CheckPair(ch, k); err != nil {
+				return err
+			}
+		}
 	}
 	if !fl.Changed("condition") {
 		c.Conditions = []string{"main"}

@@ -11,6 +11,9 @@ import (
 const (
 	LocalName    = "devkit-local"
 	PostgresName = "devkit-postgres"
+	// VercelName is registered by package devkitvercel, which adds the
+	// backend the package calls.
+	VercelName = "devkit-vercel"
 )
 
 // Register adds devkit-local and devkit-postgres to r, both served by h.
@@ -52,6 +55,8 @@ func KindOf(name string) (Kind, bool) {
 		return Local, true
 	case PostgresName:
 		return Postgres, true
+	case VercelName:
+		return Vercel, true
 	}
 	return "", false
 }

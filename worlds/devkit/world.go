@@ -40,8 +40,9 @@ type World struct {
 	dir     string // Options.Dir
 	proc    *sidecar.Process
 	handle  int64
-	dataDir string // Local: the package's data directory
-	dbURL   string // Postgres: the world's database
+	dataDir string   // Local: the package's data directory
+	dbURL   string   // Postgres: the world's database
+	backend *Backend // Vercel: the server and project its package calls
 	latency worlds.Profile
 	version string // the package's version (WindowError names it)
 	// serverWindow: the mint-to-commit window is the backend's to spend
@@ -124,7 +125,7 @@ func open(ctx context.Context, h *Host, k Kind, opts worlds.Options, b *Backend)
 		args["url"], args["poolSize"] = w.dbURL, poolSize
 	case Vercel:
 		args["url"], args["project"] = b.URL, b.Project
-		w.serverWindow = true
+		w.serverWindow, w.backend = true, b
 	default:
 		return nil, fmt.Errorf("devkit: unknown kind %q", k)
 	}
@@ -317,19 +318,30 @@ func (w *World) observe(id string, at time.Time) time.Time {
 }
 
 // Store is where a runtime of the world's kind keeps its runs: a data
-// directory of world-local's, or an empty database of world-postgres's.
+// directory of world-local's, an empty database of world-postgres's, or
+// world-vercel's backend (URL, Project) with a data directory for the
+// in-process queue that stands in for @vercel/queue.
 type Store struct {
 	Kind    Kind
 	DataDir string
 	URL     string
+	// Project is the project id a Vercel store's requests carry.
+	Project string
+	// CommitTimes, when set, reads the store's own commit times of a run
+	// (a Vercel store: when its backend's DynamoDB acknowledged each write).
+	CommitTimes func(ctx context.Context, runID string) ([]worlds.CommitTime, error)
 }
 
 // RuntimeStore returns a fresh store of the world's kind beside the world's
 // own, for a runtime that opens the package itself (the devkit engine): a
 // directory next to the world's data directory, or a new, empty database
 // of the host's cluster (the runtime's package migrates it, whatever its
-// version). The store goes when the world's do (the storm's temp
-// directory, the host's cluster).
+// version). A Vercel world's runtime shares its backend and project (the
+// runs are the runtime's, with ids of its own, and its faults under the
+// nemesis are the world's) and gets a directory for its queue; the
+// caller (package devkitvercel) adds the backend's commit times. The store
+// goes when the world's do (the storm's temp directory, the host's
+// cluster).
 func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 	if err := w.usable(ctx); err != nil {
 		return Store{}, err
@@ -343,6 +355,11 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 			return Store{}, err
 		}
 		return Store{Kind: Postgres, URL: url}, nil
+	case Vercel:
+		if w.dir == "" {
+			return Store{}, errors.New("devkit-vercel: Options.Dir is empty: the runtime's queue needs a data directory")
+		}
+		return Store{Kind: Vercel, DataDir: filepath.Join(w.dir, "runtime-queue"), URL: w.backend.URL, Project: w.backend.Project}, nil
 	}
 	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
 }

@@ -10,7 +10,10 @@
 // race is the server's, as in production.
 //
 // Its queue (@vercel/queue, which only Vercel's can serve) is not used:
-// the engine delivers runs itself, as it does for every world.
+// the model engine delivers runs itself, as it does for every world, and
+// the devkit engine runs the published runtime on world-vercel's storage
+// composed with world-local's in-process queue (RuntimeStore: the World's
+// own backend and project, so its faults reach the runtime too).
 //
 // Each World has a tenant of its own: a project id (which every request
 // of its package carries), an embedded DynamoDB-API server and a store on

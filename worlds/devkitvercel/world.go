@@ -21,7 +21,7 @@ import (
 )
 
 // Name is the world's name in the registry.
-const Name = "devkit-vercel"
+const Name = devkit.VercelName
 
 // ErrNotImplemented is matched by the error SelfCheck returns once the
 // package called an endpoint the emulation does not implement: the machine
@@ -192,6 +192,21 @@ func (w *World) release() {
 	}
 }
 
+// RuntimeStore returns the store a runtime on this World uses (the devkit
+// engine): the World's own backend and project, with a directory for the
+// runtime's in-process queue, and the tenant's commit times (when its
+// DynamoDB store acknowledged each write, Source "server").
+func (w *World) RuntimeStore(ctx context.Context) (devkit.Store, error) {
+	st, err := w.World.RuntimeStore(ctx)
+	if err != nil {
+		return devkit.Store{}, err
+	}
+	st.CommitTimes = func(_ context.Context, runID string) ([]worlds.CommitTime, error) {
+		return w.tenant.CommitTimes(runID), nil
+	}
+	return st, nil
+}
+
 // BackendURL is the base URL of the backend server the World's package
 // calls (the package appends /api).
 func (w *World) BackendURL() string { return w.base }
@@ -260,6 +275,7 @@ func Entry(h *Host) worlds.Entry {
 			"(v4 frames, CBOR; ids minted by the backend) over an embedded DynamoDB-API server",
 		Schemes:     []string{string(eventlog.SchemeULID)},
 		Limits:      lim,
+		Engines:     []string{"devkit"},
 		RunsPerCore: 4,
 		Faults:      []nemesis.Kind{nemesis.Ingest503, nemesis.DynamoPause, nemesis.Latency},
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {

@@ -1,7 +1,8 @@
 // stormctl's devkit runtime host: runs the published Workflow DevKit runtime
 // (@workflow/core and the workflow bundles @workflow/builders compiled) on one
-// of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres)
-// for stormctl's devkit engine, and reports every read and write of the
+// of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres,
+// @workflow/world-vercel's storage with world-local's queue) for stormctl's
+// devkit engine, and reports every read and write of the
 // run's event log at the world boundary as it happens.
 //
 // One host per storm cell: `node host.mjs` with cwd = the kit directory (its
@@ -23,7 +24,7 @@
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres", dataDir?, url?, workflows, steps, concurrency?, poolSize?}
+//   open {world: "local"|"postgres"|"vercel", dataDir?, url?, project?, workflows, steps, concurrency?, poolSize?}
 //        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
@@ -37,6 +38,9 @@
 //        SPEC_VERSION_CURRENT (@workflow/world as core resolves it);
 //        worldSpec: the world's specVersion. stepQueue: whether steps have a
 //        queue of their own (4.x) or run inside flow deliveries (5.0).
+//        vercel: url is stormctl's emulation of world-vercel's backend,
+//        project the project id its requests carry, dataDir world-local's
+//        data directory for the queue (see composeVercel).
 //        Once per process.
 //   start {workflowId, input} -> {runId}              core start({workflowId}, [input]), actor "starter"
 //   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(token, payload), actor "hook-sender"
@@ -787,7 +791,7 @@ async function open(req) {
 async function doOpen(req) {
   if (!req.workflows || !req.steps) throw new Error('open: workflows and steps bundle paths are required');
   const versions = {};
-  for (const name of ['@workflow/core', '@workflow/world', '@workflow/world-local', '@workflow/world-postgres', '@workflow/builders', '@workflow/errors', 'workflow']) {
+  for (const name of ['@workflow/core', '@workflow/world', '@workflow/world-local', '@workflow/world-postgres', '@workflow/world-vercel', '@workflow/builders', '@workflow/errors', 'workflow']) {
     const v = pkgVersion(name);
     if (v) versions[name] = v;
   }
@@ -822,8 +826,11 @@ async function doOpen(req) {
       pool: state.pool,
       ...(req.concurrency ? { queueConcurrency: req.concurrency } : {}),
     });
+  } else if (req.world === 'vercel') {
+    if (!req.url || !req.project || !req.dataDir) throw new Error('open: world "vercel" needs url, project and dataDir');
+    world = await composeVercel(req);
   } else {
-    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local" or "postgres")`);
+    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local", "postgres" or "vercel")`);
   }
   instrument(world);
   state.world = world;
@@ -861,7 +868,7 @@ async function doOpen(req) {
   if (typeof flow !== 'function' || (separateSteps && typeof step !== 'function')) {
     throw new Error('open: a bundle exports no POST handler (not a StandaloneBuilder bundle?)');
   }
-  if (req.world === 'local') {
+  if (req.world === 'local' || req.world === 'vercel') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
     if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
     await world.start?.();
@@ -874,6 +881,40 @@ async function doOpen(req) {
   const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step) };
   if (baseUrl) out.baseUrl = baseUrl;
   return out;
+}
+
+// A stand-in OIDC token (as the sidecar's): unsigned, expiring in 2100.
+// world-vercel asks @vercel/oidc for a token before every request; with
+// none in the environment that package would look for a linked Vercel
+// project and the user's credentials and call Vercel's API.
+const standInToken = ['{"alg":"none","typ":"JWT"}', '{"sub":"stormctl","exp":4102444800}']
+  .map((part) => Buffer.from(part).toString('base64url')).join('.') + '.';
+
+// composeVercel is the world the runtime runs on for devkit-vercel:
+// @workflow/world-vercel's storage (runs, steps, events, hooks: HTTP
+// requests to stormctl's emulation of its backend at req.url, which the
+// package reads from VERCEL_WORKFLOW_SERVER_URL and appends /api to, each
+// carrying req.project as x-vercel-project-id) with world-local's in-process
+// queue (queue, registerHandler, createQueueHandler, getDeploymentId), its
+// streamer and its start/close, on req.dataDir. world-vercel's own queue is
+// @vercel/queue, which only Vercel serves; so the deliveries are world-local's
+// (each message in its own loop, as on devkit-local), and no encryption key
+// is asked for (world-local has no getEncryptionKeyForRun). Both packages
+// declare spec 3 in 4.x.
+async function composeVercel(req) {
+  const current = process.env.VERCEL_WORKFLOW_SERVER_URL;
+  if (current && current !== req.url) throw new Error(`open: world-vercel's server is already ${current} in this host`);
+  process.env.VERCEL_WORKFLOW_SERVER_URL = req.url;
+  process.env.VERCEL_OIDC_TOKEN = standInToken;
+  const localMod = await importFromKit('@workflow/world-local');
+  const createLocal = localMod.createLocalWorld ?? localMod.createWorld;
+  const local = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
+  const vercel = await importFromKit('@workflow/world-vercel');
+  const storage = vercel.createStorage({ projectConfig: { projectId: req.project } });
+  for (const k of ['runs', 'steps', 'events', 'hooks']) {
+    if (!storage[k]) throw new Error(`open: @workflow/world-vercel's createStorage has no ${k}`);
+  }
+  return { ...local, runs: storage.runs, steps: storage.steps, events: storage.events, hooks: storage.hooks };
 }
 
 async function ready() {

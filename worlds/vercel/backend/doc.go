@@ -19,6 +19,12 @@
 //	GET  /api/v4/runs/{runId}/events/{eventId}     → one frame
 //	GET  /api/v4/events?correlationId&runId        → frames (without runId: 501, no index across runs)
 //
+// Entities, read by the published runtime (@workflow/core 4.8.9) beside its
+// events, folded from the run's events as the store holds them:
+//
+//	GET  /api/v2/runs/{runId}?remoteRefBehavior    → the run (CBOR); 404 before run_created
+//	GET  /api/v2/hooks/by-token?token              → the live hook holding the token; 404 otherwise
+//
 // A frame meta field this server does not read is answered 501 naming it
 // (nothing is dropped unread). Errors are JSON {message, code}: 400 a bad
 // frame or event type, 404 a run, step, hook or wait that does not exist,
@@ -40,7 +46,12 @@
 // (409), or, for a hook's token, turns it into a hook_conflict event. What
 // it validates follows @workflow/world-local 4.4.1, the open reference
 // implementation of the same storage contract (the real backend is not
-// public). Hook tokens are unique per run, not per project: the devkit
+// public). So a run_started on a run without run_created that carries the
+// run's deployment, workflow name and input (the runtime's start() writes
+// run_created and queues the run at once) writes the run_created it implies
+// first, in the same transaction, as world-local's "resilient start"; its
+// answer carries the run's events read back (the preload core replays
+// from). Hook tokens are unique per run, not per project: the devkit
 // worlds scope tokens by run, so a check across runs could not fire.
 //
 // Each project is a Tenant with a store of its own; Server routes by the

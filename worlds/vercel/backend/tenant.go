@@ -56,6 +56,9 @@ type Tenant struct {
 
 	mu   sync.Mutex
 	acks map[string]map[string]time.Time // run id → event id → when the store acknowledged its write
+	// tokenRuns are the runs a hook_created named each token in (where
+	// getHookByToken looks).
+	tokenRuns map[string][]string
 }
 
 // NewTenant returns a tenant over cfg.Store.
@@ -70,12 +73,14 @@ func NewTenant(cfg TenantConfig) (*Tenant, error) {
 	var seed [32]byte
 	binary.LittleEndian.PutUint64(seed[:8], cfg.Seed)
 	copy(seed[8:], "stormctl/worlds/vercel/backend")
-	t := &Tenant{cfg: cfg, minter: eventlog.NewMinter(eventlog.ServerPrefix, mrand.NewChaCha8(seed)), acks: map[string]map[string]time.Time{}}
+	t := &Tenant{cfg: cfg, minter: eventlog.NewMinter(eventlog.ServerPrefix, mrand.NewChaCha8(seed)), acks: map[string]map[string]time.Time{}, tokenRuns: map[string][]string{}}
 	t.mux = http.NewServeMux()
 	t.mux.HandleFunc("POST /api/v4/runs/{runId}/events/{eventType}", t.createEvent)
 	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events", t.listEvents)
 	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events/{eventId}", t.getEvent)
 	t.mux.HandleFunc("GET /api/v4/events", t.listByCorrelation)
+	t.mux.HandleFunc("GET /api/v2/runs/{runId}", t.getRun)
+	t.mux.HandleFunc("GET /api/v2/hooks/by-token", t.getHookByToken)
 	return t, nil
 }
 
@@ -235,10 +240,27 @@ func (t *Tenant) createEvent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A run_created that lands between the read and the write of a
+	// run_started that creates the run itself (resilientStart) takes the
+	// run's key: the request is decided again on the new state, once.
+	for attempt := 0; ; attempt++ {
+		again, done := t.decideAndWrite(w, r, runID, meta, body, attempt == 0)
+		if done || !again {
+			return
+		}
+	}
+}
+
+// decideAndWrite decides a POST on the run's state as the store holds it
+// and writes its event (and a run_created it implies); again says the
+// request met a concurrent run_created and may be decided anew (only when
+// mayRetry: nothing has been answered then).
+func (t *Tenant) decideAndWrite(w http.ResponseWriter, r *http.Request, runID string, meta Meta, body []byte, mayRetry bool) (again, done bool) {
+	ctx := r.Context()
 	run, evs, err := t.events(ctx, runID)
 	if err != nil {
 		fail(w, r, err)
-		return
+		return false, true
 	}
 	st := fold(runID, evs)
 	now := time.Now().UTC()
@@ -246,34 +268,84 @@ func (t *Tenant) createEvent(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case d.status != 0:
 		writeError(w, d.status, d.code, d.message)
-		return
+		return false, true
 	case d.existing != nil:
-		t.answer(w, st, *d.existing)
-		return
+		t.answer(w, st, *d.existing, nil)
+		return false, true
+	}
+	// The events written, in id order: a run_created the request implies,
+	// then its own.
+	var write []Event
+	var keys [][]string
+	if c, ok := resilientStart(st, meta, body); ok {
+		c.ID, c.RunID, c.CreatedAt = t.minter.Mint(now), runID, now
+		write, keys = append(write, c), append(keys, []string{"run"})
 	}
 	e := Event{ID: t.minter.Mint(now), RunID: runID, CreatedAt: now, Stored: Stored{Meta: meta, Body: body}}
+	if meta.EventType == "run_started" {
+		// Its eventData (the run's input, deployment and workflow) is
+		// run_created's: world-local strips it from run_started too.
+		e.Stored = Stored{Meta: Meta{EventType: meta.EventType, SpecVersion: meta.SpecVersion, CorrelationID: meta.CorrelationID,
+			VercelID: meta.VercelID, OccurredAt: meta.OccurredAt, RemoteRefBehavior: meta.RemoteRefBehavior, StateUpdatedAt: meta.StateUpdatedAt}}
+	}
+	if meta.EventType == "hook_created" {
+		t.noteToken(meta.HookToken, runID)
+	}
 	if d.hookConflict {
 		e, d.keys = conflictOf(e), nil
 	}
+	write, keys = append(write, e), append(keys, d.keys)
 	if err := worlds.SpendWindow(ctx, t.cfg.Latency, t.cfg.Latency.Delay(eventlog.Type(meta.EventType))); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "cancelled", "request ended during the write's window: nothing written")
-		return
+		return false, true
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cfg.WriteTimeout)
 	defer cancel()
-	err = t.write(wctx, run, e, d.keys)
+	err = t.write(wctx, run, write, keys)
 	var ce *eventlog.ConflictError
-	if errors.As(err, &ce) && meta.EventType == "hook_created" && strings.HasPrefix(ce.Key, "token/") {
+	switch {
+	case errors.As(err, &ce) && len(write) > 1 && ce.Key == "run" && mayRetry:
+		return true, false // a run_created landed meanwhile: nothing written
+	case errors.As(err, &ce) && meta.EventType == "hook_created" && strings.HasPrefix(ce.Key, "token/"):
 		// Another hook took the token in the meantime.
 		e = conflictOf(e)
-		err = t.write(wctx, run, e, nil)
+		write = []Event{e}
+		err = t.write(wctx, run, write, [][]string{nil})
 	}
 	if err != nil {
 		fail(w, r, err)
-		return
+		return false, true
 	}
-	st.apply(e)
-	t.answer(w, st, e)
+	for _, x := range write {
+		st.apply(x)
+	}
+	var preload []Event
+	if meta.EventType == "run_started" {
+		// As the backend's run_started answer (world-vercel's "TTFB
+		// preload", world-local's too): the run's events, read from the
+		// store after the write, so the runtime may skip its first list.
+		if _, preload, err = t.events(wctx, runID); err != nil {
+			fail(w, r, err)
+			return false, true
+		}
+	}
+	t.answer(w, st, e, preload)
+	return false, true
+}
+
+// resilientStart is the run_created a run_started implies on a run that
+// has none, as world-local 4.4.1 writes one ("resilient start": the
+// runtime's start() sends run_created and queues the run at once, so the
+// first delivery's run_started, which carries the run's deployment,
+// workflow name and input, may come first): ok only for such a
+// run_started.
+func resilientStart(st *runState, meta Meta, body []byte) (Event, bool) {
+	if meta.EventType != "run_started" || st.created != nil || meta.DeploymentID == "" || meta.WorkflowName == "" || len(body) == 0 {
+		return Event{}, false
+	}
+	m := Meta{EventType: "run_created", SpecVersion: meta.SpecVersion, DeploymentID: meta.DeploymentID, WorkflowName: meta.WorkflowName,
+		ExecutionContext: meta.ExecutionContext, OccurredAt: meta.OccurredAt}
+	return Event{Stored: Stored{Meta: m, Body: body}}, true
 }
 
 // conflictOf is the hook_conflict written in place of hook_created e.
@@ -283,13 +355,18 @@ func conflictOf(e Event) Event {
 	return e
 }
 
-// write writes e claiming keys.
-func (t *Tenant) write(ctx context.Context, run eventlog.Run, e Event, keys []string) error {
-	it, err := item(e)
-	if err != nil {
-		return err
+// write writes evs (of one run, in id order) in one transaction, each
+// claiming its keys.
+func (t *Tenant) write(ctx context.Context, run eventlog.Run, evs []Event, keys [][]string) error {
+	items := make([]eventlog.Event, 0, len(evs))
+	for _, e := range evs {
+		it, err := item(e)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
 	}
-	res, err := t.cfg.Store.WriteClaims(ctx, run, []eventlog.Event{it}, [][]string{keys})
+	res, err := t.cfg.Store.WriteClaims(ctx, run, items, keys)
 	if err != nil {
 		return err
 	}
@@ -297,10 +374,25 @@ func (t *Tenant) write(ctx context.Context, run eventlog.Run, e Event, keys []st
 	return nil
 }
 
+// maxPreload bounds the events a run_started answer carries (as
+// world-local's 1000); a longer log says hasMore with its cursor.
+const maxPreload = 1000
+
 // answer writes a POST's answer for event e on the run's state (e
-// applied).
-func (t *Tenant) answer(w http.ResponseWriter, st *runState, e Event) {
+// applied), with the run's events when preload is not nil.
+func (t *Tenant) answer(w http.ResponseWriter, st *runState, e Event, preload []Event) {
 	out := map[string]any{"event": e.entity(true)}
+	if preload != nil {
+		page := preload[:min(len(preload), maxPreload)]
+		evs := make([]any, 0, len(page))
+		for _, x := range page {
+			evs = append(evs, x.entity(true))
+		}
+		out["events"], out["hasMore"] = evs, len(preload) > maxPreload
+		if len(page) > 0 {
+			out["cursor"] = page[len(page)-1].ID
+		}
+	}
 	corr := e.Meta.CorrelationID
 	switch typ := e.Meta.EventType; {
 	case strings.HasPrefix(typ, "run_"):
