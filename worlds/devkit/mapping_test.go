@@ -66,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 			if want.Type == "" {
 				want = tt.d
 			}
-			pe, err := toPackage(testRun, tt.d)
+			pe, err := toPackage(testRun, "", tt.d)
 			if err != nil {
 				t.Fatalf("toPackage: %v", err)
 			}
@@ -114,7 +114,7 @@ func TestPackageShapes(t *testing.T) {
 		{eventlog.Draft{Type: eventlog.HookDisposed, CorrelationID: "h"}, ``},
 	}
 	for _, tt := range tests {
-		pe, err := toPackage(testRun, tt.d)
+		pe, err := toPackage(testRun, "", tt.d)
 		if err != nil {
 			t.Fatalf("toPackage(%+v): %v", tt.d, err)
 		}
@@ -139,7 +139,7 @@ func TestUnrepresentable(t *testing.T) {
 		{Type: eventlog.WaitCreated, CorrelationID: "w", Payload: json.RawMessage(`{"durationMs":5}`)},
 		{Type: eventlog.WaitCompleted, CorrelationID: "w", Dedup: "x"},
 	} {
-		if _, err := toPackage(testRun, d); !errors.Is(err, eventlog.ErrRefused) {
+		if _, err := toPackage(testRun, "", d); !errors.Is(err, eventlog.ErrRefused) {
 			t.Errorf("toPackage(%s %+v) = %v, want an error matching %v", d.Type, d, err, eventlog.ErrRefused)
 		}
 	}
