@@ -79,7 +79,10 @@ table or unknown workflow, 3 for a database that does not answer.`,
   stormctl replay --pg-url postgres://app@db:5432/app --run wrun_01M916WYJGPSVFEJ4SPQD9S0FX`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("pg-url") {
-				return cobra.NoArgs(cmd, args)
+				if len(args) > 0 {
+					return usage("--pg-url replays a production log: give no storm directory or run argument (--run names the run)")
+				}
+				return nil
 			}
 			return cobra.ExactArgs(2)(cmd, args)
 		},
