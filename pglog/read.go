@@ -36,7 +36,9 @@ type Log struct {
 	// row), Status its status there.
 	Workflow string
 	Status   string
-	// Events are the run's events in the package's list order.
+	// Events are the run's events in the package's list order, mapped
+	// onto what stormctl wrote; a run of another writer's workflow keeps
+	// the package's eventData as each event's payload.
 	Events []eventlog.Event
 	// CreatedAt holds each event's created_at column (by index).
 	CreatedAt []time.Time
@@ -77,6 +79,10 @@ func Read(ctx context.Context, o Options) (Log, error) {
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return log, eventlog.Unavailable("read "+runs, err)
 	}
+	// A run stormctl wrote (its workflow named stormctl/<scenario>, or no
+	// row to say) maps back onto what stormctl wrote, strictly.
+	_, named := devkit.ScenarioOf(log.Workflow)
+	stormctls := named || !hasRow || log.Workflow == devkit.WorkflowName("")
 	// The package's events.list: WHERE run_id = $1 ORDER BY id.
 	rows, err := tx.Query(ctx, `SELECT id, type, correlation_id, created_at, payload::text, payload_cbor FROM `+events+` WHERE run_id = $1 ORDER BY id`, o.RunID)
 	if err != nil {
@@ -99,6 +105,11 @@ func Read(ctx context.Context, o Options) (Log, error) {
 			return log, fmt.Errorf("run %s: event %s (%s): %w", o.RunID, id, typ, err)
 		}
 		e, err := devkit.EventOf(o.RunID, id, typ, deref(corr), data)
+		if err != nil && !stormctls {
+			// Another writer's event (the published runtime's, an
+			// application's): as the package holds it.
+			e, err = eventlog.Event{RunID: o.RunID, ID: id, Type: eventlog.Type(typ), CorrelationID: deref(corr), Payload: data}, nil
+		}
 		if err != nil {
 			rows.Close()
 			return log, fmt.Errorf("run %s: %w", o.RunID, err)

@@ -34,6 +34,10 @@ func TestReplayPGURL(t *testing.T) {
 	}
 	for run, name := range map[string]string{"wrun_01M916WYJG1111111111111111": core.ID(), "wrun_01M916WYJG2222222222222222": "checkout"} {
 		pgtest.Exec(t, conn, `INSERT INTO workflow.workflow_runs (id, deployment_id, status, name) VALUES ($1, 'app', 'failed', $2)`, run, name)
+		// Another writer's run_created: its input is no stormctl envelope
+		// (CBOR of {"input":"x"}).
+		pgtest.Exec(t, conn, `INSERT INTO workflow.workflow_events (id, type, run_id, payload_cbor) VALUES ($1, 'run_created', $2, '\xa165696e7075746178')`,
+			"wevt_"+strings.TrimPrefix(run, "wrun_"), run)
 	}
 
 	code, stdout, stderr := run(t.Context(), "replay", "--pg-url", url, "--run", pgCorrupted)
