@@ -69,7 +69,10 @@ func WorkflowName(workflow string) string {
 // application's) and for a bare "stormctl", which names none.
 func ScenarioOf(name string) (string, bool) {
 	s, ok := strings.CutPrefix(name, workflowName+"/")
-	return s, ok && s != ""
+	if !ok || s == "" {
+		return "", false
+	}
+	return s, true
 }
 
 // Tokens are per run in stormctl and global in the packages (a hook is

@@ -189,3 +189,33 @@ func TestClassify(t *testing.T) {
 		t.Errorf("a conflict names key %+v, want step_completed/s", ce)
 	}
 }
+
+// TestWorkflowName: a run's run_created names its workflow to the package
+// as stormctl/<scenario>, which ScenarioOf reads back; a run that names
+// none is bare "stormctl", and no other name maps to a scenario.
+func TestWorkflowName(t *testing.T) {
+	pe, err := toPackage(testRun, "step-storm", eventlog.Draft{Type: eventlog.RunCreated, Payload: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		Deployment string `json:"deploymentId"`
+		Workflow   string `json:"workflowName"`
+	}
+	if err := json.Unmarshal(pe.EventData, &data); err != nil || data.Deployment != "stormctl" || data.Workflow != "stormctl/step-storm" {
+		t.Errorf("eventData %s (%v)", pe.EventData, err)
+	}
+	for _, tt := range []struct {
+		name, scenario string
+		ok             bool
+	}{
+		{WorkflowName("step-storm"), "step-storm", true},
+		{WorkflowName(""), "", false},
+		{"stormctl/", "", false},
+		{"workflow//./workflows/step-storm//stepStorm", "", false},
+	} {
+		if s, ok := ScenarioOf(tt.name); s != tt.scenario || ok != tt.ok {
+			t.Errorf("ScenarioOf(%q) = %q, %v; want %q, %v", tt.name, s, ok, tt.scenario, tt.ok)
+		}
+	}
+}
