@@ -271,9 +271,13 @@ func (h *Host) kept(name string) string {
 }
 
 // dropDatabases drops the databases this host created on Config.URL's
-// server, unless Config.Keep. h.mu is held.
+// server; with Config.Keep only the template (the worlds' databases, named
+// by World.Kept, stay). h.mu is held.
 func (h *Host) dropDatabases() error {
-	if h.cfg.URL == "" || h.cfg.Keep || len(h.created) == 0 {
+	if h.cfg.Keep {
+		h.created = slices.DeleteFunc(h.created, func(name string) bool { return name != h.template })
+	}
+	if h.cfg.URL == "" || len(h.created) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
