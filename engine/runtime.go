@@ -52,7 +52,10 @@ type Config struct {
 	// World is the store; wrap it with worlds.Record to keep a history.
 	World   worlds.World
 	Program Program
-	Steps   map[string]StepFunc
+	// Workflow names Program (the scenario's name): stamped on every run
+	// this runtime starts (eventlog.Run.Workflow).
+	Workflow string
+	Steps    map[string]StepFunc
 	// Knobs are the condition's: its Scheme is stamped on every run this
 	// runtime starts, its Policy is how the runtime behaves.
 	Knobs
@@ -278,7 +281,7 @@ func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 		basis = eventlog.FenceOnDecisions
 	}
 	ctx = worlds.WithActor(ctx, "starter")
-	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard})
+	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard, Workflow: rt.cfg.Workflow})
 	s.stats.observe(ctx, err)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", runID, err)

@@ -16,6 +16,11 @@ type Run struct {
 	// Guard names a legacy interim guard the world applies to this run's
 	// AppendFenced instead of a fence; GuardNone is left out of the JSON.
 	Guard Guard `json:"guard,omitzero"`
+	// Workflow names the run's workflow: the storm's scenario. A world
+	// whose store keeps a workflow name (the devkit packages' run_created)
+	// stores it there, so that a log read from the store says which
+	// workflow code replays it; "" when the writer does not say.
+	Workflow string `json:"workflow,omitempty"`
 }
 
 // FenceBasis says which appends move a run's fence.

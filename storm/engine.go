@@ -113,7 +113,7 @@ type Describer interface {
 // openModel opens our model of the replay runtime on the cell's world.
 func openModel(ctx context.Context, s EngineSetup) (Engine, error) {
 	return engine.New(ctx, engine.Config{
-		World: s.World, Program: s.Scenario.Program, Steps: s.Scenario.Steps, Knobs: s.Knobs,
+		World: s.World, Program: s.Scenario.Program, Workflow: s.Scenario.Name, Steps: s.Scenario.Steps, Knobs: s.Knobs,
 		Concurrency: s.Concurrency, PageSize: s.PageSize,
 		TimerTick: engine.TimerTickAt(s.TimeScale), SealAfter: sealAfter(s.Knobs.Policy, s.TimeScale),
 		Logger: s.Logger,

@@ -24,14 +24,20 @@ type ReplayOptions struct {
 	RunID  string
 	Repeat int
 	Format Format
+	// PGURL, Schema and Condition are the production-log mode's: a
+	// world-postgres database, its schema, and the condition whose engine
+	// policy the prefixes replay under. RunID is then --run's.
+	PGURL     string
+	Schema    string
+	Condition string
 }
 
 // NewCmdReplay returns `stormctl replay`. runF replaces runReplay in tests.
 func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "replay DIR RUN",
-		Short: "Re-execute a stored run's invocations from the pages they read, and say whether its divergence reproduces",
+		Use:   "replay DIR RUN | --pg-url URL --run ID",
+		Short: "Re-execute a stored run's invocations from the pages they read, or every prefix of a production log, and say where it diverges",
 		Long: `Replay one run of a stored storm deterministically: every invocation of the run
 is re-executed through the model engine against a read-only world that answers
 each of its events.list calls with exactly the page it read (rebuilt from
@@ -50,23 +56,69 @@ engine, not in the log, and the output names it and how its replays varied.
 Exit 0 when the recorded divergence reproduced every time (or the run wrote no
 run_failed), 1 when it did not, 2 for a run that cannot be replayed (no history
 recorded, a run of the devkit engine, reads a replay cannot serve) with one
-line saying why. Progress goes to stderr.`,
+line saying why. Progress goes to stderr.
+
+With --pg-url and --run it replays a production log instead: run ID's events as
+a database written by the published @workflow/world-postgres stores them
+(<schema>.workflow_events, eventData decoded from its CBOR, read in a READ ONLY
+transaction), in the package's own list order (by id). The run's workflow name
+(workflow_runs.name) maps it to a stormctl scenario: stormctl's model names its
+runs stormctl/<scenario>; any other workflow is refused. Every prefix of the
+log an invocation could have read, from the first event up to the run's
+terminal event, is replayed through the model engine (the scenario's code,
+under --condition's ids and wake), and the first prefix that diverges is
+reported: its length, the event it ends at, and the engine's error, compared
+with the log's own run_failed. Exit 0 when the replay agrees with the log (the
+first diverging prefix raises the error of its CORRUPTED_EVENT_LOG, or no
+prefix diverges and none is recorded), 1 when it does not (a divergence the
+run did not record, or a recorded one no prefix shows), 2 for a missing run,
+table or unknown workflow, 3 for a database that does not answer.`,
 		Example: `  stormctl replay storms/20261204-162917 wrun_01M90Y6ZC7KTP5BZ5N7XA4B2QM
   stormctl replay storms/20261204-162917 wrun_01M90Y6Z... --repeat 10
-  stormctl replay storms/20261204-162917 wrun_01M90Y6Z... --format json | jq '.invocations[] | select(.failed)'`,
-		Args: cobra.ExactArgs(2),
+  stormctl replay storms/20261204-162917 wrun_01M90Y6Z... --format json | jq '.invocations[] | select(.failed)'
+  stormctl replay --pg-url postgres://app@db:5432/app --run wrun_01M916WYJGPSVFEJ4SPQD9S0FX`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("pg-url") {
+				if len(args) > 0 {
+					return usage("--pg-url replays a production log: give no storm directory or run argument (--run names the run)")
+				}
+				return nil
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir, opts.RunID = args[0], args[1]
 			if opts.Repeat < 1 || opts.Repeat > maxRepeat {
 				return usage("--repeat must be in [1, %d], got %d", maxRepeat, opts.Repeat)
+			}
+			if !cmd.Flags().Changed("pg-url") {
+				for _, f := range []string{"run", "schema", "condition"} {
+					if cmd.Flags().Changed(f) {
+						return usage("--%s is for a production log: give --pg-url too (a storm directory's run is its second argument)", f)
+					}
+				}
+				opts.Dir, opts.RunID = args[0], args[1]
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return runReplay(cmd.Context(), opts)
+			}
+			switch {
+			case cmd.Flags().Changed("repeat"):
+				return usage("--repeat replays a storm directory's invocations; --pg-url replays every prefix of the stored log once (the model's engine and ordered wakes are deterministic)")
+			case opts.RunID == "":
+				return usage("--pg-url needs --run ID: the run whose log to replay")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runReplay(cmd.Context(), opts)
+			return runReplayPG(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Repeat, "repeat", 1, "replay every invocation this many times")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "replay a production log: a database written by the published @workflow/world-postgres (read-only)")
+	cmd.Flags().StringVar(&opts.RunID, "run", "", "with --pg-url: the run whose log to replay")
+	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "with --pg-url: schema of workflow_events and workflow_runs")
+	cmd.Flags().StringVar(&opts.Condition, "condition", "main", "with --pg-url: the condition whose engine policy (ids, wake) the prefixes replay under: the one the run ran")
 	addFormatFlag(cmd, &opts.Format, nil)
 	return cmd
 }

@@ -59,7 +59,7 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("endpoint flags %v, want %v in this order", flags, builtinFlags)
 	}
 	using := map[string][]string{
-		"pg-url": {"postgres"}, "ingest-url": {"vercel"}, "dynamo-endpoint": {"vercel"}, "redis-url": {"vercel"},
+		"pg-url": {"devkit-postgres", "postgres"}, "ingest-url": {"vercel"}, "dynamo-endpoint": {"vercel"}, "redis-url": {"vercel"},
 		"devkit-dir": {"devkit-local", "devkit-postgres"},
 	}
 	for flag, want := range using {

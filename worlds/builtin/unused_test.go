@@ -69,7 +69,7 @@ func TestUnusedLines(t *testing.T) {
 		v    worlds.Values
 		want string
 	}{
-		{worlds.Values{"pg-url": "postgres://127.0.0.1/test"}, "--pg-url: no postgres cell in this storm, so that server is not used (add --world postgres)"},
+		{worlds.Values{"pg-url": "postgres://127.0.0.1/test"}, "--pg-url: no devkit-postgres or postgres cell in this storm, so that server is not used (add --world devkit-postgres or postgres)"},
 		{worlds.Values{"devkit-dir": "/src/workflow"}, "--devkit-dir: no devkit-local or devkit-postgres cell in this storm, so that checkout is not used (add --world devkit-local or devkit-postgres)"},
 	}
 	uses := map[string][]eventlog.Guard{"local": {eventlog.GuardNone}}

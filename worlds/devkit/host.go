@@ -8,10 +8,15 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/stormctl/stormctl/internal/redact"
 
 	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
 	"github.com/stormctl/stormctl/worlds/postgres"
@@ -28,6 +33,15 @@ type Config struct {
 	// Progress receives the line a first install prints (nil: none).
 	Progress io.Writer
 	Logger   *slog.Logger
+	// URL is a PostgreSQL server of the user's (--pg-url) on which
+	// devkit-postgres creates its databases instead of an embedded
+	// cluster, each named with Prefix; "" starts the embedded cluster. Its
+	// server's track_commit_timestamp decides whether commit times can be
+	// read.
+	URL string
+	// Keep leaves the databases created on URL after Stop (--keep); they
+	// are dropped otherwise. The embedded cluster goes whatever Keep says.
+	Keep bool
 }
 
 // Host owns what the devkit worlds share: one sidecar process (started on
@@ -48,7 +62,12 @@ type Host struct {
 	// world's database is created from (a copy, instead of a migration).
 	template  string
 	databases int
-	stopped   bool
+	// prefix names this host's databases on Config.URL (a server others
+	// use too): "stormctl_devkit_<unix ms>_"; "devkit_" on the embedded
+	// cluster. created lists them, for Stop to drop.
+	prefix  string
+	created []string
+	stopped bool
 	// versions are the sidecar's packages' versions by package name (and
 	// Node's under "node"), asked once it started; nil if it could not say.
 	versions map[string]string
@@ -59,7 +78,11 @@ func NewHost(cfg Config) *Host {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{cfg: cfg}
+	prefix := "devkit_"
+	if cfg.URL != "" {
+		prefix = fmt.Sprintf("stormctl_devkit_%d_", time.Now().UnixMilli())
+	}
+	return &Host{cfg: cfg, prefix: prefix}
 }
 
 // process returns the running sidecar, installing and starting it the first
@@ -149,8 +172,8 @@ func (h *Host) database(ctx context.Context, p *sidecar.Process) (string, error)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if h.template == "" {
-		const name = "devkit_template"
-		if err := createDatabase(ctx, conn, name, ""); err != nil {
+		name := h.prefix + "template"
+		if err := h.createDatabase(ctx, conn, name, ""); err != nil {
 			return "", err
 		}
 		url, err := h.urlOf(name)
@@ -169,18 +192,25 @@ func (h *Host) database(ctx context.Context, p *sidecar.Process) (string, error)
 		h.template = name
 	}
 	h.databases++
-	name := fmt.Sprintf("devkit_%d", h.databases)
-	if err := createDatabase(ctx, conn, name, h.template); err != nil {
+	name := fmt.Sprintf("%s%d", h.prefix, h.databases)
+	if err := h.createDatabase(ctx, conn, name, h.template); err != nil {
 		return "", err
 	}
 	return h.urlOf(name)
 }
 
 // clusterConn connects to the devkit-postgres cluster, starting it the
-// first time. h.mu is held.
+// first time, or to Config.URL's server. h.mu is held.
 func (h *Host) clusterConn(ctx context.Context) (*pgx.Conn, error) {
 	if h.stopped {
 		return nil, errors.New("devkit: the host is stopped")
+	}
+	if h.cfg.URL != "" {
+		conn, err := pgx.Connect(ctx, h.cfg.URL)
+		if err != nil {
+			return nil, fmt.Errorf("devkit-postgres: connect to --pg-url's server: %w", redactErr(err, h.cfg.URL))
+		}
+		return conn, nil
 	}
 	if h.cluster == nil && h.clusterErr == nil {
 		h.cluster, h.clusterErr = postgres.StartEmbedded(ctx, h.cfg.Logger)
@@ -206,15 +236,16 @@ func (h *Host) emptyDatabase(ctx context.Context) (string, error) {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	h.databases++
-	name := fmt.Sprintf("devkit_runtime_%d", h.databases)
-	if err := createDatabase(ctx, conn, name, ""); err != nil {
+	name := fmt.Sprintf("%sruntime_%d", h.prefix, h.databases)
+	if err := h.createDatabase(ctx, conn, name, ""); err != nil {
 		return "", err
 	}
 	return h.urlOf(name)
 }
 
-// createDatabase creates database name, a copy of template if one is named.
-func createDatabase(ctx context.Context, conn *pgx.Conn, name, template string) error {
+// createDatabase creates database name, a copy of template if one is
+// named, and lists it for Stop. h.mu is held.
+func (h *Host) createDatabase(ctx context.Context, conn *pgx.Conn, name, template string) error {
 	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
 	if template != "" {
 		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
@@ -222,12 +253,64 @@ func createDatabase(ctx context.Context, conn *pgx.Conn, name, template string) 
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("devkit-postgres: create database %s: %w", name, err)
 	}
+	h.created = append(h.created, name)
 	return nil
 }
 
-// urlOf is the URL of database name in the cluster.
+// kept says where database name stays after Stop (Config.Keep on
+// Config.URL's server), or "" when it goes.
+func (h *Host) kept(name string) string {
+	if h.cfg.URL == "" || !h.cfg.Keep || name == "" {
+		return ""
+	}
+	where := ""
+	if pc, err := pgconn.ParseConfig(h.cfg.URL); err == nil {
+		where = fmt.Sprintf(" on %s:%d", pc.Host, pc.Port)
+	}
+	return "database " + name + where
+}
+
+// dropDatabases drops the databases this host created on Config.URL's
+// server; with Config.Keep only the template (the worlds' databases, named
+// by World.Kept, stay). h.mu is held.
+func (h *Host) dropDatabases() error {
+	if h.cfg.Keep {
+		h.created = slices.DeleteFunc(h.created, func(name string) bool { return name != h.template })
+	}
+	if h.cfg.URL == "" || len(h.created) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, h.cfg.URL)
+	if err != nil {
+		return fmt.Errorf("devkit-postgres: drop its databases %s: %w", strings.Join(h.created, ", "), redactErr(err, h.cfg.URL))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var errs []error
+	// The template last: the others were copied from it.
+	for _, name := range slices.Backward(h.created) {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			errs = append(errs, fmt.Errorf("devkit-postgres: drop database %s: %w", name, err))
+		}
+	}
+	h.created = nil
+	return errors.Join(errs...)
+}
+
+// redactErr is err with url's password masked.
+func redactErr(err error, url string) error {
+	return errors.New(redact.Text(err.Error(), url))
+}
+
+// urlOf is the URL of database name in the cluster (or on Config.URL's
+// server).
 func (h *Host) urlOf(name string) (string, error) {
-	u, err := url.Parse(h.cluster.URL())
+	base := h.cfg.URL
+	if base == "" {
+		base = h.cluster.URL()
+	}
+	u, err := url.Parse(base)
 	if err != nil {
 		return "", fmt.Errorf("devkit-postgres: cluster URL: %w", err)
 	}
@@ -265,6 +348,7 @@ func (h *Host) Stop() error {
 		errs = append(errs, h.proc.Stop())
 		h.proc = nil
 	}
+	errs = append(errs, h.dropDatabases())
 	if h.cluster != nil {
 		errs = append(errs, h.cluster.Stop())
 		h.cluster = nil

@@ -50,8 +50,30 @@ var (
 )
 
 // workflowName names stormctl's runs to the package (run_created requires
-// one, and a deployment id).
+// one, and a deployment id); a run whose workflow is named
+// (eventlog.Run.Workflow, the scenario) is WorkflowName of it.
 const workflowName = "stormctl"
+
+// WorkflowName is the package's workflowName of a stormctl run of
+// workflow (the scenario): "stormctl/<workflow>", or "stormctl" when the
+// writer named none. ScenarioOf reads it back.
+func WorkflowName(workflow string) string {
+	if workflow == "" {
+		return workflowName
+	}
+	return workflowName + "/" + workflow
+}
+
+// ScenarioOf reads the scenario off a run's workflowName as WorkflowName
+// writes it; ok is false for another name (the published runtime's, an
+// application's) and for a bare "stormctl", which names none.
+func ScenarioOf(name string) (string, bool) {
+	s, ok := strings.CutPrefix(name, workflowName+"/")
+	if !ok || s == "" {
+		return "", false
+	}
+	return s, true
+}
 
 // Tokens are per run in stormctl and global in the packages (a hook is
 // resumed by its token alone), so a token is scoped by its run on the way in
@@ -63,9 +85,9 @@ func unscopeToken(runID, token string) string {
 	return t
 }
 
-// toPackage maps a draft onto the package's event, or refuses a draft the
+// toPackage maps a draft of a run of workflow onto the package's event, or refuses a draft the
 // package cannot hold with an *eventlog.RefusedError.
-func toPackage(runID string, d eventlog.Draft) (pkgEvent, error) {
+func toPackage(runID, workflow string, d eventlog.Draft) (pkgEvent, error) {
 	pe := pkgEvent{EventType: string(d.Type), CorrelationID: d.CorrelationID}
 	refuse := func(why string) error {
 		return &eventlog.RefusedError{RunID: runID, Type: d.Type, Reason: "unrepresentable", Message: why}
@@ -76,7 +98,7 @@ func toPackage(runID string, d eventlog.Draft) (pkgEvent, error) {
 	}
 	switch {
 	case d.Type == eventlog.RunCreated:
-		data["deploymentId"], data["workflowName"] = workflowName, workflowName
+		data["deploymentId"], data["workflowName"] = workflowName, WorkflowName(workflow)
 		pe.CorrelationID = ""
 	case d.Type == eventlog.StepCreated:
 		data["stepName"] = stepName(d)
@@ -140,6 +162,14 @@ func resumeAt(payload json.RawMessage) (string, bool, error) {
 		return "", false, nil
 	}
 	return p.ResumeAt.UTC().Format(time.RFC3339Nano), true, nil
+}
+
+// EventOf maps an event as world-postgres stores it (its row's id, type,
+// correlation id and eventData as JSON) back onto stormctl's, under run
+// runID, as the devkit worlds read what the package's events.list gives
+// them: a payload stormctl wrote comes back as it was written.
+func EventOf(runID, id, typ, corr string, data json.RawMessage) (eventlog.Event, error) {
+	return fromPackage(runID, pkgEvent{EventID: id, EventType: typ, CorrelationID: corr, EventData: data, RunID: runID})
 }
 
 // fromPackage maps a package event back onto stormctl's, under its run id.

@@ -66,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 			if want.Type == "" {
 				want = tt.d
 			}
-			pe, err := toPackage(testRun, tt.d)
+			pe, err := toPackage(testRun, "", tt.d)
 			if err != nil {
 				t.Fatalf("toPackage: %v", err)
 			}
@@ -114,7 +114,7 @@ func TestPackageShapes(t *testing.T) {
 		{eventlog.Draft{Type: eventlog.HookDisposed, CorrelationID: "h"}, ``},
 	}
 	for _, tt := range tests {
-		pe, err := toPackage(testRun, tt.d)
+		pe, err := toPackage(testRun, "", tt.d)
 		if err != nil {
 			t.Fatalf("toPackage(%+v): %v", tt.d, err)
 		}
@@ -139,7 +139,7 @@ func TestUnrepresentable(t *testing.T) {
 		{Type: eventlog.WaitCreated, CorrelationID: "w", Payload: json.RawMessage(`{"durationMs":5}`)},
 		{Type: eventlog.WaitCompleted, CorrelationID: "w", Dedup: "x"},
 	} {
-		if _, err := toPackage(testRun, d); !errors.Is(err, eventlog.ErrRefused) {
+		if _, err := toPackage(testRun, "", d); !errors.Is(err, eventlog.ErrRefused) {
 			t.Errorf("toPackage(%s %+v) = %v, want an error matching %v", d.Type, d, err, eventlog.ErrRefused)
 		}
 	}
@@ -187,5 +187,35 @@ func TestClassify(t *testing.T) {
 	var ce *eventlog.ConflictError
 	if err := Classify("create", testRun, d, &sidecar.Error{Name: "EntityConflictError"}); !errors.As(err, &ce) || ce.Key != "step_completed/s" {
 		t.Errorf("a conflict names key %+v, want step_completed/s", ce)
+	}
+}
+
+// TestWorkflowName: a run's run_created names its workflow to the package
+// as stormctl/<scenario>, which ScenarioOf reads back; a run that names
+// none is bare "stormctl", and no other name maps to a scenario.
+func TestWorkflowName(t *testing.T) {
+	pe, err := toPackage(testRun, "step-storm", eventlog.Draft{Type: eventlog.RunCreated, Payload: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		Deployment string `json:"deploymentId"`
+		Workflow   string `json:"workflowName"`
+	}
+	if err := json.Unmarshal(pe.EventData, &data); err != nil || data.Deployment != "stormctl" || data.Workflow != "stormctl/step-storm" {
+		t.Errorf("eventData %s (%v)", pe.EventData, err)
+	}
+	for _, tt := range []struct {
+		name, scenario string
+		ok             bool
+	}{
+		{WorkflowName("step-storm"), "step-storm", true},
+		{WorkflowName(""), "", false},
+		{"stormctl/", "", false},
+		{"workflow//./workflows/step-storm//stepStorm", "", false},
+	} {
+		if s, ok := ScenarioOf(tt.name); s != tt.scenario || ok != tt.ok {
+			t.Errorf("ScenarioOf(%q) = %q, %v; want %q, %v", tt.name, s, ok, tt.scenario, tt.ok)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // Names of the devkit worlds in the registry.
@@ -22,19 +23,20 @@ const (
 // admission) run on them.
 func Register(r *worlds.Registry, h *Host) {
 	for _, k := range []struct {
-		kind Kind
-		name string
-		desc string
+		kind      Kind
+		name      string
+		desc      string
+		endpoints []worlds.Endpoint
 	}{
-		{Local, LocalName, "the published @workflow/world-local (or --devkit-dir's), run in a Node sidecar: one JSON file per event, listed by a directory scan"},
-		{Postgres, PostgresName, "the published @workflow/world-postgres (or --devkit-dir's), run in a Node sidecar against its own embedded PostgreSQL"},
+		{Local, LocalName, "the published @workflow/world-local (or --devkit-dir's), run in a Node sidecar: one JSON file per event, listed by a directory scan", []worlds.Endpoint{DirFlag}},
+		{Postgres, PostgresName, "the published @workflow/world-postgres (or --devkit-dir's), run in a Node sidecar against its own embedded PostgreSQL (or a database of its own on --pg-url's server)", []worlds.Endpoint{DirFlag, postgres.URLFlag}},
 	} {
 		r.Register(worlds.Entry{
 			Name:        k.name,
 			Description: k.desc,
 			Schemes:     []string{string(eventlog.SchemeULID)},
 			Limits:      Limits(k.kind),
-			Endpoints:   []worlds.Endpoint{DirFlag},
+			Endpoints:   k.endpoints,
 			Engines:     []string{"devkit"},
 			OwnWindows:  true,
 			Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {

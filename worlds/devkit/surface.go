@@ -7,6 +7,7 @@ import (
 	"github.com/stormctl/stormctl/flagspec"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // DirFlag is --devkit-dir (Config.Dir): a vercel/workflow checkout whose
@@ -34,7 +35,7 @@ var DirFlag = worlds.Endpoint{
 // one Host (one sidecar), on the packages of --devkit-dir or the published
 // ones.
 var Package = worlds.Package{Register: func(r *worlds.Registry, s worlds.Setup, logger *slog.Logger) func() error {
-	h := NewHost(Config{Dir: s.Endpoints[DirFlag.Name], Progress: s.Progress, Logger: logger})
+	h := NewHost(Config{Dir: s.Endpoints[DirFlag.Name], URL: s.Endpoints[postgres.URLFlag.Name], Keep: s.Keep, Progress: s.Progress, Logger: logger})
 	Register(r, h)
 	return h.Stop
 }}

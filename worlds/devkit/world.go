@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -43,14 +44,18 @@ type World struct {
 	dataDir string   // Local: the package's data directory
 	dbURL   string   // Postgres: the world's database
 	backend *Backend // Vercel: the server and project its package calls
-	latency worlds.Profile
-	version string // the package's version (WindowError names it)
+	// runtimeURLs are the databases RuntimeStore made (Postgres).
+	runtimeURLs []string
+	latency     worlds.Profile
+	version     string // the package's version (WindowError names it)
 	// serverWindow: the mint-to-commit window is the backend's to spend
 	// (Vercel), not the sidecar's: writes ask the sidecar for none.
 	serverWindow bool
 
 	mu   sync.Mutex
 	runs map[string]bool
+	// workflows names each run's workflow (eventlog.Run.Workflow).
+	workflows map[string]string
 	// seen is when this world first saw each event committed: the answer
 	// of the create that wrote it, or the first read that returned it.
 	seen map[string]time.Time
@@ -62,6 +67,7 @@ type World struct {
 }
 
 var (
+	_ worlds.Keeper      = (*World)(nil)
 	_ worlds.World       = (*World)(nil)
 	_ worlds.CommitTimes = (*World)(nil)
 )
@@ -109,7 +115,7 @@ func open(ctx context.Context, h *Host, k Kind, opts worlds.Options, b *Backend)
 		return nil, err
 	}
 	w := &World{kind: k, host: h, dir: opts.Dir, proc: p, latency: worlds.ProfileOrNone(opts.Latency), version: h.version(k),
-		runs: map[string]bool{}, seen: map[string]time.Time{}, windows: map[eventlog.Type]WindowCount{}}
+		runs: map[string]bool{}, workflows: map[string]string{}, seen: map[string]time.Time{}, windows: map[eventlog.Type]WindowCount{}}
 	args := map[string]any{"kind": string(k)}
 	switch k {
 	case Local:
@@ -194,6 +200,7 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 		return fmt.Errorf("devkit-%s: run %s exists", w.kind, r.ID)
 	}
 	w.runs[r.ID] = true
+	w.workflows[r.ID] = r.Workflow
 	return nil
 }
 
@@ -219,7 +226,10 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 }
 
 func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eventlog.Event, error) {
-	pe, err := toPackage(runID, d)
+	w.mu.Lock()
+	workflow := w.workflows[runID]
+	w.mu.Unlock()
+	pe, err := toPackage(runID, workflow, d)
 	if err != nil {
 		return eventlog.Event{}, err
 	}
@@ -354,6 +364,9 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 		if err != nil {
 			return Store{}, err
 		}
+		w.mu.Lock()
+		w.runtimeURLs = append(w.runtimeURLs, url)
+		w.mu.Unlock()
 		return Store{Kind: Postgres, URL: url}, nil
 	case Vercel:
 		if w.dir == "" {
@@ -362,6 +375,24 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 		return Store{Kind: Vercel, DataDir: filepath.Join(w.dir, "runtime-queue"), URL: w.backend.URL, Project: w.backend.Project}, nil
 	}
 	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
+}
+
+// Kept implements worlds.Keeper: with --keep on --pg-url's server, the
+// devkit-postgres database that stays (and its runtime's, when one was
+// made).
+func (w *World) Kept() string {
+	if w.kind != Postgres {
+		return ""
+	}
+	var kept []string
+	for _, u := range append([]string{w.dbURL}, w.runtimeURLs...) {
+		if pc, err := pgconn.ParseConfig(u); err == nil {
+			if k := w.host.kept(pc.Database); k != "" {
+				kept = append(kept, k)
+			}
+		}
+	}
+	return strings.Join(kept, "; ")
 }
 
 // Close closes the package's instance; its files or database stay (the

@@ -19,7 +19,7 @@ import (
 
 // URLHelp is the help of --pg-url wherever stormctl opens the postgres
 // world's store (storm, fidelity, bench).
-const URLHelp = "PostgreSQL server for the postgres world (default: a throw-away embedded cluster)"
+const URLHelp = "PostgreSQL server for the postgres world, and for devkit-postgres's databases (default: a throw-away embedded cluster)"
 
 // Connections is what a storm's postgres cells share of the embedded
 // cluster's 220 connections (Entry.Connections): about 180, the rest left
