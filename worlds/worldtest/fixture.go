@@ -16,7 +16,7 @@ import (
 
 // fixture is one fresh world with one run of the scheme under test.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	s   *suite
 	w   worlds.World
 	ctx context.Context
@@ -24,7 +24,7 @@ type fixture struct {
 }
 
 // fixture opens a fresh world and creates a run with the given fence basis.
-func (s *suite) fixture(t *testing.T, basis eventlog.FenceBasis) *fixture {
+func (s *suite) fixture(t testing.TB, basis eventlog.FenceBasis) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, w: s.open(t), ctx: t.Context()}
 	f.run = f.createRun(basis)
@@ -147,7 +147,7 @@ func (f *fixture) checkEvent(e eventlog.Event) {
 }
 
 // checkID asserts an id is a world prefix and a ULID.
-func checkID(t *testing.T, id string) {
+func checkID(t testing.TB, id string) {
 	t.Helper()
 	rest, ok := strings.CutPrefix(id, eventlog.LocalPrefix)
 	if !ok {

@@ -115,7 +115,7 @@ func (f *fixture) shape(d eventlog.Draft) eventlog.Draft {
 }
 
 // skipFence skips t, saying why, when the world has no fenced append.
-func (s *suite) skipFence(t *testing.T, what string) {
+func (s *suite) skipFence(t testing.TB, what string) {
 	t.Helper()
 	if s.limits.Fence != "" {
 		t.Skipf("%s: the world has no fenced append: %s", what, s.limits.Fence)
