@@ -118,11 +118,15 @@ func (c Card) Table(w io.Writer) error {
 		fmt.Fprintf(w, "  %-7s %s: %s%s\n", r.Verdict, r.Name, oneLine(r.Detail), layer(r))
 	}
 	fmt.Fprintf(w, "\nstorm (%s engine%s)\n", c.Engine, note(c.EngineNote))
-	if c.Storm != nil {
+	switch {
+	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).Table(w); err != nil {
 			return err
 		}
-	} else {
+		if c.StormNote != "" {
+			fmt.Fprintf(w, "  %s\n", c.StormNote)
+		}
+	default:
 		fmt.Fprintf(w, "  not run: %s\n", c.StormNote)
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", c.Summary())
@@ -144,11 +148,15 @@ func (c Card) Markdown(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nStorm (%s engine%s):\n\n", c.Engine, mdEscape(note(c.EngineNote)))
-	if c.Storm != nil {
+	switch {
+	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).MarkdownTables(w); err != nil {
 			return err
 		}
-	} else {
+		if c.StormNote != "" {
+			fmt.Fprintf(w, "\n%s\n", mdEscape(c.StormNote))
+		}
+	default:
 		fmt.Fprintf(w, "not run: %s\n", mdEscape(c.StormNote))
 	}
 	_, err := fmt.Fprintf(w, "\n**%s**\n", c.Summary())

@@ -38,7 +38,7 @@ func RunSuite(ctx context.Context, entry worlds.Entry, progress io.Writer) ([]Re
 				t.Errorf("close world %q: %v", entry.Name, err)
 			}
 		})
-		return w
+		return withRuns(w, entry.Limits)
 	})
 	if err != nil {
 		return nil, err

@@ -76,7 +76,11 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 			return stop, err
 		}
 		opened = append(opened, w)
-		reg.Register(w.Entry(name))
+		spec, err := w.Spec(ctx)
+		if err != nil {
+			return stop, &InfraError{Err: fmt.Errorf("--world %s: the sidecar could not load the package: %w", name, err)}
+		}
+		reg.Register(w.Entry(name, spec))
 	}
 	if len(env) > 0 && len(opened) == 0 {
 		return stop, usage("--world-env: no package:… world to give it to")

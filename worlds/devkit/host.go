@@ -273,6 +273,8 @@ type Spec struct {
 	// versions).
 	World       string `json:"world"`
 	SpecVersion *int   `json:"specVersion"`
+	// Bare are the event types whose data the package's schema drops.
+	Bare []string `json:"bare"`
 }
 
 // Spec asks the sidecar which contract kind k's package implements: it

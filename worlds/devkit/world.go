@@ -275,13 +275,16 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		Event  pkgEvent      `json:"event"`
 		Window *windowAnswer `json:"window"`
 	}
-	delay := w.latency.Delay(d.Type).Milliseconds()
+	var delay int64
+	if w.kind != ThirdParty { // a third-party package's windows are its own: nothing is drawn
+		delay = w.latency.Delay(d.Type).Milliseconds()
+	}
 	if w.serverWindow {
 		delay = 0
 	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
-		return eventlog.Event{}, Classify("create", runID, &d, err)
+		return eventlog.Event{}, Classify("create", runID, &d, w.conflict(err))
 	}
 	if delay > 0 {
 		w.countWindow(d.Type, out.Window)
@@ -295,6 +298,20 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		return e, &eventlog.ConflictError{RunID: runID, Key: "hook_token/" + d.Token}
 	}
 	return e, nil
+}
+
+// conflict makes a third-party package's 409 answer to a write its
+// EntityConflictError: contracts before that class (@workflow/errors
+// 4.1.0-beta.14, which @workflow/world 4.1.0-beta.2 packages pin) answer
+// a conflicting event with a WorkflowAPIError of status 409.
+func (w *World) conflict(err error) error {
+	var se *sidecar.Error
+	if w.kind == ThirdParty && errors.As(err, &se) && se.Name == "WorkflowAPIError" && se.Status == 409 {
+		c := *se
+		c.Name = "EntityConflictError"
+		return &c
+	}
+	return err
 }
 
 // AppendFenced fails with ErrNoFence: the package has no fence.

@@ -319,9 +319,17 @@ func Open(ctx context.Context, in Installed, env []string, cacheDir string, prog
 func (w *World) Spec(ctx context.Context) (devkit.Spec, error) { return w.host.Spec(ctx, w.Kind) }
 
 // Entry is the package's registry entry, named name (the world as given,
-// package:...): scheme ulid, the legacy contract's limits, the model
+// package:...): scheme ulid, the legacy contract's limits and those its
+// spec shows (the event types its schema keeps no data for), the model
 // engine only.
-func (w *World) Entry(name string) worlds.Entry {
+func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
+	limits := devkit.Limits(w.Kind)
+	for _, t := range spec.Bare {
+		if limits.Bare == nil {
+			limits.Bare = map[eventlog.Type]string{}
+		}
+		limits.Bare[eventlog.Type(t)] = fmt.Sprintf("the package's contract (@workflow/world %s) has no data on %s: its schema drops it", spec.World, t)
+	}
 	desc := fmt.Sprintf("the World package %s, run in a Node sidecar through its factory", w.ID())
 	if w.Kind != devkit.ThirdParty {
 		desc = fmt.Sprintf("the World package %s, run in a Node sidecar as devkit-%s runs it", w.ID(), w.Kind)
@@ -330,7 +338,7 @@ func (w *World) Entry(name string) worlds.Entry {
 		Name:        name,
 		Description: desc,
 		Schemes:     []string{string(eventlog.SchemeULID)},
-		Limits:      devkit.Limits(w.Kind),
+		Limits:      limits,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			if w.Kind == devkit.ThirdParty {
 				return devkit.OpenPackage(ctx, w.host, opts)

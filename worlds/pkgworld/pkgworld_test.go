@@ -74,7 +74,11 @@ func open(t *testing.T, ref string, env ...string) (*pkgworld.World, worlds.Entr
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Stop() })
-	return w, w.Entry(ref)
+	spec, err := w.Spec(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, w.Entry(ref, spec)
 }
 
 // TestStarter runs the starter's storage through the sidecar: the

@@ -171,7 +171,7 @@ func (f *fixture) checkWritten(d []eventlog.Draft, evs []eventlog.Event) {
 	for i, e := range evs {
 		f.checkEvent(e)
 		if !sameDraft(e.Draft(), d[i]) {
-			f.t.Fatalf("event %d: carries draft %+v, want %+v", i, e.Draft(), d[i])
+			f.t.Fatalf("event %d: carries draft %s, want %s", i, draftText(e.Draft()), draftText(d[i]))
 		}
 		if f.s.positioned && i > 0 && e.Seq != evs[i-1].Seq+1 {
 			f.t.Fatalf("batch event %d: seq %d after %d, want consecutive", i, e.Seq, evs[i-1].Seq)
@@ -219,4 +219,16 @@ func ids(evs []eventlog.Event) string {
 		s[i] = fmt.Sprintf("%s@%d", e.ID, e.Seq)
 	}
 	return strings.Join(s, " ")
+}
+
+// draftText is a draft for a failure's message, its payload as text.
+func draftText(d eventlog.Draft) string {
+	return fmt.Sprintf("{%s correlation %q token %q dedup %q payload %s}", d.Type, d.CorrelationID, d.Token, d.Dedup, orNone(string(d.Payload)))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

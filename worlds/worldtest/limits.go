@@ -37,7 +37,7 @@ func (f *fixture) draft(t eventlog.Type, corr string) eventlog.Draft {
 		return d
 	}
 	switch {
-	case bareTypes[t]:
+	case bareTypes[t] || f.s.limits.Bare[t] != "":
 		d.Payload = nil
 	case t == eventlog.WaitCreated || t == eventlog.WaitCompleted:
 		d.Payload = json.RawMessage(fmt.Sprintf(`{"resumeAt":%q}`, lifecycleResumeAt))

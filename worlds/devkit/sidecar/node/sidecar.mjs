@@ -359,6 +359,25 @@ async function close(req) {
   return {};
 }
 
+// bareTypes lists the event types whose data the package's schema drops:
+// a draft of each, with data, parsed by its CreateEventSchema, comes back
+// without it (an older contract's wait_completed, say).
+function bareTypes(p) {
+  const out = [];
+  for (const eventType of ['step_started', 'hook_disposed', 'wait_completed']) {
+    try {
+      const parsed = p.CreateEventSchema.parse({
+        specVersion: p.specVersion, eventType, correlationId: 'probe',
+        eventData: { resumeAt: new Date(0) },
+      });
+      if (parsed.eventData === undefined) out.push(eventType);
+    } catch {
+      // the schema refuses the type with data: not bare, refused (the Go side's mapping says so)
+    }
+  }
+  return out;
+}
+
 async function hello(req) {
   const versions = {};
   const specs = {};
@@ -372,7 +391,10 @@ async function hello(req) {
   }
   for (const kind of req?.specs ?? []) {
     const p = await load(kind);
-    specs[kind] = { package: p.pkg.name, version: p.pkg.version, world: p.worldVersion, specVersion: p.specVersion ?? null };
+    specs[kind] = {
+      package: p.pkg.name, version: p.pkg.version, world: p.worldVersion, specVersion: p.specVersion ?? null,
+      bare: bareTypes(p),
+    };
   }
   return { versions, node: process.version, specs };
 }
