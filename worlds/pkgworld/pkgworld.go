@@ -40,9 +40,10 @@ import (
 // Prefix starts a world name that names a package.
 const Prefix = "package:"
 
-// ErrNotFound is a package npm cannot fetch (no such name or version on
-// the registry): the user's input, not the machine's (exit 2).
-var ErrNotFound = errors.New("npm cannot fetch the package")
+// ErrNotFound is a package that is not there: one npm cannot fetch (no
+// such name or version on the registry), or a directory without a
+// package.json: the user's input, not the machine's (exit 2).
+var ErrNotFound = errors.New("no such package")
 
 // Ref is a package as named after Prefix.
 type Ref struct {
@@ -206,7 +207,7 @@ func latest(ctx context.Context, r Ref) (string, error) {
 // have (E404, ETARGET), sidecar.ErrInstall for the rest.
 func npmError(what string, err error, out string) error {
 	if strings.Contains(out, "E404") || strings.Contains(out, "ETARGET") || strings.Contains(out, "404 Not Found") {
-		return fmt.Errorf("%s: %w (%s)", what, ErrNotFound, firstLine(out))
+		return fmt.Errorf("%s: npm cannot fetch it: %w (%s)", what, ErrNotFound, firstLine(out))
 	}
 	return fmt.Errorf("%s: %w: %v: %s", what, sidecar.ErrInstall, err, firstLine(out))
 }
@@ -276,6 +277,9 @@ func local(r Ref) (Installed, error) {
 func readPackage(r Ref, dir string) (Installed, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
+		if os.IsNotExist(err) {
+			return Installed{}, fmt.Errorf("package %s: %w: %s has no package.json", r, ErrNotFound, dir)
+		}
 		return Installed{}, fmt.Errorf("package %s: %w: %v", r, ErrNotFound, err)
 	}
 	var pkg struct {
