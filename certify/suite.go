@@ -50,6 +50,7 @@ func RunSuite(ctx context.Context, entry worlds.Entry, progress io.Writer) ([]Re
 		}
 		name := string(c.Scheme) + "/" + c.Name
 		r := runCheck(ctx, name, c.Run)
+		r.Detail = typeNames.Replace(r.Detail)
 		if progress != nil {
 			fmt.Fprintf(progress, "certify: conformance %s: %s\n", name, r.Verdict)
 		}
@@ -57,6 +58,10 @@ func RunSuite(ctx context.Context, entry worlds.Entry, progress io.Writer) ([]Re
 	}
 	return out, nil
 }
+
+// typeNames names the wrappers the suite's messages name by type (%T)
+// as what they are to the reader of a card.
+var typeNames = strings.NewReplacer("*certify.runsWorld", "the package's world", "certify.runsWorldClock", "the package's world")
 
 // runCheck runs one check on a fresh runner and judges it.
 func runCheck(ctx context.Context, name string, f func(testing.TB)) Result {
