@@ -117,3 +117,20 @@ func TestNotFound(t *testing.T) {
 		t.Fatalf("Install = %v, want ErrNotFound", err)
 	}
 }
+
+// FuzzParse: any world name parses or is refused, never panics, and a
+// parsed npm ref prints back as it was written after the prefix.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"package:@workflow-worlds/redis@0.2.2", "package:left-pad", "package:./x", "package:", "package:@@", "package:a@", "local"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := pkgworld.Parse(s)
+		if err != nil || r.Path != "" {
+			return
+		}
+		if got := pkgworld.Prefix + r.String(); got != s {
+			t.Errorf("Parse(%q) = %+v, which prints as %q", s, r, got)
+		}
+	})
+}
