@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/certify"
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/redisserver"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
@@ -27,7 +30,10 @@ type CertifyOptions struct {
 	// added environment.
 	World    string
 	WorldEnv []string
-	Load     certify.Load
+	// StartRedis, when set, is the variable a redis-server of stormctl's
+	// own is given to the package in (--start-redis).
+	StartRedis string
+	Load       certify.Load
 	// StormRuns is the short storm's runs per cell (0: no storm); Out
 	// keeps its artifacts ("": a temp directory, removed).
 	StormRuns int
@@ -74,6 +80,9 @@ node, npm or the package's server is missing.`,
   stormctl certify package:@workflow-worlds/redis \
     --world-env WORKFLOW_REDIS_URI=redis://127.0.0.1:6379 --format markdown
 
+  # ... or against a redis-server stormctl starts (and stops) itself
+  stormctl certify package:@workflow-worlds/redis --start-redis WORKFLOW_REDIS_URI
+
   # upstream's local world at a pinned version
   stormctl certify package:@workflow/world-local@4.4.1
 
@@ -97,6 +106,9 @@ node, npm or the package's server is missing.`,
 			if opts.Load.Writers < 2 {
 				return usage("--writers must be at least 2 (contention needs two writers), got %d", opts.Load.Writers)
 			}
+			if strings.ContainsAny(opts.StartRedis, "= \t") {
+				return usage("--start-redis %q: want the name of the variable the package reads its Redis URL from, e.g. WORKFLOW_REDIS_URI", opts.StartRedis)
+			}
 			if opts.StormRuns < 0 {
 				return usage("--storm-runs must be at least 0, got %d", opts.StormRuns)
 			}
@@ -108,6 +120,7 @@ node, npm or the package's server is missing.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.WorldEnv, "world-env", nil, worldEnvHelp)
+	fl.StringVar(&opts.StartRedis, "start-redis", "", "start a redis-server of stormctl's own (from PATH; on a free port, without persistence, stopped at the end) and give its URL to the package in this variable, e.g. WORKFLOW_REDIS_URI")
 	fl.IntVar(&opts.Load.Writers, "writers", opts.Load.Writers, "concurrent writers in the contention checks")
 	fl.IntVar(&opts.Load.Readers, "readers", opts.Load.Readers, "concurrent readers in the contention checks")
 	fl.IntVar(&opts.Load.Rounds, "rounds", opts.Load.Rounds, "runs each contention check writes")
@@ -120,6 +133,19 @@ node, npm or the package's server is missing.`,
 func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	logger := opts.Factory.Logger()
 	progress := opts.IO.ErrOut
+	if opts.StartRedis != "" {
+		srv, err := redisserver.Start(ctx)
+		if err != nil {
+			return &InfraError{Err: fmt.Errorf("--start-redis: %w", err)}
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				logger.Warn("stopping the redis-server", "err", err)
+			}
+		}()
+		fmt.Fprintf(progress, "certify: redis-server started at %s for the package (%s)\n", srv.URL(), opts.StartRedis)
+		opts.WorldEnv = append(slices.Clone(opts.WorldEnv), opts.StartRedis+"="+srv.URL())
+	}
 	w, err := openPackage(ctx, opts.IO, opts.World, opts.WorldEnv, logger)
 	if err != nil {
 		return err
