@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 )
 
@@ -163,7 +164,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	card := certify.Card{
 		World: opts.World, Package: w.Name, Version: w.Version, Load: opts.Load, Stormctl: opts.Factory.Version,
 		Contract: certify.Contract{World: spec.World, SpecVersion: spec.SpecVersion, Scheme: string(eventlog.SchemeULID),
-			Applies: "the legacy contract (scheme ulid: ids minted by the package order and cursor the log; no fence, no guard): the suite's ulid checks apply, fenced appends and the undeclared keys are skipped"},
+			Applies: applies(w, spec, entry)},
 		Engine:     "model",
 		EngineNote: "the real runtime (engine devkit) does not host third-party worlds yet",
 	}
@@ -191,6 +192,22 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 		return ErrGateFailed
 	}
 	return nil
+}
+
+// applies says which checks the package's contract makes apply, and how
+// the suite writes to it.
+func applies(w *pkgworld.World, spec devkit.Spec, entry worlds.Entry) string {
+	parts := []string{"the legacy contract (scheme ulid: ids minted by the package order and cursor the log; no fence, no guard): the suite's ulid checks apply, fenced appends and the keys the contract leaves unenforced are skipped"}
+	if len(spec.Bare) > 0 {
+		parts = append(parts, fmt.Sprintf("%s written without data (the package's schema drops it)", strings.Join(spec.Bare, ", ")))
+	}
+	if w.Kind == devkit.ThirdParty {
+		parts = append(parts, "a WorkflowAPIError of status 409 is read as its conflict (contracts before EntityConflictError)")
+	}
+	if entry.Limits.Lifecycle != "" {
+		parts = append(parts, certify.RunCreatedNote)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func specText(v *int) string {
