@@ -167,6 +167,10 @@ type Limits struct {
 	Unkeyed map[string]string
 	// Types lists event types the world cannot store.
 	Types map[eventlog.Type]string
+	// Bare lists event types the world stores without a payload (a
+	// contract whose schema has no data for them), by reason: the suite
+	// writes them bare in lifecycle drafts.
+	Bare map[eventlog.Type]string
 	// CommitClock: the world's CommitTimes come from a clock coarser than
 	// the mint and append times they are checked against (a filesystem's),
 	// so they may fall a little outside them; their order still holds.

@@ -49,6 +49,8 @@ type StormOptions struct {
 	// Nemesis holds the --nemesis flags; it becomes Config.Nemesis only
 	// when --nemesis names a kind (off: the zero Config).
 	Nemesis nemesis.Config
+	// WorldEnv is --world-env: added to package:… worlds' sidecars.
+	WorldEnv []string
 }
 
 // NewCmdStorm returns `stormctl storm`. runF replaces runStorm in tests.
@@ -137,7 +139,8 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	// Every default is the config's own (stormdir.Config.Defaults); --out's
 	// is a fresh directory, filled in when the flag is left empty.
 	d := stormdir.Config{}.Defaults()
-	fl.StringSliceVar(&c.Worlds, "world", d.Worlds, "worlds to storm, comma-separated: "+strings.Join(surface.Names(), ", ")+" (see `stormctl worlds`)")
+	fl.StringSliceVar(&c.Worlds, "world", d.Worlds, "worlds to storm, comma-separated: "+strings.Join(surface.Names(), ", ")+" (see `stormctl worlds`)"+packageWorldHelp)
+	fl.StringArrayVar(&opts.WorldEnv, "world-env", nil, worldEnvHelp)
 	fl.StringSliceVar(&c.Scenarios, "scenario", d.Scenarios, "scenarios, comma-separated: "+strings.Join(scenarioNames(), ", ")+" (see `stormctl scenarios`)")
 	fl.StringSliceVar(&c.Conditions, "condition", d.Conditions, "conditions: presets ("+strings.Join(presetNames(), ", ")+") with optional /key=value overrides (see `stormctl conditions`)")
 	fl.IntVar(&c.Runs, "runs", d.Runs, "runs per cell")
@@ -200,6 +203,15 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
+	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, opts.WorldEnv, logger)
+	defer func() {
+		if err := stopPackages(); err != nil {
+			logger.Warn("stopping the package worlds' sidecars", "err", err)
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	err = reg.CheckNemesis(cfg.Nemesis, cfg.Worlds, opts.Endpoints) // before NewPlan creates --out
 	var plan *storm.Plan
 	if err == nil {

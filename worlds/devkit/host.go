@@ -30,6 +30,11 @@ type Config struct {
 	// CacheDir is where the published packages are installed (default: the
 	// user's cache directory, os.UserCacheDir).
 	CacheDir string
+	// Layout, when set, is what the sidecar runs instead of the published
+	// packages or Dir's (a World package's, sidecar.PackageLayout);
+	// PackageName is then its package's npm name.
+	Layout      *sidecar.Layout
+	PackageName string
 	// Progress receives the line a first install prints (nil: none).
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -105,9 +110,12 @@ func (h *Host) process(ctx context.Context) (*sidecar.Process, error) {
 	}
 	var l sidecar.Layout
 	var err error
-	if h.cfg.Dir != "" {
+	switch {
+	case h.cfg.Layout != nil:
+		l = *h.cfg.Layout
+	case h.cfg.Dir != "":
 		l, err = sidecar.Checkout(ctx, h.cfg.Dir, cache)
-	} else {
+	default:
 		l, err = sidecar.Install(ctx, cache, h.cfg.Progress)
 	}
 	if err == nil {
@@ -134,9 +142,9 @@ func (h *Host) announce(l sidecar.Layout) {
 		return
 	}
 	var pkgs []string
-	for _, k := range []Kind{Local, Postgres, Vercel} {
-		if version := v[packageName(k)]; version != "" {
-			pkgs = append(pkgs, packageName(k)+" "+version)
+	for _, k := range []Kind{Local, Postgres, Vercel, ThirdParty} {
+		if version := v[h.packageName(k)]; version != "" {
+			pkgs = append(pkgs, h.packageName(k)+" "+version)
 		}
 	}
 	fmt.Fprintf(h.cfg.Progress, "devkit: %s (%s) on node %s\n", strings.Join(pkgs, ", "), l.Source, v["node"])
@@ -323,10 +331,53 @@ func (h *Host) urlOf(name string) (string, error) {
 func (h *Host) version(k Kind) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if v := h.versions[packageName(k)]; v != "" {
+	if v := h.versions[h.packageName(k)]; v != "" {
 		return v
 	}
 	return "(version unknown)"
+}
+
+// packageName is the npm name of kind k's package on this host.
+func (h *Host) packageName(k Kind) string {
+	if k == ThirdParty {
+		return h.cfg.PackageName
+	}
+	return packageName(k)
+}
+
+// Spec is what a package's World contract is, as the sidecar found it.
+type Spec struct {
+	// Package and Version are the package's npm name and version.
+	Package string `json:"package"`
+	Version string `json:"version"`
+	// World is the version of @workflow/world the package resolves (the
+	// contract's types and schemas); SpecVersion the SPEC_VERSION_CURRENT
+	// it exports (nil: it exports none, a contract older than spec
+	// versions).
+	World       string `json:"world"`
+	SpecVersion *int   `json:"specVersion"`
+	// Bare are the event types whose data the package's schema drops.
+	Bare []string `json:"bare"`
+}
+
+// Spec asks the sidecar which contract kind k's package implements: it
+// loads the package and its @workflow/world.
+func (h *Host) Spec(ctx context.Context, k Kind) (Spec, error) {
+	p, err := h.process(ctx)
+	if err != nil {
+		return Spec{}, err
+	}
+	var out struct {
+		Specs map[string]Spec `json:"specs"`
+	}
+	if err := p.Call(ctx, "hello", map[string]any{"specs": []string{string(k)}}, &out); err != nil {
+		return Spec{}, fmt.Errorf("devkit-%s: load the package: %w", k, err)
+	}
+	s, ok := out.Specs[string(k)]
+	if !ok {
+		return Spec{}, fmt.Errorf("devkit-%s: the sidecar did not say which contract the package implements", k)
+	}
+	return s, nil
 }
 
 // Versions asks the sidecar which packages (and Node) it runs.

@@ -30,6 +30,9 @@ const (
 	// Vercel is @workflow/world-vercel's storage: HTTP requests to a
 	// backend (OpenVercel).
 	Vercel Kind = "vercel"
+	// ThirdParty is a third-party World package (OpenPackage), created by its
+	// own factory and configured by the sidecar's environment.
+	ThirdParty Kind = "package"
 )
 
 // World is one instance of a package, reached through the host's sidecar:
@@ -83,11 +86,53 @@ func Open(ctx context.Context, h *Host, k Kind, opts worlds.Options) (*World, er
 	if opts.Nemesis {
 		return nil, fmt.Errorf("devkit-%s: --nemesis has no faults for the devkit worlds", k)
 	}
-	if k == Vercel {
+	switch k {
+	case Vercel:
 		return nil, errors.New("devkit-vercel: opened with OpenVercel, which names its backend")
+	case ThirdParty:
+		return nil, errors.New("devkit-package: opened with OpenPackage")
 	}
 	return open(ctx, h, k, opts, nil)
 }
+
+// OpenPackage opens an instance of the third-party World package of h
+// (Config.Layout, Config.PackageName) through its factory. The package
+// keeps its own clock and windows: no mint-to-commit window is asked of
+// the sidecar (opts.Latency does not reach it), and the World has no
+// commit times (the package's store has no clock stormctl can read). It
+// implements worlds.World only.
+func OpenPackage(ctx context.Context, h *Host, opts worlds.Options) (worlds.World, error) {
+	if opts.Nemesis {
+		return nil, fmt.Errorf("%s: --nemesis has no faults for a package's world", h.cfg.PackageName)
+	}
+	w, err := open(ctx, h, ThirdParty, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return packageWorld{w}, nil
+}
+
+// packageWorld is a World of kind Package with only the worlds.World
+// methods: no CommitTimes.
+type packageWorld struct{ w *World }
+
+func (p packageWorld) CreateRun(ctx context.Context, r eventlog.Run) error {
+	return p.w.CreateRun(ctx, r)
+}
+
+func (p packageWorld) Append(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+	return p.w.Append(ctx, runID, d)
+}
+
+func (p packageWorld) AppendFenced(ctx context.Context, runID string, seq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+	return p.w.AppendFenced(ctx, runID, seq, d)
+}
+
+func (p packageWorld) List(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	return p.w.List(ctx, runID, after, limit)
+}
+
+func (p packageWorld) Close() error { return p.w.Close() }
 
 // Backend is where a devkit-vercel World's package sends its requests.
 type Backend struct {
@@ -132,6 +177,8 @@ func open(ctx context.Context, h *Host, k Kind, opts worlds.Options, b *Backend)
 	case Vercel:
 		args["url"], args["project"] = b.URL, b.Project
 		w.serverWindow, w.backend = true, b
+	case ThirdParty:
+		w.serverWindow = true
 	default:
 		return nil, fmt.Errorf("devkit: unknown kind %q", k)
 	}
@@ -159,6 +206,8 @@ func Limits(k Kind) worlds.Limits {
 		clock = "devkit-local's commit times are event files' modification times, from the kernel's coarse clock (a tick, 1 to 10 ms): one can read a little before its event's mint time"
 	case Vercel:
 		validator = "the backend (stormctl's emulation, as world-local does)"
+	case ThirdParty:
+		clock = "the package's store has no commit clock stormctl can read"
 	}
 	return worlds.Limits{
 		CommitClock: clock,
@@ -237,13 +286,16 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		Event  pkgEvent      `json:"event"`
 		Window *windowAnswer `json:"window"`
 	}
-	delay := w.latency.Delay(d.Type).Milliseconds()
+	var delay int64
+	if w.kind != ThirdParty { // a third-party package's windows are its own: nothing is drawn
+		delay = w.latency.Delay(d.Type).Milliseconds()
+	}
 	if w.serverWindow {
 		delay = 0
 	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "event": pe, "delayMs": delay}
 	if err := w.proc.Call(ctx, "create", args, &out); err != nil {
-		return eventlog.Event{}, Classify("create", runID, &d, err)
+		return eventlog.Event{}, Classify("create", runID, &d, w.conflict(err))
 	}
 	if delay > 0 {
 		w.countWindow(d.Type, out.Window)
@@ -257,6 +309,20 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		return e, &eventlog.ConflictError{RunID: runID, Key: "hook_token/" + d.Token}
 	}
 	return e, nil
+}
+
+// conflict makes a third-party package's 409 answer to a write its
+// EntityConflictError: contracts before that class (@workflow/errors
+// 4.1.0-beta.14, which @workflow/world 4.1.0-beta.2 packages pin) answer
+// a conflicting event with a WorkflowAPIError of status 409.
+func (w *World) conflict(err error) error {
+	var se *sidecar.Error
+	if w.kind == ThirdParty && errors.As(err, &se) && se.Name == "WorkflowAPIError" && se.Status == 409 {
+		c := *se
+		c.Name = "EntityConflictError"
+		return &c
+	}
+	return err
 }
 
 // AppendFenced fails with ErrNoFence: the package has no fence.

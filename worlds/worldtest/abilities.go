@@ -54,7 +54,7 @@ func (p *cancelProfile) Windows() []worlds.Window {
 // its slot reserved and its key claimed until a seal (slot_hole and
 // slot_seal check that through the Slotter). Skipped for a world that
 // draws no window from Options.Latency.
-func testCancelledWindow(t *testing.T, s *suite) {
+func testCancelledWindow(t testing.TB, s *suite) {
 	lat := &cancelProfile{}
 	opts := s.options(t)
 	opts.Latency = lat
@@ -99,7 +99,7 @@ func testCancelledWindow(t *testing.T, s *suite) {
 
 // testDump: a worlds.Dumper returns the same log as List (on a log
 // without holes).
-func testDump(t *testing.T, s *suite) {
+func testDump(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	ability[worlds.Dumper](t, f.w)
 	f.append(mix("a", 5)...)
@@ -113,7 +113,7 @@ func testDump(t *testing.T, s *suite) {
 // and the return of its append (unless the world's commit clock is coarser
 // than those, Limits.CommitClock), and never before the commit time of an
 // append that returned earlier.
-func testCommitTimes(t *testing.T, s *suite) {
+func testCommitTimes(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	ct := ability[worlds.CommitTimes](t, f.w)
 	bounded := s.limits.CommitClock == ""
@@ -153,7 +153,7 @@ func testCommitTimes(t *testing.T, s *suite) {
 
 // testReset: a worlds.Resetter's Reset drops every run, and the world
 // stays usable: a run of a dropped id starts afresh, its keys free.
-func testReset(t *testing.T, s *suite) {
+func testReset(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	r := ability[worlds.Resetter](t, f.w)
 	other := f.createRun(eventlog.FenceOnLog)

@@ -24,7 +24,7 @@ import (
 // read that meets a hole is counted and retried; the count is logged. On a
 // world without fenced appends every write is unfenced: each writer creates
 // steps and completes each one it created.
-func testConcurrentAppenders(t *testing.T, s *suite) {
+func testConcurrentAppenders(t testing.TB, s *suite) {
 	const writers, perWriter = 8, 25
 	f := s.fixture(t, eventlog.FenceOnLog)
 	unfenced := s.limits.Fence != ""

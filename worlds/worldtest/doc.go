@@ -1,7 +1,7 @@
 // Package worldtest is the conformance suite every world must pass. A world
 // hooks in with one test function that hands the suite its registry entry:
 //
-//	func TestConformance(t *testing.T) {
+//	func TestConformance(t testing.TB) {
 //		worldtest.Exercise(t, myworld.Entry(), nil)
 //	}
 //

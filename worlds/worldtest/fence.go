@@ -13,7 +13,7 @@ import (
 // position is rejected with a FencedError; a batch with one taken key (or two
 // drafts claiming one key) conflicts. A rejected batch writes nothing and
 // claims no key.
-func testFencedBatch(t *testing.T, s *suite) {
+func testFencedBatch(t testing.TB, s *suite) {
 	taken := Draft(eventlog.StepCompleted, "base_1")
 	tests := []struct {
 		name     string
@@ -29,7 +29,7 @@ func testFencedBatch(t *testing.T, s *suite) {
 		{"key_twice_in_batch", 3, []eventlog.Draft{decisions("z", 1)[0], decisions("z", 1)[0]}, eventlog.ErrConflict},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		Run(t, tt.name, func(t testing.TB) {
 			s.skipFence(t, "fenced batch")
 			f := s.fixture(t, eventlog.FenceOnLog)
 			base := f.append(Draft(eventlog.StepCompleted, "base_0"), taken, Draft(eventlog.StepCompleted, "base_2"))
@@ -89,7 +89,7 @@ type fenceStep struct {
 // testFenceBasis: one writer's script per basis. Under FenceOnLog a fact
 // appended after the writer's read rejects its fenced batch; under
 // FenceOnDecisions it does not, but another fenced batch does.
-func testFenceBasis(t *testing.T, s *suite) {
+func testFenceBasis(t testing.TB, s *suite) {
 	d := func(typ eventlog.Type, corr string) []eventlog.Draft { return []eventlog.Draft{Draft(typ, corr)} }
 	start := []eventlog.Draft{Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a")}
 	tests := []struct {
@@ -113,7 +113,7 @@ func testFenceBasis(t *testing.T, s *suite) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		Run(t, tt.name, func(t testing.TB) {
 			if tt.basis == eventlog.FenceOnDecisions && !s.fenceBasis {
 				t.Skipf("%s fences on the event count; the fence basis does not apply", s.scheme)
 			}

@@ -16,7 +16,7 @@ import (
 
 // fixture is one fresh world with one run of the scheme under test.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	s   *suite
 	w   worlds.World
 	ctx context.Context
@@ -24,7 +24,7 @@ type fixture struct {
 }
 
 // fixture opens a fresh world and creates a run with the given fence basis.
-func (s *suite) fixture(t *testing.T, basis eventlog.FenceBasis) *fixture {
+func (s *suite) fixture(t testing.TB, basis eventlog.FenceBasis) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, w: s.open(t), ctx: t.Context()}
 	f.run = f.createRun(basis)
@@ -147,7 +147,7 @@ func (f *fixture) checkEvent(e eventlog.Event) {
 }
 
 // checkID asserts an id is a world prefix and a ULID.
-func checkID(t *testing.T, id string) {
+func checkID(t testing.TB, id string) {
 	t.Helper()
 	rest, ok := strings.CutPrefix(id, eventlog.LocalPrefix)
 	if !ok {
@@ -171,7 +171,7 @@ func (f *fixture) checkWritten(d []eventlog.Draft, evs []eventlog.Event) {
 	for i, e := range evs {
 		f.checkEvent(e)
 		if !sameDraft(e.Draft(), d[i]) {
-			f.t.Fatalf("event %d: carries draft %+v, want %+v", i, e.Draft(), d[i])
+			f.t.Fatalf("event %d: carries draft %s, want %s", i, draftText(e.Draft()), draftText(d[i]))
 		}
 		if f.s.positioned && i > 0 && e.Seq != evs[i-1].Seq+1 {
 			f.t.Fatalf("batch event %d: seq %d after %d, want consecutive", i, e.Seq, evs[i-1].Seq)
@@ -219,4 +219,16 @@ func ids(evs []eventlog.Event) string {
 		s[i] = fmt.Sprintf("%s@%d", e.ID, e.Seq)
 	}
 	return strings.Join(s, " ")
+}
+
+// draftText is a draft for a failure's message, its payload as text.
+func draftText(d eventlog.Draft) string {
+	return fmt.Sprintf("{%s correlation %q token %q dedup %q payload %s}", d.Type, d.CorrelationID, d.Token, d.Dedup, orNone(string(d.Payload)))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

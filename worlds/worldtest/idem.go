@@ -10,7 +10,7 @@ import (
 
 // testIdempotency: a store accepts at most one event per idempotency key
 // (eventlog.Draft.Keys) and run: a repeat conflicts and writes nothing.
-func testIdempotency(t *testing.T, s *suite) {
+func testIdempotency(t testing.TB, s *suite) {
 	hook := func(corr, dedup string) eventlog.Draft {
 		d := Draft(eventlog.HookReceived, corr)
 		d.Dedup = dedup
@@ -57,7 +57,7 @@ func testIdempotency(t *testing.T, s *suite) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		Run(t, tt.name, func(t testing.TB) {
 			var ds []eventlog.Draft
 			for _, wr := range tt.writes {
 				if why := unkeyed(s.limits, wr.d); wr.conflict && why != "" {

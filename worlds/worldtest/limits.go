@@ -37,7 +37,7 @@ func (f *fixture) draft(t eventlog.Type, corr string) eventlog.Draft {
 		return d
 	}
 	switch {
-	case bareTypes[t]:
+	case bareTypes[t] || f.s.limits.Bare[t] != "":
 		d.Payload = nil
 	case t == eventlog.WaitCreated || t == eventlog.WaitCompleted:
 		d.Payload = json.RawMessage(fmt.Sprintf(`{"resumeAt":%q}`, lifecycleResumeAt))
@@ -115,7 +115,7 @@ func (f *fixture) shape(d eventlog.Draft) eventlog.Draft {
 }
 
 // skipFence skips t, saying why, when the world has no fenced append.
-func (s *suite) skipFence(t *testing.T, what string) {
+func (s *suite) skipFence(t testing.TB, what string) {
 	t.Helper()
 	if s.limits.Fence != "" {
 		t.Skipf("%s: the world has no fenced append: %s", what, s.limits.Fence)

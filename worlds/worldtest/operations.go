@@ -38,7 +38,7 @@ func (f *fixture) operations(runID string) []operation {
 
 // ability returns the world as a T (an optional ability), skipping t when
 // it is not one.
-func ability[T any](t *testing.T, w worlds.World) T {
+func ability[T any](t testing.TB, w worlds.World) T {
 	t.Helper()
 	a, ok := worlds.Inner(w).(T)
 	if !ok {
@@ -49,11 +49,11 @@ func ability[T any](t *testing.T, w worlds.World) T {
 
 // testUnknownRun: every operation on a run the world never created fails
 // with eventlog.ErrNoRun, even when other runs exist.
-func testUnknownRun(t *testing.T, s *suite) {
+func testUnknownRun(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(f.withCreators(nil, Draft(eventlog.StepCompleted, "other"))...)
 	for _, op := range f.operations("wrun_" + ulid.Make().String()) {
-		t.Run(op.name, func(t *testing.T) {
+		Run(t, op.name, func(t testing.TB) {
 			if err := op.call(); !errors.Is(err, eventlog.ErrNoRun) {
 				t.Fatalf("%s on an unknown run = %v; want an error matching %v", op.name, err, eventlog.ErrNoRun)
 			}
@@ -63,7 +63,7 @@ func testUnknownRun(t *testing.T, s *suite) {
 
 // testClosedWorld: a closed world refuses every operation with an error,
 // and a second Close is harmless.
-func testClosedWorld(t *testing.T, s *suite) {
+func testClosedWorld(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(f.withCreators(nil, Draft(eventlog.StepCompleted, "before"))...)
 	if err := f.w.Close(); err != nil {

@@ -11,7 +11,7 @@ import (
 
 // testFields: every event type round-trips with all its fields, and events
 // carry run id, prefixed id, position, MintedAt <= CommittedAt.
-func testFields(t *testing.T, s *suite) {
+func testFields(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	if f.lifecycle() {
 		testFieldsLifecycle(f)
@@ -79,7 +79,7 @@ func testFieldsLifecycle(f *fixture) {
 
 // testOrdering: a single writer's events come back in scheme order, which is
 // also append order, however they were batched.
-func testOrdering(t *testing.T, s *suite) {
+func testOrdering(t testing.TB, s *suite) {
 	tests := []struct {
 		name   string
 		fenced bool
@@ -106,7 +106,7 @@ func testOrdering(t *testing.T, s *suite) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		Run(t, tt.name, func(t testing.TB) {
 			if tt.fenced {
 				s.skipFence(t, tt.name)
 			}
@@ -120,9 +120,9 @@ func testOrdering(t *testing.T, s *suite) {
 // testPagination: small pages concatenate to one big read; Next follows the
 // last event of a page (or stays put on an empty one); the page after the
 // last event is empty and final.
-func testPagination(t *testing.T, s *suite) {
+func testPagination(t testing.TB, s *suite) {
 	for _, limit := range []int{1, 2, 3, 10} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+		Run(t, fmt.Sprintf("limit=%d", limit), func(t testing.TB) {
 			f := s.fixture(t, eventlog.FenceOnLog)
 			f.append(f.mix("page", 10)...)
 			want := f.all()
@@ -175,7 +175,7 @@ func (s *suite) sameCursor(a, b eventlog.Cursor) bool {
 // from its cursor after more appends. Under seq it gets exactly the events it
 // has not seen; under ulid (with this single writer) what a full read shows
 // past the cursor.
-func testCursorResume(t *testing.T, s *suite) {
+func testCursorResume(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	first := f.append(f.mix("old", 10)...)
 	half := f.list(eventlog.Cursor{}, 5)
@@ -211,7 +211,7 @@ func (f *fixture) checkResume(after eventlog.Cursor, got, unseen []eventlog.Even
 // testDensity: reading from every cursor with several limits returns exactly
 // the slice of the full log past it (dense, under positioned schemes); More
 // is set whenever events remain.
-func testDensity(t *testing.T, s *suite) {
+func testDensity(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(f.mix("a", 4)...)
 	f.appendMaybeFenced(4, f.mix("b", 3)...)

@@ -75,7 +75,7 @@ func seqs(evs []eventlog.Event) []string {
 
 // testSlotIDs: every event's id is its slot, dense from 1, batches at
 // consecutive slots.
-func testSlotIDs(t *testing.T, s *suite) {
+func testSlotIDs(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(mix("a", 3)...)
 	f.append(Draft(eventlog.StepCompleted, "b"))
@@ -90,7 +90,7 @@ func testSlotIDs(t *testing.T, s *suite) {
 // hole: a read across it fails with a HoleError, a read that stops before it
 // does not, Dump shows the committed events around it, and once the
 // reservation commits the log is dense.
-func testSlotHole(t *testing.T, s *suite) {
+func testSlotHole(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	base := f.append(Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a"))
 	r := f.reserve(3, Draft(eventlog.StepCompleted, "a"))
@@ -126,7 +126,7 @@ func testSlotHole(t *testing.T, s *suite) {
 // (SealedError, nothing visible) and its keys are free again; sealing a
 // committed or already sealed slot changes nothing; sealing a slot never
 // reserved is an error.
-func testSlotSeal(t *testing.T, s *suite) {
+func testSlotSeal(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(Draft(eventlog.RunCreated, ""), Draft(eventlog.StepCreated, "a"))
 	d := Draft(eventlog.StepCompleted, "a")
@@ -174,7 +174,7 @@ func testSlotSeal(t *testing.T, s *suite) {
 
 // testSlotSealBatch: a batch whose first slot was sealed commits nothing and
 // seals its other slots itself, so it leaves no hole.
-func testSlotSealBatch(t *testing.T, s *suite) {
+func testSlotSealBatch(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(Draft(eventlog.RunCreated, ""))
 	r := f.reserve(2, decisions("b", 2)...)
@@ -193,7 +193,7 @@ func testSlotSealBatch(t *testing.T, s *suite) {
 
 // testSlotReserveConflict: a reservation whose key is taken (committed or
 // held by another reservation) fails with a ConflictError and takes no slot.
-func testSlotReserveConflict(t *testing.T, s *suite) {
+func testSlotReserveConflict(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	f.append(Draft(eventlog.StepCreated, "a"))
 	held := f.reserve(2, Draft(eventlog.StepCreated, "b"))
@@ -210,7 +210,7 @@ func testSlotReserveConflict(t *testing.T, s *suite) {
 
 // testSlotSealRace: a seal and the commit of the same slot race; exactly
 // one wins, and the slot holds exactly one event, never both.
-func testSlotSealRace(t *testing.T, s *suite) {
+func testSlotSealRace(t testing.TB, s *suite) {
 	f := s.fixture(t, eventlog.FenceOnLog)
 	const rounds = 40
 	commits, seals := 0, 0

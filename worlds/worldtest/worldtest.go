@@ -1,6 +1,7 @@
 package worldtest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stormctl/stormctl/eventlog"
@@ -42,20 +43,20 @@ type Opener func(t *testing.T, opts worlds.Options) worlds.World
 type suite struct {
 	scheme eventlog.Scheme
 	contract
-	openWith Opener
+	openWith func(testing.TB, worlds.Options) worlds.World
 	// limits are the world's (worlds.Entry.Limits): what it cannot do.
 	limits worlds.Limits
 }
 
 // open opens a fresh world with the suite's default options: a directory
 // of its own (t.TempDir) and no latency.
-func (s *suite) open(t *testing.T) worlds.World {
+func (s *suite) open(t testing.TB) worlds.World {
 	t.Helper()
 	return s.openWith(t, s.options(t))
 }
 
 // options are the Options every world of the suite is opened with.
-func (s *suite) options(t *testing.T) worlds.Options {
+func (s *suite) options(t testing.TB) worlds.Options {
 	return worlds.Options{Dir: t.TempDir(), Seed: 1}
 }
 
@@ -84,7 +85,8 @@ func Exercise(t *testing.T, entry worlds.Entry, open Opener) {
 			t.Fatalf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
 		}
 		c.positioned = scheme.Positioned()
-		s := &suite{scheme: scheme, contract: c, openWith: open, limits: entry.Limits}
+		s := &suite{scheme: scheme, contract: c, limits: entry.Limits,
+			openWith: func(t testing.TB, opts worlds.Options) worlds.World { return open(t.(*testing.T), opts) }}
 		t.Run(name, func(t *testing.T) {
 			for _, tt := range s.tests() {
 				t.Run(tt.name, func(t *testing.T) {
@@ -98,10 +100,61 @@ func Exercise(t *testing.T, entry worlds.Entry, open Opener) {
 	}
 }
 
+// Check is one named check of the suite for a runner other than go test
+// (stormctl certify): Run runs it on a testing.TB of the runner's, which
+// must end the check's goroutine on FailNow and SkipNow
+// (runtime.Goexit) and implement Runner for the check's subtests.
+type Check struct {
+	Scheme eventlog.Scheme
+	Name   string
+	// Alone: the check keeps the machine's cores busy by itself.
+	Alone bool
+	Run   func(t testing.TB)
+}
+
+// Runner is implemented by a runner's testing.TB that runs subtests
+// (Run): Sub runs f as subtest name of t and says whether it passed.
+type Runner interface {
+	Sub(name string, f func(testing.TB)) bool
+}
+
+// Run runs f as subtest name of t: t.Run for a *testing.T, Sub for a
+// Runner's testing.TB.
+func Run(t testing.TB, name string, f func(testing.TB)) bool {
+	switch r := t.(type) {
+	case *testing.T:
+		return r.Run(name, func(t *testing.T) { f(t) })
+	case Runner:
+		return r.Sub(name, f)
+	}
+	t.Fatalf("worldtest: %T runs no subtests", t)
+	return false
+}
+
+// Checks lists the suite's checks of the world entry describes, per
+// scheme in entry.Schemes, as Exercise runs them, each opening its worlds
+// with open (the runner's: it registers their Close with t.Cleanup).
+func Checks(entry worlds.Entry, open func(t testing.TB, opts worlds.Options) worlds.World) ([]Check, error) {
+	var out []Check
+	for _, name := range entry.Schemes {
+		scheme := eventlog.Scheme(name)
+		c, ok := contracts[scheme]
+		if !ok {
+			return nil, fmt.Errorf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
+		}
+		c.positioned = scheme.Positioned()
+		s := &suite{scheme: scheme, contract: c, openWith: open, limits: entry.Limits}
+		for _, tt := range s.tests() {
+			out = append(out, Check{Scheme: scheme, Name: tt.name, Alone: tt.alone, Run: func(t testing.TB) { tt.run(t, s) }})
+		}
+	}
+	return out, nil
+}
+
 // subtest is one named check of the suite.
 type subtest struct {
 	name string
-	run  func(*testing.T, *suite)
+	run  func(testing.TB, *suite)
 	// alone: the check keeps the machine's cores busy by itself (many
 	// writers at once), so it runs before the scheme's other checks start,
 	// which then run in parallel with each other. Running it beside them

@@ -42,9 +42,44 @@ type Layout struct {
 	// Vercel is @workflow/world-vercel's directory ("" in a checkout's
 	// layout: devkit-vercel runs the published package only).
 	Vercel string
+	// Package is a third-party World package's directory (PackageLayout),
+	// opened as kind "package" through its own factory; "" for none.
+	Package string
+	// Env is added to the sidecar's environment (KEY=VALUE): what a
+	// third-party package reads its configuration from (--world-env).
+	Env []string
 	// Source says where the packages come from: "published" (pinned by the
-	// embedded lock) or the checkout's directory.
+	// embedded lock), the checkout's directory, or a package's.
 	Source string
+}
+
+// PackageLayout is the layout of a sidecar serving one World package from
+// its directory dir (holding its package.json, its built entry and, above
+// it, its dependencies), with env added to its environment. kind says how
+// the sidecar opens it: "package" (a third-party package, through its own
+// factory), or "local" or "postgres" (an upstream package, which the
+// sidecar opens as the devkit worlds do, with their data directory or
+// migrated database).
+func PackageLayout(ctx context.Context, cacheDir, dir, kind string, env []string) (Layout, error) {
+	if err := checkNode(ctx); err != nil {
+		return Layout{}, err
+	}
+	script, err := writeScript(filepath.Join(cacheDir, "stormctl", "devkit", "package"))
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{Script: script, Env: env, Source: dir}
+	switch kind {
+	case "package":
+		l.Package = dir
+	case "local":
+		l.Local = dir
+	case "postgres":
+		l.Postgres = dir
+	default:
+		return Layout{}, fmt.Errorf("devkit: package %s: unknown kind %q", dir, kind)
+	}
+	return l, nil
 }
 
 // minNode is the oldest Node major version the packages run on.

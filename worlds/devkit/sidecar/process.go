@@ -86,12 +86,18 @@ type Process struct {
 // of its own (its file descriptor 3); its stdout and stderr are kept for
 // the error that reports its exit.
 func Start(l Layout) (*Process, error) {
-	args := []string{"--local", l.Local, "--postgres", l.Postgres}
-	if l.Vercel != "" {
-		args = append(args, "--vercel", l.Vercel)
+	var args []string
+	for _, kv := range [][2]string{{"--local", l.Local}, {"--postgres", l.Postgres}, {"--vercel", l.Vercel}, {"--package", l.Package}} {
+		if kv[1] != "" {
+			args = append(args, kv[0], kv[1])
+		}
+	}
+	var env []string
+	if len(l.Env) > 0 {
+		env = append(os.Environ(), l.Env...)
 	}
 	return StartCommand(Command{
-		Script: l.Script, Args: args,
+		Script: l.Script, Args: args, Env: env,
 		Dir: os.TempDir(), // the packages resolve relative paths (.workflow-data) from here; nothing is written
 	})
 }

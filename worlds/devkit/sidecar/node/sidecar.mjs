@@ -11,11 +11,16 @@
 // its id:
 //   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code", "status"}}
 // Ops:
-//   hello                                  -> {versions: {package: version}, node}
+//   hello                                  -> {versions: {package: version}, node, specs: {kind: spec}}
+//                                             (spec: {package, version, world, specVersion}: the
+//                                             @workflow/world the kind's package resolves, and the
+//                                             SPEC_VERSION_CURRENT it exports)
 //   open   {kind: "local", dataDir}        -> {handle}
 //   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
 //   open   {kind: "vercel", url, project}  -> {handle}  (world-vercel's storage, its server url
 //                                             and project id: see openVercel)
+//   open   {kind: "package"}               -> {handle}  (a third-party World package, created
+//                                             by its factory: see openPackage)
 //   create {handle, runId, event, delayMs} -> {event, window}
 //   list   {handle, runId, after, limit}   -> {events: [event...], hasMore}
 //   cancel {target}                        -> {}  (aborts request target's open window: it fails unwritten)
@@ -34,8 +39,10 @@
 // type. Standard output and error carry diagnostics only. The process exits
 // when stdin ends.
 //
-// Arguments: --local DIR --postgres DIR [--vercel DIR], the packages'
-// directories (each holding package.json and its built dist/).
+// Arguments: --local DIR --postgres DIR [--vercel DIR] [--package DIR], the
+// packages' directories (each holding package.json and its built entry).
+// A third-party package reads its configuration from this process's
+// environment (stormctl --world-env).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
@@ -97,12 +104,17 @@ async function load(kind) {
   if (!dir) throw new Error(`no package directory for ${kind}`);
   const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
   const req = createRequire(path.join(dir, 'package.json'));
-  const mod = await import(pathToFileURL(path.join(dir, pkg.main ?? 'dist/index.js')).href);
-  const world = await import(pathToFileURL(req.resolve('@workflow/world')).href);
+  const mod = await import(pathToFileURL(path.join(dir, entryOf(pkg))).href);
+  const worldEntry = resolveFrom(dir, '@workflow/world');
+  const world = await import(pathToFileURL(worldEntry).href);
+  if (typeof world.CreateEventSchema?.parse !== 'function') {
+    throw new Error(`${pkg.name}: its @workflow/world (${worldEntry}) exports no CreateEventSchema`);
+  }
   const out = {
     dir, pkg, req, mod,
     CreateEventSchema: world.CreateEventSchema,
     specVersion: world.SPEC_VERSION_CURRENT,
+    worldVersion: versionOf(worldEntry),
   };
   if (kind === 'postgres') {
     out.pg = req('pg');
@@ -112,6 +124,41 @@ async function load(kind) {
   }
   loaded.set(kind, out);
   return out;
+}
+
+// entryOf is the module a package's root export names: its exports' "."
+// (import or default condition, or a string), else its main.
+function entryOf(pkg) {
+  let e = pkg.exports;
+  if (e && typeof e === 'object' && '.' in e) e = e['.'];
+  for (let i = 0; e && typeof e === 'object' && i < 4; i++) e = e.import ?? e.default ?? e.node;
+  return typeof e === 'string' ? e : (pkg.main ?? 'index.js');
+}
+
+// resolveFrom finds module name's entry as seen from dir: the nearest
+// node_modules/name up from dir, then its root export. (createRequire's
+// resolve needs a "require" condition, which ESM-only packages lack.)
+function resolveFrom(dir, name) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const candidate = path.join(d, 'node_modules', name);
+    if (fs.existsSync(path.join(candidate, 'package.json'))) {
+      const pkg = JSON.parse(fs.readFileSync(path.join(candidate, 'package.json'), 'utf8'));
+      return path.join(fs.realpathSync(candidate), entryOf(pkg));
+    }
+    if (path.dirname(d) === d) throw new Error(`cannot find ${name} from ${dir}`);
+  }
+}
+
+// versionOf is the version in the package.json above a module's entry.
+function versionOf(entry) {
+  for (let d = path.dirname(entry); path.dirname(d) !== d; d = path.dirname(d)) {
+    const f = path.join(d, 'package.json');
+    if (fs.existsSync(f)) {
+      const pkg = JSON.parse(fs.readFileSync(f, 'utf8'));
+      if (pkg.name && pkg.version) return pkg.version;
+    }
+  }
+  return '';
 }
 
 // world-postgres mints an event's id when it builds its INSERT; the window
@@ -161,12 +208,31 @@ async function open(req) {
     };
   } else if (req.kind === 'vercel') {
     world = openVercel(pkg, req);
+  } else if (req.kind === 'package') {
+    ({ world, stop } = await openPackage(pkg));
   } else {
     throw new Error(`unknown kind ${req.kind}`);
   }
   const h = nextHandle++;
   handles.set(h, { kind: req.kind, world, stop, eventsDir, pkg, cursors: new Map() });
   return { handle: h };
+}
+
+// openPackage creates a third-party World through its package's factory,
+// as the runtime does for WORKFLOW_TARGET_WORLD: the default export when it
+// is a function, else createWorld, called without arguments (the package
+// reads its configuration from the environment). Its queue is not started:
+// only its storage (events.create, events.list) is used.
+async function openPackage(pkg) {
+  const factory = [pkg.mod.default, pkg.mod.createWorld].find((f) => typeof f === 'function');
+  if (!factory) {
+    throw new Error(`${pkg.pkg.name}: no World factory: neither its default export nor createWorld is a function`);
+  }
+  const world = await factory();
+  if (typeof world?.events?.create !== 'function' || typeof world?.events?.list !== 'function') {
+    throw new Error(`${pkg.pkg.name}: its factory returned no World with events.create and events.list`);
+  }
+  return { world, stop: async () => { await world.close?.(); } };
 }
 
 // A stand-in OIDC token: unsigned, expiring in 2100. world-vercel asks
@@ -293,8 +359,28 @@ async function close(req) {
   return {};
 }
 
-async function hello() {
+// bareTypes lists the event types whose data the package's schema drops:
+// a draft of each, with data, parsed by its CreateEventSchema, comes back
+// without it (an older contract's wait_completed, say).
+function bareTypes(p) {
+  const out = [];
+  for (const eventType of ['step_started', 'hook_disposed', 'wait_completed']) {
+    try {
+      const parsed = p.CreateEventSchema.parse({
+        specVersion: p.specVersion, eventType, correlationId: 'probe',
+        eventData: { resumeAt: new Date(0) },
+      });
+      if (parsed.eventData === undefined) out.push(eventType);
+    } catch {
+      // the schema refuses the type with data: not bare, refused (the Go side's mapping says so)
+    }
+  }
+  return out;
+}
+
+async function hello(req) {
   const versions = {};
+  const specs = {};
   for (const [kind, dir] of Object.entries(dirs)) {
     try {
       const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
@@ -303,7 +389,14 @@ async function hello() {
       versions[kind] = `unreadable: ${err.message}`;
     }
   }
-  return { versions, node: process.version };
+  for (const kind of req?.specs ?? []) {
+    const p = await load(kind);
+    specs[kind] = {
+      package: p.pkg.name, version: p.pkg.version, world: p.worldVersion, specVersion: p.specVersion ?? null,
+      bare: bareTypes(p),
+    };
+  }
+  return { versions, node: process.version, specs };
 }
 
 const ops = {

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/certify"
+	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/redisserver"
+	"github.com/stormctl/stormctl/reports"
+	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/pkgworld"
+)
+
+// CertifyOptions are the certify command's options.
+type CertifyOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	Format  Format
+	// World is the package:… world to certify; WorldEnv its sidecar's
+	// added environment.
+	World    string
+	WorldEnv []string
+	// StartRedis, when set, is the variable a redis-server of stormctl's
+	// own is given to the package in (--start-redis).
+	StartRedis string
+	Load       certify.Load
+	// StormRuns is the short storm's runs per cell (0: no storm); Out
+	// keeps its artifacts ("": a temp directory, removed).
+	StormRuns int
+	Out       string
+}
+
+// certifyScenarios are the short storm's scenarios.
+var certifyScenarios = []string{"step-storm", "hook-storm", "control"}
+
+// NewCmdCertify returns `stormctl certify`. runF replaces runCertify in
+// tests.
+func NewCmdCertify(f *Factory, runF func(context.Context, *CertifyOptions) error) *cobra.Command {
+	opts := &CertifyOptions{IO: f.IO, Factory: f, Load: certify.DefaultLoad()}
+	cmd := &cobra.Command{
+		Use:   "certify package:NAME[@VERSION] | package:PATH",
+		Short: "Print a World package's report card: conformance, contention, a short storm",
+		Long: `Certify a World package: install it (npm, into ~/.cache/stormctl/packages;
+or load a local build), create its world through its factory (its default
+export or createWorld, configured by --world-env), and print its report card:
+
+  conformance  the conformance suite's checks (worlds/worldtest) that apply to
+               the contract the package claims (its @workflow/world and the
+               specVersion that exports, stated on the card): PASS, FAIL with
+               the first counterexample, or SKIP with the reason;
+  contention   --writers writers and --readers readers at once: uniqueness of
+               every creation per correlation id (a counterexample names the
+               run, the correlation id and two event ids), density and prefix
+               reads, cursor resumption, commit order against id order where
+               the store has a commit clock stormctl reads (else SKIP, saying
+               why), idempotency keys where the contract has them;
+  storm        a short storm of step-storm, hook-storm and control under the
+               legacy contract (condition main) with its table and classes,
+               on the model engine: the real runtime does not host
+               third-party worlds yet.
+
+Nothing passes on nothing: a check that could not run or observed nothing is
+UNKNOWN, never PASS. Exit 1 when a check FAILs, when one is UNKNOWN, or when
+none passed (the card says which); 2 for a package npm cannot fetch; 3 when
+node, npm or the package's server is missing.`,
+		Example: `  # the in-memory starter world (installs it on first use)
+  stormctl certify package:@workflow-worlds/starter
+
+  # the Redis world against a Redis server of yours, as a card for a README
+  stormctl certify package:@workflow-worlds/redis \
+    --world-env WORKFLOW_REDIS_URI=redis://127.0.0.1:6379 --format markdown
+
+  # ... or against a redis-server stormctl starts (and stops) itself
+  stormctl certify package:@workflow-worlds/redis --start-redis WORKFLOW_REDIS_URI
+
+  # upstream's local world at a pinned version
+  stormctl certify package:@workflow/world-local@4.4.1
+
+  # your own build, before you publish it
+  (cd my-world && npm install && npm run build)
+  stormctl certify package:./my-world`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.World = args[0]
+			if !pkgworld.IsPackage(opts.World) {
+				return usage("certify %s: want package:NAME[@VERSION] or package:PATH", opts.World)
+			}
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"writers", opts.Load.Writers}, {"readers", opts.Load.Readers}, {"rounds", opts.Load.Rounds}} {
+				if f.v < 1 {
+					return usage("--%s must be at least 1, got %d", f.name, f.v)
+				}
+			}
+			if opts.Load.Writers < 2 {
+				return usage("--writers must be at least 2 (contention needs two writers), got %d", opts.Load.Writers)
+			}
+			if strings.ContainsAny(opts.StartRedis, "= \t") {
+				return usage("--start-redis %q: want the name of the variable the package reads its Redis URL from, e.g. WORKFLOW_REDIS_URI", opts.StartRedis)
+			}
+			if opts.StormRuns < 0 {
+				return usage("--storm-runs must be at least 0, got %d", opts.StormRuns)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runCertify(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.WorldEnv, "world-env", nil, worldEnvHelp)
+	fl.StringVar(&opts.StartRedis, "start-redis", "", "start a redis-server of stormctl's own (from PATH; on a free port, without persistence, stopped at the end) and give its URL to the package in this variable, e.g. WORKFLOW_REDIS_URI")
+	fl.IntVar(&opts.Load.Writers, "writers", opts.Load.Writers, "concurrent writers in the contention checks")
+	fl.IntVar(&opts.Load.Readers, "readers", opts.Load.Readers, "concurrent readers in the contention checks")
+	fl.IntVar(&opts.Load.Rounds, "rounds", opts.Load.Rounds, "runs each contention check writes")
+	fl.IntVar(&opts.StormRuns, "storm-runs", 2, "runs per cell of the short storm (0: no storm)")
+	fl.StringVar(&opts.Out, "out", "", "keep the short storm's artifacts in this directory (default: a temp directory, removed)")
+	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatMarkdown: "a card for a README or PR"})
+	return cmd
+}
+
+func runCertify(ctx context.Context, opts *CertifyOptions) error {
+	logger := opts.Factory.Logger()
+	progress := opts.IO.ErrOut
+	if opts.StartRedis != "" {
+		srv, err := redisserver.Start(ctx)
+		if err != nil {
+			return &InfraError{Err: fmt.Errorf("--start-redis: %w", err)}
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				logger.Warn("stopping the redis-server", "err", err)
+			}
+		}()
+		fmt.Fprintf(progress, "certify: redis-server started at %s for the package (%s)\n", srv.URL(), opts.StartRedis)
+		opts.WorldEnv = append(slices.Clone(opts.WorldEnv), opts.StartRedis+"="+srv.URL())
+	}
+	w, err := openPackage(ctx, opts.IO, opts.World, opts.WorldEnv, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := w.Stop(); err != nil {
+			logger.Warn("stopping the package's sidecar", "err", err)
+		}
+	}()
+	spec, err := w.Spec(ctx)
+	if err != nil {
+		return &InfraError{Err: fmt.Errorf("certify %s: the sidecar could not load the package: %w", opts.World, err)}
+	}
+	entry := w.Entry(opts.World, spec)
+	card := certify.Card{
+		World: opts.World, Package: w.Name, Version: w.Version, Load: opts.Load, Stormctl: opts.Factory.Version,
+		Contract: certify.Contract{World: spec.World, SpecVersion: spec.SpecVersion, Scheme: string(eventlog.SchemeULID),
+			Applies: applies(w, spec, entry)},
+		Engine:     "model",
+		EngineNote: "the real runtime (engine devkit) does not host third-party worlds yet",
+	}
+	fmt.Fprintf(progress, "certify: %s %s claims @workflow/world %s, specVersion %s\n", w.Name, w.Version, spec.World, specText(spec.SpecVersion))
+	// Reachability first: a package whose store is down is the machine's
+	// problem (exit 3), not a card full of UNKNOWN.
+	if err := probe(ctx, entry); err != nil {
+		return err
+	}
+	suite, err := certify.RunSuite(ctx, entry, progress)
+	card.Results = append(card.Results, suite...)
+	if err != nil {
+		return certifyInterrupted(err)
+	}
+	card.Results = append(card.Results, certify.Contend(ctx, entry, opts.Load, progress)...)
+	if err := ctx.Err(); err != nil {
+		return certifyInterrupted(err)
+	}
+	card.Storm, card.StormNote = certifyStorm(ctx, opts, entry)
+	if err := opts.Format.Print(opts.IO.Out, card); err != nil {
+		return err
+	}
+	if card.Outcome() != certify.Passed {
+		fmt.Fprintf(opts.IO.ErrOut, "stormctl: certify %s: %s\n", opts.World, card.Summary())
+		return ErrGateFailed
+	}
+	return nil
+}
+
+// applies says which checks the package's contract makes apply, and how
+// the suite writes to it.
+func applies(w *pkgworld.World, spec devkit.Spec, entry worlds.Entry) string {
+	parts := []string{"the legacy contract (scheme ulid: ids minted by the package order and cursor the log; no fence, no guard): the suite's ulid checks apply, fenced appends and the keys the contract leaves unenforced are skipped"}
+	if len(spec.Bare) > 0 {
+		parts = append(parts, fmt.Sprintf("%s written without data (the package's schema drops it)", strings.Join(spec.Bare, ", ")))
+	}
+	if w.Kind == devkit.ThirdParty {
+		parts = append(parts, "a WorkflowAPIError of status 409 is read as its conflict (contracts before EntityConflictError)")
+	}
+	if entry.Limits.Lifecycle != "" {
+		parts = append(parts, certify.RunCreatedNote)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func specText(v *int) string {
+	if v == nil {
+		return "(none exported)"
+	}
+	return fmt.Sprint(*v)
+}
+
+// certifyInterrupted types an error that ended certify's checks.
+func certifyInterrupted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return ErrInterrupted
+	}
+	return err
+}
+
+// probe opens a world of entry and writes a run's run_created: a package
+// that cannot (its server down, its factory throwing) is refused before
+// any check, as infrastructure.
+func probe(ctx context.Context, entry worlds.Entry) error {
+	dir, err := os.MkdirTemp("", "stormctl-certify-probe-")
+	if err != nil {
+		return &InternalError{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	w, err := entry.Open(ctx, worlds.Options{Dir: dir})
+	if err != nil {
+		return &InfraError{Err: fmt.Errorf("certify %s: open its world: %w", entry.Name, err)}
+	}
+	defer w.Close()
+	run := "wrun_" + ulid.Make().String()
+	if err := w.CreateRun(ctx, eventlog.Run{ID: run, Scheme: eventlog.SchemeULID}); err != nil {
+		return &InfraError{Err: fmt.Errorf("certify %s: create a run: %w", entry.Name, err)}
+	}
+	if _, err := w.Append(ctx, run, []eventlog.Draft{{Type: eventlog.RunCreated, Payload: []byte(`{"probe":true}`)}}); err != nil {
+		return &InfraError{Err: fmt.Errorf("certify %s: its world cannot write a run_created (is its server up? --world-env gives it one): %w", entry.Name, err)}
+	}
+	return nil
+}
+
+// certifyStorm runs the short storm on entry's world: the summary, or why
+// there is none.
+func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry) (*reports.Summary, string) {
+	if opts.StormRuns == 0 {
+		return nil, "--storm-runs 0"
+	}
+	out := opts.Out
+	if out == "" {
+		tmp, err := os.MkdirTemp("", "stormctl-certify-storm-")
+		if err != nil {
+			return nil, "no temp directory: " + err.Error()
+		}
+		defer os.RemoveAll(tmp)
+		out = tmp + "/storm"
+	}
+	cfg := stormdir.Config{Worlds: []string{opts.World}, Scenarios: certifyScenarios, Conditions: []string{"main"},
+		Runs: opts.StormRuns, Latency: "none", Out: out}.Defaults()
+	logger := opts.Factory.Logger()
+	reg, stop := opts.Factory.Worlds(worlds.Setup{Progress: opts.IO.ErrOut}, logger)
+	defer func() { _ = stop() }()
+	reg.Register(entry)
+	plan, err := storm.NewPlan(cfg, reg)
+	if err != nil {
+		return nil, "could not plan it: " + err.Error()
+	}
+	sum, err := stormPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, "certify: storm")
+	if err != nil {
+		note := "did not finish: " + oneLine(err)
+		if sum != nil {
+			note = "partial: " + note
+		}
+		return sum, note
+	}
+	return sum, ""
+}
