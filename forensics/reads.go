@@ -19,12 +19,18 @@ type Load struct {
 
 // Loads groups the pages every actor read into loads, in the order each
 // load began. A load still open when the history ends (its last page said
-// more) is left out: it never finished reading.
+// more) is left out: it never finished reading. A snapshot (the events a
+// write's answer carried) is a load by itself: it neither continues nor
+// ends the actor's open load, whatever its More says.
 func Loads(ops []history.Op) []Load {
 	var all []Load
 	open := map[string]int{} // actor -> index into all of its open load
 	for i, op := range ops {
 		if op.Kind != history.OpList || op.Read == nil {
+			continue
+		}
+		if op.Snapshot {
+			all = append(all, Load{Actor: op.Actor, Pages: []int{i}})
 			continue
 		}
 		j, ok := open[op.Actor]
@@ -105,11 +111,22 @@ type walk struct {
 }
 
 // reads checks every load against the final log sorted by key. A load is
-// non-prefix when the invocation's view after it (everything it had read
-// so far) is not the final log's prefix. A cursor skip is an event a walk's
-// cursor had passed, unread, that committed (by its earliest observation)
-// before the walk's last page started: a page after its key came and went
-// while it was committed, and the invocation never reads it.
+// judged on what its reader held after it: the final log's prefix up to
+// the cursor it read from (what a reader standing there had read before),
+// then the load's events. It is non-prefix when those are not the final
+// log's prefix: the load returned a later event without an earlier one
+// above its cursor. A load from the start is the whole of the reader's
+// view; a load from a cursor (an incremental read, a delta a write's
+// answer carried since the writer's cursor, the slots a write skipped)
+// adds only its own events, so a reader that loads again from the start,
+// or takes two answers from one cursor, is not counted for the overlap. A
+// hole a reader met is counted at the load that met it; the cursor skip
+// it leaves is counted below.
+//
+// A cursor skip is an event a walk's cursor had passed, unread, that
+// committed (by its earliest observation) before the walk's last page
+// started: a page after its key came and went while it was committed,
+// and the invocation never reads it.
 func reads(ops []history.Op, final []keyed, less func(a, b keyed) bool) (n, nonPrefix, skips int) {
 	prefix := make([]uint64, len(final)+1)
 	for i, e := range final {
@@ -134,16 +151,13 @@ func reads(ops []history.Op, final []keyed, less func(a, b keyed) bool) (n, nonP
 		return max(0, behind-(w.n-w.lastN))
 	}
 	for _, ls := range loads(ops) {
-		viewN, viewHash := 0, uint64(0)
 		var w *walk
 		for _, l := range ls {
 			n++
-			viewN += l.n
-			viewHash += l.hash
-			if viewN > len(final) || prefix[viewN] != viewHash {
+			from := pos(l.from)
+			if to := from + l.n; to > len(final) || prefix[to]-prefix[from] != l.hash {
 				nonPrefix++
 			}
-			from := pos(l.from)
 			if w != nil && from < w.end {
 				skips += skipped(*w)
 				w = nil

@@ -38,6 +38,12 @@ type Op struct {
 	After eventlog.Cursor `json:"after,omitzero"`
 	Limit int             `json:"limit,omitempty"`
 	Read  *ReadSummary    `json:"read,omitempty"`
+	// Snapshot says a read was no list page but the events a write's
+	// answer carried (a create answered with the log from After: a
+	// preload from the start, a delta since the writer's cursor, the
+	// slots its write skipped): a load by itself, which no page continues
+	// (its More is the answer's, not a page to ask for).
+	Snapshot bool `json:"snapshot,omitempty"`
 	// Slot is the empty slot a read met (Err "hole", with Above the
 	// committed slot past it), the slot a seal was asked to fill, or the
 	// sealed slot that voided a write (Err "sealed").

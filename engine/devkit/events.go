@@ -162,31 +162,45 @@ func msTime(ms float64) time.Time {
 	return time.UnixMicro(int64(ms * 1000))
 }
 
-// createArgs are the fields of an events.create the history keeps.
+// createArgs are the fields of an events.create the history keeps, and
+// the params that say what log its answer's snapshot carries.
 type createArgs struct {
-	EventType     string `json:"eventType"`
-	CorrelationID string `json:"correlationId"`
+	EventType     string       `json:"eventType"`
+	CorrelationID string       `json:"correlationId"`
+	Params        createParams `json:"params"`
 }
 
-// listArgs are a events.list's pagination, as the runtime passed it.
+// createParams are a 5.0 create's params that shape its answer's events:
+// sinceCursor asks for the delta after the writer's cursor; eventCount is
+// the highest slot the writer held (world-local then reports the slots its
+// write skipped above it).
+type createParams struct {
+	SinceCursor *string `json:"sinceCursor"`
+	EventCount  *int64  `json:"eventCount"`
+}
+
+// listArgs are an events.list's arguments as the host reports them: the
+// runtime's pagination ({cursor, limit, sortOrder}).
 type listArgs struct {
-	Cursor string `json:"cursor"`
-	Limit  int    `json:"limit"`
+	Pagination struct {
+		Cursor *string `json:"cursor"`
+		Limit  int     `json:"limit"`
+	} `json:"pagination"`
 }
 
 // listResult is a page as the package answered it.
 type listResult struct {
 	Events  []pkgEvent `json:"events"`
 	Data    []pkgEvent `json:"data"`
-	Cursor  string     `json:"cursor"`
+	Cursor  *string    `json:"cursor"`
 	HasMore bool       `json:"hasMore"`
 }
 
 // toOp turns an op notice into the storm's history: an append of the
 // events a create wrote (ids, positions and times the package's), or a
 // read of the page a list returned (from the cursor the runtime passed,
-// normalised to the id of the event it stands after). err is the
-// notice's error, sorted into stormctl's classes.
+// normalised to the event it stands after). err is the notice's error,
+// sorted into stormctl's classes.
 func toOp(n notice, token string) (history.Op, error) {
 	op := history.Op{Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End)}
 	var err error
@@ -230,10 +244,16 @@ func toOp(n notice, token string) (history.Op, error) {
 	case "list":
 		op.Kind = history.OpList
 		var a listArgs
-		if len(n.Args) > 0 {
-			_ = json.Unmarshal(n.Args, &a) // pagination the host could not say: from the start
+		if len(n.Args) > 0 && string(n.Args) != "null" {
+			if jerr := json.Unmarshal(n.Args, &a); jerr != nil {
+				// A cursor read as the start would judge an incremental read as a whole load.
+				return op, fmt.Errorf("devkit engine: unreadable list notice: %w", jerr)
+			}
 		}
-		op.After, op.Limit = eventlog.Cursor{ID: cursorID(a.Cursor)}, a.Limit
+		if a.Pagination.Cursor != nil {
+			op.After = cursorOf(*a.Pagination.Cursor)
+		}
+		op.Limit = a.Pagination.Limit
 		if n.Error == nil {
 			var r listResult
 			if jerr := json.Unmarshal(n.Result, &r); jerr != nil {
@@ -256,15 +276,48 @@ func summarize(r listResult, token string) *history.ReadSummary {
 	return history.Summarize(p)
 }
 
-// snapshotOp is the read a create's answer made when it carried the run's
-// log (notice.Snapshot): a load from the start, at the create's end.
+// snapshotOp is the read a create's answer made when it carried events
+// besides its own (notice.Snapshot): a load by itself, at the create's
+// end, from where the answer's events begin. What they are the create's
+// params say, as the package answers them: with sinceCursor, the delta
+// after that cursor (what a list from it would return); else, with
+// eventCount and no cursor in the answer, the slots the write skipped
+// above the highest slot the writer held (world-local's report: a window
+// after slot eventCount, below the write); else the log from the start (a
+// run_started's preload).
 func snapshotOp(n notice, token string) (history.Op, bool) {
 	if n.Snapshot == nil || n.Error != nil {
 		return history.Op{}, false
 	}
-	return history.Op{Kind: history.OpList, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.End), End: msTime(n.End),
-		Read: summarize(*n.Snapshot, token)}, true
+	op := history.Op{Kind: history.OpList, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.End), End: msTime(n.End),
+		Read: summarize(*n.Snapshot, token), Snapshot: true}
+	var a createArgs
+	if len(n.Args) > 0 {
+		_ = json.Unmarshal(n.Args, &a) // toOp refused the notice if unreadable
+	}
+	switch p := a.Params; {
+	case p.SinceCursor != nil:
+		op.After = cursorOf(*p.SinceCursor)
+	case p.EventCount != nil && *p.EventCount > 0 && n.Snapshot.Cursor == nil:
+		op.After = eventlog.Cursor{ID: slotID(*p.EventCount), Seq: *p.EventCount}
+	}
+	return op, true
 }
+
+// cursorOf is the event a package's page cursor stands after: its id
+// (cursorID) and, for a slot id, its position, which orders a slot log.
+func cursorOf(c string) eventlog.Cursor {
+	id := cursorID(c)
+	cur := eventlog.Cursor{ID: id}
+	if pos, ok := slotOf(id); ok {
+		cur.Seq = pos
+	}
+	return cur
+}
+
+// slotID is the id of the event at slot pos (spec 6: "evnt_" and the
+// position as 26 digits).
+func slotID(pos int64) string { return fmt.Sprintf("evnt_%026d", pos) }
 
 // cursorID normalises a package's page cursor to the id of the event it
 // stands after ("" for the start): the packages' cursors are an event id,

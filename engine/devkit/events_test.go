@@ -3,6 +3,8 @@ package devkit
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,17 +129,106 @@ func TestToOp(t *testing.T) {
 		t.Errorf("a refused connection = %v, want unavailable", err)
 	}
 
+	// The host reports a list's arguments as the runtime passed them:
+	// {pagination: {cursor, limit, sortOrder}, resolveData}.
 	list := notice{Notice: "op", Op: "list", RunID: "wrun_A", Actor: "inv-4", Start: start, End: end,
-		Args:   json.RawMessage(`{"cursor":"key:evnt_1","limit":20}`),
-		Result: json.RawMessage(`{"data":[{"eventId":"evnt_2","eventType":"step_started","createdAt":"2026-12-04T12:00:00Z"},{"eventId":"evnt_3","eventType":"step_completed","createdAt":"2026-12-04T12:00:00Z"}],"cursor":"key:evnt_3","hasMore":true}`)}
+		Args:   json.RawMessage(`{"pagination":{"cursor":"key:evnt_00000000000000000000000044","limit":20,"sortOrder":"asc"},"resolveData":"all"}`),
+		Result: json.RawMessage(`{"events":[{"eventId":"evnt_00000000000000000000000045","eventType":"step_started","createdAt":"2026-12-04T12:00:00Z"},{"eventId":"evnt_00000000000000000000000046","eventType":"step_completed","createdAt":"2026-12-04T12:00:00Z"}],"cursor":"key:evnt_00000000000000000000000046","hasMore":true}`)}
 	op, err = toOp(list, "wrun_A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.Kind != history.OpList || op.After.ID != "evnt_1" || op.Limit != 20 || op.Read == nil || op.Read.N != 2 || !op.Read.More || op.Read.Last.ID != "evnt_3" {
+	if op.Kind != history.OpList || op.After != (eventlog.Cursor{ID: "evnt_00000000000000000000000044", Seq: 44}) || op.Limit != 20 || op.Read == nil || op.Read.N != 2 || !op.Read.More || op.Read.Last.Seq != 46 || op.Snapshot {
 		t.Errorf("list op %+v read %+v", op, op.Read)
+	}
+	first := list
+	first.Args = json.RawMessage(`{"pagination":{"sortOrder":"asc"},"resolveData":"all"}`)
+	if op, err = toOp(first, "wrun_A"); err != nil || !op.After.IsZero() {
+		t.Errorf("a list without a cursor: after %+v, err %v; want the start", op.After, err)
+	}
+	bad := list
+	bad.Args = json.RawMessage(`{"pagination":{"cursor":7}}`)
+	if _, err := toOp(bad, "wrun_A"); err == nil {
+		t.Error("a list whose cursor cannot be read is recorded as a read from the start")
 	}
 	if _, err := toOp(notice{Notice: "op", Op: "delete"}, ""); err == nil {
 		t.Error("an unknown op is recorded")
+	}
+}
+
+// TestSnapshotOp: the events a create's answer carried are a read by
+// themselves, from where they begin, as world-local 5.0 answers them
+// (shapes as the host reported them in a beta step-storm): a run_started's
+// preload from the start, a delta after the writer's sinceCursor, the
+// slots a write skipped above the writer's eventCount (no cursor in the
+// answer); no snapshot, or a failed create, is no read.
+func TestSnapshotOp(t *testing.T) {
+	t.Parallel()
+	ev := func(pos int) string {
+		return fmt.Sprintf(`{"eventId":"evnt_%026d","runId":"wrun_A","eventType":"step_created","createdAt":"2026-12-04T12:00:00Z"}`, pos)
+	}
+	page := func(cursor string, more bool, from, to int) *listResult {
+		var r listResult
+		var evs []string
+		for p := from; p <= to; p++ {
+			evs = append(evs, ev(p))
+		}
+		raw := fmt.Sprintf(`{"events":[%s],"cursor":%s,"hasMore":%t}`, strings.Join(evs, ","), cursor, more)
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	for _, tc := range []struct {
+		name      string
+		args      string
+		snap      *listResult
+		failed    bool
+		wantOK    bool
+		wantAfter eventlog.Cursor
+		wantN     int
+		wantMore  bool
+		firstSeq  int64
+		lastSeq   int64
+	}{
+		{name: "run_started preload: the log from the start",
+			args: `{"eventType":"run_started","params":{"eventCount":1}}`, snap: page(`"key:evnt_00000000000000000000000030"`, false, 1, 30),
+			wantOK: true, wantN: 30, firstSeq: 1, lastSeq: 30},
+		{name: "delta after the writer's cursor",
+			args: `{"eventType":"step_created","params":{"eventCount":44,"sinceCursor":"key:evnt_00000000000000000000000044"}}`, snap: page(`"key:evnt_00000000000000000000000047"`, false, 45, 47),
+			wantOK: true, wantAfter: eventlog.Cursor{ID: "evnt_00000000000000000000000044", Seq: 44}, wantN: 3, firstSeq: 45, lastSeq: 47},
+		{name: "skipped slots above the writer's eventCount",
+			args: `{"eventType":"step_completed","params":{"eventCount":61}}`, snap: page(`null`, false, 62, 63),
+			wantOK: true, wantAfter: eventlog.Cursor{ID: "evnt_00000000000000000000000061", Seq: 61}, wantN: 2, firstSeq: 62, lastSeq: 63},
+		{name: "skipped slots, a lower bound (hasMore kept)",
+			args: `{"eventType":"step_completed","params":{"eventCount":61}}`, snap: page(`null`, true, 63, 63),
+			wantOK: true, wantAfter: eventlog.Cursor{ID: "evnt_00000000000000000000000061", Seq: 61}, wantN: 1, wantMore: true, firstSeq: 63, lastSeq: 63},
+		{name: "no snapshot", args: `{"eventType":"step_created","params":{"eventCount":44}}`},
+		{name: "a failed create", args: `{"eventType":"step_created","params":{"sinceCursor":"key:evnt_00000000000000000000000044"}}`,
+			snap: page(`null`, false, 45, 45), failed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := notice{Notice: "op", Op: "create", RunID: "wrun_A", Actor: "inv-26", Start: 1000, End: 1010, Args: json.RawMessage(tc.args), Snapshot: tc.snap}
+			if tc.failed {
+				n.Error = &sidecar.Error{Name: "Error", Message: "boom"}
+			}
+			op, ok := snapshotOp(n, "wrun_A")
+			if ok != tc.wantOK {
+				t.Fatalf("snapshotOp ok = %v, want %v", ok, tc.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if op.Kind != history.OpList || !op.Snapshot || op.Actor != "inv-26" || !op.Start.Equal(msTime(1010)) {
+				t.Errorf("op %+v", op)
+			}
+			if op.After != tc.wantAfter {
+				t.Errorf("after %+v, want %+v", op.After, tc.wantAfter)
+			}
+			if r := op.Read; r.N != tc.wantN || r.More != tc.wantMore || r.First.Seq != tc.firstSeq || r.Last.Seq != tc.lastSeq {
+				t.Errorf("read %+v, want n=%d more=%v %d..%d", r, tc.wantN, tc.wantMore, tc.firstSeq, tc.lastSeq)
+			}
+		})
 	}
 }
