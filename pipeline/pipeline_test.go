@@ -55,6 +55,16 @@ func storedRuns(t *testing.T) []storedRun {
 	return out
 }
 
+// recountedRun is the one run of the schema 1 storm whose record a later
+// build counts differently on purpose: since 2026-12-04 each load is judged
+// on its own cursor's prefix (docs/forensics.md), and a reader that missed
+// an event is counted at the load that met the hole, not again at the
+// next; the schema 1 build, which summed an invocation's loads, counted 20.
+const (
+	recountedRun       = "wrun_01M8YS0VCHWFHAAWY6QB8S4FS3"
+	recountedNonPrefix = 19
+)
+
 // TestProcessReproducesTheStormsRecord: the storm made each run's record
 // with this pipeline; given the same evidence, as a live run (outcome
 // decided, verdicts judged, class computed) or as a stored one (Stored:
@@ -65,6 +75,9 @@ func TestProcessReproducesTheStormsRecord(t *testing.T) {
 	for _, s := range storedRuns(t) {
 		want := s.rec
 		want.Timeline = "" // the storm's to give, not the pipeline's
+		if s.rec.RunID == recountedRun {
+			want.Findings.NonPrefixReads = recountedNonPrefix
+		}
 		live := Run{ID: s.rec.RunID, Index: s.rec.Index, Started: s.rec.Started, Stopped: s.rec.Ended, Ended: s.rec.Ended,
 			Ops: s.ops, Collected: worlds.Collected{Final: s.final, CommitSource: s.rec.CommitSource, Guard: s.rec.Guard},
 			Stats: s.rec.Stats, Faults: s.rec.Faults}

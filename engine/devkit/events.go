@@ -299,7 +299,7 @@ func snapshotOp(n notice, token string) (history.Op, bool) {
 	case p.SinceCursor != nil:
 		op.After = cursorOf(*p.SinceCursor)
 	case p.EventCount != nil && *p.EventCount > 0 && n.Snapshot.Cursor == nil:
-		op.After = eventlog.Cursor{ID: slotID(*p.EventCount), Seq: *p.EventCount}
+		op.After = eventlog.Cursor{ID: eventlog.SlotID(*p.EventCount), Seq: *p.EventCount}
 	}
 	return op, true
 }
@@ -314,10 +314,6 @@ func cursorOf(c string) eventlog.Cursor {
 	}
 	return cur
 }
-
-// slotID is the id of the event at slot pos (spec 6: "evnt_" and the
-// position as 26 digits).
-func slotID(pos int64) string { return fmt.Sprintf("evnt_%026d", pos) }
 
 // cursorID normalises a package's page cursor to the id of the event it
 // stands after ("" for the start): the packages' cursors are an event id,

@@ -18,7 +18,10 @@ var schema1Storm = filepath.Join("..", "..", "stormdir", "testdata", "schema1")
 // TestReadsSchema1Storms: every command that reads a stored storm prints,
 // on a storm of schema 1, what the build that wrote it printed.
 // testdata/schema1/*.golden were written by that build (commit dbf2176,
-// the last of schema 1) and are never regenerated: each holds the command
+// the last of schema 1) and are never regenerated, only edited where a
+// checker's counting changed on purpose since (forensics*.golden: a
+// non-prefix read of local/step-storm/main, 20 -> 19, since loads are judged
+// on their own cursor's prefix, docs/forensics.md): each holds the command
 // ("# stormctl ARGS", DIR the storm's directory), its exit code, stdout,
 // stderr, and summary.json when the command rewrote it.
 func TestReadsSchema1Storms(t *testing.T) {
