@@ -173,14 +173,14 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 	info := Info{Table: pgx.Identifier{o.Schema, "workflow_events"}.Sanitize()}
 	cfg, err := pgx.ParseConfig(o.URL)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(rootCause(err), o.URL))
+		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(RootCause(err), o.URL))
 	}
 	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
 		return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(rootCause(err), o.URL))
+		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(RootCause(err), o.URL))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
@@ -381,13 +381,13 @@ func mintTime(id string) time.Time {
 	return t
 }
 
-// rootCause is a one-line reason for a failed connection instead of pgx's
+// RootCause is a one-line reason for a failed connection instead of pgx's
 // multi-line account of every attempt: the server's own error when it sent
 // one (such as database "x" does not exist), else the innermost error of the
 // last attempt (such as "dial tcp 127.0.0.1:1: connect: connection
 // refused"; with sslmode=prefer the first attempt's "server refused TLS
 // connection" says nothing).
-func rootCause(err error) error {
+func RootCause(err error) error {
 	if pe := lastPgError(err); pe != nil {
 		return pe
 	}

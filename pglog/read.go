@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/pgattach"
 	"github.com/stormctl/stormctl/worlds/devkit"
 )
 
@@ -54,7 +55,7 @@ func Read(ctx context.Context, o Options) (Log, error) {
 	log := Log{RunID: o.RunID}
 	conn, err := pgx.Connect(ctx, o.URL)
 	if err != nil {
-		return log, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(rootCause(err), o.URL))
+		return log, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(pgattach.RootCause(err), o.URL))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
@@ -149,24 +150,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// rootCause is the innermost error of err's chain (the last of a join):
-// pgx lists every address and TLS mode it tried, each with the same cause.
-func rootCause(err error) error {
-	for {
-		var next error
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			if errs := u.Unwrap(); len(errs) > 0 {
-				next = errs[len(errs)-1]
-			}
-		case interface{ Unwrap() error }:
-			next = u.Unwrap()
-		}
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
