@@ -17,6 +17,7 @@ import (
 	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
@@ -59,15 +60,12 @@ func registry(t *testing.T) *worlds.Registry {
 	return reg
 }
 
-// TestStormDevkitEngine: a storm of the published runtime on devkit-local
-// completes its control runs; every run's record and history come from
-// the runtime (ids the package's, the run ids its own), storm.json names
-// the runtime, and no host process outlives the storm.
-func TestStormDevkitEngine(t *testing.T) {
-	needs(t)
-	t.Setenv("TMPDIR", t.TempDir())
-	reg := registry(t)
-	cfg := stormdir.Config{Worlds: []string{dkworld.LocalName}, Scenarios: []string{"control"}, Conditions: []string{"main"},
+// stormControl storms 2 control runs of the published runtime on world
+// and returns the storm's config and summary (skipping the test when the
+// runtime's prerequisites are missing).
+func stormControl(t *testing.T, reg *worlds.Registry, world string) (stormdir.Config, *reports.Summary) {
+	t.Helper()
+	cfg := stormdir.Config{Worlds: []string{world}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: engine.EngineDevkit,
 		Out: filepath.Join(t.TempDir(), "storm")}
 	p, err := storm.NewPlan(cfg.Defaults(), reg)
@@ -83,6 +81,18 @@ func TestStormDevkitEngine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	return cfg, sum
+}
+
+// TestStormDevkitEngine: a storm of the published runtime on devkit-local
+// completes its control runs; every run's record and history come from
+// the runtime (ids the package's, the run ids its own), storm.json names
+// the runtime, and no host process outlives the storm.
+func TestStormDevkitEngine(t *testing.T) {
+	needs(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	reg := registry(t)
+	cfg, sum := stormControl(t, reg, dkworld.LocalName)
 	c := sum.Cells[0]
 	if c.Runs != 2 || c.Completed != 2 {
 		t.Fatalf("cell %s: %s, want 2 completed (the control is clean under the real runtime)", c.Key(), c.Compact())

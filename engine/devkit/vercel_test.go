@@ -3,15 +3,10 @@ package devkit_test
 import (
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/stormctl/stormctl/engine"
 	devkitengine "github.com/stormctl/stormctl/engine/devkit"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	dkworld "github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkitvercel"
@@ -34,22 +29,7 @@ func TestRuntimeEndpointsOnVercel(t *testing.T) {
 	})
 	reg := &worlds.Registry{}
 	reg.Register(devkitvercel.Entry(h))
-	cfg := stormdir.Config{Worlds: []string{devkitvercel.Name}, Scenarios: []string{"control"}, Conditions: []string{"main"},
-		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: engine.EngineDevkit,
-		Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := storm.NewPlan(cfg.Defaults(), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engines, err := devkitengine.Engines(p.Config, nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Engines: engines, Version: "test"})
-	skipOnPrerequisite(t, err)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	_, sum := stormControl(t, reg, devkitvercel.Name)
 	if c := sum.Cells[0]; c.Runs != 2 || c.Completed != 2 {
 		t.Errorf("cell %s: %s, want 2 completed (the control is clean under the real runtime)", c.Key(), c.Compact())
 	}
