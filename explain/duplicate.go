@@ -26,8 +26,12 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 	}
 	defer func() {
 		if ex.Class != DuplicateCreate {
-			r.dupNote = fmt.Sprintf("the final log also holds %s (an entity the world created again), none of them named by the engine's error or where the reference replay first disagrees",
-				plural.Count(scan.Extra, "duplicate creation"))
+			where := "named by the engine's error or where the reference replay first disagrees"
+			if !r.reference() {
+				where = "named by the runtime's error"
+			}
+			r.dupNote = fmt.Sprintf("the final log also holds %s (an entity the world created again), none of them %s",
+				plural.Count(scan.Extra, "duplicate creation"), where)
 		}
 	}()
 	// groups: per duplicate, its creations' positions and the correlation

@@ -61,7 +61,11 @@ type Input struct {
 	Program engine.Program
 	// Knobs are the run's condition's: the reference replay uses its
 	// scheme and id policy, and its wake policy when that is deterministic
-	// (engine, ordered), ordered otherwise.
+	// (engine, ordered), ordered otherwise. Their Engine is the engine that
+	// ran the run: explain has a reference replay of the model's only ("" or
+	// engine.EngineModel); a run of another engine (the devkit engine's
+	// @workflow/core) is classed from its history, final log and the
+	// runtime's own error, never from the model's replay.
 	engine.Knobs
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
@@ -176,7 +180,10 @@ type Reader struct {
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
 	N     int       `json:"n"`
-	// Divergence is what its replay of its view (reference wake) raised.
+	// Divergence is what its replay of its view (reference wake) raised;
+	// empty for a run of an engine explain has no reference replay of (the
+	// devkit engine), whose reader is the first that read the offending
+	// event and wrote nothing after.
 	Divergence string `json:"divergence"`
 	// Failed says it wrote the run's run_failed.
 	Failed bool `json:"failed,omitempty"`
@@ -341,11 +348,18 @@ func step(t eventlog.Type, payload json.RawMessage) (name, args string) {
 	var p struct {
 		Name string          `json:"name"`
 		Args json.RawMessage `json:"args"`
+		// StepName is the real runtime's name of the step (the devkit
+		// engine's logs: "step//./workflows/storm//settle"), whose
+		// arguments are serialized in its input and not shown here.
+		StepName string `json:"stepName"`
 	}
 	_ = json.Unmarshal(payload, &p)
 	var b bytes.Buffer
 	if json.Compact(&b, p.Args) == nil {
 		args = b.String()
+	}
+	if p.Name == "" {
+		p.Name = p.StepName
 	}
 	return p.Name, args
 }
@@ -384,6 +398,10 @@ func classify(in Input, ex *Explanation) {
 		r.density(ex)
 	case in.Outcome == history.Stuck:
 		r.stuck(ex)
+	case !r.reference():
+		r.runtimeDivergence(ex)
+		r.noteDuplicates(ex)
+		r.link(ex)
 	default:
 		r.divergence(ex)
 		r.noteDuplicates(ex)
