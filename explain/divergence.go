@@ -110,7 +110,7 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("no load by %s before its write at %s", op.Actor, clock(op.Start)))
 		return
 	}
-	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1], opIdx)
+	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1].op, opIdx)
 	ex.View = r.describe(v)
 	if ex.View.Reconstructed {
 		ex.Evidence = append(ex.Evidence, "reconstructed view matches the recorded hash")

@@ -118,14 +118,17 @@ type Page struct {
 	Matched bool `json:"matched"`
 }
 
-// View is what a writer had read before its write: every page of its
-// loads, in order.
+// View is what a writer held before its write: the pages of its loads
+// since its last load from the start (which replaced what it held; a
+// load from a cursor adds to it), in order.
 type View struct {
 	Actor string `json:"actor"`
 	Loads int    `json:"loads"`
 	Pages []Page `json:"pages"`
-	// N is the number of events read; Prefix says they were exactly the
-	// first N of the final log (count and id hash, as forensics checks).
+	// N is the number of events held (an event read twice counts once);
+	// Prefix says they were exactly the first N of the final log, every
+	// page's events rebuilt (its count and id hash those of the final
+	// log's events after its cursor, or of a reconstruction).
 	N      int  `json:"n"`
 	Prefix bool `json:"prefix"`
 	// Reconstructed says every page's visible set was rebuilt from the
@@ -267,6 +270,9 @@ type run struct {
 	// dupNote is the evidence line on duplicate creations a divergence's
 	// class does not rest on ("" when the log has none).
 	dupNote string
+	// hashes are the running id hashes of ordered (rangeHash), built on
+	// first use.
+	hashes []uint64
 }
 
 func prepare(in Input) *run {
