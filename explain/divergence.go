@@ -103,7 +103,11 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		return
 	}
 	op := r.in.Ops[opIdx]
-	ex.Writer = &Writer{Actor: op.Actor, Start: op.Start, End: op.End}
+	var implicit string
+	ex.Writer, implicit = r.writerOf(opIdx)
+	if implicit != "" {
+		ex.Evidence = append(ex.Evidence, implicit)
+	}
 	v := r.viewBefore(op.Actor, opIdx)
 	if v == nil {
 		ex.Class = Unknown

@@ -115,7 +115,11 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 	ex.Evidence = append(ex.Evidence, why)
 	if opIdx, ok := r.writer[ev.ID]; ok {
 		op := r.in.Ops[opIdx]
-		ex.Writer = &Writer{Actor: op.Actor, Start: op.Start, End: op.End}
+		var implicit string
+		ex.Writer, implicit = r.writerOf(opIdx)
+		if implicit != "" {
+			ex.Evidence = append(ex.Evidence, implicit)
+		}
 		if v := r.viewBefore(op.Actor, opIdx); v != nil {
 			ex.View = r.describe(v)
 			ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1].op, opIdx)

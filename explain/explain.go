@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -196,6 +197,31 @@ type Writer struct {
 	// Wrote is what its suspension wrote (its appends after its view), in
 	// order.
 	Wrote []Event `json:"wrote,omitempty"`
+	// Implicit says the store wrote the event inside another call of the
+	// writer's (history.Op.Implicit: a 5.0 package's synthetic
+	// step_created in a step_started); Start and End are that call's.
+	Implicit bool `json:"implicit,omitempty"`
+}
+
+// writerOf is the writer of the append at op index i, with the evidence
+// line an implicit write gets ("" for none).
+func (r *run) writerOf(i int) (*Writer, string) {
+	op := r.in.Ops[i]
+	w := &Writer{Actor: op.Actor, Start: op.Start, End: op.End, Implicit: op.Implicit}
+	if !op.Implicit {
+		return w, ""
+	}
+	call := "another call"
+	for _, c := range r.in.Ops[i+1:] {
+		if c.Actor == op.Actor && !c.Implicit && c.Start.Equal(op.Start) {
+			if len(c.Wrote) > 0 {
+				call = "its " + string(c.Wrote[0].Type)
+			}
+			break
+		}
+	}
+	return w, fmt.Sprintf("the store wrote it inside %s of %s (%s to %s): an implicit write, not one of %s's own",
+		call, op.Actor, clock(op.Start), clock(op.End), op.Actor)
 }
 
 // Explanation is why one run went wrong. It is JSON-friendly.

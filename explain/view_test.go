@@ -270,3 +270,33 @@ func TestViews(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterOfImplicit: the writer of an event the store wrote inside
+// another call (a 5.0 synthetic step_created inside a step_started) is
+// that call's invocation, marked implicit, with an evidence line naming
+// the call; an ordinary append gets none.
+func TestWriterOfImplicit(t *testing.T) {
+	t.Parallel()
+	created := history.OpEvent{Type: eventlog.StepCreated, CorrelationID: "step_1", ID: eventlog.SlotID(5), Seq: 5}
+	started := history.OpEvent{Type: eventlog.StepStarted, CorrelationID: "step_1", ID: eventlog.SlotID(7), Seq: 7}
+	ops := []history.Op{
+		{Kind: history.OpAppend, Actor: "inv-2", Start: at(10), End: at(30), Implicit: true, Wrote: []history.OpEvent{created}},
+		{Kind: history.OpAppend, Actor: "inv-2", Start: at(10), End: at(30), Wrote: []history.OpEvent{started}},
+	}
+	r := prepare(Input{Knobs: engine.Knobs{Scheme: eventlog.SchemeSlot}, Ops: ops})
+	for i, tc := range []struct {
+		implicit bool
+		evidence string
+	}{
+		{true, "the store wrote it inside its step_started of inv-2"},
+		{false, ""},
+	} {
+		w, ev := r.writerOf(i)
+		if w.Actor != "inv-2" || !w.Start.Equal(at(10)) || !w.End.Equal(at(30)) || w.Implicit != tc.implicit {
+			t.Errorf("op %d: writer %+v", i, w)
+		}
+		if !strings.HasPrefix(ev, tc.evidence) || (tc.evidence == "") != (ev == "") {
+			t.Errorf("op %d: evidence %q, want it to start %q", i, ev, tc.evidence)
+		}
+	}
+}
