@@ -103,14 +103,18 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		return
 	}
 	op := r.in.Ops[opIdx]
-	ex.Writer = &Writer{Actor: op.Actor, Start: op.Start, End: op.End}
+	var implicit string
+	ex.Writer, implicit = r.writerOf(opIdx)
+	if implicit != "" {
+		ex.Evidence = append(ex.Evidence, implicit)
+	}
 	v := r.viewBefore(op.Actor, opIdx)
 	if v == nil {
 		ex.Class = Unknown
 		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("no load by %s before its write at %s", op.Actor, clock(op.Start)))
 		return
 	}
-	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1], opIdx)
+	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1].op, opIdx)
 	ex.View = r.describe(v)
 	if ex.View.Reconstructed {
 		ex.Evidence = append(ex.Evidence, "reconstructed view matches the recorded hash")
