@@ -306,6 +306,8 @@ type run struct {
 	// hashes are the running id hashes of ordered (rangeHash), built on
 	// first use.
 	hashes []uint64
+	// pages are the pages rebuilt so far (page), by op index.
+	pages map[int]viewPage
 }
 
 func prepare(in Input) *run {

@@ -22,15 +22,15 @@ var margins = []time.Duration{2 * time.Millisecond, 10 * time.Millisecond, 50 * 
 const maxAmbiguous = 16
 
 // view is a reader's reconstructed view: the final log's positions it
-// held after its loads. The runtime keeps one log per invocation and
-// reads it the way forensics judges loads: a load from the start (a
-// cursor-less reload, a run_started's preload) replaces what it held; a
-// load from a cursor (a page continuing a read, a later incremental
+// held after its loads, built as forensics.Held builds what a reader
+// holds (the runtime keeps one log per invocation): a load from the start
+// (a cursor-less reload, a run_started's preload) replaces what it held;
+// a load from a cursor (a page continuing a read, a later incremental
 // read, a delta or skipped-slot report a write's answer carried) adds its
 // events to it, and an event it already held is held once.
 type view struct {
 	actor   string
-	pages   []viewPage
+	pages   []viewPage   // the pages of its loads since the last from the start
 	loads   int          // loads since the last one from the start
 	visible map[int]bool // positions in the final log
 	n       int          // events held: the visible positions
@@ -52,65 +52,65 @@ type viewPage struct {
 // viewBefore reconstructs what actor held before op index before: the
 // loads it had finished by then. It returns nil when it had read nothing.
 func (r *run) viewBefore(actor string, before int) *view {
-	var v *view
-	for _, ld := range forensics.Loads(r.in.Ops[:before]) {
-		if ld.Actor == actor {
-			v = r.load(v, ld)
-		}
-	}
-	return r.settle(v)
+	return r.settle(actor, forensics.HeldBy(r.in.Ops[:before], actor, r.pagePositions))
 }
 
 // viewThrough reconstructs what actor held by the end of the load holding
 // op index page.
 func (r *run) viewThrough(actor string, page int) *view {
-	var v *view
+	var h forensics.Held[int]
 	for _, ld := range forensics.Loads(r.in.Ops) {
 		if ld.Actor != actor {
 			continue
 		}
-		v = r.load(v, ld)
+		h.Take(r.in.Ops, ld, r.pagePositions)
 		if slices.Contains(ld.Pages, page) {
-			return r.settle(v)
+			return r.settle(actor, h)
 		}
 	}
 	return nil
 }
 
-// load takes load ld into view v (nil: none yet): a load from the start
-// replaces it, a load from a cursor extends it.
-func (r *run) load(v *view, ld forensics.Load) *view {
-	if v == nil || r.in.Ops[ld.Pages[0]].After.IsZero() {
-		v = &view{actor: ld.Actor}
+// page is the page at op index i, rebuilt once (pageVisible).
+func (r *run) page(i int) viewPage {
+	if pg, ok := r.pages[i]; ok {
+		return pg
 	}
-	v.loads++
-	for _, i := range ld.Pages {
-		pos, ok := r.pageVisible(r.in.Ops[i])
-		v.pages = append(v.pages, viewPage{op: i, pos: pos, matched: ok})
+	pos, ok := r.pageVisible(r.in.Ops[i])
+	pg := viewPage{op: i, pos: pos, matched: ok}
+	if r.pages == nil {
+		r.pages = map[int]viewPage{}
 	}
-	return v
+	r.pages[i] = pg
+	return pg
 }
 
-// settle derives the view's visible positions, count, prefix and times
-// from its pages.
-func (r *run) settle(v *view) *view {
-	if v == nil || len(v.pages) == 0 {
+// pagePositions are the final-log positions the page at op index i
+// returned, as forensics.Held takes them.
+func (r *run) pagePositions(i int) []int { return r.page(i).pos }
+
+// settle turns what actor held into its view: its pages, visible
+// positions, count, prefix and times. Nil when it held no page.
+func (r *run) settle(actor string, h forensics.Held[int]) *view {
+	if len(h.Pages) == 0 {
 		return nil
 	}
-	v.visible, v.last, v.prefix = map[int]bool{}, -1, true
-	for k, pg := range v.pages {
-		op := r.in.Ops[pg.op]
+	v := &view{actor: actor, loads: h.Loads, visible: map[int]bool{}, last: -1, prefix: true}
+	for k, i := range h.Pages {
+		pg := r.page(i)
+		v.pages = append(v.pages, pg)
+		op := r.in.Ops[i]
 		if k == 0 {
 			v.start = op.Start
 		}
 		v.lastAt = op.Start
-		for _, p := range pg.pos {
-			v.visible[p] = true
-		}
 		if op.Read.N > 0 {
 			v.last = max(v.last, r.upTo(op.Read.Last)-1)
 		}
 		v.prefix = v.prefix && pg.matched
+	}
+	for _, p := range h.Keys {
+		v.visible[p] = true
 	}
 	v.n = len(v.visible)
 	for p := range v.visible {
