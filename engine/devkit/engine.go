@@ -122,8 +122,11 @@ type Engine struct {
 	wf     devkitscen.Workflow
 	sink   worlds.Sink
 	logger *slog.Logger
-	proc   *sidecar.Process
+	proc   host
 	info   openInfo
+	// grace bounds each of Finish's calls to the host (finishGrace; tests
+	// shorten it).
+	grace time.Duration
 	// scheme is what info.Spec says the package orders logs by (schemeOf).
 	scheme eventlog.Scheme
 
@@ -145,7 +148,14 @@ var (
 	_ storm.Collector = (*Engine)(nil)
 	_ storm.Schemer   = (*Engine)(nil)
 	_ storm.Describer = (*Engine)(nil)
+	_ host            = (*sidecar.Process)(nil)
 )
+
+// host is what the engine asks of its host process (a *sidecar.Process).
+type host interface {
+	Call(ctx context.Context, op string, args map[string]any, out any) error
+	Stop() error
+}
 
 // run is what the engine knows of one of its runs.
 type run struct {
@@ -174,7 +184,7 @@ type openInfo struct {
 
 // start starts the host of one cell and opens the runtime in it.
 func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Workflow, s storm.EngineSetup) (*Engine, error) {
-	e := &Engine{kit: kit, store: store, wf: wf, sink: s.Sink, logger: s.Logger, runs: map[string]*run{}, ended: map[string]bool{}}
+	e := &Engine{kit: kit, store: store, wf: wf, sink: s.Sink, logger: s.Logger, grace: finishGrace, runs: map[string]*run{}, ended: map[string]bool{}}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
@@ -432,8 +442,11 @@ func (e *Engine) Done(runID string) <-chan struct{} {
 	return r.done
 }
 
-// finishGrace bounds how long Finish waits for the runtime to cancel a
-// run that did not end, and to say what it did for it.
+// finishGrace bounds each of Finish's calls to the host: the cancel of a
+// run that did not end (the host waits up to 60 s for the run's deliveries
+// in flight, so it may outlast it) and each read of the run's counts, which
+// have budgets of their own so that a cancel that takes long cannot lose
+// them.
 const finishGrace = 30 * time.Second
 
 // status is the host's account of a run.
@@ -452,36 +465,45 @@ type status struct {
 
 // Finish cancels the run through the runtime if it has not ended (so
 // nothing works on it afterwards) and returns what the runtime did for
-// it, as the host counted it.
+// it, as the host counted it. A run cut at its timeout keeps its counts:
+// they are read at the cut, before the cancel, and again after it (the
+// deliveries in flight at the cut end meanwhile), each read with a budget
+// of its own; the later read that answered is the run's.
 func (e *Engine) Finish(runID string) history.RunStats {
 	r, err := e.run(runID)
 	if err != nil {
 		return history.RunStats{}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), finishGrace)
-	defer cancel()
+	var (
+		counts status
+		known  bool
+	)
 	select {
 	case <-r.done:
 	default:
+		// The cut: what the runtime did for the run until now.
+		counts, known = e.counts(runID, "at the cut")
+		ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
 		if err := e.proc.Call(ctx, "cancel", map[string]any{"runId": runID}, nil); err != nil {
 			err = e.transport("cancel", err) // a host gone is the run's infrastructure evidence
 			e.logger.Warn("devkit engine: cancel a run that did not end", "run", runID, "err", err)
 		}
+		cancel()
 	}
-	var st status
-	statsErr := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st)
-	if statsErr != nil {
-		statsErr = e.transport("status", statsErr)
+	if after, ok := e.counts(runID, "after it ended"); ok {
+		counts, known = after, true
+	}
+	if !known {
 		// The run's invocation counts stay unknown (0), not "none seen".
-		e.logger.Warn("devkit engine: the run's status could not be read: its invocation counts are missing", "run", runID, "err", statsErr)
+		e.logger.Warn("devkit engine: the run's status could not be read: its invocation counts are missing", "run", runID)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	stats := r.stats
-	if statsErr == nil {
-		stats.Invocations, stats.Replays = st.Invocations, st.Invocations
-		stats.MaxConcurrent = st.MaxConcurrent
-		stats.Recoveries, stats.Divergences = st.Recoveries, int64(len(st.Divergences))
+	if known {
+		stats.Invocations, stats.Replays = counts.Invocations, counts.Invocations
+		stats.MaxConcurrent = counts.MaxConcurrent
+		stats.Recoveries, stats.Divergences = counts.Recoveries, int64(len(counts.Divergences))
 	}
 	if e.hostErr != nil && (r.endedAt.IsZero() || r.endedAt.After(e.hostGone)) {
 		// The host went while the run was live: its infrastructure. A run
@@ -493,6 +515,24 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	delete(e.runs, runID)
 	return stats
 }
+
+// counts reads the host's counts of the run (status), within a budget of
+// their own; when says which read it is, for the warning of one that
+// failed.
+func (e *Engine) counts(runID, when string) (status, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
+	defer cancel()
+	var st status
+	if err := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st); err != nil {
+		err = e.transport("status", err)
+		e.logger.Warn("devkit engine: read the run's counts "+when, "run", runID, "err", err)
+		return status{}, false
+	}
+	return st, true
+}
+
+// callGrace is the budget of each of Finish's calls to the host.
+func (e *Engine) callGrace() time.Duration { return cmp.Or(e.grace, finishGrace) }
 
 // Panicked is the first notice the engine could not record, nil if none:
 // the host's own failures (its process gone) are its runs' infrastructure
@@ -516,7 +556,7 @@ func (e *Engine) fail(err error) {
 // Close closes the runtime and stops the host process (and every process
 // it started).
 func (e *Engine) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
 	defer cancel()
 	if err := e.proc.Call(ctx, "close", nil, nil); err != nil && !errors.Is(err, sidecar.ErrExited) {
 		e.logger.Warn("devkit engine: close the runtime", "err", err)

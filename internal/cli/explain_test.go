@@ -134,8 +134,8 @@ func TestExplainCommand(t *testing.T) {
 		writeFile(t, filepath.Join(d, stormdir.FileRuns), []byte(strings.Join(lines, "\n")+"\n"))
 		os.RemoveAll(filepath.Join(d, stormdir.DirTimelines))
 		code, stdout, stderr := run(t.Context(), "forensics", d)
-		if code != cli.ExitOK || !strings.Contains(stdout, "classes: ") {
-			t.Fatalf("exit %d, stderr %q; stdout lacks a classes line:\n%s", code, stderr, stdout)
+		if code != cli.ExitOK || !strings.Contains(stdout, "classes (runs.jsonl's, computed now where it has none): ") {
+			t.Fatalf("exit %d, stderr %q; stdout lacks a classes line saying whose:\n%s", code, stderr, stdout)
 		}
 		var sum reports.Summary
 		if err := json.Unmarshal(readFile(t, filepath.Join(d, stormdir.FileSummary)), &sum); err != nil {
@@ -182,8 +182,15 @@ func TestExplainCommand(t *testing.T) {
 		stale := filepath.Join(d, stormdir.DirTimelines, "wrun_stale.html")
 		writeFile(t, stale, []byte("<html></html>"))
 		code, stdout, stderr := run(t.Context(), "forensics", d, "--reclassify")
-		if code != cli.ExitOK || !strings.Contains(stderr, wrong+" -> "+bad.Class) || strings.Contains(stdout, wrong) {
+		if code != cli.ExitOK || !strings.Contains(stderr, wrong+" -> "+bad.Class) || strings.Contains(stdout, wrong) || !strings.Contains(stdout, "classes (this build's): ") {
 			t.Fatalf("exit %d, stderr %q (want a %s -> %s change); stdout:\n%s", code, stderr, wrong, bad.Class, stdout)
+		}
+		// Afterwards a plain forensics prints runs.jsonl's classes, as
+		// recorded, and says that summary.json's (report's, gate's) differ.
+		code, stdout, stderr = run(t.Context(), "forensics", d)
+		if code != cli.ExitOK || !strings.Contains(stdout, "classes (runs.jsonl's): ") || !strings.Contains(stdout, wrong) ||
+			!strings.Contains(stderr, "summary.json counts other classes than runs.jsonl records in 1 cells") {
+			t.Fatalf("exit %d, stderr %q (want the classes' difference named); stdout:\n%s", code, stderr, stdout)
 		}
 		var sum reports.Summary
 		if err := json.Unmarshal(readFile(t, filepath.Join(d, stormdir.FileSummary)), &sum); err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -145,6 +147,10 @@ type forensicsReport struct {
 	Cells []*cellForensics `json:"cells"`
 	// maxPairs bounds the type-pair rows per cell in a table.
 	maxPairs int
+	// classesFrom says, on each classes line, which classes it counts:
+	// runs.jsonl's as recorded (where a --reclassify's went to
+	// summary.json only) or this build's.
+	classesFrom string
 }
 
 func runForensics(ctx context.Context, opts *ForensicsOptions) error {
@@ -214,7 +220,7 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		}
 	}
 	tally.Finish()
-	rep := forensicsReport{Dir: opts.Dir, maxPairs: opts.Pairs}
+	rep := forensicsReport{Dir: opts.Dir, maxPairs: opts.Pairs, classesFrom: classesFrom(opts.Reclassify, cls.Computed)}
 	for _, k := range tally.Keys() {
 		c := tally.Summary.Cell(k)
 		cf := &cellForensics{CellKey: k, Runs: c.Runs, Order: tally.Order(k), Windows: c.Windows,
@@ -226,6 +232,11 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 	}
 	if err := opts.Format.Print(opts.IO.Out, styled{&rep, rep.write}); err != nil {
 		return err
+	}
+	if !opts.Reclassify {
+		if n := classesDiffer(opts.Dir, tally.Summary); n > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: summary.json counts other classes than runs.jsonl records in %d cells (a --reclassify's): the classes above are runs.jsonl's; report and gate read summary.json's\n", opts.Dir, n)
+		}
 	}
 	if opts.DeriveLatency != "" {
 		if err := deriveLatency(opts, meta, tally.Summary); err != nil {
@@ -257,7 +268,7 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 		if _, err := fmt.Fprintf(w, "\n%s\n", c.CellKey.String()); err != nil {
 			return err
 		}
-		if line := classLine(c); line != "" {
+		if line := classLine(c, rep.classesFrom); line != "" {
 			if _, err := fmt.Fprintln(w, line); err != nil {
 				return err
 			}
@@ -311,7 +322,7 @@ func pct(n, of int) string {
 }
 
 // classLine counts a cell's runs per class, in explain's order.
-func classLine(c *cellForensics) string {
+func classLine(c *cellForensics, from string) string {
 	var parts []string
 	for _, k := range explain.Classes() {
 		if n := c.Classes[k]; n > 0 {
@@ -321,7 +332,56 @@ func classLine(c *cellForensics) string {
 	if len(parts) == 0 && c.Recovered == 0 {
 		return ""
 	}
-	return fmt.Sprintf("classes: %s; %d recovered divergences", orNone(strings.Join(parts, ", ")), c.Recovered)
+	return fmt.Sprintf("classes (%s): %s; %d recovered divergences", from, orNone(strings.Join(parts, ", ")), c.Recovered)
+}
+
+// classesFrom names the classes a forensics run prints: this build's with
+// --reclassify, else runs.jsonl's as recorded (computed now for the runs
+// recorded without one).
+func classesFrom(reclassify bool, computed int) string {
+	switch {
+	case reclassify:
+		return "this build's"
+	case computed > 0:
+		return "runs.jsonl's, computed now where it has none"
+	}
+	return "runs.jsonl's"
+}
+
+// classesDiffer counts the cells whose classes in dir's summary.json are
+// not the ones counted from runs.jsonl (sum): a --reclassify wrote its
+// classes to summary.json only. An unreadable summary.json counts none
+// (the storm's own readers name it).
+func classesDiffer(dir string, sum *reports.Summary) int {
+	var stored reports.Summary
+	if err := stormdir.ReadDocument(filepath.Join(dir, stormdir.FileSummary), &stored, func() int { return stored.Schema }); err != nil {
+		return 0
+	}
+	n := 0
+	for _, c := range stored.Cells {
+		if c == nil {
+			continue
+		}
+		var counted map[string]int
+		if mine := sum.Cell(c.CellKey); mine != nil {
+			counted = mine.Classes
+		}
+		if !maps.EqualFunc(nonZero(c.Classes), nonZero(counted), func(a, b int) bool { return a == b }) {
+			n++
+		}
+	}
+	return n
+}
+
+// nonZero is m without its zero counts (nil and empty alike).
+func nonZero(m map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func orNone(s string) string {

@@ -50,8 +50,10 @@
 //        default page size), each page a list notice under actor.
 //   status {runId} -> {status, error?, invocations, steps, maxConcurrent,
 //        inflight, redeliveries, retries, recoveries, recoveryQueued,
-//        divergences: [{message, eventId, count, eventIds?, actor, at, terminal?}], skipped}
-//        status, error (and errorCode where the run has one): world.runs.get's;
+//        divergences: [{message, eventId, count, eventIds?, actor, at, terminal?}], skipped, runError?}
+//        status, error (and errorCode where the run has one): world.runs.get's
+//        (status null and runError {name, message, code, status} when runs.get
+//        failed: the counts are the host's and answered all the same);
 //        errorMessage: the error's message, decoded when 5.0 stores the error
 //        serialized ("gzip" + "devl" devalue). invocations: flow deliveries
 //        run; steps: step-queue deliveries (0 on 5.0); maxConcurrent: most
@@ -967,10 +969,18 @@ async function events(req) {
 
 async function status(req) {
   await ready();
-  const run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  // The counts are the host's own: a world that cannot answer runs.get
+  // (busy, or the run's entity unreadable) does not lose them.
+  let run = {};
+  let runError;
+  try {
+    run = await state.world.runs.get(req.runId, { resolveData: 'none' });
+  } catch (err) {
+    runError = errorOf(err);
+  }
   const s = statsOf(req.runId);
   const out = {
-    status: run.status,
+    status: run.status ?? null,
     invocations: s.invocations,
     steps: s.steps,
     maxConcurrent: s.maxConcurrent,
@@ -987,6 +997,7 @@ async function status(req) {
     out.errorMessage = errorMessageOf(run.error);
   }
   if (run.errorCode) out.errorCode = run.errorCode;
+  if (runError) out.runError = runError;
   return out;
 }
 

@@ -1,0 +1,142 @@
+package devkit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+)
+
+// fakeHost answers Finish's calls as a host would: status with the counts
+// of its i-th read (or fails it), and cancel as the test says.
+type fakeHost struct {
+	// statuses are the answers to successive status reads, as the host's
+	// JSON; "" fails the read with the host gone.
+	statuses []string
+	// cancel answers a cancel: "drain" waits out the caller's budget (the
+	// host waits for the run's deliveries in flight), "gone" fails as a
+	// host that died, "" answers at once.
+	cancel string
+
+	mu    sync.Mutex
+	calls []string
+}
+
+func (h *fakeHost) Call(ctx context.Context, op string, _ map[string]any, out any) error {
+	h.mu.Lock()
+	h.calls = append(h.calls, op)
+	reads := 0
+	for _, c := range h.calls {
+		if c == "status" {
+			reads++
+		}
+	}
+	h.mu.Unlock()
+	gone := fmt.Errorf("%w (signal: killed)", sidecar.ErrExited)
+	switch op {
+	case "cancel":
+		switch h.cancel {
+		case "drain":
+			<-ctx.Done()
+			return ctx.Err()
+		case "gone":
+			return gone
+		}
+		return nil
+	case "status":
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if reads > len(h.statuses) || h.statuses[reads-1] == "" {
+			return gone
+		}
+		return json.Unmarshal([]byte(h.statuses[reads-1]), out)
+	}
+	return fmt.Errorf("fake host: unexpected %s", op)
+}
+
+func (h *fakeHost) Stop() error { return nil }
+
+// TestFinishKeepsTheCountsOfACutRun: a run that did not end by its timeout
+// keeps what the runtime did for it (invocations, replays, divergences,
+// recoveries, max_concurrent) whatever its cancel does: a cancel that
+// outlasts its budget (the host waits for 118 deliveries in flight, as in
+// the quiet storm's stuck step-storm runs, whose counts were all lost)
+// leaves the read after it a budget of its own; a host that dies during
+// the cancel leaves the counts read at the cut. Its op evidence, from the
+// recorded notices, is kept alongside.
+func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
+	t.Parallel()
+	atCut := `{"status":"running","invocations":118,"maxConcurrent":118,"recoveries":2,"divergences":[{"message":"m","eventId":"e1"},{"message":"m","eventId":"e2"}]}`
+	after := `{"status":"cancelled","invocations":118,"maxConcurrent":118,"recoveries":3,"divergences":[{"message":"m","eventId":"e1"},{"message":"m","eventId":"e2"},{"message":"m","eventId":"e3"}]}`
+	for _, tc := range []struct {
+		name   string
+		host   *fakeHost
+		ended  bool
+		want   history.RunStats
+		infra  bool
+		wantOp []string
+	}{
+		{name: "cancel outlasts its budget", host: &fakeHost{statuses: []string{atCut, after}, cancel: "drain"},
+			want:   history.RunStats{Invocations: 118, Replays: 118, MaxConcurrent: 118, Recoveries: 3, Divergences: 3},
+			wantOp: []string{"status", "cancel", "status"}},
+		{name: "host gone during the cancel", host: &fakeHost{statuses: []string{atCut}, cancel: "gone"},
+			want:   history.RunStats{Invocations: 118, Replays: 118, MaxConcurrent: 118, Recoveries: 2, Divergences: 2, InfraErrors: 1},
+			infra:  true,
+			wantOp: []string{"status", "cancel", "status"}},
+		{name: "counts read after a quick cancel", host: &fakeHost{statuses: []string{atCut, after}},
+			want:   history.RunStats{Invocations: 118, Replays: 118, MaxConcurrent: 118, Recoveries: 3, Divergences: 3},
+			wantOp: []string{"status", "cancel", "status"}},
+		{name: "a run that ended is read once", host: &fakeHost{statuses: []string{after}}, ended: true,
+			want:   history.RunStats{Invocations: 118, Replays: 118, MaxConcurrent: 118, Recoveries: 3, Divergences: 3},
+			wantOp: []string{"status"}},
+		{name: "host gone before the cut: counts unknown, infra evidence", host: &fakeHost{statuses: []string{"", ""}, cancel: "drain"},
+			want:   history.RunStats{InfraErrors: 1},
+			infra:  true,
+			wantOp: []string{"status", "cancel", "status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			line := recordedNotices(t)[0]
+			var n notice
+			if err := json.Unmarshal(line, &n); err != nil {
+				t.Fatal(err)
+			}
+			h := tc.host
+			r := &run{token: "wrun_A", done: make(chan struct{})}
+			e := &Engine{sink: &recorder{}, proc: h, grace: 50 * time.Millisecond, logger: slog.New(slog.DiscardHandler),
+				runs: map[string]*run{n.RunID: r}, ended: map[string]bool{}}
+			e.notice(line)
+			if tc.ended {
+				e.mu.Lock()
+				r.end()
+				e.mu.Unlock()
+			}
+			got := e.Finish(n.RunID)
+
+			// The op evidence is the notices'.
+			if !got.LastStoreOK.Equal(msTime(n.End)) {
+				t.Errorf("last_store_ok %v, want the recorded op's end %v", got.LastStoreOK, msTime(n.End))
+			}
+			if (got.LastUnavailableErr != "") != tc.infra {
+				t.Errorf("last_unavailable_err %q, want one: %v", got.LastUnavailableErr, tc.infra)
+			}
+			got.LastStoreOK, got.LastUnavailable, got.LastUnavailableErr = time.Time{}, time.Time{}, ""
+			if got != tc.want {
+				t.Errorf("stats %+v\nwant  %+v", got, tc.want)
+			}
+			if fmt.Sprint(h.calls) != fmt.Sprint(tc.wantOp) {
+				t.Errorf("calls %v, want %v", h.calls, tc.wantOp)
+			}
+			if _, err := e.run(n.RunID); err == nil {
+				t.Error("the run is still known after Finish")
+			}
+		})
+	}
+}
