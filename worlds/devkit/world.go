@@ -113,12 +113,12 @@ func OpenPackage(ctx context.Context, h *Host, opts worlds.Options) (worlds.Worl
 }
 
 // WithoutCommitTimes is w without its CommitTimes (a devkit-postgres World
-// on a server whose commit timestamps are off): the worlds.World methods
-// and RuntimeStore only.
+// on a server whose commit timestamps are off): the worlds.World methods,
+// Kept and RuntimeStore only.
 func WithoutCommitTimes(w *World) worlds.World { return packageWorld{w} }
 
-// packageWorld is a World with only the worlds.World methods (and
-// RuntimeStore): no CommitTimes.
+// packageWorld is a World with only the worlds.World methods (and Kept
+// and RuntimeStore): no CommitTimes.
 type packageWorld struct{ w *World }
 
 func (p packageWorld) CreateRun(ctx context.Context, r eventlog.Run) error {
@@ -138,6 +138,9 @@ func (p packageWorld) List(ctx context.Context, runID string, after eventlog.Cur
 }
 
 func (p packageWorld) Close() error { return p.w.Close() }
+
+// Kept names what stays with --keep (worlds.Keeper): World.Kept.
+func (p packageWorld) Kept() string { return p.w.Kept() }
 
 // RuntimeStore is a store of the package's own for a runtime that hosts
 // it (the devkit engine): World.RuntimeStore.
