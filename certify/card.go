@@ -8,6 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 // Contract is the World contract a package claims, as its sidecar found
@@ -32,11 +33,15 @@ type Card struct {
 	Load     Load     `json:"load"`
 	Results  []Result `json:"results"`
 	// Storm is the short storm's summary (nil: it did not run: StormNote
-	// says why); Engine the engine it ran, EngineNote why that one.
-	Storm      *reports.Summary `json:"storm,omitempty"`
-	StormNote  string           `json:"stormNote,omitempty"`
-	Engine     string           `json:"engine"`
-	EngineNote string           `json:"engineNote,omitempty"`
+	// says why); Engine the engine it ran, EngineNote why that one when it
+	// is not the real runtime; Runtime what ran it under the devkit engine
+	// (the packages' versions, the queue that delivered), as storm.json
+	// records it.
+	Storm      *reports.Summary  `json:"storm,omitempty"`
+	StormNote  string            `json:"stormNote,omitempty"`
+	Engine     string            `json:"engine"`
+	EngineNote string            `json:"engineNote,omitempty"`
+	Runtime    *stormdir.Runtime `json:"runtime,omitempty"`
 	// Stormctl is the version of stormctl that measured the card.
 	Stormctl string `json:"stormctl"`
 }
@@ -94,6 +99,23 @@ func (c Card) specVersion() string {
 	return fmt.Sprint(*c.Contract.SpecVersion)
 }
 
+// stormHeading says which engine ran the storm, and how.
+func (c Card) stormHeading() string {
+	h := c.Engine + " engine"
+	if c.Engine == "devkit" {
+		h = "the real runtime, devkit engine"
+		if rt := c.Runtime; rt != nil {
+			if v := rt.Versions["@workflow/core"]; v != "" {
+				h += ": @workflow/core " + v
+			}
+			if rt.Queue != "" {
+				h += "; queue: " + rt.Queue
+			}
+		}
+	}
+	return h + note(c.EngineNote)
+}
+
 func (c Card) header() []string {
 	return []string{
 		fmt.Sprintf("package: %s %s (%s)", c.Package, c.Version, c.World),
@@ -117,7 +139,7 @@ func (c Card) Table(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %-7s %s: %s%s\n", r.Verdict, r.Name, oneLine(r.Detail), layer(r))
 	}
-	fmt.Fprintf(w, "\nstorm (%s engine%s)\n", c.Engine, note(c.EngineNote))
+	fmt.Fprintf(w, "\nstorm (%s)\n", c.stormHeading())
 	switch {
 	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).Table(w); err != nil {
@@ -147,7 +169,7 @@ func (c Card) Markdown(w io.Writer) error {
 	if err := table.Write(w, table.MarkdownCompact, []string{"section", "check", "verdict", "detail"}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nStorm (%s engine%s):\n\n", c.Engine, mdEscape(note(c.EngineNote)))
+	fmt.Fprintf(w, "\nStorm (%s):\n\n", mdEscape(c.stormHeading()))
 	switch {
 	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).MarkdownTables(w); err != nil {

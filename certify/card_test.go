@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/certify"
+	"github.com/stormctl/stormctl/stormdir"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/card.* with what the card prints")
@@ -18,7 +19,9 @@ func card() certify.Card {
 	return certify.Card{
 		World: "package:@example/world@1.0.0", Package: "@example/world", Version: "1.0.0",
 		Contract: certify.Contract{World: "4.1.0-beta.2", SpecVersion: &two, Scheme: "ulid", Applies: "the legacy contract"},
-		Load:     certify.DefaultLoad(), Engine: "model", EngineNote: "the real runtime does not host third-party worlds yet",
+		Load:     certify.DefaultLoad(), Engine: "devkit",
+		Runtime: &stormdir.Runtime{Engine: "devkit", Versions: map[string]string{"@workflow/core": "4.8.9"},
+			Queue: "world-local 4.4.1 (composed: the package's queue delivers over HTTP)"},
 		StormNote: "--storm-runs 0", Stormctl: "test",
 		Results: []certify.Result{
 			certify.Decide(certify.Conformance, "ulid/fields", certify.Evidence{Observed: 1, Of: "run"}),

@@ -42,7 +42,7 @@ func TestWorldLocalDuplicateCreations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pkgworld.Open(t.Context(), in, nil, cache, nil, slog.New(slog.DiscardHandler))
+	w, err := pkgworld.Open(t.Context(), in, pkgworld.Options{CacheDir: cache, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

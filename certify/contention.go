@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/oklog/ulid/v2"
@@ -114,36 +115,64 @@ func infra(ctx context.Context, err error) bool {
 	return errors.Is(err, eventlog.ErrUnavailable) || errors.Is(err, worlds.ErrPrerequisite) || ctx.Err() != nil
 }
 
-// unique has load.Writers writers create each of load.Creations steps of
-// a run at once (step_created with the same correlation id), for
-// load.Rounds runs, then reads each run's log: more than one step_created
-// for a correlation id is a duplicate creation. A writer the store refuses
-// (a conflict) is the contract at work. Evidence: the contended creations
-// at least one writer got accepted.
+// creations are the event types that create an entity, each unique per
+// correlation id in its run: a step, a wait, a hook.
+var creations = []eventlog.Type{eventlog.StepCreated, eventlog.WaitCreated, eventlog.HookCreated}
+
+// creation is the draft of a creation of type t with correlation id corr:
+// a wait resumes far in the future, a hook's token is its correlation id.
+func creation(t eventlog.Type, corr string) eventlog.Draft {
+	d := draft(t, corr)
+	switch t {
+	case eventlog.WaitCreated:
+		d.Payload = json.RawMessage(`{"resumeAt":"2100-01-01T00:00:00Z"}`)
+	case eventlog.HookCreated:
+		d.Token = corr
+	}
+	return d
+}
+
+// unique has load.Writers writers create each of load.Creations steps,
+// waits and hooks of a run at once (step_created, wait_created,
+// hook_created with the same correlation id), for load.Rounds runs, then
+// reads each run's log: more than one creation of a type for a correlation
+// id is a duplicate creation. A writer the store refuses (a conflict) is
+// the contract at work. Evidence: the contended creations at least one
+// writer got accepted.
 func unique(ctx context.Context, w worlds.World, load Load) Evidence {
 	var e Evidence
-	e.Of = "contended creations (" + fmt.Sprint(load.Writers) + " writers each)"
+	e.Of = "contended creations of steps, waits and hooks (" + fmt.Sprint(load.Writers) + " writers each)"
+	duplicated := map[eventlog.Type]int{} // correlation ids created more than once, per type
 	for round := range load.Rounds {
 		run, err := newRun(ctx, w)
 		if err != nil {
 			return Evidence{Err: err, Of: e.Of, Observed: e.Observed}
 		}
-		accepted := make([]int, load.Creations)
+		type key struct {
+			t    eventlog.Type
+			corr string
+		}
+		var keys []key
+		for _, t := range creations {
+			for c := range load.Creations {
+				keys = append(keys, key{t, fmt.Sprintf("%s_r%d_c%d", strings.TrimSuffix(string(t), "_created"), round, c)})
+			}
+		}
+		accepted := map[key]int{}
 		var mu sync.Mutex
 		var infraErr error
 		start := make(chan struct{})
 		var g errgroup.Group
-		for c := range load.Creations {
-			corr := fmt.Sprintf("step_r%d_c%d", round, c)
+		for _, k := range keys {
 			for range load.Writers {
 				g.Go(func() error {
 					<-start
-					_, err := w.Append(ctx, run, []eventlog.Draft{draft(eventlog.StepCreated, corr)})
+					_, err := w.Append(ctx, run, []eventlog.Draft{creation(k.t, k.corr)})
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
 					case err == nil:
-						accepted[c]++
+						accepted[k]++
 					case infra(ctx, err) && infraErr == nil:
 						infraErr = err
 					}
@@ -160,22 +189,30 @@ func unique(ctx context.Context, w worlds.World, load Load) Evidence {
 		if err != nil {
 			return Evidence{Err: err, Of: e.Of, Observed: e.Observed}
 		}
-		byCorr := map[string][]string{}
+		byKey := map[key][]string{}
 		for _, ev := range log {
-			if ev.Type == eventlog.StepCreated {
-				byCorr[ev.CorrelationID] = append(byCorr[ev.CorrelationID], ev.ID)
-			}
+			k := key{ev.Type, ev.CorrelationID}
+			byKey[k] = append(byKey[k], ev.ID)
 		}
-		for c := range load.Creations {
-			corr := fmt.Sprintf("step_r%d_c%d", round, c)
-			if ids := byCorr[corr]; len(ids) > 1 && e.Counterexample == "" {
-				e.Counterexample = fmt.Sprintf("run %s, correlation id %s: %d step_created events (%s and %s) of %d writers at once, %d of them accepted",
-					run, corr, len(ids), ids[0], ids[1], load.Writers, accepted[c])
+		for _, k := range keys {
+			if len(byKey[k]) > 1 {
+				duplicated[k.t]++
 			}
-			if accepted[c] > 0 {
+			if ids := byKey[k]; len(ids) > 1 && e.Counterexample == "" {
+				e.Counterexample = fmt.Sprintf("run %s, correlation id %s: %d %s events (%s and %s) of %d writers at once, %d of them accepted",
+					run, k.corr, len(ids), k.t, ids[0], ids[1], load.Writers, accepted[k])
+			}
+			if accepted[k] > 0 {
 				e.Observed++
 			}
 		}
+	}
+	if e.Counterexample != "" {
+		var per []string
+		for _, t := range creations {
+			per = append(per, fmt.Sprintf("%s %d of %d", t, duplicated[t], load.Rounds*load.Creations))
+		}
+		e.Counterexample += " (created more than once: " + strings.Join(per, ", ") + ")"
 	}
 	return e
 }

@@ -44,6 +44,9 @@ type Plan struct {
 	// Endpoints are the servers the worlds run on, for storm.json, secrets
 	// removed (the caller's: the endpoint flags are the CLI's).
 	Endpoints []stormdir.Endpoint
+	// WorldEnv is what the package:… worlds were configured with
+	// (--world-env), for storm.json, secrets removed.
+	WorldEnv []stormdir.Setting
 }
 
 // DefaultRunsInFlight bounds the runs in flight of a storm whose worlds ask
@@ -159,6 +162,9 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 				by := "--engine " + eng
 				if cond.Knobs.Engine != "" {
 					by = fmt.Sprintf("--condition %q", cond.Name)
+				}
+				if why := e.NoEngines[eng]; why != "" {
+					return nil, fmt.Errorf("%s: engine %s cannot run on world %s: %s", by, eng, w, why)
 				}
 				return nil, fmt.Errorf("%s: engine %s runs on %s only, not on world %s", by, eng, cmp.Or(strings.Join(reg.WithEngine(eng), ", "), "no world"), w)
 			}

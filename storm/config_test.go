@@ -82,6 +82,8 @@ func testRegistry() *worlds.Registry {
 	r.Register(worlds.Entry{Name: "paged", Description: "test world", Schemes: []string{"ulid", "seq"}, PageSizes: map[string]int{"seq": 500}})
 	r.Register(worlds.Entry{Name: "unfenced", Description: "test world without AppendFenced", Schemes: []string{"ulid"},
 		Limits: worlds.Limits{Fence: "the test world has no AppendFenced"}})
+	r.Register(worlds.Entry{Name: "unhosted", Description: "test world the devkit engine cannot host", Schemes: []string{"ulid"},
+		NoEngines: map[string]string{"devkit": "its contract is newer than the runtime's"}})
 	return r
 }
 
@@ -138,6 +140,9 @@ func TestConfigValidateRejects(t *testing.T) {
 			c.Worlds, c.Conditions = []string{"unfenced"}, []string{"seq+callsite"}
 		},
 			[]string{"--condition", `"seq+callsite"`, "needs scheme seq", "unfenced", "conditions main, callsite"}},
+		{"an engine the world says why it cannot run", func(_ *testing.T, c *stormdir.Config) {
+			c.Worlds, c.Engine = []string{"unhosted"}, "devkit"
+		}, []string{"--engine devkit: engine devkit cannot run on world unhosted: its contract is newer than the runtime's"}},
 		{"world twice", func(_ *testing.T, c *stormdir.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
 		{"scenario twice", func(_ *testing.T, c *stormdir.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},

@@ -119,7 +119,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	keys := plan.Cells
 	meta := stormdir.Meta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
 		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows(),
-		Endpoints: plan.Endpoints, LatencyByWorld: plan.LatencyByWorld}
+		Endpoints: plan.Endpoints, WorldEnv: plan.WorldEnv, LatencyByWorld: plan.LatencyByWorld}
 	out, prior, err := openArtifacts(&meta, plan.Resume)
 	if err != nil {
 		return nil, err

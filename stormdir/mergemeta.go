@@ -68,6 +68,9 @@ func MergeMeta(shards []ShardDir, out string) (*Meta, error) {
 		if !slices.Equal(s.Meta.Endpoints, first.Meta.Endpoints) {
 			m.Endpoints = nil // the shards ran on different servers: the merge ran on no one's
 		}
+		if !slices.Equal(s.Meta.WorldEnv, first.Meta.WorldEnv) {
+			m.WorldEnv = nil // nor on one package configuration
+		}
 		m.Faults = append(m.Faults, s.Meta.Faults...)
 		m.Merged.Shards = append(m.Merged.Shards, s.Meta.Config.Shard.String())
 		m.Merged.From = append(m.Merged.From, s.Dir)

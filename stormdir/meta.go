@@ -48,6 +48,10 @@ type Meta struct {
 	// were stored has none (nil), and so has a merge of shards that ran on
 	// different ones.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// WorldEnv is --world-env, the settings the storm's package:… worlds
+	// read their configuration from, secrets removed (StoreWorldEnv): a
+	// resumed storm applies them again (Resume.WorldEnv).
+	WorldEnv []Setting `json:"world_env,omitempty"`
 	// Runtimes say what ran each cell whose engine is not the model (the
 	// devkit engine's published runtime): nil for a storm of the model.
 	Runtimes []Runtime `json:"runtimes,omitempty"`
@@ -67,6 +71,10 @@ type Runtime struct {
 	Source   string            `json:"source"`
 	Versions map[string]string `json:"versions,omitempty"`
 	Scheme   string            `json:"scheme"`
+	// Queue says which queue delivered the runtime's messages (a package
+	// world's own, or world-local's composed with its storage); "" in a
+	// storm.json from before it was stored.
+	Queue string `json:"queue,omitempty"`
 }
 
 // RuntimeOf returns the runtime that ran cell k, if storm.json says one did.

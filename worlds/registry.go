@@ -77,6 +77,10 @@ type Entry struct {
 	// ("devkit": the published runtime, on the devkit worlds); every world
 	// runs the model.
 	Engines []string
+	// NoEngines says, per engine name, why that engine does not run on the
+	// world where one might expect it to (a package world the devkit
+	// engine cannot host as asked): the plan's refusal gives the reason.
+	NoEngines map[string]string
 	// OwnWindows says the world's store is a published package that spends
 	// its own mint-to-commit windows (devkit-local, devkit-postgres): under
 	// --latency auto it draws none on top of them (ResolveProfile).

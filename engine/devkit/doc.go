@@ -2,9 +2,12 @@
 // runtime (@workflow/core) running a storm's runs on the DevKit's own world
 // packages (@workflow/world-local, @workflow/world-postgres, and
 // @workflow/world-vercel's storage against stormctl's emulation of its
-// backend with world-local's queue in place of @vercel/queue), so that every
-// replay, recovery and CORRUPTED_EVENT_LOG of such a run is the runtime's
-// own, never stormctl's model's.
+// backend with world-local's queue in place of @vercel/queue) and on World
+// packages named package:… (the package's own world, loaded from its
+// directory: whole when its queue delivers in process, else its storage
+// with world-local's queue; CheckPackage refuses what cannot pair), so
+// that every replay, recovery and CORRUPTED_EVENT_LOG of such a run is the
+// runtime's own, never stormctl's model's.
 //
 // A Kit (kit.go) is one channel's packages (stable: the 4.x line; beta: the
 // newest mutually consistent 5.0 betas), installed by npm from a lock

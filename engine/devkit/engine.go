@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/redact"
 	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
@@ -60,8 +61,38 @@ type runtimeStore interface {
 }
 
 // ErrWorld is returned by Open for a cell whose world is not a devkit
-// world: the runtime runs on the DevKit's own packages only.
-var ErrWorld = errors.New("the devkit engine runs on devkit-local, devkit-postgres and devkit-vercel only")
+// world: the runtime runs on the DevKit's own packages and on World
+// packages (package:…) only.
+var ErrWorld = errors.New("the devkit engine runs on devkit-local, devkit-postgres, devkit-vercel and package:… worlds only")
+
+// ErrPackagePair is returned (wrapped, with the reason) by CheckPackage and
+// Open for a package:… world the devkit engine cannot host as asked.
+var ErrPackagePair = errors.New("the published runtime cannot host it")
+
+// CoreSpec is the spec version the stable channel's @workflow/core speaks
+// (4.8.9: SPEC_VERSION_CURRENT 3): a package:… world claiming a newer
+// contract is refused (CheckPackage); an older one (spec 2, the
+// 4.1.0-beta.2 packages) is started at its own (core starts a run at the
+// world's specVersion, else at 2).
+const CoreSpec = 3
+
+// CheckPackage refuses, in one line, a package:… world the devkit engine
+// cannot host: on a channel other than stable (the beta kits pin 5.0
+// world packages and a core that asserts their spec range), from a
+// --devkit-dir checkout (whose core is linked for devkit-local and
+// devkit-postgres only), or with a contract newer than the stable core's
+// (spec, nil when the package exports none). checkout is --devkit-dir.
+func CheckPackage(ch Channel, checkout string, spec *int) error {
+	switch {
+	case ch != Stable && ch != "":
+		return fmt.Errorf("%w: --devkit-channel %s: a package world runs on the stable channel's @workflow/core 4.8.9 (the beta kits pin their own 5.0 world packages); drop --devkit-channel", ErrPackagePair, ch)
+	case checkout != "":
+		return fmt.Errorf("%w: --devkit-dir %s: a package world runs on the published stable runtime (the checkout's core is linked for devkit-local and devkit-postgres only); drop --devkit-dir", ErrPackagePair, checkout)
+	case spec != nil && *spec > CoreSpec:
+		return fmt.Errorf("%w: its contract is specVersion %d, newer than the stable runtime's (@workflow/core 4.8.9 speaks %d); use --engine model", ErrPackagePair, *spec, CoreSpec)
+	}
+	return nil
+}
 
 // Open opens the engine of one cell: its kit, a fresh store of its
 // world's kind, and a host process running the published runtime on it.
@@ -77,6 +108,11 @@ func (o *Opener) Open(ctx context.Context, s storm.EngineSetup) (storm.Engine, e
 	store, err := rs.RuntimeStore(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("devkit engine: a store for cell %s: %w", s.Key, err)
+	}
+	if store.Package != "" {
+		if err := CheckPackage(o.cfg.Channel, o.cfg.Checkout, nil); err != nil {
+			return nil, fmt.Errorf("devkit engine: cell %s: %w", s.Key, err)
+		}
 	}
 	kit, err := o.kit(ctx, store.Kind)
 	if err != nil {
@@ -180,6 +216,8 @@ type openInfo struct {
 	Versions map[string]string `json:"versions"`
 	Spec     *int              `json:"spec"`
 	Node     string            `json:"node"`
+	// Queue says which queue delivers the runtime's messages.
+	Queue string `json:"queue"`
 }
 
 // start starts the host of one cell and opens the runtime in it.
@@ -188,12 +226,19 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
-	proc, err := sidecar.StartCommand(sidecar.Command{Script: kit.Host, Dir: kit.Dir, Notice: e.notice})
+	var env []string
+	if len(store.Env) > 0 {
+		env = append(os.Environ(), store.Env...)
+	}
+	proc, err := sidecar.StartCommand(sidecar.Command{Script: kit.Host, Dir: kit.Dir, Env: env, Notice: e.notice})
 	if err != nil {
 		return nil, err
 	}
 	e.proc = proc
 	args := map[string]any{"world": string(store.Kind), "workflows": kit.Workflows, "steps": kit.Steps}
+	if store.Package != "" {
+		args["package"] = store.Package
+	}
 	if store.DataDir != "" {
 		args["dataDir"] = store.DataDir
 	}
@@ -205,7 +250,11 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 	}
 	if err := proc.Call(ctx, "open", args, &e.info); err != nil {
 		_ = proc.Stop()
-		return nil, fmt.Errorf("devkit engine: open the runtime on world-%s (cell %s): %w", store.Kind, s.Key, err)
+		what := "world-" + string(store.Kind)
+		if store.Package != "" {
+			what = "the package in " + store.Package
+		}
+		return nil, fmt.Errorf("devkit engine: open the runtime on %s (cell %s): %w", what, s.Key, redact.Wrap(err, envValues(store.Env)...))
 	}
 	if e.scheme, err = schemeOf(e.info.Spec); err != nil {
 		_ = proc.Stop()
@@ -594,6 +643,8 @@ func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
 		times, c.CommitErr = dkworld.PostgresCommitTimes(ctx, e.store.URL, runID)
 	case e.store.Kind == dkworld.Local:
 		times, c.CommitErr = dkworld.LocalCommitTimes(e.store.DataDir, runID)
+	case e.store.Kind == dkworld.ThirdParty:
+		c.CommitErr = errors.New("devkit engine: the package's store has no commit clock stormctl can read")
 	default:
 		c.CommitErr = fmt.Errorf("devkit engine: no commit times of world-%s", e.store.Kind)
 	}
@@ -627,8 +678,23 @@ func schemeOf(spec *int) (eventlog.Scheme, error) {
 // Describe says what runs the cell: the channel's packages and their
 // versions.
 func (e *Engine) Describe() stormdir.Runtime {
-	return stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(e.kit.Channel), Source: cmp.Or(e.kit.Source, "published"),
-		Versions: e.info.Versions, Scheme: string(e.Scheme())}
+	src := cmp.Or(e.kit.Source, "published")
+	if e.store.Package != "" {
+		src += "; world: the package in " + e.store.Package
+	}
+	return stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(e.kit.Channel), Source: src,
+		Versions: e.info.Versions, Scheme: string(e.Scheme()), Queue: e.info.Queue}
+}
+
+// envValues are the values of KEY=VALUE settings: what an error quoting
+// them must not show the secrets of.
+func envValues(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		_, v, _ := strings.Cut(kv, "=")
+		out = append(out, v)
+	}
+	return out
 }
 
 // Engines returns what a storm of config c adds to storm.Deps.Engines: the

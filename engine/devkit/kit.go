@@ -111,7 +111,11 @@ func Prepare(ctx context.Context, cacheDir string, ch Channel, k dkworld.Kind, p
 	if err != nil {
 		return Kit{}, fmt.Errorf("devkit engine: channel %s: %w", ch, err)
 	}
-	dir, err := sidecar.InstallPackages(ctx, cacheDir, pkg, lock, fmt.Sprintf("the devkit engine's %s packages (@workflow/core, world-%s, builders)", ch, k), progress)
+	world := "world-" + string(k)
+	if k == dkworld.ThirdParty { // a package world: the kit's world-local gives the queue where the package's cannot
+		world = "world-local"
+	}
+	dir, err := sidecar.InstallPackages(ctx, cacheDir, pkg, lock, fmt.Sprintf("the devkit engine's %s packages (@workflow/core, %s, builders)", ch, world), progress)
 	if err != nil {
 		return Kit{}, err
 	}

@@ -205,6 +205,18 @@ var placeholders = map[string]func(t *testing.T) string{
 		// As if begun with --engine devkit (on a devkit world).
 		return storedStorm(t, editStormJSON(func(m map[string]any) { m["config"].(map[string]any)["engine"] = "devkit" }))
 	},
+	"PKGSTORM": func(t *testing.T) string {
+		return storedStorm(t, editStormJSON(func(m map[string]any) {
+			// As if begun with --world package:… --world-env WORKFLOW_REDIS_URI=redis://:secret@cache:6379.
+			m["world_env"] = []stormdir.Setting{{Key: "WORKFLOW_REDIS_URI", Value: "redis://:xxxxx@cache:6379", Secret: true}}
+		}))
+	},
+	"PGPKG": func(t *testing.T) string {
+		// A local build named @workflow/world-postgres: opened as world-postgres is.
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "package.json"), []byte(`{"name":"@workflow/world-postgres","version":"0.0.0"}`))
+		return dir
+	},
 	"RUN":  func(t *testing.T) string { return templateStorm(t).runs[0] },
 	"RUN2": func(t *testing.T) string { return templateStorm(t).runs[1] },
 }

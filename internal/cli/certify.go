@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/certify"
+	"github.com/stormctl/stormctl/engine"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redisserver"
 	"github.com/stormctl/stormctl/reports"
@@ -20,6 +22,7 @@ import (
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // CertifyOptions are the certify command's options.
@@ -31,6 +34,9 @@ type CertifyOptions struct {
 	// added environment.
 	World    string
 	WorldEnv []string
+	// PgURL is --pg-url: the PostgreSQL server @workflow/world-postgres
+	// runs on when --world-env names none (default: an embedded cluster).
+	PgURL string
 	// StartRedis, when set, is the variable a redis-server of stormctl's
 	// own is given to the package in (--start-redis).
 	StartRedis string
@@ -66,9 +72,11 @@ export or createWorld, configured by --world-env), and print its report card:
                the store has a commit clock stormctl reads (else SKIP, saying
                why), idempotency keys where the contract has them;
   storm        a short storm of step-storm, hook-storm and control under the
-               legacy contract (condition main) with its table and classes,
-               on the model engine: the real runtime does not host
-               third-party worlds yet.
+               real runtime (the published @workflow/core 4.8.9 hosting the
+               package: its own queue where it delivers in process, else
+               world-local's in-process queue composed with its storage),
+               condition main, with its table and classes; on the model
+               engine, saying why, for a contract newer than that core's.
 
 Nothing passes on nothing: a check that could not run or observed nothing is
 UNKNOWN, never PASS. Exit 1 when a check FAILs, when one is UNKNOWN, or when
@@ -110,6 +118,9 @@ node, npm or the package's server is missing.`,
 			if strings.ContainsAny(opts.StartRedis, "= \t") {
 				return usage("--start-redis %q: want the name of the variable the package reads its Redis URL from, e.g. WORKFLOW_REDIS_URI", opts.StartRedis)
 			}
+			if err := postgres.ValidURL("--pg-url", opts.PgURL); err != nil {
+				return &UsageError{Err: err}
+			}
 			if opts.StormRuns < 0 {
 				return usage("--storm-runs must be at least 0, got %d", opts.StormRuns)
 			}
@@ -121,6 +132,7 @@ node, npm or the package's server is missing.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.WorldEnv, "world-env", nil, worldEnvHelp)
+	fl.StringVar(&opts.PgURL, "pg-url", "", "PostgreSQL server for @workflow/world-postgres: a database of its own per check, created there and dropped at the end (default: the server --world-env WORKFLOW_POSTGRES_URL or DATABASE_URL names, else an embedded cluster with track_commit_timestamp on)")
 	fl.StringVar(&opts.StartRedis, "start-redis", "", "start a redis-server of stormctl's own (from PATH; on a free port, without persistence, stopped at the end) and give its URL to the package in this variable, e.g. WORKFLOW_REDIS_URI")
 	fl.IntVar(&opts.Load.Writers, "writers", opts.Load.Writers, "concurrent writers in the contention checks")
 	fl.IntVar(&opts.Load.Readers, "readers", opts.Load.Readers, "concurrent readers in the contention checks")
@@ -147,7 +159,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 		fmt.Fprintf(progress, "certify: redis-server started at %s for the package (%s)\n", srv.URL(), opts.StartRedis)
 		opts.WorldEnv = append(slices.Clone(opts.WorldEnv), opts.StartRedis+"="+srv.URL())
 	}
-	w, err := openPackage(ctx, opts.IO, opts.World, opts.WorldEnv, logger)
+	w, err := openPackage(ctx, opts.IO, opts.World, pkgworld.Options{Env: opts.WorldEnv, PgURL: opts.PgURL}, logger)
 	if err != nil {
 		return err
 	}
@@ -165,8 +177,17 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 		World: opts.World, Package: w.Name, Version: w.Version, Load: opts.Load, Stormctl: opts.Factory.Version,
 		Contract: certify.Contract{World: spec.World, SpecVersion: spec.SpecVersion, Scheme: string(eventlog.SchemeULID),
 			Applies: applies(w, spec, entry)},
-		Engine:     "model",
-		EngineNote: "the real runtime (engine devkit) does not host third-party worlds yet",
+		Engine: engine.EngineDevkit,
+	}
+	if err := devkitengine.CheckPackage(devkitengine.Stable, "", spec.SpecVersion); err != nil {
+		// The published runtime cannot host it: the model's storm, saying why.
+		card.Engine, card.EngineNote = engine.EngineModel, err.Error()
+	}
+	if opts.PgURL != "" && w.Kind != devkit.Postgres {
+		fmt.Fprintf(progress, "stormctl: warning: --pg-url: %s is not @workflow/world-postgres, so that server is not used\n", w.ID())
+	}
+	if srv := w.Server(); srv != "" {
+		fmt.Fprintf(progress, "certify: %s on the PostgreSQL server %s (a database of its own per check, dropped at the end)\n", w.ID(), srv)
 	}
 	fmt.Fprintf(progress, "certify: %s %s claims @workflow/world %s, specVersion %s\n", w.Name, w.Version, spec.World, specText(spec.SpecVersion))
 	// Reachability first: a package whose store is down is the machine's
@@ -183,7 +204,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	if err := ctx.Err(); err != nil {
 		return certifyInterrupted(err)
 	}
-	card.Storm, card.StormNote = certifyStorm(ctx, opts, entry)
+	card.Storm, card.StormNote, card.Runtime = certifyStorm(ctx, opts, entry, card.Engine)
 	if err := opts.Format.Print(opts.IO.Out, card); err != nil {
 		return err
 	}
@@ -249,38 +270,52 @@ func probe(ctx context.Context, entry worlds.Entry) error {
 	return nil
 }
 
-// certifyStorm runs the short storm on entry's world: the summary, or why
-// there is none.
-func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry) (*reports.Summary, string) {
+// certifyStorm runs the short storm on entry's world under eng (the
+// devkit engine: the published runtime hosting the package; the model
+// where that cannot): the summary or why there is none, and what ran it
+// (nil for the model).
+func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry, eng string) (*reports.Summary, string, *stormdir.Runtime) {
 	if opts.StormRuns == 0 {
-		return nil, "--storm-runs 0"
+		return nil, "--storm-runs 0", nil
 	}
 	out := opts.Out
 	if out == "" {
 		tmp, err := os.MkdirTemp("", "stormctl-certify-storm-")
 		if err != nil {
-			return nil, "no temp directory: " + err.Error()
+			return nil, "no temp directory: " + err.Error(), nil
 		}
 		defer os.RemoveAll(tmp)
 		out = tmp + "/storm"
 	}
 	cfg := stormdir.Config{Worlds: []string{opts.World}, Scenarios: certifyScenarios, Conditions: []string{"main"},
-		Runs: opts.StormRuns, Latency: "none", Out: out}.Defaults()
+		Runs: opts.StormRuns, Latency: "none", Out: out, Engine: eng}.Defaults()
 	logger := opts.Factory.Logger()
 	reg, stop := opts.Factory.Worlds(worlds.Setup{Progress: opts.IO.ErrOut}, logger)
 	defer func() { _ = stop() }()
 	reg.Register(entry)
 	plan, err := storm.NewPlan(cfg, reg)
 	if err != nil {
-		return nil, "could not plan it: " + err.Error()
+		return nil, "could not plan it: " + err.Error(), nil
 	}
 	sum, err := stormPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, "certify: storm")
+	rt := runtimeOf(out)
 	if err != nil {
 		note := "did not finish: " + oneLine(err)
 		if sum != nil {
 			note = "partial: " + note
 		}
-		return sum, note
+		return sum, note, rt
 	}
-	return sum, ""
+	return sum, "", rt
+}
+
+// runtimeOf is what ran the storm in dir, as its storm.json says: the
+// first cell's runtime (every cell of certify's storm has the same), nil
+// for the model or a storm.json that cannot be read.
+func runtimeOf(dir string) *stormdir.Runtime {
+	m, err := stormdir.ReadMeta(dir)
+	if err != nil || len(m.Runtimes) == 0 {
+		return nil
+	}
+	return &m.Runtimes[0]
 }

@@ -7,27 +7,29 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/stormctl/stormctl/engine"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 )
 
 // worldEnvHelp is --world-env's help.
-const worldEnvHelp = "KEY=VALUE added to the environment of a package:… world's sidecar, which the package reads its configuration from (e.g. WORKFLOW_REDIS_URI=redis://127.0.0.1:6379 for @workflow-worlds/redis); repeatable"
+const worldEnvHelp = "KEY=VALUE added to the environment of a package:… world's sidecar (and of the runtime hosting it under --engine devkit), which the package reads its configuration from (e.g. WORKFLOW_REDIS_URI=redis://127.0.0.1:6379 for @workflow-worlds/redis, WORKFLOW_POSTGRES_URL for @workflow/world-postgres's server); repeatable"
 
 // packageWorldHelp is what --world says of package:… worlds.
-const packageWorldHelp = "; package:NAME[@VERSION] (a World package from the npm registry, installed into ~/.cache/stormctl/packages) or package:PATH (a local build) runs a World package through its factory (model engine)"
+const packageWorldHelp = "; package:NAME[@VERSION] (a World package from the npm registry, installed into ~/.cache/stormctl/packages) or package:PATH (a local build) runs a World package through its factory (model engine; --engine devkit: the published runtime hosting it)"
 
 // openPackage installs the package world names and opens it (its sidecar
 // starts on the first Open), with env added to its sidecar's environment.
 // The errors are typed for the exit code: a bad name, a bad --world-env
 // or a package npm cannot fetch is bad input (exit 2); no node or npm,
 // or npm failing otherwise, infrastructure (exit 3).
-func openPackage(ctx context.Context, io *IOStreams, name string, env []string, logger *slog.Logger) (*pkgworld.World, error) {
+func openPackage(ctx context.Context, io *IOStreams, name string, po pkgworld.Options, logger *slog.Logger) (*pkgworld.World, error) {
 	ref, err := pkgworld.Parse(name)
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("--world: %w", err)}
 	}
-	if err := pkgworld.ParseEnv(env); err != nil {
+	if err := pkgworld.ParseEnv(po.Env); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	cache, err := os.UserCacheDir()
@@ -38,7 +40,8 @@ func openPackage(ctx context.Context, io *IOStreams, name string, env []string, 
 	if err != nil {
 		return nil, packageError(err)
 	}
-	w, err := pkgworld.Open(ctx, in, env, cache, io.ErrOut, logger)
+	po.CacheDir, po.Progress, po.Logger = cache, io.ErrOut, logger
+	w, err := pkgworld.Open(ctx, in, po)
 	if err != nil {
 		return nil, packageError(err)
 	}
@@ -48,7 +51,7 @@ func openPackage(ctx context.Context, io *IOStreams, name string, env []string, 
 // packageError types a package world's error for the exit code.
 func packageError(err error) error {
 	switch {
-	case errors.Is(err, pkgworld.ErrNotFound):
+	case errors.Is(err, pkgworld.ErrNotFound), errors.Is(err, pkgworld.ErrServer):
 		return &UsageError{Err: err}
 	case errors.Is(err, worlds.ErrPrerequisite):
 		return &InfraError{Err: err}
@@ -57,8 +60,12 @@ func packageError(err error) error {
 }
 
 // registerPackages opens every package:… world of names and registers it
-// in reg under its name as given; stop stops their sidecars.
-func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, names, env []string, logger *slog.Logger) (stop func() error, err error) {
+// in reg under its name as given; stop stops their sidecars. A package the
+// devkit engine cannot host as the storm would run it (devkit, the
+// channel and --devkit-dir the storm's) is registered with the reason,
+// which the plan gives if a condition asks for that engine there.
+func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, names []string, po pkgworld.Options, devkit devkitPair, logger *slog.Logger) (stop func() error, err error) {
+	env := po.Env
 	var opened []*pkgworld.World
 	stop = func() error {
 		var errs []error
@@ -71,7 +78,7 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 		if !pkgworld.IsPackage(name) {
 			continue
 		}
-		w, err := openPackage(ctx, io, name, env, logger)
+		w, err := openPackage(ctx, io, name, po, logger)
 		if err != nil {
 			return stop, err
 		}
@@ -80,10 +87,22 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 		if err != nil {
 			return stop, &InfraError{Err: fmt.Errorf("--world %s: the sidecar could not load the package: %w", name, err)}
 		}
-		reg.Register(w.Entry(name, spec))
+		entry := w.Entry(name, spec)
+		if err := devkitengine.CheckPackage(devkit.Channel, devkit.Checkout, spec.SpecVersion); err != nil {
+			entry.Engines = nil
+			entry.NoEngines = map[string]string{engine.EngineDevkit: err.Error()}
+		}
+		reg.Register(entry)
 	}
 	if len(env) > 0 && len(opened) == 0 {
 		return stop, usage("--world-env: no package:… world to give it to")
 	}
 	return stop, nil
+}
+
+// devkitPair is what decides whether the devkit engine can host a package
+// world: the storm's --devkit-channel and --devkit-dir.
+type devkitPair struct {
+	Channel  devkitengine.Channel
+	Checkout string
 }

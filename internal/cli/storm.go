@@ -28,6 +28,8 @@ import (
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 	dkworld "github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/pkgworld"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // StormOptions are the storm command's options.
@@ -77,7 +79,9 @@ appended to DIR. A flag of the matrix or the measurements (--world,
 given with another value than storm.json's is refused (exit 2). The storm
 ` + wrap(0, 0, "keeps its servers too: storm.json stores "+joinAnd(endpointFlags(surface, nil))+" without their passwords;") + `
 one that had a password must be given again, one for another server is
-refused (exit 2).
+refused (exit 2). So does its --world-env (storm.json's world_env, secrets
+removed): a resumed storm applies it again; a setting that held a secret
+must be given again, other settings are refused (exit 2).
 
 ` + outcomesHelp() + `
 
@@ -153,7 +157,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", d.PageSize, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
-	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local, devkit-postgres and devkit-vercel; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
+	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local, devkit-postgres, devkit-vercel and package:… worlds; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
 	fl.StringVar(&c.DevkitChannel, "devkit-channel", "", "the devkit engine's packages: "+joinOr(channelNames())+" (default stable; stable: @workflow/core 4.x; beta: the newest consistent 5.0 betas)")
 	fl.BoolVar(&c.Keep, "keep", d.Keep, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by "+
 		joinOr(endpointFlags(surface, func(e worlds.Endpoint) bool { return e.Keeps }))+" (each named at the end)")
@@ -192,6 +196,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			return usage("--resume %s: %w", res.Dir, err)
 		}
 		endpoints = res.Meta.Endpoints // nil from an older storm.json: unknown
+		// The storm's package configuration too, unless given again.
+		if opts.WorldEnv, err = res.WorldEnv(opts.WorldEnv, given("world-env")); err != nil {
+			return &UsageError{Err: err}
+		}
 	} else if _, err := os.Stat(filepath.Join(cfg.Out, stormdir.FileStorm)); err == nil {
 		return usage("--out %s already holds a storm (%s): --resume %s continues it; give another --out for a new storm", cfg.Out, stormdir.FileStorm, cfg.Out)
 	}
@@ -203,7 +211,12 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, opts.WorldEnv, logger)
+	ch, err := devkitengine.ParseChannel(cfg.DevkitChannel)
+	if err != nil {
+		return usage("--devkit-channel: %w", err)
+	}
+	po := pkgworld.Options{Env: opts.WorldEnv, PgURL: opts.Endpoints[postgres.URLFlag.Name], Keep: cfg.Keep}
+	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, po, devkitPair{Channel: ch, Checkout: opts.Endpoints[dkworld.DirFlag.Name]}, logger)
 	defer func() {
 		if err := stopPackages(); err != nil {
 			logger.Warn("stopping the package worlds' sidecars", "err", err)
@@ -227,6 +240,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		plan.Resume = res
 	}
 	plan.Endpoints = endpoints
+	plan.WorldEnv = stormdir.StoreWorldEnv(opts.WorldEnv)
+	if res != nil && len(res.Meta.WorldEnv) > 0 {
+		plan.WorldEnv = res.Meta.WorldEnv // as the storm began: a setting given again on trust stays unstored
+	}
 	for _, l := range reg.Unused(opts.Endpoints, storm.Uses(plan)) {
 		logger.Warn(l)
 	}

@@ -244,6 +244,19 @@ func keywordSecrets(s string) []span {
 	return spans
 }
 
+// Setting returns the value of setting key (an environment variable
+// given as KEY=VALUE) as it may be shown or stored, and whether a secret
+// was taken out of it: "" when the key's name says secret (PASSWORD,
+// TOKEN, API_KEY, ...: the whole value is one), else the value with what
+// String masks in it masked.
+func Setting(key, value string) (shown string, secret bool) {
+	if secretName(key) {
+		return "", value != ""
+	}
+	shown = String(value)
+	return shown, shown != value
+}
+
 // secretName reports whether a setting or query parameter of this name
 // holds a secret (its percent-escapes decoded, case ignored).
 func secretName(name string) bool {

@@ -44,6 +44,29 @@ func TestString(t *testing.T) {
 	}
 }
 
+// TestSetting: a setting whose name says secret is one whole; any other
+// is masked as String masks it.
+func TestSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		key, value, want string
+		secret           bool
+	}{
+		{"WORKFLOW_REDIS_URI", "redis://127.0.0.1:6379", "redis://127.0.0.1:6379", false},
+		{"WORKFLOW_REDIS_URI", "redis://:s3cret@cache:6379", "redis://:xxxxx@cache:6379", true},
+		{"WORKFLOW_POSTGRES_URL", "postgres://u:p@db/app", "postgres://u:xxxxx@db/app", true},
+		{"MY_WORLD_API_KEY", "k-123", "", true},
+		{"REDIS_PASSWORD", "Hunter2", "", true},
+		{"REDIS_PASSWORD", "", "", false},
+		{"DEBUG", "1", "1", false},
+	} {
+		got, secret := redact.Setting(tc.key, tc.value)
+		if got != tc.want || secret != tc.secret {
+			t.Errorf("Setting(%q, %q) = %q, %v; want %q, %v", tc.key, tc.value, got, secret, tc.want, tc.secret)
+		}
+	}
+}
+
 // TestText: a library's text that quotes an endpoint its own way, or a
 // piece of its password, has the secrets masked.
 func TestText(t *testing.T) {

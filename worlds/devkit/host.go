@@ -142,9 +142,13 @@ func (h *Host) announce(l sidecar.Layout) {
 		return
 	}
 	var pkgs []string
-	for _, k := range []Kind{Local, Postgres, Vercel, ThirdParty} {
-		if version := v[h.packageName(k)]; version != "" {
-			pkgs = append(pkgs, h.packageName(k)+" "+version)
+	names := []string{packageName(Local), packageName(Postgres), packageName(Vercel)}
+	if h.cfg.Layout != nil { // one World package (pkgworld): its name only
+		names = []string{h.cfg.PackageName}
+	}
+	for _, name := range names {
+		if version := v[name]; version != "" {
+			pkgs = append(pkgs, name+" "+version)
 		}
 	}
 	fmt.Fprintf(h.cfg.Progress, "devkit: %s (%s) on node %s\n", strings.Join(pkgs, ", "), l.Source, v["node"])

@@ -112,8 +112,13 @@ func OpenPackage(ctx context.Context, h *Host, opts worlds.Options) (worlds.Worl
 	return packageWorld{w}, nil
 }
 
-// packageWorld is a World of kind Package with only the worlds.World
-// methods: no CommitTimes.
+// WithoutCommitTimes is w without its CommitTimes (a devkit-postgres World
+// on a server whose commit timestamps are off): the worlds.World methods,
+// Kept and RuntimeStore only.
+func WithoutCommitTimes(w *World) worlds.World { return packageWorld{w} }
+
+// packageWorld is a World with only the worlds.World methods (and Kept
+// and RuntimeStore): no CommitTimes.
 type packageWorld struct{ w *World }
 
 func (p packageWorld) CreateRun(ctx context.Context, r eventlog.Run) error {
@@ -133,6 +138,15 @@ func (p packageWorld) List(ctx context.Context, runID string, after eventlog.Cur
 }
 
 func (p packageWorld) Close() error { return p.w.Close() }
+
+// Kept names what stays with --keep (worlds.Keeper): World.Kept.
+func (p packageWorld) Kept() string { return p.w.Kept() }
+
+// RuntimeStore is a store of the package's own for a runtime that hosts
+// it (the devkit engine): World.RuntimeStore.
+func (p packageWorld) RuntimeStore(ctx context.Context) (Store, error) {
+	return p.w.RuntimeStore(ctx)
+}
 
 // Backend is where a devkit-vercel World's package sends its requests.
 type Backend struct {
@@ -394,15 +408,26 @@ func (w *World) observe(id string, at time.Time) time.Time {
 }
 
 // Store is where a runtime of the world's kind keeps its runs: a data
-// directory of world-local's, an empty database of world-postgres's, or
+// directory of world-local's, an empty database of world-postgres's,
 // world-vercel's backend (URL, Project) with a data directory for the
-// in-process queue that stands in for @vercel/queue.
+// in-process queue that stands in for @vercel/queue, or a World package's
+// own store (Package, configured by Env) with a data directory for
+// world-local's queue where the package's queue does not deliver in
+// process.
 type Store struct {
 	Kind    Kind
 	DataDir string
 	URL     string
 	// Project is the project id a Vercel store's requests carry.
 	Project string
+	// Package is the directory of the World package the runtime loads
+	// instead of its kit's (package:… worlds): a third-party package
+	// (Kind ThirdParty), or an upstream world-local or world-postgres at
+	// the version the user named. "" runs the kit's own.
+	Package string
+	// Env is added to the runtime's environment (KEY=VALUE): what the
+	// package reads its configuration from (--world-env).
+	Env []string
 	// CommitTimes, when set, reads the store's own commit times of a run
 	// (a Vercel store: when its backend's DynamoDB acknowledged each write).
 	CommitTimes func(ctx context.Context, runID string) ([]worlds.CommitTime, error)
@@ -415,16 +440,33 @@ type Store struct {
 // version). A Vercel world's runtime shares its backend and project (the
 // runs are the runtime's, with ids of its own, and its faults under the
 // nemesis are the world's) and gets a directory for its queue; the
-// caller (package devkitvercel) adds the backend's commit times. The store
-// goes when the world's do (the storm's temp directory, the host's
-// cluster).
+// caller (package devkitvercel) adds the backend's commit times. A
+// package:… world's runtime loads the user's package (Store.Package) with
+// its --world-env (Store.Env): world-local and world-postgres as above, a
+// third-party package on its own store as its configuration names it (the
+// same server as the world's: the runs have ids of their own), with a
+// directory for world-local's queue. The store goes when the world's do
+// (the storm's temp directory, the host's cluster).
 func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 	if err := w.usable(ctx); err != nil {
 		return Store{}, err
 	}
+	var pkg string
+	var env []string
+	if l := w.host.cfg.Layout; l != nil { // a package:… world: the runtime loads the user's package
+		env = l.Env
+		switch w.kind {
+		case Local:
+			pkg = l.Local
+		case Postgres:
+			pkg = l.Postgres
+		case ThirdParty:
+			pkg = l.Package
+		}
+	}
 	switch w.kind {
 	case Local:
-		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local")}, nil
+		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local"), Package: pkg, Env: env}, nil
 	case Postgres:
 		url, err := w.host.emptyDatabase(ctx)
 		if err != nil {
@@ -433,12 +475,17 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 		w.mu.Lock()
 		w.runtimeURLs = append(w.runtimeURLs, url)
 		w.mu.Unlock()
-		return Store{Kind: Postgres, URL: url}, nil
+		return Store{Kind: Postgres, URL: url, Package: pkg, Env: env}, nil
 	case Vercel:
 		if w.dir == "" {
 			return Store{}, errors.New("devkit-vercel: Options.Dir is empty: the runtime's queue needs a data directory")
 		}
 		return Store{Kind: Vercel, DataDir: filepath.Join(w.dir, "runtime-queue"), URL: w.backend.URL, Project: w.backend.Project}, nil
+	case ThirdParty:
+		if w.dir == "" || pkg == "" {
+			return Store{}, fmt.Errorf("%s: a runtime needs the package's directory and a data directory for its queue", w.host.cfg.PackageName)
+		}
+		return Store{Kind: ThirdParty, DataDir: filepath.Join(w.dir, "runtime-queue"), Package: pkg, Env: env}, nil
 	}
 	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
 }

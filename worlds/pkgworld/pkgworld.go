@@ -7,14 +7,17 @@
 // --world-env values the package reads its configuration from.
 //
 // A third-party package is created through its documented factory (its
-// default export, or createWorld) and only its storage is used
-// (events.create, events.list); its queue is never started. The upstream
-// packages @workflow/world-local and @workflow/world-postgres, named this
-// way at any version, are opened as the devkit worlds open them (a data
-// directory of their own; a database of the embedded cluster, migrated),
+// default export, or createWorld); the model engine uses only its storage
+// (events.create, events.list). The upstream packages
+// @workflow/world-local and @workflow/world-postgres, named this way at
+// any version, are opened as the devkit worlds open them (a data directory
+// of their own; a database of the embedded cluster, migrated, or of the
+// PostgreSQL server --world-env WORKFLOW_POSTGRES_URL or --pg-url names),
 // so that their commit clocks are read too. Either way the world runs the
-// legacy contract (scheme ulid, no fence, no guard) and runs the model
-// engine only.
+// legacy contract (scheme ulid, no fence, no guard), under the model
+// engine and the devkit engine (the published @workflow/core hosting the
+// package: its own queue where it delivers in process, else world-local's
+// composed with its storage; see engine/devkit).
 package pkgworld
 
 import (
@@ -31,10 +34,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
 // Prefix starts a world name that names a package.
@@ -303,20 +310,130 @@ func readPackage(r Ref, dir string) (Installed, error) {
 type World struct {
 	Installed
 	host *devkit.Host
+	// server is the PostgreSQL server world-postgres runs on ("": the
+	// embedded cluster); noClock, when set, says why its commit times
+	// cannot be read there.
+	server  string
+	noClock string
+}
+
+// Options configure a package world.
+type Options struct {
+	// Env is added to the package's environment (--world-env KEY=VALUE),
+	// in its sidecar and in a runtime that hosts it.
+	Env []string
+	// PgURL is --pg-url: the PostgreSQL server @workflow/world-postgres
+	// runs on when Env names none (PostgresVars).
+	PgURL string
+	// Keep leaves the databases created on that server (--keep).
+	Keep     bool
+	CacheDir string
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// PostgresVars are the variables @workflow/world-postgres reads its
+// database URL from, first first: its createWorld reads
+// WORKFLOW_POSTGRES_URL, its setup CLI that, then DATABASE_URL.
+var PostgresVars = []string{"WORKFLOW_POSTGRES_URL", "DATABASE_URL"}
+
+// ErrServer is a PostgreSQL server given in a form stormctl cannot use, or
+// named twice, differently (--pg-url and --world-env): the user's input.
+var ErrServer = errors.New("the PostgreSQL server for @workflow/world-postgres")
+
+// PostgresServer is the server @workflow/world-postgres runs on, as the
+// package would read it from env (PostgresVars, in order), else pgURL
+// (--pg-url); "" for none (the embedded cluster). A value that is not a
+// PostgreSQL URL, or both naming different servers, is ErrServer, in one
+// line saying what to give.
+func PostgresServer(env []string, pgURL string) (string, error) {
+	fromEnv, name := "", ""
+	for _, v := range PostgresVars {
+		if x := lookup(env, v); x != "" {
+			fromEnv, name = x, v
+			break
+		}
+	}
+	switch {
+	case fromEnv == "":
+		return pgURL, nil
+	case pgURL != "" && pgURL != fromEnv:
+		return "", fmt.Errorf("%w: --world-env %s=%s and --pg-url %s name different servers: give one of them", ErrServer, name, redact.String(fromEnv), redact.String(pgURL))
+	}
+	if err := postgres.ValidURL("--world-env "+name, fromEnv); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrServer, err)
+	}
+	return fromEnv, nil
+}
+
+// lookup is the value of key in KEY=VALUE settings, the last given.
+func lookup(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, x, ok := strings.Cut(kv, "="); ok && k == key {
+			v = x
+		}
+	}
+	return v
 }
 
 // Open starts nothing: the sidecar starts on the first world opened (or
-// Spec), with env added to its environment.
-func Open(ctx context.Context, in Installed, env []string, cacheDir string, progress io.Writer, logger *slog.Logger) (*World, error) {
-	if err := ParseEnv(env); err != nil {
+// Spec), with opts.Env added to its environment. @workflow/world-postgres
+// gets a database of its own per world on the server PostgresServer
+// names (each created from a template the package migrated, dropped at
+// Stop unless opts.Keep), or on an embedded cluster; a server without
+// track_commit_timestamp is used, its commit clock declared unreadable.
+func Open(ctx context.Context, in Installed, opts Options) (*World, error) {
+	if err := ParseEnv(opts.Env); err != nil {
 		return nil, err
 	}
-	l, err := sidecar.PackageLayout(ctx, cacheDir, in.Dir, string(in.Kind), env)
+	w := &World{Installed: in}
+	if in.Kind == devkit.Postgres {
+		var err error
+		if w.server, err = PostgresServer(opts.Env, opts.PgURL); err != nil {
+			return nil, err
+		}
+		if w.server != "" {
+			if w.noClock, err = commitClock(ctx, w.server); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l, err := sidecar.PackageLayout(ctx, opts.CacheDir, in.Dir, string(in.Kind), opts.Env)
 	if err != nil {
 		return nil, err
 	}
-	h := devkit.NewHost(devkit.Config{Layout: &l, PackageName: in.Name, CacheDir: cacheDir, Progress: progress, Logger: logger})
-	return &World{Installed: in, host: h}, nil
+	w.host = devkit.NewHost(devkit.Config{Layout: &l, PackageName: in.Name, CacheDir: opts.CacheDir, Progress: opts.Progress, Logger: opts.Logger,
+		URL: w.server, Keep: opts.Keep})
+	return w, nil
+}
+
+// commitClock connects to server and says why its commit times cannot be
+// read ("" when track_commit_timestamp is on). A server that cannot be
+// reached is the machine's (worlds.ErrPrerequisite wraps it).
+func commitClock(ctx context.Context, server string) (string, error) {
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return "", worlds.Prerequisite(fmt.Sprintf("@workflow/world-postgres's server %s: %s", redact.Server(server), redact.Text(err.Error(), server)))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var on string
+	if err := conn.QueryRow(ctx, "SHOW track_commit_timestamp").Scan(&on); err != nil {
+		return "", fmt.Errorf("@workflow/world-postgres's server %s: %w", redact.Server(server), redact.Wrap(err, server))
+	}
+	if on == "on" {
+		return "", nil
+	}
+	return fmt.Sprintf("the PostgreSQL server %s has track_commit_timestamp off: its commit clock cannot be read", redact.Server(server)), nil
+}
+
+// Server is the PostgreSQL server @workflow/world-postgres runs on, its
+// secrets masked ("" for the embedded cluster and for other packages).
+func (w *World) Server() string {
+	if w.server == "" {
+		return ""
+	}
+	return redact.Server(w.server)
 }
 
 // Spec is the contract the package implements, as its sidecar found it.
@@ -334,15 +451,24 @@ func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
 		}
 		limits.Bare[eventlog.Type(t)] = fmt.Sprintf("the package's contract (@workflow/world %s) has no data on %s: its schema drops it", spec.World, t)
 	}
+	if w.noClock != "" {
+		limits.CommitClock = w.noClock
+	}
 	desc := fmt.Sprintf("the World package %s, run in a Node sidecar through its factory", w.ID())
 	if w.Kind != devkit.ThirdParty {
 		desc = fmt.Sprintf("the World package %s, run in a Node sidecar as devkit-%s runs it", w.ID(), w.Kind)
+	}
+	var endpoints []worlds.Endpoint
+	if w.Kind == devkit.Postgres {
+		endpoints = []worlds.Endpoint{postgres.URLFlag}
 	}
 	return worlds.Entry{
 		Name:        name,
 		Description: desc,
 		Schemes:     []string{string(eventlog.SchemeULID)},
 		Limits:      limits,
+		Endpoints:   endpoints,
+		Engines:     []string{"devkit"},
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			if w.Kind == devkit.ThirdParty {
 				return devkit.OpenPackage(ctx, w.host, opts)
@@ -350,6 +476,9 @@ func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
 			dw, err := devkit.Open(ctx, w.host, w.Kind, opts)
 			if err != nil {
 				return nil, err
+			}
+			if w.noClock != "" {
+				return devkit.WithoutCommitTimes(dw), nil
 			}
 			return dw, nil
 		},

@@ -1,14 +1,20 @@
 package pkgworld_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
+	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
@@ -69,7 +75,7 @@ func open(t *testing.T, ref string, env ...string) (*pkgworld.World, worlds.Entr
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pkgworld.Open(t.Context(), in, env, cache, nil, slog.New(slog.DiscardHandler))
+	w, err := pkgworld.Open(t.Context(), in, pkgworld.Options{Env: env, CacheDir: cache, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +139,121 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse(%q) = %+v, which prints as %q", s, r, got)
 		}
 	})
+}
+
+// TestPostgresServer: world-postgres's server is the one --world-env
+// names in the variables the package reads (WORKFLOW_POSTGRES_URL first),
+// else --pg-url's; two different ones, or one that is not a PostgreSQL
+// URL, are refused as the user's input.
+func TestPostgresServer(t *testing.T) {
+	const a, b = "postgres://u@db1:5432/app", "postgres://u:secret@db2:5432/app"
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		pgURL string
+		want  string
+		err   bool
+	}{
+		{name: "none: the embedded cluster"},
+		{name: "--pg-url", pgURL: a, want: a},
+		{name: "WORKFLOW_POSTGRES_URL", env: []string{"WORKFLOW_POSTGRES_URL=" + a}, want: a},
+		{name: "DATABASE_URL", env: []string{"DATABASE_URL=" + b}, want: b},
+		{name: "WORKFLOW_POSTGRES_URL before DATABASE_URL", env: []string{"DATABASE_URL=" + b, "WORKFLOW_POSTGRES_URL=" + a}, want: a},
+		{name: "the same server twice", env: []string{"WORKFLOW_POSTGRES_URL=" + a}, pgURL: a, want: a},
+		{name: "two servers", env: []string{"WORKFLOW_POSTGRES_URL=" + a}, pgURL: b, err: true},
+		{name: "not PostgreSQL", env: []string{"DATABASE_URL=mysql://db/app"}, err: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := pkgworld.PostgresServer(tt.env, tt.pgURL)
+			switch {
+			case tt.err:
+				if !errors.Is(err, pkgworld.ErrServer) || strings.Contains(err.Error(), "secret") {
+					t.Fatalf("PostgresServer = %q, %v; want ErrServer, no password shown", got, err)
+				}
+			case err != nil || got != tt.want:
+				t.Fatalf("PostgresServer = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// localPostgres is the machine's PostgreSQL server the test may use
+// (trust auth, database test), skipping the test, saying why, when it
+// cannot be reached.
+const localPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// TestPostgresOnServer: @workflow/world-postgres named with --world-env
+// WORKFLOW_POSTGRES_URL runs on that server, not on an embedded cluster:
+// its worlds' databases are created there (a run written and read back
+// through the package), its commit clock is declared unreadable when the
+// server's track_commit_timestamp is off, and Stop drops every database it
+// created.
+func TestPostgresOnServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	conn, err := pgx.Connect(ctx, localPostgres)
+	cancel()
+	if err != nil {
+		t.Skipf("skipping: no PostgreSQL server at %s: %v", localPostgres, err)
+	}
+	t.Cleanup(func() { conn.Close(context.WithoutCancel(t.Context())) }) // after the cleanup below
+	var clock string
+	if err := conn.QueryRow(t.Context(), "SHOW track_commit_timestamp").Scan(&clock); err != nil {
+		t.Fatal(err)
+	}
+	w, e := open(t, "package:@workflow/world-postgres@4.3.7", "WORKFLOW_POSTGRES_URL="+localPostgres)
+	if got := w.Server(); got != "127.0.0.1:5432/test" {
+		t.Errorf("Server() = %q, want 127.0.0.1:5432/test", got)
+	}
+	ww, err := e.Open(t.Context(), worlds.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ww.Close()
+	if _, has := ww.(worlds.CommitTimes); has != (clock == "on") || (clock != "on") != strings.Contains(e.Limits.CommitClock, "track_commit_timestamp off") {
+		t.Errorf("track_commit_timestamp %s: the world reads commit times: %v; its limit: %q", clock, has, e.Limits.CommitClock)
+	}
+	// The runtime's store names the host's databases on the server.
+	st, err := ww.(interface {
+		RuntimeStore(context.Context) (devkit.Store, error)
+	}).RuntimeStore(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := st.URL[strings.LastIndex(st.URL, "/")+1:]
+	prefix, _, ok := strings.Cut(name, "runtime_")
+	if !ok || !strings.HasPrefix(prefix, "stormctl_devkit_") {
+		t.Fatalf("the runtime's database %q is not one of the host's on the server", st.URL)
+	}
+	databases := func() []string {
+		rows, err := conn.Query(context.WithoutCancel(t.Context()), "SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1", prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	t.Cleanup(func() { // whatever the test left: dropped
+		for _, n := range databases() {
+			_, _ = conn.Exec(context.WithoutCancel(t.Context()), "DROP DATABASE IF EXISTS "+pgx.Identifier{n}.Sanitize()+" WITH (FORCE)")
+		}
+	})
+	if got := databases(); len(got) != 3 { // the template, the world's, the runtime's
+		t.Errorf("databases on the server: %v, want the template, the world's and the runtime's", got)
+	}
+	run := worldtest.NewRun(t, ww, eventlog.Run{Scheme: eventlog.SchemeULID})
+	worldtest.Append(t, ww, run, worldtest.Draft(eventlog.RunCreated, ""))
+	evs := worldtest.Append(t, ww, run, worldtest.Draft(eventlog.StepCreated, "step_1"))
+	if got := worldtest.ListAll(t, ww, run); len(evs) != 1 || len(got) < 1 || got[len(got)-1].ID != evs[0].ID {
+		t.Fatalf("wrote %v, read %v", evs, got)
+	}
+	ww.Close()
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := databases(); len(got) != 0 {
+		t.Errorf("after Stop the server still holds %v", got)
+	}
 }

@@ -24,8 +24,8 @@
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres"|"vercel", dataDir?, url?, project?, workflows, steps, concurrency?, poolSize?}
-//        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, baseUrl?}
+//   open {world: "local"|"postgres"|"vercel"|"package", dataDir?, url?, project?, package?, workflows, steps, concurrency?, poolSize?}
+//        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, queue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
 //        own setup CLI, dist/cli.js setupDatabase, runs them: folder
@@ -41,6 +41,15 @@
 //        vercel: url is stormctl's emulation of world-vercel's backend,
 //        project the project id its requests carry, dataDir world-local's
 //        data directory for the queue (see composeVercel).
+//        package: the directory of a World package stormctl installed (or a
+//        local build): with world "local" or "postgres" the host loads that
+//        package (an upstream world-local or world-postgres at any version)
+//        instead of the kit's; with world "package" a third-party package,
+//        created by its factory and run on its own queue or composed with
+//        world-local's (see composePackage), dataDir holding world-local's
+//        queue data then. The package reads its configuration from the
+//        host's environment (stormctl --world-env). queue: which queue
+//        delivers the runtime's messages, in words.
 //        Once per process.
 //   start {workflowId, input} -> {runId}              core start({workflowId}, [input]), actor "starter"
 //   resumeHook {token, payload} -> {runId, hookId}    core resumeHook(token, payload), actor "hook-sender"
@@ -799,20 +808,26 @@ async function doOpen(req) {
   }
   let world;
   let baseUrl;
+  // pkg: the World package the host runs instead of the kit's (req.package:
+  // its directory, as stormctl installed it or a local build).
+  const pkg = req.package ? readPackage(req.package) : null;
+  if (pkg) versions[pkg.name] = pkg.version;
+  let queue = null;
   if (req.world === 'local') {
     if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
-    const mod = await importFromKit('@workflow/world-local');
+    const mod = pkg ? await importPackage(pkg) : await importFromKit('@workflow/world-local');
     const createLocal = mod.createLocalWorld ?? mod.createWorld; // 5.0 renamed it createWorld
     watchLocalFiles(req.dataDir);
     world = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
+    queue = 'world-local (its own, in process)';
   } else if (req.world === 'postgres') {
     if (!req.url) throw new Error('open: world "postgres" needs url');
-    const pgReq = createRequire(kitRequire.resolve('@workflow/world-postgres'));
+    const pkgDir = pkg ? pkg.dir : path.join(kit, 'node_modules', '@workflow', 'world-postgres');
+    const pgReq = createRequire(path.join(pkgDir, 'package.json'));
     const pg = pgReq('pg');
     const { drizzle } = pgReq('drizzle-orm/node-postgres');
     const { migrate } = pgReq('drizzle-orm/node-postgres/migrator');
     watchPostgresInserts(pg, pgReq('cbor-x'));
-    const pkgDir = path.join(kit, 'node_modules', '@workflow', 'world-postgres');
     state.pool = new pg.Pool({ connectionString: req.url, max: req.poolSize || 64 });
     await migrate(drizzle(state.pool), {
       migrationsFolder: path.join(pkgDir, 'src', 'drizzle', 'migrations'),
@@ -822,18 +837,24 @@ async function doOpen(req) {
     // world-postgres builds a world-local internally (its createQueueHandler);
     // keep that one's data directory out of the kit.
     process.env.WORKFLOW_LOCAL_DATA_DIR ??= path.join(req.dataDir ?? fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'stormctl-host-')), 'local');
-    const mod = await importFromKit('@workflow/world-postgres');
+    const mod = pkg ? await importPackage(pkg) : await importFromKit('@workflow/world-postgres');
     world = mod.createWorld({
       connectionString: req.url,
       pool: state.pool,
       ...(req.concurrency ? { queueConcurrency: req.concurrency } : {}),
     });
+    queue = 'graphile-worker (its own, over HTTP to the host)';
   } else if (req.world === 'vercel') {
     if (!req.url || !req.project || !req.dataDir) throw new Error('open: world "vercel" needs url, project and dataDir');
     world = await composeVercel(req);
+    queue = 'world-local (composed: @vercel/queue only runs on Vercel)';
+  } else if (req.world === 'package') {
+    if (!pkg || !req.dataDir) throw new Error('open: world "package" needs package and dataDir');
+    ({ world, queue } = await composePackage(pkg, req));
   } else {
-    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local", "postgres" or "vercel")`);
+    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local", "postgres", "vercel" or "package")`);
   }
+  if (pkg && (req.world === 'local' || req.world === 'postgres')) versions[`@workflow/world-${req.world}`] = pkg.version;
   instrument(world);
   state.world = world;
   state.kind = req.world;
@@ -870,7 +891,7 @@ async function doOpen(req) {
   if (typeof flow !== 'function' || (separateSteps && typeof step !== 'function')) {
     throw new Error('open: a bundle exports no POST handler (not a StandaloneBuilder bundle?)');
   }
-  if (req.world === 'local' || req.world === 'vercel') {
+  if (req.world !== 'postgres') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
     if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
     await world.start?.();
@@ -880,7 +901,7 @@ async function doOpen(req) {
     process.env.WORKFLOW_LOCAL_BASE_URL = baseUrl;
     await world.start?.();
   }
-  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step) };
+  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step), queue };
   if (baseUrl) out.baseUrl = baseUrl;
   return out;
 }
@@ -917,6 +938,63 @@ async function composeVercel(req) {
     if (!storage[k]) throw new Error(`open: @workflow/world-vercel's createStorage has no ${k}`);
   }
   return { ...local, runs: storage.runs, steps: storage.steps, events: storage.events, hooks: storage.hooks };
+}
+
+// readPackage reads the package.json of a World package's directory.
+function readPackage(dir) {
+  const abs = fs.realpathSync(path.resolve(dir));
+  const json = JSON.parse(fs.readFileSync(path.join(abs, 'package.json'), 'utf8'));
+  return { dir: abs, json, name: json.name, version: json.version };
+}
+
+// importPackage imports a package's root export: its exports' "." (import
+// or default condition, or a string), else its main, from its directory
+// (its dependencies resolve from there, not from the kit).
+async function importPackage(pkg) {
+  let e = pkg.json.exports;
+  if (e && typeof e === 'object' && '.' in e) e = e['.'];
+  for (let i = 0; e && typeof e === 'object' && i < 4; i++) e = e.import ?? e.default ?? e.node;
+  const entry = typeof e === 'string' ? e : (pkg.json.main ?? 'index.js');
+  return import(pathToFileURL(path.join(pkg.dir, entry)).href);
+}
+
+// STORAGE is what core 4.x calls of a world's storage (its dist, grepped):
+// runs.get, steps.get, events.create and events.list, hooks.getByToken.
+const STORAGE = [['runs', 'get'], ['steps', 'get'], ['events', 'create'], ['events', 'list'], ['hooks', 'getByToken']];
+
+// composePackage is the world the runtime runs on for a third-party World
+// package (req.world "package"): the package's world, created by its
+// factory as the runtime does for WORKFLOW_TARGET_WORLD (its default export
+// when a function, else createWorld, without arguments: it reads its
+// configuration from the environment, stormctl's --world-env). A package
+// whose queue delivers in process (registerHandler, as world-local's) runs
+// whole, its own queue delivering. Otherwise (a queue that POSTs to an HTTP
+// server, as the starter's and Redis's BullMQ do) it is composed as for
+// devkit-vercel: the package's storage (runs, steps, events, hooks) with
+// the kit's world-local in-process queue (queue, registerHandler,
+// createQueueHandler, getDeploymentId), its streamer and start/close, on
+// req.dataDir; the package's queue is never started. The composed world
+// declares the package's specVersion, not world-local's (none: core then
+// starts runs at spec 2, the baseline community worlds take).
+async function composePackage(pkg, req) {
+  const mod = await importPackage(pkg);
+  const factory = [mod.default, mod.createWorld].find((f) => typeof f === 'function');
+  if (!factory) throw new Error(`open: ${pkg.name}: no World factory: neither its default export nor createWorld is a function`);
+  const world = await factory();
+  const missing = STORAGE.filter(([o, f]) => typeof world?.[o]?.[f] !== 'function').map(([o, f]) => `${o}.${f}`);
+  if (missing.length) throw new Error(`open: ${pkg.name}: its world has no ${missing.join(', ')}, which the runtime calls`);
+  if (typeof world.registerHandler === 'function') return { world, queue: `${pkg.name}'s own (registerHandler, in process)` };
+  const localMod = await importFromKit('@workflow/world-local');
+  const createLocal = localMod.createLocalWorld ?? localMod.createWorld;
+  const local = createLocal({ dataDir: path.resolve(req.dataDir), recoverActiveRuns: false });
+  const composed = { ...local, runs: world.runs, steps: world.steps, events: world.events, hooks: world.hooks };
+  delete composed.specVersion;
+  if (world.specVersion !== undefined) composed.specVersion = world.specVersion;
+  composed.close = async () => {
+    await local.close?.();
+    await world.close?.();
+  };
+  return { world: composed, queue: `world-local ${pkgVersion('@workflow/world-local')} (composed: the package's queue delivers over HTTP)` };
 }
 
 async function ready() {
