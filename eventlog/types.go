@@ -11,13 +11,9 @@ type Type string
 
 // The event types stormctl writes and reads.
 const (
-	RunCreated   Type = "run_created"
-	RunCompleted Type = "run_completed"
-	RunFailed    Type = "run_failed"
-	// RunStarted is the runtime's lifecycle fact that a run began executing
-	// (@workflow/core writes it on a run's first invocation; the model does
-	// not). It carries no workflow meaning: replay steps over it.
-	RunStarted    Type = "run_started"
+	RunCreated    Type = "run_created"
+	RunCompleted  Type = "run_completed"
+	RunFailed     Type = "run_failed"
 	StepCreated   Type = "step_created"
 	StepStarted   Type = "step_started"
 	StepCompleted Type = "step_completed"
@@ -38,8 +34,14 @@ const (
 	HookConflict Type = "hook_conflict"
 )
 
+// RunStarted is the runtime's lifecycle fact that a run began executing
+// (@workflow/core writes it on a run's first invocation). stormctl never
+// writes it, so it is not among Types: a replay meets it only in a log the
+// real runtime wrote, and steps over it (no workflow meaning).
+const RunStarted Type = "run_started"
+
 var allTypes = []Type{
-	RunCreated, RunStarted, RunCompleted, RunFailed,
+	RunCreated, RunCompleted, RunFailed,
 	StepCreated, StepStarted, StepCompleted, StepFailed,
 	HookCreated, HookReceived, HookDisposed,
 	WaitCreated, WaitCompleted, AttrSet, Noop, HookConflict,
