@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/replay"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -129,6 +130,18 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 		return err
 	}
 	in := sr.ReplayInput()
+	if in.Engine == engine.EngineDevkit {
+		// Refuse what the runtime cannot be served before starting it.
+		if err := replay.Servable(in); err != nil {
+			return &UsageError{Err: err}
+		}
+		rt, err := openReplayRuntime(ctx, opts.IO, sr)
+		if err != nil {
+			return err
+		}
+		defer rt.Close()
+		in.Runtime = rt
+	}
 	p := newCountProgress(opts.IO, "replay "+opts.RunID, "replays")
 	rep, err := replay.Run(ctx, in, replay.Options{Repeat: opts.Repeat, Progress: p.Count})
 	p.Done()
