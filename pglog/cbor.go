@@ -46,7 +46,16 @@ var decMode = func() cbor.DecMode {
 // ISO text with milliseconds, undefined, NaN and infinities become null, a
 // byte string its base64, a map key that is not a string the text of its
 // value. Bytes after the value are an error.
-func toJSON(b []byte) (json.RawMessage, error) {
+func toJSON(b []byte) (json.RawMessage, error) { return transcode(b, false) }
+
+// toPackageJSON transcodes one CBOR value as toJSON does, except that a
+// byte string (a Uint8Array: the runtime's serialized values) becomes
+// {"__type":"Uint8Array","data":base64}, as world-local's files hold one
+// and the runtime's replay host revives it.
+func toPackageJSON(b []byte) (json.RawMessage, error) { return transcode(b, true) }
+
+// transcode is toJSON, and with bytesTyped toPackageJSON.
+func transcode(b []byte, bytesTyped bool) (json.RawMessage, error) {
 	var v any
 	if err := decMode.Unmarshal(b, &v); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -54,7 +63,7 @@ func toJSON(b []byte) (json.RawMessage, error) {
 		}
 		return nil, err // the package's errors say "cbor: ..."
 	}
-	jv, err := toJSONValue(v)
+	jv, err := toJSONValue(v, bytesTyped)
 	if err != nil {
 		return nil, err
 	}
@@ -68,16 +77,21 @@ func toJSON(b []byte) (json.RawMessage, error) {
 // toJSONValue turns a decoded CBOR value into one encoding/json writes as
 // JSON.stringify writes the JavaScript value cbor-x decodes it to. The
 // decoder bounds the nesting, so the recursion is bounded too.
-func toJSONValue(v any) (any, error) {
+func toJSONValue(v any, bytesTyped bool) (any, error) {
 	switch x := v.(type) {
-	case nil, bool, string, int64, uint64, []byte:
+	case []byte:
+		if bytesTyped {
+			return map[string]any{"__type": "Uint8Array", "data": x}, nil // []byte marshals as base64
+		}
+		return x, nil
+	case nil, bool, string, int64, uint64:
 		return x, nil
 	case *big.Int:
 		return json.Number(x.String()), nil
 	case big.Int:
 		return json.Number(x.String()), nil
 	case float32:
-		return toJSONValue(float64(x))
+		return toJSONValue(float64(x), bytesTyped)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, nil // as JSON.stringify writes them
@@ -92,7 +106,7 @@ func toJSONValue(v any) (any, error) {
 		out := make([]any, len(x))
 		for i, y := range x {
 			var err error
-			if out[i], err = toJSONValue(y); err != nil {
+			if out[i], err = toJSONValue(y, bytesTyped); err != nil {
 				return nil, err
 			}
 		}
@@ -100,11 +114,11 @@ func toJSONValue(v any) (any, error) {
 	case map[any]any:
 		out := make(map[string]any, len(x))
 		for k, y := range x {
-			key, err := keyText(k)
+			key, err := keyText(k, bytesTyped)
 			if err != nil {
 				return nil, err
 			}
-			if out[key], err = toJSONValue(y); err != nil {
+			if out[key], err = toJSONValue(y, bytesTyped); err != nil {
 				return nil, err
 			}
 		}
@@ -117,11 +131,11 @@ func toJSONValue(v any) (any, error) {
 
 // keyText is a map key as a JavaScript object holds it: a string as is,
 // anything else as the text of its JSON (1 is "1").
-func keyText(k any) (string, error) {
+func keyText(k any, bytesTyped bool) (string, error) {
 	if s, ok := k.(string); ok {
 		return s, nil
 	}
-	jv, err := toJSONValue(k)
+	jv, err := toJSONValue(k, bytesTyped)
 	if err != nil {
 		return "", err
 	}

@@ -36,6 +36,11 @@ type RuntimeInvocation struct {
 	// Recovery is the count of the replay divergences the delivery
 	// carries (0: a plain delivery).
 	Recovery int `json:"-"`
+	// Scratch takes the calls past Ops into a scratch log (creates
+	// answered with no event, lists with an empty page) instead of
+	// leaving the record there: a prefix replay, which has no record of
+	// what its invocation wrote.
+	Scratch bool `json:"-"`
 }
 
 // RuntimeOp is one recorded operation of an invocation, with what the

@@ -134,6 +134,9 @@ func (r *Replayer) Replay(ctx context.Context, inv replay.RuntimeInvocation) (re
 		"run":          map[string]any{"created": inv.Created},
 		"clock":        float64(inv.Clock.UnixMicro()) / 1000,
 	}
+	if inv.Scratch {
+		args["scratch"] = true
+	}
 	if inv.Recovery > 0 {
 		args["recovery"] = map[string]any{"eventId": "", "count": inv.Recovery}
 	}

@@ -71,7 +71,7 @@
 //        core's getRun(runId).returnValue: the ledger the Go scenario's
 //        Check reads; only status for a run not completed.
 //   close {} -> {}
-//   replay {runId, workflowName, ops, run: {created}, clock, recovery?}
+//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
 //        -> {status, body?, done, deviation, divergence, failed, queued}
 //        (a host opened with world "replay" only: no store, no queue
 //        deliveries, no notices) re-executes one recorded flow invocation
@@ -1026,6 +1026,11 @@ class ReplayWorld {
     this.divergence = null;
     this.failed = null;
     this.deviation = null;
+    // scratch: past its operations the replay writes into a scratch log
+    // (creates answered with no event, lists with an empty page) instead
+    // of leaving its record: a prefix replay, which has no record of
+    // what the invocation wrote.
+    this.scratch = Boolean(req.scratch);
   }
 
   // skip moves next past the operations already served.
@@ -1067,6 +1072,10 @@ class ReplayWorld {
     if (this.deviation) return this.deviate(asked);
     this.skip();
     const op = this.ops[this.next];
+    if (this.scratch && (!op || op.kind !== 'list')) {
+      this.done.push({ op: 'list', after: cursor, scratch: true });
+      return { data: [], cursor: cursor || null, hasMore: false };
+    }
     if (!op || op.kind !== 'list' || (op.after ?? '') !== cursor) return this.deviate(asked);
     this.take(this.next);
     this.done.push({ op: 'list', after: cursor });
@@ -1092,15 +1101,19 @@ class ReplayWorld {
         break;
       }
     }
-    if (at < 0) return this.deviate(asked);
-    const op = this.take(at);
-    this.done.push({ op: 'create', at, eventType: type, correlationId: corr, eventData: data?.eventData ?? null });
+    if (at < 0 && !this.scratch) return this.deviate(asked);
     if (type === 'run_failed') {
       this.failed = { code: data?.eventData?.errorCode ?? null, message: errorMessageOf(data?.eventData?.error) };
       if (this.failed.code === 'CORRUPTED_EVENT_LOG' && !this.divergence) {
         this.divergence = { message: this.failed.message, eventId: null, terminal: true };
       }
     }
+    if (at < 0) {
+      this.done.push({ op: 'create', at: -1, eventType: type, correlationId: corr, eventData: data?.eventData ?? null, scratch: true });
+      return {};
+    }
+    const op = this.take(at);
+    this.done.push({ op: 'create', at, eventType: type, correlationId: corr, eventData: data?.eventData ?? null });
     if (op.error) throw worldError(op.error);
     const out = { event: op.event ? packageEvent(op.event) : undefined };
     if (type === 'run_started') out.run = this.runEntity(op.startedAt);
@@ -1145,14 +1158,15 @@ const realDateNow = Date.now;
 
 // replay re-executes one recorded flow invocation of a run through the
 // runtime's flow handler, against a ReplayWorld of its operations:
-//   replay {runId, workflowName, ops, run: {created}, clock, recovery?}
+//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
 //     -> {status, done, deviation, divergence, failed, queued}
 // ops: the invocation's recorded operations in order, each
 //   {kind: "list", after, events, hasMore, end, error?} or
 //   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, end, error?}
 // (events as the package listed them; error {name, message, status}).
 // run.created: the run's run_created event; clock: the replay's Date.now
-// at its start (ms); recovery: the replayDivergence the delivery carries.
+// at its start (ms); recovery: the replayDivergence the delivery carries;
+// scratch: calls past the operations go to a scratch log (a prefix replay).
 async function replay(req) {
   await ready();
   if (state.kind !== 'replay') throw new Error('replay: this host runs a world (open it with world "replay")');
