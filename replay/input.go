@@ -42,6 +42,10 @@ type Input struct {
 	// Divergences is the run's recorded count of diverged replays
 	// (runs.jsonl's stats), which the report compares with the replay's.
 	Divergences int64
+	// DivergencesUnknown says the run's counts were not recorded (a
+	// devkit run whose host could not say them: Divergences is then no
+	// count at all).
+	DivergencesUnknown bool
 }
 
 // ErrUnreplayable matches every *UnreplayableError.

@@ -83,6 +83,8 @@ type Recorded struct {
 type DivergenceCount struct {
 	Recorded int64 `json:"recorded"`
 	Replayed int   `json:"replayed"`
+	// Unknown says the run's count was not recorded (Recorded is no count).
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Invocation is what one recorded invocation's replays did.
@@ -282,7 +284,7 @@ func wroteFailure(ops []history.Op) bool {
 
 // report aggregates the attempts.
 func report(in Input, invs []invocation, reads map[int]read, final map[string]eventlog.Event, results [][]attempt, repeat int) Report {
-	rep := Report{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, Repeat: repeat, Divergences: DivergenceCount{Recorded: in.Divergences}}
+	rep := Report{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, Repeat: repeat, Divergences: DivergenceCount{Recorded: in.Divergences, Unknown: in.DivergencesUnknown}}
 	var failing []int
 	for i, inv := range invs {
 		ir := Invocation{Actor: inv.actor, Ops: len(inv.ops), Exact: true}

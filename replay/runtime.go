@@ -144,7 +144,7 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 	var back []int
 	raw := func(e eventlog.Event) (json.RawMessage, error) {
 		if len(e.Package) == 0 {
-			return nil, refuse("its final log holds event %s without the package's own copy of it (recorded before stormctl kept them): storm it again with this build to replay it through the runtime", e.ID)
+			return nil, refuse("its final log holds its events without the package's own copy of them (recorded before stormctl kept them): storm it again with this build to replay it through the runtime")
 		}
 		return e.Package, nil
 	}

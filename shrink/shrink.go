@@ -88,7 +88,7 @@ var ErrNotReproduced = errors.New("the recorded schedule does not reproduce its 
 func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	started := time.Now()
 	if in.Engine == engine.EngineDevkit {
-		return Result{}, &replay.UnreplayableError{RunID: in.RunID, Reason: "it ran on the devkit engine: shrink re-executes candidates through the model, for now (stormctl replay re-executes it through the published runtime)"}
+		return Result{}, &UnshrinkableError{RunID: in.RunID, Reason: "it ran on the devkit engine, and shrink executes its candidates through the model only, for now (stormctl replay re-executes the run through the published runtime)"}
 	}
 	if err := replay.Check(in.Input); err != nil {
 		return Result{}, err

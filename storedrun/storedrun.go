@@ -83,5 +83,8 @@ func (r *Run) ReplayInput() replay.Input {
 		Engine: r.Engine, Knobs: r.Cell.Knobs, Program: r.Cell.Scenario.Program,
 		Ops: r.Ops, Final: r.Final, Reads: explain.NewPages(r.Cell.Knobs.Scheme, r.Final, r.Ops).Page,
 		Divergences: r.Record.Stats.Divergences,
+		// The devkit engine reads a run's counts from its host when the run
+		// ends; none read (a host too busy to answer) leaves them all zero.
+		DivergencesUnknown: r.Engine == engine.EngineDevkit && r.Record.Stats.Invocations == 0,
 	}
 }

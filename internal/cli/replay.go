@@ -174,6 +174,10 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 	in := sr.ReplayInput()
 	if in.Engine == engine.EngineDevkit {
 		// Refuse what the runtime cannot be served before starting it.
+		if !sr.HasRuntime {
+			return &UsageError{Err: &replay.UnreplayableError{RunID: sr.Record.RunID, Reason: fmt.Sprintf(
+				"it ran on the devkit engine, but storm.json records no runtime of its cell %s: which packages ran it is unknown", sr.Record.CellKey)}}
+		}
 		if err := replay.Servable(in); err != nil {
 			return &UsageError{Err: err}
 		}
@@ -210,7 +214,7 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 // was cut where its record ends), and as many replays diverged as the
 // run recorded. Nothing to reproduce is not a pass by itself.
 func replayedExactly(rep replay.Report) bool {
-	if len(rep.Invocations) == 0 || rep.Divergences.Recorded != int64(rep.Divergences.Replayed) {
+	if len(rep.Invocations) == 0 || rep.Divergences.Unknown || rep.Divergences.Recorded != int64(rep.Divergences.Replayed) {
 		return false
 	}
 	for _, inv := range rep.Invocations {
@@ -238,7 +242,11 @@ func (p replayReport) write(w io.Writer, style table.Style) error {
 	r := p.r
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s, %s): %s\n", r.Run, r.Cell, r.Outcome, r.Summary)
-	fmt.Fprintf(&b, "diverged replays: %d recorded, %d in the first repetition\n", r.Divergences.Recorded, r.Divergences.Replayed)
+	if r.Divergences.Unknown {
+		fmt.Fprintf(&b, "diverged replays: not recorded (the run's counts were not read when it ended), %d in the first repetition\n", r.Divergences.Replayed)
+	} else {
+		fmt.Fprintf(&b, "diverged replays: %d recorded, %d in the first repetition\n", r.Divergences.Recorded, r.Divergences.Replayed)
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

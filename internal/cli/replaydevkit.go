@@ -21,9 +21,6 @@ func openReplayRuntime(ctx context.Context, io *IOStreams, sr *storedrun.Run) (*
 	refuse := func(format string, a ...any) error {
 		return &UsageError{Err: &replay.UnreplayableError{RunID: sr.Record.RunID, Reason: fmt.Sprintf(format, a...)}}
 	}
-	if !sr.HasRuntime {
-		return nil, refuse("it ran on the devkit engine, but storm.json records no runtime of its cell %s: which packages ran it is unknown", sr.Record.CellKey)
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return nil, fmt.Errorf("replay: no cache directory for the devkit engine's packages: %w", err)
