@@ -20,7 +20,7 @@ import (
 
 // TestReplayThroughRuntime: a small step-storm of the published runtime
 // on devkit-local, and every run of it replayed through the same runtime
-// from its recorded operations. A corrupted run's recorded divergence
+// from its recorded operations, and prefix by prefix from its final log. A corrupted run's recorded divergence
 // (core's own CORRUPTED_EVENT_LOG, its text the runtime's) reproduces
 // every time; every invocation that was not cut by the run's end does
 // again what it recorded. A storm whose runs all happen to stay clean
@@ -80,10 +80,22 @@ func TestReplayThroughRuntime(t *testing.T) {
 		}
 		in.Runtime = rt
 		rep, err := replay.Run(t.Context(), in, replay.Options{Repeat: 2})
-		rt.Close()
 		if err != nil {
+			rt.Close()
 			t.Fatalf("replay %s: %v", rec.RunID, err)
 		}
+		// Its final log, as a production store holds it, replays prefix by
+		// prefix through the same runtime: a divergence there is core's.
+		prefixes, err := replay.Prefixes(t.Context(), replay.StoredLog{RunID: rec.RunID, Source: "test", Scenario: rec.CellKey.Scenario,
+			Events: sr.Final, Runtime: rt}, replay.PrefixOptions{})
+		rt.Close()
+		if err != nil {
+			t.Fatalf("replay the prefixes of %s: %v", rec.RunID, err)
+		}
+		if f := prefixes.First; prefixes.Failed != nil || (f != nil && !strings.HasPrefix(f.Error, "Workflow replay diverged ")) {
+			t.Errorf("run %s: prefixes %s", rec.RunID, prefixes.Summary)
+		}
+		t.Logf("run %s (%s): %s", rec.RunID, rec.Outcome, prefixes.Summary)
 		for _, inv := range rep.Invocations {
 			if inv.Verdict != replay.Every && inv.Verdict != replay.Cut {
 				t.Errorf("run %s (%s): %s replayed %s: %+v", rec.RunID, rec.Outcome, inv.Actor, inv.Verdict, inv.Behaviours)
