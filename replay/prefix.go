@@ -166,7 +166,7 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 	}
 	end := len(l.Events)
 	for i, e := range l.Events {
-		if e.Type.IsTerminal() {
+		if e.Type.IsTerminal() || e.Type == runCancelled {
 			end = i
 			rep.Terminal = ref(l.Events, i)
 			rep.AfterEnd = len(l.Events) - i - 1

@@ -33,7 +33,12 @@ func RuntimeServable(l StoredLog) error {
 	return nil
 }
 
-// packageTimes reads the createdAt of a package event.
+// runCancelled is the published runtime's event for a cancelled run
+// (cancelRun: the devkit engine cancels a run that did not end by its
+// timeout): terminal, like run_completed and run_failed.
+const runCancelled eventlog.Type = "run_cancelled"
+
+// packageTime reads the createdAt of a package event.
 func packageTime(e eventlog.Event) time.Time {
 	var pe struct {
 		CreatedAt time.Time `json:"createdAt"`
