@@ -946,6 +946,8 @@ async function composeVercel(req) {
 // createQueueHandler (on a data directory nothing is written to: the world
 // is never started) parses the deliveries the replay op makes; every other
 // storage call is refused, which ends the replay there.
+const realDateNow = Date.now;
+
 async function composeReplay(req) {
   const localMod = await importFromKit('@workflow/world-local');
   const createLocal = localMod.createLocalWorld ?? localMod.createWorld;
@@ -958,6 +960,12 @@ async function composeReplay(req) {
     const r = als.getStore()?.replay;
     if (!r) throw new Error('replay host: a world call outside any replay');
     return r;
+  };
+  // Inside a replay the runtime's clock is the replay's (the end of the
+  // operation it served last): whether a wait is due is decided as it was.
+  Date.now = () => {
+    const r = als.getStore()?.replay;
+    return r ? r.clock : realDateNow();
   };
   const refused = (name) => async () => current().refuse(name);
   const storage = (name, methods) => Object.fromEntries(methods.map((m) => [m, refused(`${name}.${m}`)]));
@@ -1154,8 +1162,6 @@ class ReplayWorld {
   }
 }
 
-const realDateNow = Date.now;
-
 // replay re-executes one recorded flow invocation of a run through the
 // runtime's flow handler, against a ReplayWorld of its operations:
 //   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
@@ -1342,13 +1348,6 @@ async function close() {
 }
 
 const ops = { open, start, resumeHook, events, status, output, cancel, close, replay };
-
-// Inside a replay the runtime's clock is the replay's (the end of the
-// operation it served last): whether a wait is due is decided as it was.
-Date.now = () => {
-  const r = als.getStore()?.replay;
-  return r ? r.clock : realDateNow();
-};
 
 // ---------------------------------------------------------------- main loop
 
