@@ -58,9 +58,11 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		return nil
 	}
 	switch e.Type {
-	case eventlog.RunCreated, eventlog.Noop:
-		// A noop seals a slot whose writer never committed: no workflow
-		// meaning, stepped over without advancing anything.
+	case eventlog.RunCreated, eventlog.RunStarted, eventlog.Noop:
+		// A noop seals a slot whose writer never committed, and run_started
+		// (the real runtime's, read back when explain replays its log) marks
+		// the run's first invocation: no workflow meaning, stepped over
+		// without advancing anything.
 		return nil, nil
 
 	case eventlog.StepCreated:

@@ -11,9 +11,13 @@ type Type string
 
 // The event types stormctl writes and reads.
 const (
-	RunCreated    Type = "run_created"
-	RunCompleted  Type = "run_completed"
-	RunFailed     Type = "run_failed"
+	RunCreated   Type = "run_created"
+	RunCompleted Type = "run_completed"
+	RunFailed    Type = "run_failed"
+	// RunStarted is the runtime's lifecycle fact that a run began executing
+	// (@workflow/core writes it on a run's first invocation; the model does
+	// not). It carries no workflow meaning: replay steps over it.
+	RunStarted    Type = "run_started"
 	StepCreated   Type = "step_created"
 	StepStarted   Type = "step_started"
 	StepCompleted Type = "step_completed"
@@ -35,7 +39,7 @@ const (
 )
 
 var allTypes = []Type{
-	RunCreated, RunCompleted, RunFailed,
+	RunCreated, RunStarted, RunCompleted, RunFailed,
 	StepCreated, StepStarted, StepCompleted, StepFailed,
 	HookCreated, HookReceived, HookDisposed,
 	WaitCreated, WaitCompleted, AttrSet, Noop, HookConflict,

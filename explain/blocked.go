@@ -32,9 +32,10 @@ type pending struct {
 // workflow needed to go on, and no invocation acted on it for the quiet
 // period (a wake-up that was lost, or a load that missed the newest fact).
 // The offending event is the newest fact of the log. A replay that
-// diverges, or derives nothing, says nothing here.
+// diverges, or derives nothing, says nothing here; nor does a run of an
+// engine explain has no reference replay of.
 func (r *run) lostWake(ex *Explanation, last time.Time) bool {
-	if r.in.Program == nil {
+	if r.in.Program == nil || !r.reference() {
 		return false
 	}
 	out := r.replayFinal()

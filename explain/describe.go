@@ -5,7 +5,7 @@ package explain
 var descriptions = map[string]string{
 	StalePrefix:     "the writer's view lacked events the final log places before its write (they committed after its load began)",
 	CursorSkip:      "as stale-prefix, but a missing event had committed before the view's last page, behind a cursor an earlier page (of that load or an earlier one) had passed",
-	WakeOrder:       "the view was exactly the final prefix before the write, yet a replay of it with the reference wake derives otherwise",
+	WakeOrder:       "the view was exactly the final prefix before the write, yet a replay of it with the reference wake derives otherwise (model-engine runs only: explain has no replay of the devkit engine's runtime)",
 	DuplicateCreate: "the world created one step, wait or hook twice and the engine's error (or the reference replay) is about it: a world-layer finding, its uniqueness contract broken",
 	Hole:            "a load refused an empty slot below a committed one (slot)",
 	Density:         "a positioned log's load met a gap (seq, sequence)",

@@ -103,14 +103,18 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		return
 	}
 	op := r.in.Ops[opIdx]
-	ex.Writer = &Writer{Actor: op.Actor, Start: op.Start, End: op.End}
+	var implicit string
+	ex.Writer, implicit = r.writerOf(opIdx)
+	if implicit != "" {
+		ex.Evidence = append(ex.Evidence, implicit)
+	}
 	v := r.viewBefore(op.Actor, opIdx)
 	if v == nil {
 		ex.Class = Unknown
 		ex.MissingEvidence = append(ex.MissingEvidence, fmt.Sprintf("no load by %s before its write at %s", op.Actor, clock(op.Start)))
 		return
 	}
-	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1], opIdx)
+	ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1].op, opIdx)
 	ex.View = r.describe(v)
 	if ex.View.Reconstructed {
 		ex.Evidence = append(ex.Evidence, "reconstructed view matches the recorded hash")
@@ -118,6 +122,12 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 		ex.Evidence = append(ex.Evidence, "reconstructed view does not match the recorded hash of every page (commit times too coarse or events missing from the final log)")
 	}
 	own := r.ownWrites(op.Actor, opIdx)
+	for _, w := range ex.Writer.Wrote {
+		// A decision of the same suspension the final log places before
+		// this one (appends in flight at once, the real runtime's) was
+		// derived with it, not lacked.
+		own[w.ID] = true
+	}
 	for p := range j {
 		if v.visible[p] || own[r.ordered[p].ID] || r.ordered[p].Type == eventlog.Noop {
 			continue
@@ -129,8 +139,10 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 			ex.Extra = append(ex.Extra, r.event(p))
 		}
 	}
-	ex.Reference = r.replayView(v, j, nil)
-	r.decisive(ex, v, j)
+	if r.reference() {
+		ex.Reference = r.replayView(v, j, nil)
+		r.decisive(ex, v, j)
+	}
 	switch {
 	case len(ex.Missing) > 0:
 		ex.Class = StalePrefix
@@ -151,12 +163,17 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 			ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view (%d events) was a prefix of the final log, but %s minted before the write committed after the load and %s before the write",
 				v.n, plural.Count(len(ex.Missing), "event"), sortWord(len(ex.Missing))))
 		}
-		if !ex.Reference.Derives {
+		switch {
+		case ex.Reference == nil:
+			ex.Evidence = append(ex.Evidence, noReplay)
+		case !ex.Reference.Derives:
 			ex.Evidence = append(ex.Evidence, "a replay of the view with the reference wake does not derive the write either: the writer's wake drew otherwise too")
 		}
 	case len(ex.Extra) > 0:
 		ex.Class = StalePrefix
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view held %d events the final log places after the write (ids minted out of commit order)", len(ex.Extra)))
+	case ex.Reference == nil:
+		r.unreplayed(ex, v, op.Actor)
 	case !ex.Reference.Derives:
 		ex.Class = WakeOrder
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the view was exactly the final log's %d events before the write, and a replay of it with %s wake derives something else than the write", v.n, r.wake))
@@ -444,6 +461,13 @@ func (r *run) disagreed(ex *Explanation, j int) {
 		replayed++
 		v := r.viewThrough(a, page)
 		if v == nil {
+			continue
+		}
+		if !r.reference() {
+			// No replay to ask: the first silent reader is named, and
+			// the runtime's error (the narrative's last step) says what
+			// its own replays raised.
+			rd.Actor, rd.At, rd.N, rd.Failed = a, r.in.Ops[page].Start, v.n, a == failedBy
 			continue
 		}
 		out := engine.Replay(r.in.Program, r.in.RunID, r.logAt(v.positions()), r.in.IDs, r.wake, refTime)

@@ -22,7 +22,8 @@
 //     skips, so a run of this class counts at least one.
 //   - wake-order: the view was exactly the final prefix before the write,
 //     yet a replay of that view with the reference wake does not derive
-//     what the writer wrote: same view, another draw order.
+//     what the writer wrote: same view, another draw order (model-engine
+//     runs only).
 //   - duplicate-create: the final log creates one step, wait or hook more
 //     than once (forensics.ScanCreations), and the engine's error names that
 //     entity (an event id or its correlation id), or the reference replay
@@ -50,7 +51,13 @@
 //     evidence was missing.
 //
 // The reference replay uses the condition's id policy and its wake when
-// that is deterministic (engine, ordered), else ordered wake. Every
+// that is deterministic (engine, ordered), else ordered wake. It is the
+// model's: a run of another engine (Input.Engine: the devkit engine's
+// published @workflow/core) is classed without it, from the event the
+// runtime's own error names, its writer's view and what that view lacked
+// (stale-prefix, cursor-skip), or an entity created twice the error names
+// (duplicate-create); never wake-order, no missing event marked decisive,
+// and unknown when the view was the exact prefix before the write. Every
 // explanation carries its evidence and an Elle-style numbered narrative;
 // when the engine's error names an event of the final log (by id, or by
 // its operation's correlation id), the narrative's last step says how that

@@ -26,8 +26,12 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 	}
 	defer func() {
 		if ex.Class != DuplicateCreate {
-			r.dupNote = fmt.Sprintf("the final log also holds %s (an entity the world created again), none of them named by the engine's error or where the reference replay first disagrees",
-				plural.Count(scan.Extra, "duplicate creation"))
+			where := "named by the engine's error or where the reference replay first disagrees"
+			if !r.reference() {
+				where = "named by the runtime's error"
+			}
+			r.dupNote = fmt.Sprintf("the final log also holds %s (an entity the world created again), none of them %s",
+				plural.Count(scan.Extra, "duplicate creation"), where)
 		}
 	}()
 	// groups: per duplicate, its creations' positions and the correlation
@@ -115,10 +119,14 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 	ex.Evidence = append(ex.Evidence, why)
 	if opIdx, ok := r.writer[ev.ID]; ok {
 		op := r.in.Ops[opIdx]
-		ex.Writer = &Writer{Actor: op.Actor, Start: op.Start, End: op.End}
+		var implicit string
+		ex.Writer, implicit = r.writerOf(opIdx)
+		if implicit != "" {
+			ex.Evidence = append(ex.Evidence, implicit)
+		}
 		if v := r.viewBefore(op.Actor, opIdx); v != nil {
 			ex.View = r.describe(v)
-			ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1], opIdx)
+			ex.Writer.Wrote = r.suspension(op.Actor, v.pages[len(v.pages)-1].op, opIdx)
 			first := g.at[0]
 			if v.visible[first] {
 				ex.Evidence = append(ex.Evidence, fmt.Sprintf("%s's view (%s) held the first creation, and it wrote the entity again", op.Actor, plural.Count(v.n, "event")))

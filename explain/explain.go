@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -61,7 +62,11 @@ type Input struct {
 	Program engine.Program
 	// Knobs are the run's condition's: the reference replay uses its
 	// scheme and id policy, and its wake policy when that is deterministic
-	// (engine, ordered), ordered otherwise.
+	// (engine, ordered), ordered otherwise. Their Engine is the engine that
+	// ran the run: explain has a reference replay of the model's only ("" or
+	// engine.EngineModel); a run of another engine (the devkit engine's
+	// @workflow/core) is classed from its history, final log and the
+	// runtime's own error, never from the model's replay.
 	engine.Knobs
 	// Final is the run's final log, in any order; Ops its history.
 	Final []eventlog.Event
@@ -118,14 +123,17 @@ type Page struct {
 	Matched bool `json:"matched"`
 }
 
-// View is what a writer had read before its write: every page of its
-// loads, in order.
+// View is what a writer held before its write: the pages of its loads
+// since its last load from the start (which replaced what it held; a
+// load from a cursor adds to it), in order.
 type View struct {
 	Actor string `json:"actor"`
 	Loads int    `json:"loads"`
 	Pages []Page `json:"pages"`
-	// N is the number of events read; Prefix says they were exactly the
-	// first N of the final log (count and id hash, as forensics checks).
+	// N is the number of events held (an event read twice counts once);
+	// Prefix says they were exactly the first N of the final log, every
+	// page's events rebuilt (its count and id hash those of the final
+	// log's events after its cursor, or of a reconstruction).
 	N      int  `json:"n"`
 	Prefix bool `json:"prefix"`
 	// Reconstructed says every page's visible set was rebuilt from the
@@ -176,7 +184,10 @@ type Reader struct {
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
 	N     int       `json:"n"`
-	// Divergence is what its replay of its view (reference wake) raised.
+	// Divergence is what its replay of its view (reference wake) raised;
+	// empty for a run of an engine explain has no reference replay of (the
+	// devkit engine), whose reader is the first that read the offending
+	// event and wrote nothing after.
 	Divergence string `json:"divergence"`
 	// Failed says it wrote the run's run_failed.
 	Failed bool `json:"failed,omitempty"`
@@ -193,6 +204,31 @@ type Writer struct {
 	// Wrote is what its suspension wrote (its appends after its view), in
 	// order.
 	Wrote []Event `json:"wrote,omitempty"`
+	// Implicit says the store wrote the event inside another call of the
+	// writer's (history.Op.Implicit: a 5.0 package's synthetic
+	// step_created in a step_started); Start and End are that call's.
+	Implicit bool `json:"implicit,omitempty"`
+}
+
+// writerOf is the writer of the append at op index i, with the evidence
+// line an implicit write gets ("" for none).
+func (r *run) writerOf(i int) (*Writer, string) {
+	op := r.in.Ops[i]
+	w := &Writer{Actor: op.Actor, Start: op.Start, End: op.End, Implicit: op.Implicit}
+	if !op.Implicit {
+		return w, ""
+	}
+	call := "another call"
+	for _, c := range r.in.Ops[i+1:] {
+		if c.Actor == op.Actor && !c.Implicit && c.Start.Equal(op.Start) {
+			if len(c.Wrote) > 0 {
+				call = "its " + string(c.Wrote[0].Type)
+			}
+			break
+		}
+	}
+	return w, fmt.Sprintf("the store wrote it inside %s of %s (%s to %s): an implicit write, not one of %s's own",
+		call, op.Actor, clock(op.Start), clock(op.End), op.Actor)
 }
 
 // Explanation is why one run went wrong. It is JSON-friendly.
@@ -267,6 +303,11 @@ type run struct {
 	// dupNote is the evidence line on duplicate creations a divergence's
 	// class does not rest on ("" when the log has none).
 	dupNote string
+	// hashes are the running id hashes of ordered (rangeHash), built on
+	// first use.
+	hashes []uint64
+	// pages are the pages rebuilt so far (page), by op index.
+	pages map[int]viewPage
 }
 
 func prepare(in Input) *run {
@@ -341,11 +382,18 @@ func step(t eventlog.Type, payload json.RawMessage) (name, args string) {
 	var p struct {
 		Name string          `json:"name"`
 		Args json.RawMessage `json:"args"`
+		// StepName is the real runtime's name of the step (the devkit
+		// engine's logs: "step//./workflows/storm//settle"), whose
+		// arguments are serialized in its input and not shown here.
+		StepName string `json:"stepName"`
 	}
 	_ = json.Unmarshal(payload, &p)
 	var b bytes.Buffer
 	if json.Compact(&b, p.Args) == nil {
 		args = b.String()
+	}
+	if p.Name == "" {
+		p.Name = p.StepName
 	}
 	return p.Name, args
 }
@@ -384,6 +432,10 @@ func classify(in Input, ex *Explanation) {
 		r.density(ex)
 	case in.Outcome == history.Stuck:
 		r.stuck(ex)
+	case !r.reference():
+		r.runtimeDivergence(ex)
+		r.noteDuplicates(ex)
+		r.link(ex)
 	default:
 		r.divergence(ex)
 		r.noteDuplicates(ex)

@@ -290,6 +290,11 @@ func disagreedStep(ex *Explanation) string {
 		return ""
 	}
 	s := fmt.Sprintf("then %s loaded %d events at %s, including it, and its replay diverged: %s", d.Actor, d.N, clock(d.At), d.Divergence)
+	if d.Divergence == "" {
+		// No reference replay of the runtime: its silence is what was
+		// recorded (its error, the last step, is its latest divergence).
+		s = fmt.Sprintf("then %s loaded %d events at %s, including it, and wrote nothing after", d.Actor, d.N, clock(d.At))
+	}
 	if d.Failed {
 		s += "; it wrote run_failed"
 	}

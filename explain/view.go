@@ -21,90 +21,102 @@ var margins = []time.Duration{2 * time.Millisecond, 10 * time.Millisecond, 50 * 
 // enumerates (2^n subsets at worst).
 const maxAmbiguous = 16
 
-// view is a reader's reconstructed view: the final log's positions it saw.
+// view is a reader's reconstructed view: the final log's positions it
+// held after its loads, built as forensics.Held builds what a reader
+// holds (the runtime keeps one log per invocation): a load from the start
+// (a cursor-less reload, a run_started's preload) replaces what it held;
+// a load from a cursor (a page continuing a read, a later incremental
+// read, a delta or skipped-slot report a write's answer carried) adds its
+// events to it, and an event it already held is held once.
 type view struct {
 	actor   string
-	pages   []int // op indexes, in order
-	loads   int
+	pages   []viewPage   // the pages of its loads since the last from the start
+	loads   int          // loads since the last one from the start
 	visible map[int]bool // positions in the final log
-	matched []bool       // per page: the reconstruction has the recorded count and hash
-	n       int          // events read, as recorded
-	hash    uint64       // recorded id hash of all pages
+	n       int          // events held: the visible positions
+	prefix  bool         // every page rebuilt, and the visible positions are the final log's first n
 	last    int          // the highest position any page's cursor reached, -1 when none
 	start   time.Time    // first page's start
 	lastAt  time.Time    // last page's start
 }
 
-// viewBefore reconstructs what actor had read before op index before.
-// It returns nil when the actor read nothing by then.
-func (r *run) viewBefore(actor string, before int) *view {
-	var pages []int
-	loads := 0
-	for _, ld := range forensics.Loads(r.in.Ops[:before]) {
-		if ld.Actor == actor {
-			loads++
-			pages = append(pages, ld.Pages...)
-		}
-	}
-	return r.viewOf(actor, pages, loads)
+// viewPage is one page of a view: its op index, the final-log positions
+// it returned, and whether they are those of its recorded count and id
+// hash.
+type viewPage struct {
+	op      int
+	pos     []int
+	matched bool
 }
 
-// viewThrough reconstructs what actor had read by the end of the load
-// holding op index page.
+// viewBefore reconstructs what actor held before op index before: the
+// loads it had finished by then. It returns nil when it had read nothing.
+func (r *run) viewBefore(actor string, before int) *view {
+	return r.settle(actor, forensics.HeldBy(r.in.Ops[:before], actor, r.pagePositions))
+}
+
+// viewThrough reconstructs what actor held by the end of the load holding
+// op index page.
 func (r *run) viewThrough(actor string, page int) *view {
-	var pages []int
-	loads := 0
+	var h forensics.Held[int]
 	for _, ld := range forensics.Loads(r.in.Ops) {
 		if ld.Actor != actor {
 			continue
 		}
-		loads++
-		pages = append(pages, ld.Pages...)
+		h.Take(r.in.Ops, ld, r.pagePositions)
 		if slices.Contains(ld.Pages, page) {
-			return r.viewOf(actor, pages, loads)
+			return r.settle(actor, h)
 		}
 	}
 	return nil
 }
 
-// viewOf reconstructs the view of the given pages (op indexes, in order).
-func (r *run) viewOf(actor string, pages []int, loads int) *view {
-	if len(pages) == 0 {
+// page is the page at op index i, rebuilt once (pageVisible).
+func (r *run) page(i int) viewPage {
+	if pg, ok := r.pages[i]; ok {
+		return pg
+	}
+	pos, ok := r.pageVisible(r.in.Ops[i])
+	pg := viewPage{op: i, pos: pos, matched: ok}
+	if r.pages == nil {
+		r.pages = map[int]viewPage{}
+	}
+	r.pages[i] = pg
+	return pg
+}
+
+// pagePositions are the final-log positions the page at op index i
+// returned, as forensics.Held takes them.
+func (r *run) pagePositions(i int) []int { return r.page(i).pos }
+
+// settle turns what actor held into its view: its pages, visible
+// positions, count, prefix and times. Nil when it held no page.
+func (r *run) settle(actor string, h forensics.Held[int]) *view {
+	if len(h.Pages) == 0 {
 		return nil
 	}
-	v := &view{actor: actor, pages: pages, loads: loads, visible: map[int]bool{}, last: -1}
-	for _, i := range v.pages {
-		v.n += r.in.Ops[i].Read.N
-		v.hash += r.in.Ops[i].Read.SetHash
-	}
-	// A view whose recorded count and hash are the final log's first n
-	// events is exactly those: no commit time is needed to know it.
-	prefix := r.prefix(v)
-	for k, i := range v.pages {
+	v := &view{actor: actor, loads: h.Loads, visible: map[int]bool{}, last: -1, prefix: true}
+	for k, i := range h.Pages {
+		pg := r.page(i)
+		v.pages = append(v.pages, pg)
 		op := r.in.Ops[i]
 		if k == 0 {
 			v.start = op.Start
 		}
 		v.lastAt = op.Start
-		if prefix {
-			v.matched = append(v.matched, true)
-			if op.Read.N > 0 {
-				v.last = max(v.last, r.upTo(op.Read.Last)-1)
-			}
-			continue
-		}
-		seen, ok := r.pageVisible(op)
-		v.matched = append(v.matched, ok)
-		for _, p := range seen {
-			v.visible[p] = true
-		}
 		if op.Read.N > 0 {
 			v.last = max(v.last, r.upTo(op.Read.Last)-1)
 		}
+		v.prefix = v.prefix && pg.matched
 	}
-	if prefix {
-		for p := range v.n {
-			v.visible[p] = true
+	for _, p := range h.Keys {
+		v.visible[p] = true
+	}
+	v.n = len(v.visible)
+	for p := range v.visible {
+		if p >= v.n {
+			v.prefix = false
+			break
 		}
 	}
 	return v
@@ -129,6 +141,16 @@ func (r *run) pageVisible(op history.Op) (pos []int, ok bool) {
 		return nil, op.Read != nil
 	}
 	lo, hi := r.upTo(op.After), r.upTo(op.Read.Last)
+	// A page whose recorded count and id hash are the final log's next
+	// events after its cursor returned exactly those: no commit time is
+	// needed to know it.
+	if lo+op.Read.N <= len(r.ordered) && r.rangeHash(lo, lo+op.Read.N) == op.Read.SetHash {
+		pos = make([]int, op.Read.N)
+		for k := range pos {
+			pos[k] = lo + k
+		}
+		return pos, true
+	}
 	if hi <= lo {
 		return nil, false
 	}
@@ -212,29 +234,27 @@ func (r *run) subset(sure, amb []int, n int, sum uint64) ([]int, bool) {
 
 // reconstructed says every page matched its recorded count and hash.
 func (v *view) reconstructed() bool {
-	return !slices.Contains(v.matched, false)
+	return !slices.ContainsFunc(v.pages, func(pg viewPage) bool { return !pg.matched })
 }
 
-// prefix says the recorded view is exactly the first v.n events of the
-// final log, by count and id hash, as forensics checks.
-func (r *run) prefix(v *view) bool {
-	if v.n > len(r.ordered) {
-		return false
+// rangeHash is the id hash of the final log's positions [lo, hi).
+func (r *run) rangeHash(lo, hi int) uint64 {
+	if r.hashes == nil {
+		r.hashes = make([]uint64, len(r.ordered)+1)
+		for i, e := range r.ordered {
+			r.hashes[i+1] = r.hashes[i] + history.IDHash(e.ID)
+		}
 	}
-	var h uint64
-	for _, e := range r.ordered[:v.n] {
-		h += history.IDHash(e.ID)
-	}
-	return h == v.hash
+	return r.hashes[hi] - r.hashes[lo]
 }
 
 // describe turns a reconstructed view into its JSON form.
 func (r *run) describe(v *view) *View {
-	out := &View{Actor: v.actor, Loads: v.loads, N: v.n, Prefix: r.prefix(v), Reconstructed: v.reconstructed()}
-	for k, i := range v.pages {
-		op := r.in.Ops[i]
+	out := &View{Actor: v.actor, Loads: v.loads, N: v.n, Prefix: v.prefix, Reconstructed: v.reconstructed()}
+	for _, pg := range v.pages {
+		op := r.in.Ops[pg.op]
 		out.Pages = append(out.Pages, Page{After: op.After.Text(), Start: op.Start, End: op.End,
-			N: op.Read.N, More: op.Read.More, Matched: v.matched[k]})
+			N: op.Read.N, More: op.Read.More, Matched: pg.matched})
 	}
 	return out
 }
@@ -249,11 +269,11 @@ func (v *view) positions() []int {
 	return out
 }
 
-// pageOf returns the index into v.pages of the page whose cursor range
-// holds final position p, or -1.
+// pageOf returns the index into v.pages of the last page whose cursor
+// range holds final position p (the reader's latest pass over it), or -1.
 func (r *run) pageOf(v *view, p int) int {
-	for k, i := range v.pages {
-		op := r.in.Ops[i]
+	for k := len(v.pages) - 1; k >= 0; k-- {
+		op := r.in.Ops[v.pages[k].op]
 		if op.Read.N == 0 {
 			continue
 		}

@@ -1,14 +1,12 @@
 package forensics
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,224 +14,12 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/fuzzbytes"
-	"github.com/stormctl/stormctl/internal/texttest"
 )
 
 // t0 is the origin of the millisecond times the fixtures use.
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-
-// fixture is one testdata/analyze case: a run's final log and history, and
-// what AnalyzeRun must find in them.
-type fixture struct {
-	in   RunInput
-	want RunFindings
-}
-
-// parseFixture reads the fixture format, one item a line ('#' starts a
-// comment):
-//
-//	scheme ulid|seq|sequence
-//	want [key=n ...]                      keys are RunFindings' JSON names; absent keys are 0
-//	event ID [seq=N] [commit=MS] [type=T] [corr=C] [token=K]   one event of the final log (type step_completed unless given)
-//	list ACTOR after=ID|- start=MS [more] read=ID,...|-   one page an actor read
-//	list ACTOR after=ID|- start=MS failed                 a list that failed
-//	append ACTOR ID@MS ...                what a writer committed and when
-//
-// A list's cursor and page hold the events the ids name, as declared above.
-func parseFixture(text string) (fixture, error) {
-	var fx fixture
-	byID := map[string]eventlog.Event{}
-	sawWant := false
-	for _, l := range texttest.Lines(text) {
-		f := l.Words
-		var err error
-		switch f[0] {
-		case "scheme":
-			if len(f) != 2 {
-				err = fmt.Errorf("want: scheme NAME")
-				break
-			}
-			fx.in.Scheme, err = eventlog.ParseScheme(f[1])
-		case "want":
-			sawWant = true
-			fx.want, err = parseWant(f[1:])
-		case "event":
-			var e eventlog.Event
-			e, err = parseEvent(f[1:])
-			if err == nil {
-				if _, dup := byID[e.ID]; dup {
-					err = fmt.Errorf("event %s declared twice", e.ID)
-					break
-				}
-				byID[e.ID] = e
-				fx.in.Final = append(fx.in.Final, e)
-			}
-		case "list":
-			var op history.Op
-			op, err = parseList(f[1:], byID)
-			fx.in.Ops = append(fx.in.Ops, op)
-		case "append":
-			var op history.Op
-			op, err = parseAppend(f[1:])
-			fx.in.Ops = append(fx.in.Ops, op)
-		default:
-			err = fmt.Errorf("unknown item %q", f[0])
-		}
-		if err != nil {
-			return fx, fmt.Errorf("line %d: %w", l.N, err)
-		}
-	}
-	if fx.in.Scheme == "" || !sawWant {
-		return fx, fmt.Errorf("a fixture needs a scheme and a want line")
-	}
-	return fx, nil
-}
-
-func parseWant(kvs []string) (RunFindings, error) {
-	m := map[string]int{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		n, err := strconv.Atoi(v)
-		if !ok || err != nil {
-			return RunFindings{}, fmt.Errorf("want: bad count %q", kv)
-		}
-		m[k] = n
-	}
-	raw, _ := json.Marshal(m)
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var w RunFindings
-	if err := dec.Decode(&w); err != nil {
-		return RunFindings{}, fmt.Errorf("want: %w", err)
-	}
-	return w, nil
-}
-
-func parseMillis(s string) (time.Time, error) {
-	ms, err := strconv.Atoi(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("bad time %q", s)
-	}
-	return at(ms), nil
-}
-
-func parseEvent(f []string) (eventlog.Event, error) {
-	if len(f) == 0 {
-		return eventlog.Event{}, fmt.Errorf("event needs an id")
-	}
-	e := eventlog.Event{RunID: "run-1", ID: f[0], Type: eventlog.StepCompleted}
-	for _, kv := range f[1:] {
-		k, v, _ := strings.Cut(kv, "=")
-		var err error
-		switch k {
-		case "seq":
-			e.Seq, err = strconv.ParseInt(v, 10, 64)
-		case "commit":
-			e.CommittedAt, err = parseMillis(v)
-		case "type":
-			e.Type, err = eventlog.ParseType(v)
-		case "corr":
-			e.CorrelationID = v
-		case "token":
-			e.Token = v
-		default:
-			err = fmt.Errorf("unknown event field %q", k)
-		}
-		if err != nil {
-			return e, err
-		}
-	}
-	return e, nil
-}
-
-func parseList(f []string, byID map[string]eventlog.Event) (history.Op, error) {
-	if len(f) == 0 {
-		return history.Op{}, fmt.Errorf("list needs an actor")
-	}
-	op := history.Op{Kind: history.OpList, Actor: f[0], RunID: "run-1", Limit: 2}
-	var page eventlog.Page
-	failed, sawRead := false, false
-	lookup := func(id string) (eventlog.Event, error) {
-		e, ok := byID[id]
-		if !ok {
-			return e, fmt.Errorf("list names event %q not declared above", id)
-		}
-		return e, nil
-	}
-	for _, tok := range f[1:] {
-		k, v, _ := strings.Cut(tok, "=")
-		var err error
-		switch k {
-		case "after":
-			if v != "-" {
-				var e eventlog.Event
-				if e, err = lookup(v); err == nil {
-					op.After = eventlog.After(e)
-				}
-			}
-		case "start":
-			op.Start, err = parseMillis(v)
-			op.End = op.Start
-		case "more":
-			page.More = true
-		case "failed":
-			failed = true
-		case "read":
-			sawRead = true
-			if v == "-" {
-				break
-			}
-			for _, id := range strings.Split(v, ",") {
-				var e eventlog.Event
-				if e, err = lookup(id); err != nil {
-					break
-				}
-				page.Events = append(page.Events, e)
-			}
-		default:
-			err = fmt.Errorf("unknown list field %q", k)
-		}
-		if err != nil {
-			return op, err
-		}
-	}
-	switch {
-	case failed:
-		op.Err, op.ErrText = "unavailable", "store unavailable"
-	case !sawRead:
-		return op, fmt.Errorf("list needs read= or failed")
-	default:
-		if n := len(page.Events); n > 0 {
-			page.Next = eventlog.After(page.Events[n-1])
-		}
-		op.Read = history.Summarize(page)
-	}
-	return op, nil
-}
-
-func parseAppend(f []string) (history.Op, error) {
-	if len(f) < 2 {
-		return history.Op{}, fmt.Errorf("append needs an actor and ID@MS items")
-	}
-	op := history.Op{Kind: history.OpAppend, Actor: f[0], RunID: "run-1"}
-	for _, w := range f[1:] {
-		id, ms, ok := strings.Cut(w, "@")
-		c, err := parseMillis(ms)
-		if !ok || err != nil {
-			return op, fmt.Errorf("bad append item %q (want ID@MS)", w)
-		}
-		op.Wrote = append(op.Wrote, history.OpEvent{Type: eventlog.StepCompleted, ID: id, CommittedAt: c})
-		if op.Start.IsZero() || c.Before(op.Start) {
-			op.Start = c
-		}
-		if c.After(op.End) {
-			op.End = c
-		}
-	}
-	return op, nil
-}
 
 func TestAnalyzeRunFixtures(t *testing.T) {
 	t.Parallel()
@@ -261,12 +47,25 @@ func TestAnalyzeRunFixtures(t *testing.T) {
 			for name, final := range orders {
 				in := fx.in
 				in.Final = final
-				if got := AnalyzeRun(in).Findings; got != fx.want {
-					t.Errorf("final log %s: AnalyzeRun = %+v, want %+v", name, got, fx.want)
+				if got := AnalyzeRun(in).Findings; !reflect.DeepEqual(got, fx.want) {
+					t.Errorf("final log %s: AnalyzeRun = %s, want %s", name, findings(got), findings(fx.want))
+				}
+				if fx.withoutImplicit == nil {
+					continue
+				}
+				in.Ops = slices.DeleteFunc(slices.Clone(in.Ops), func(op history.Op) bool { return op.Implicit })
+				if got := AnalyzeRun(in).Findings; !reflect.DeepEqual(got, *fx.withoutImplicit) {
+					t.Errorf("final log %s, implicit appends left out: AnalyzeRun = %s, want %s", name, findings(got), findings(*fx.withoutImplicit))
 				}
 			}
 		})
 	}
+}
+
+// findings prints f with its slot findings.
+func findings(f RunFindings) string {
+	b, _ := json.Marshal(f)
+	return string(b)
 }
 
 func reversed(evs []eventlog.Event) []eventlog.Event {
@@ -284,6 +83,11 @@ func TestParseFixtureRejectsBadInput(t *testing.T) {
 		"unknown item":  "scheme ulid\nwant\nevnt a\n",
 		"undeclared id": "scheme ulid\nwant\nevent a\nlist inv-1 after=- start=1 read=a,b\n",
 		"bad append":    "scheme ulid\nwant\nappend inv-1 a\n",
+		"empty append":  "scheme ulid\nwant\nappend inv-1 implicit\n",
+		"seal no noop":  "scheme slot\nwant\nevent a slot=1\nseal inv-1 a@5\n",
+		"hole no slot":  "scheme slot\nwant\nhole inv-1 above=2 start=1\n",
+		"bad slot want": "scheme slot\nwant slot.holes=1\n",
+		"bad fill time": "scheme slot\nwant slot.fill_ms=x\n",
 	}
 	for name, text := range bad {
 		if _, err := parseFixture(text); err == nil {

@@ -44,6 +44,12 @@ type Op struct {
 	// slots its write skipped): a load by itself, which no page continues
 	// (its More is the answer's, not a page to ask for).
 	Snapshot bool `json:"snapshot,omitempty"`
+	// Implicit says an append was no write of its actor's own: the store
+	// wrote its event inside another call the actor made (the 5.0
+	// packages write a synthetic step_created inside a step_started, a
+	// missing run_created inside a run_started). Start and End are that
+	// call's; the event committed in between.
+	Implicit bool `json:"implicit,omitempty"`
 	// Slot is the empty slot a read met (Err "hole", with Above the
 	// committed slot past it), the slot a seal was asked to fill, or the
 	// sealed slot that voided a write (Err "sealed").

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,8 @@ type Cell struct {
 	Key history.CellKey
 	// Knobs are the cell's condition's: the scheme orders its logs, the
 	// policy is what the reference replays (verdicts, explanations) replay
-	// with.
+	// with, and Engine names the engine that ran the cell ("" or
+	// engine.EngineModel: the model; explain replays no other).
 	Knobs engine.Knobs
 	// Scenario checks a completed run's output, and its program and steps
 	// are the reference replays'. A stored run of a scenario this build
@@ -222,8 +224,14 @@ func StoredCell(m *stormdir.Meta, rec reports.RunRecord) (Cell, error) {
 		return Cell{}, fmt.Errorf("%s: condition %q of run %s is not in its conditions", stormdir.FileStorm, rec.Condition, rec.RunID)
 	}
 	c := Cell{Key: rec.CellKey, Knobs: cond.Knobs, TimeScale: m.Config.TimeScale}
-	if rt, ok := m.RuntimeOf(rec.CellKey); ok && rt.Scheme != "" {
-		c.Knobs.Scheme = eventlog.Scheme(rt.Scheme) // the runtime's logs, read by its own scheme
+	// The engine that ran the cell: its runtime's, else the condition's,
+	// else the storm's (explain has a reference replay of the model's only).
+	c.Knobs.Engine = cmp.Or(cond.Knobs.Engine, m.Config.Engine)
+	if rt, ok := m.RuntimeOf(rec.CellKey); ok {
+		c.Knobs.Engine = cmp.Or(rt.Engine, c.Knobs.Engine)
+		if rt.Scheme != "" {
+			c.Knobs.Scheme = eventlog.Scheme(rt.Scheme) // the runtime's logs, read by its own scheme
+		}
 	}
 	sc, err := scenarios.Lookup(rec.Scenario)
 	if err != nil {

@@ -161,6 +161,12 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 	}
 	for k, i := range inv.ops {
 		op := in.Ops[i]
+		if op.Implicit {
+			// The package wrote it inside another call of the invocation's
+			// (5.0's synthetic step_created, run_created): the runtime makes
+			// no call for it, and the call's own answer is recorded.
+			continue
+		}
 		if len(ri.Ops) == 0 {
 			ri.Clock = op.Start
 		}

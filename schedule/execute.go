@@ -43,11 +43,11 @@ type Run struct {
 	Ops   []history.Op
 	// Pages holds the events each list op of Ops returned, in key order.
 	Pages map[int][]eventlog.Event
-	// Views holds, per actor, the labels its lists read, in order.
-	Views map[string][]string
 	// Derived holds the decisions each write item derived (by index into
-	// the schedule's items), before any was committed.
+	// the schedule's items), before any was committed; From the labels of
+	// the view it derived them from, in key order.
 	Derived map[int][]eventlog.Draft
+	From    map[int][]string
 }
 
 // DecisionKey is what a write's Keys name a decision by.
@@ -115,7 +115,7 @@ func (s *Schedule) Execute(opts Options) (*Run, error) {
 	}
 	x := &exec{s: s, opts: opts, events: map[string]eventlog.Event{}, cmp: forensics.KeyCompare(s.Scheme),
 		run: &Run{RunID: or(s.RunID, DefaultRun), Knobs: knobs, Outcome: s.Outcome, Detail: s.Detail,
-			Pages: map[int][]eventlog.Event{}, Views: map[string][]string{}, Derived: map[int][]eventlog.Draft{}}}
+			Pages: map[int][]eventlog.Event{}, Derived: map[int][]eventlog.Draft{}, From: map[int][]string{}}}
 	if s.HasEnded {
 		x.run.Ended = At(s.Ended)
 	}
@@ -176,7 +176,7 @@ func (x *exec) item(it Item) error {
 		if input == nil {
 			input = json.RawMessage(`null`)
 		}
-		x.commit("starter", []eventlog.Event{{ID: it.Label, Type: eventlog.RunCreated, Payload: input}}, it.At, it.delays())
+		x.commit(or(it.Actor, "starter"), it.Implicit, []eventlog.Event{{ID: it.Label, Type: eventlog.RunCreated, Payload: input}}, it.At, it.delays())
 	case KindList:
 		return x.list(it)
 	case KindListErr:
@@ -188,7 +188,7 @@ func (x *exec) item(it Item) error {
 		return x.fact(it)
 	case KindFail:
 		e := eventlog.Event{ID: it.Label, Type: eventlog.RunFailed, Payload: engine.FailureDraft(engine.CodeCorrupted, x.run.Detail).Payload}
-		x.commit(it.Actor, []eventlog.Event{e}, it.At, it.delays())
+		x.commit(it.Actor, it.Implicit, []eventlog.Event{e}, it.At, it.delays())
 	case KindInflight:
 		of, ok := x.events[it.Of]
 		if !ok {
@@ -221,8 +221,9 @@ func seqOf(label string) int64 {
 }
 
 // commit appends evs, one append each, minted 1 ms apart from t and
-// committed d(i) ms after their mint.
-func (x *exec) commit(actor string, evs []eventlog.Event, t int, d func(int) int) {
+// committed d(i) ms after their mint; implicit marks each append as the
+// store's, inside another call of actor (history.Op.Implicit).
+func (x *exec) commit(actor string, implicit bool, evs []eventlog.Event, t int, d func(int) int) {
 	for i, e := range evs {
 		mint, done := At(t+i), At(t+i+d(i))
 		e.RunID, e.MintedAt, e.CommittedAt = x.run.RunID, mint, done
@@ -231,7 +232,7 @@ func (x *exec) commit(actor string, evs []eventlog.Event, t int, d func(int) int
 		}
 		x.events[e.ID] = e
 		x.run.Final = append(x.run.Final, e)
-		x.run.Ops = append(x.run.Ops, history.Op{Kind: history.OpAppend, Actor: actor, RunID: x.run.RunID, Start: mint, End: done,
+		x.run.Ops = append(x.run.Ops, history.Op{Kind: history.OpAppend, Actor: actor, RunID: x.run.RunID, Start: mint, End: done, Implicit: implicit,
 			Wrote: []history.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: mint, CommittedAt: done}}})
 	}
 }
@@ -247,7 +248,8 @@ func (x *exec) cursor(label string) eventlog.Cursor {
 }
 
 func (x *exec) list(it Item) error {
-	op := history.Op{Kind: history.OpList, Actor: it.Actor, RunID: x.run.RunID, Start: At(it.At), End: At(it.End), After: x.cursor(it.After), Limit: PageLimit}
+	op := history.Op{Kind: history.OpList, Actor: it.Actor, RunID: x.run.RunID, Start: At(it.At), End: At(it.End), After: x.cursor(it.After), Limit: PageLimit,
+		Snapshot: it.Snapshot}
 	var page eventlog.Page
 	for _, l := range it.Labels {
 		e, ok := x.events[l]
@@ -259,7 +261,6 @@ func (x *exec) list(it Item) error {
 			return fmt.Errorf("list reads %s, which is not written yet", l)
 		}
 		page.Events = append(page.Events, e)
-		x.run.Views[it.Actor] = append(x.run.Views[it.Actor], l)
 	}
 	page.More = it.More
 	op.Read = history.Summarize(page)
@@ -270,13 +271,23 @@ func (x *exec) list(it Item) error {
 	return nil
 }
 
-// View is what actor has read so far in run r, in key order.
-func (r *Run) view(actor string, events map[string]eventlog.Event, cmp func(a, b eventlog.Event) int) []eventlog.Event {
-	var log []eventlog.Event
-	for _, l := range r.Views[actor] {
-		log = append(log, events[l])
+// view is what actor holds so far, in key order: its finished loads, as
+// forensics.Held builds them (a load from the start replaces what it
+// held, a load from a cursor adds its events, an event read twice is held
+// once), as explain rebuilds a writer's view.
+func (x *exec) view(actor string) []eventlog.Event {
+	h := forensics.HeldBy(x.run.Ops, actor, func(i int) []string {
+		ids := make([]string, len(x.run.Pages[i]))
+		for k, e := range x.run.Pages[i] {
+			ids[k] = e.ID
+		}
+		return ids
+	})
+	log := make([]eventlog.Event, len(h.Keys))
+	for k, id := range h.Keys {
+		log[k] = x.events[id]
 	}
-	slices.SortFunc(log, cmp)
+	slices.SortFunc(log, x.cmp)
 	return log
 }
 
@@ -285,7 +296,12 @@ func (x *exec) write(it Item) error {
 	if it.View != "" {
 		from = it.View
 	}
-	out := x.opts.Memo.derive(x.opts.Program, x.run.RunID, x.run.view(from, x.events, x.cmp), x.run.Knobs, At(it.At))
+	view := x.view(from)
+	x.run.From[x.at] = make([]string, len(view))
+	for k, e := range view {
+		x.run.From[x.at][k] = e.ID
+	}
+	out := x.opts.Memo.derive(x.opts.Program, x.run.RunID, view, x.run.Knobs, At(it.At))
 	if out.Divergence != nil {
 		if x.opts.Lenient {
 			return nil
@@ -318,7 +334,7 @@ func (x *exec) write(it Item) error {
 		evs = append(evs, ds[k].Event(x.run.RunID, l, time.Time{}))
 		delay = append(delay, d(i))
 	}
-	x.commit(it.Actor, evs, it.At, func(i int) int { return delay[i] })
+	x.commit(it.Actor, it.Implicit, evs, it.At, func(i int) int { return delay[i] })
 	return nil
 }
 
@@ -343,6 +359,6 @@ func (x *exec) fact(it Item) error {
 			e.Payload, _ = json.Marshal(p)
 		}
 	}
-	x.commit(it.Actor, []eventlog.Event{e}, it.At, it.delays())
+	x.commit(it.Actor, it.Implicit, []eventlog.Event{e}, it.At, it.delays())
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,15 @@ type Item struct {
 	HasEnd  bool
 	// More says a list's page said there was more.
 	More bool
+	// Snapshot says a list was no page but the events a write's answer
+	// carried (history.Op.Snapshot): a load by itself, which no page
+	// continues.
+	Snapshot bool
+	// Implicit says the store wrote what a start, write, fact or fail
+	// item writes inside another call of its actor (history.Op.Implicit:
+	// a 5.0 package's synthetic step_created inside a step_started, a
+	// missing run_created inside a run_started).
+	Implicit bool
 	// Commit are the commit delays of what the item writes, one per event
 	// or one for all (none: 1 ms).
 	Commit []int
@@ -206,8 +216,10 @@ func parseItem(f []string) (Item, error) {
 		}
 		it.Type, rest = eventlog.Type(f[2]), f[3:]
 	}
-	a := kv(rest)
-	var err error
+	a, err := kv(it.Kind, rest)
+	if err != nil {
+		return it, err
+	}
 	if it.Kind == KindList || it.Kind == KindListErr || it.Kind == KindInflight {
 		it.At, it.End, it.HasEnd, err = span(a["at"])
 	} else {
@@ -220,6 +232,14 @@ func parseItem(f []string) (Item, error) {
 		it.After = v
 	}
 	_, it.More = a["more"]
+	_, it.Snapshot = a["snapshot"]
+	_, it.Implicit = a["implicit"]
+	if by, ok := a["by"]; ok {
+		if by == "" {
+			return it, fmt.Errorf("by= names no actor")
+		}
+		it.Actor = by
+	}
 	if r, ok := a["read"]; ok && r != Skip {
 		it.Labels = strings.Split(r, ",")
 	}
@@ -253,14 +273,54 @@ func parseItem(f []string) (Item, error) {
 	return it, nil
 }
 
-// kv parses key=value words; a word without "=" is a key with no value.
-func kv(words []string) map[string]string {
+// flags are the words an item takes without a value.
+const flags = "more snapshot implicit"
+
+// keys are the words an item of kind takes after its positional ones
+// (see the package documentation).
+func keys(kind string) []string {
+	switch kind {
+	case KindStart:
+		return []string{"at", "by", "implicit", "commit", "payload"}
+	case KindList:
+		return []string{"after", "at", "more", "snapshot", "read"}
+	case KindListErr:
+		return []string{"after", "at", "more", "err", "slot", "above"}
+	case KindWrite:
+		return []string{"at", "implicit", "commit", "swap", "view"}
+	case KindFact:
+		return []string{"of", "at", "implicit", "commit", "dedup", "payload"}
+	case KindFail:
+		return []string{"at", "implicit", "commit"}
+	case KindInflight:
+		return []string{"of", "at", "err"}
+	}
+	return nil
+}
+
+// kv parses an item's key=value words and its flags (a flag's value is
+// ""). A word the kind does not take, a flag with a value, a key without
+// one and a word given twice are errors: a fixture is untrusted input,
+// and a word read as nothing would change the schedule silently.
+func kv(kind string, words []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, w := range words {
-		k, v, _ := strings.Cut(w, "=")
+		k, v, hasValue := strings.Cut(w, "=")
+		flag := slices.Contains(strings.Fields(flags), k)
+		switch {
+		case !slices.Contains(keys(kind), k):
+			return nil, fmt.Errorf("%s takes no %q (it takes %s)", kind, k, strings.Join(keys(kind), ", "))
+		case flag && hasValue:
+			return nil, fmt.Errorf("%s takes no value (%q)", k, w)
+		case !flag && !hasValue:
+			return nil, fmt.Errorf("%s needs a value: %s=...", k, k)
+		}
+		if _, twice := m[k]; twice {
+			return nil, fmt.Errorf("%s given twice", k)
+		}
 		m[k] = v
 	}
-	return m
+	return m, nil
 }
 
 func parseMS(s string) (int, error) {
@@ -345,9 +405,19 @@ func (it Item) Format() string {
 	if it.HasEnd {
 		at += "-" + strconv.Itoa(it.End)
 	}
+	n := len(w) // the positional words
 	w = append(w, at)
+	if it.Kind == KindStart && it.Actor != "" && it.Actor != "starter" {
+		w = append(w, "by="+it.Actor)
+	}
 	if it.More {
 		w = append(w, "more")
+	}
+	if it.Snapshot {
+		w = append(w, "snapshot")
+	}
+	if it.Implicit {
+		w = append(w, "implicit")
 	}
 	if it.Kind == KindList {
 		w = append(w, "read="+or(strings.Join(it.Labels, ","), Skip))
@@ -377,7 +447,13 @@ func (it Item) Format() string {
 	if it.Payload != nil {
 		w = append(w, "payload="+PayloadWord(it.Payload))
 	}
-	return strings.Join(w, " ")
+	// Only the words the kind takes: Parse reads the line back.
+	takes := keys(it.Kind)
+	opt := slices.DeleteFunc(w[n:], func(word string) bool {
+		k, _, _ := strings.Cut(word, "=")
+		return !slices.Contains(takes, k)
+	})
+	return strings.Join(append(w[:n], opt...), " ")
 }
 
 // PayloadWord is a payload as one word of a line: compact JSON whose

@@ -245,6 +245,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 			return cells, fmt.Errorf("open the engine of cell %s: %w", k, err)
 		}
 		knobs := cond.Knobs
+		knobs.Engine = name // explain replays the model's runs only
 		if sch, ok := eng.(Schemer); ok {
 			knobs.Scheme = sch.Scheme() // the runtime's logs are read by its own scheme
 		}

@@ -234,21 +234,35 @@ func (e *Engine) notice(line []byte) {
 		e.fail(fmt.Errorf("devkit engine: a notice it cannot record (a bug: the history would miss an operation): %w", opErr))
 		return
 	}
+	// The events the package wrote inside the call committed before it
+	// returned, and before the answer's snapshot was read: recorded first.
+	implicit, implicitErr := implicitOps(n, token)
+	for _, w := range implicit {
+		e.sink.Record(w)
+	}
 	e.sink.Record(op)
 	if snap, ok := snapshotOp(n, token); ok {
 		e.sink.Record(snap)
+	}
+	if implicitErr != nil {
+		e.fail(fmt.Errorf("devkit engine: a write it cannot record (a bug: the history would miss an operation): %w", implicitErr))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r != nil {
 		account(&r.stats, op, opErr)
 	}
-	if opErr == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type) {
-		if r != nil {
-			r.end()
-		} else {
-			e.ended[n.RunID] = true
-		}
+	ends := opErr == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type)
+	for _, w := range implicit {
+		ends = ends || w.RunID == n.RunID && terminal(w.Wrote[0].Type)
+	}
+	if !ends {
+		return
+	}
+	if r != nil {
+		r.end()
+	} else {
+		e.ended[n.RunID] = true
 	}
 }
 

@@ -3,6 +3,7 @@ package devkit
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -157,6 +158,13 @@ type notice struct {
 	Run *struct {
 		StartedAt time.Time `json:"startedAt"`
 	} `json:"run"`
+	// Implicit are the events the package published in its storage
+	// during the call besides the one it returned (5.0: a step_started
+	// with no step_created before it writes a synthetic step_created
+	// first; a run_started whose run_created is missing writes it), as
+	// stored. Each is read on its own (implicitOps), so one the host could
+	// not parse does not cost the call's own record.
+	Implicit []json.RawMessage `json:"implicit"`
 }
 
 // msTime is a host time: milliseconds since the Unix epoch, fractional.
@@ -310,6 +318,37 @@ func snapshotOp(n notice, token string) (history.Op, bool) {
 		op.After = eventlog.Cursor{ID: eventlog.SlotID(*p.EventCount), Seq: *p.EventCount}
 	}
 	return op, true
+}
+
+// implicitOps are the appends the package made inside call n besides the
+// event it answered with (notice.Implicit): one append per event, by the
+// invocation that made the call, with the call's start and end (the
+// event committed in between: its CommittedAt is the call's end, as for
+// the call's own event), marked Implicit. An event was published in the
+// store whether or not the call then failed (world-local links its file,
+// world-postgres's INSERT reported its row), so each is an append that
+// committed. An entry without an event id (the host could not read the
+// event file or the INSERT) is an error naming it, after the others.
+func implicitOps(n notice, token string) ([]history.Op, error) {
+	var ops []history.Op
+	var errs []error
+	for k, raw := range n.Implicit {
+		var pe pkgEvent
+		if err := json.Unmarshal(raw, &pe); err != nil || pe.EventID == "" {
+			errs = append(errs, fmt.Errorf("devkit engine: implicit write %d of %s's events.%s (%s) has no readable event: %.200s",
+				k+1, n.Actor, n.Op, n.RunID, raw))
+			continue
+		}
+		e := toEvent(pe, token)
+		run := e.RunID
+		if run == "" {
+			run = n.RunID
+		}
+		ops = append(ops, history.Op{Kind: history.OpAppend, Actor: n.Actor, RunID: run, Start: msTime(n.Start), End: msTime(n.End),
+			Implicit: true, Wrote: []history.OpEvent{{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq,
+				MintedAt: e.MintedAt, CommittedAt: msTime(n.End)}}})
+	}
+	return ops, errors.Join(errs...)
 }
 
 // cursorOf is the event a package's page cursor stands after: its id
