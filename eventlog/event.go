@@ -62,6 +62,11 @@ type Event struct {
 	MintedAt time.Time `json:"mintedAt"`
 	// CommittedAt is when the world observed the commit (zero if unknown).
 	CommittedAt time.Time `json:"committedAt,omitzero"`
+	// Package is the event exactly as a real world package listed it (a
+	// devkit engine's final log: its eventData and createdAt as stored,
+	// byte arrays as {"__type":"Uint8Array","data":base64}), which a replay
+	// through the real runtime serves again; empty for the model's events.
+	Package json.RawMessage `json:"package,omitempty"`
 }
 
 // Draft returns the draft this event was written from.

@@ -59,6 +59,11 @@ type Op struct {
 	// when the slot it filled was reserved.
 	Sealed     bool      `json:"sealed,omitempty"`
 	ReservedAt time.Time `json:"reserved_at,omitzero"`
+	// RunStartedAt is the run's startedAt as a create's answer carried it
+	// (the devkit engine's run_started: the run entity whose startedAt
+	// seeds the runtime's correlation ids), which a replay through the
+	// real runtime answers again.
+	RunStartedAt time.Time `json:"run_started_at,omitzero"`
 }
 
 // OpEvent is one draft of an append and what the world assigned to it.

@@ -115,6 +115,10 @@ func Read(ctx context.Context, o Options) (Log, error) {
 			rows.Close()
 			return log, fmt.Errorf("run %s: %w", o.RunID, err)
 		}
+		if e.Package, err = packageEvent(o.RunID, id, typ, deref(corr), created, cbor, jsonb); err != nil {
+			rows.Close()
+			return log, fmt.Errorf("run %s: event %s (%s): %w", o.RunID, id, typ, err)
+		}
 		log.Events = append(log.Events, e)
 		log.CreatedAt = append(log.CreatedAt, created)
 	}
@@ -143,6 +147,34 @@ func eventData(cbor []byte, jsonb *string) (json.RawMessage, error) {
 		return json.RawMessage(*jsonb), nil
 	}
 	return nil, nil
+}
+
+// packageEvent is a row as the package's events.list returns it
+// (eventId, runId, eventType, correlationId, eventData, createdAt), byte
+// arrays as {"__type":"Uint8Array","data":base64}: what the published
+// runtime is served when it replays the log.
+func packageEvent(runID, id, typ, corr string, created time.Time, cbor []byte, jsonb *string) (json.RawMessage, error) {
+	var data json.RawMessage
+	if len(cbor) > 0 {
+		d, err := toPackageJSON(cbor)
+		if err != nil {
+			return nil, fmt.Errorf("payload_cbor: %w", err)
+		}
+		if string(d) != "null" {
+			data = d
+		}
+	}
+	if data == nil && jsonb != nil {
+		data = json.RawMessage(*jsonb)
+	}
+	pe := map[string]any{"eventId": id, "runId": runID, "eventType": typ, "createdAt": created.UTC().Format("2006-01-02T15:04:05.000Z")}
+	if corr != "" {
+		pe["correlationId"] = corr
+	}
+	if data != nil {
+		pe["eventData"] = data
+	}
+	return json.Marshal(pe)
 }
 
 func deref(s *string) string {

@@ -1,6 +1,8 @@
 // Package replay re-executes a recorded run deterministically: every
-// invocation of the run goes through the model engine again (a Detached
-// engine.Runtime, one invocation at a time) against a read-only world
+// invocation of the run goes through the engine that ran it again (the
+// model: a Detached engine.Runtime, one invocation at a time; a devkit
+// run: a Runtime, the published @workflow/core in a replay host, whose
+// world serves the same record, runtime.go) against a read-only world
 // that serves the invocation's recorded operations in order. Each
 // events.list is answered with exactly the page the invocation read (the
 // caller rebuilds the pages: explain.Pages does it from the history's
@@ -20,7 +22,12 @@
 // same pages every time: their nondeterminism is inside the engine, not
 // in the log, and the report names the invocation and its behaviours.
 //
-// A run that cannot be replayed (no history, no invocation that read, a
-// run of the devkit engine, holes whose sealing waits ran on the wall
-// clock) is refused with an *UnreplayableError saying why.
+// A run that cannot be replayed (no history, no invocation that read,
+// holes whose sealing waits ran on the wall clock, a devkit run whose
+// final log lacks the package's own events) is refused with an
+// *UnreplayableError saying why.
+//
+// Prefixes replays every prefix of a stored log (a production database,
+// a world-local directory) through the model or, with a Runtime, the
+// published runtime, and reports the first that diverges.
 package replay

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,8 +21,12 @@ type Input struct {
 	// Detail is the run's recorded engine error (runs.jsonl's detail).
 	Detail string
 	// Engine is the engine that ran it: "" or engine.EngineModel for the
-	// model, the only one a replay re-executes for now.
+	// model, whose invocations are replayed through the model, or
+	// engine.EngineDevkit, whose invocations are replayed through Runtime.
 	Engine string
+	// Runtime re-executes a devkit run's invocations through the
+	// published runtime the storm ran (nil for the model's runs).
+	Runtime Runtime
 	// Knobs are the run's condition's: the replay's scheme and policy.
 	Knobs engine.Knobs
 	// Program is the run's scenario's workflow program.
@@ -37,6 +42,10 @@ type Input struct {
 	// Divergences is the run's recorded count of diverged replays
 	// (runs.jsonl's stats), which the report compares with the replay's.
 	Divergences int64
+	// DivergencesUnknown says the run's counts were not recorded (a
+	// devkit run whose host could not say them: Divergences is then no
+	// count at all).
+	DivergencesUnknown bool
 }
 
 // ErrUnreplayable matches every *UnreplayableError.
@@ -89,9 +98,11 @@ func Check(in Input) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
-	case in.Engine != "" && in.Engine != engine.EngineModel:
-		return refuse("it ran on the %s engine; replay re-executes runs of the model engine only, for now", in.Engine)
-	case in.Program == nil:
+	case in.Engine == engine.EngineDevkit && in.Runtime == nil:
+		return refuse("it ran on the devkit engine, whose invocations replay through the published runtime, and none was opened")
+	case in.Engine != "" && in.Engine != engine.EngineModel && in.Engine != engine.EngineDevkit:
+		return refuse("it ran on the %s engine, which replay does not know", in.Engine)
+	case in.Engine != engine.EngineDevkit && in.Program == nil:
 		return refuse("its scenario has no program in this build")
 	case len(in.Ops) == 0:
 		return refuse("history.jsonl records no operation of it")
@@ -109,4 +120,36 @@ func Check(in Input) error {
 		return refuse("its invocations waited on holes to seal them (scheme %s, seal %s): those waits run on the wall clock, which a replay does not serve", in.Knobs.Scheme, in.Knobs.Policy.Seal)
 	}
 	return nil
+}
+
+// Servable says why the devkit run in cannot be replayed through the
+// published runtime (an *UnreplayableError), or nil: Check's refusals,
+// and a record the runtime's replay world cannot serve (an event of the
+// final log without the package's own copy, a batch create, a startedAt
+// not recorded). It needs no runtime, so a caller checks it before
+// starting one.
+func Servable(in Input) error {
+	probe := in
+	if probe.Runtime == nil {
+		probe.Runtime = noRuntime{}
+	}
+	if err := Check(probe); err != nil {
+		return err
+	}
+	invs := invocations(in.Ops)
+	final := finalByID(in.Final)
+	reads := servedReads(in, invs)
+	for _, inv := range invs {
+		if _, _, err := runtimeScript(in, inv, reads, final); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noRuntime stands in for a runtime in Servable's Check.
+type noRuntime struct{}
+
+func (noRuntime) Replay(context.Context, RuntimeInvocation) (RuntimeResult, error) {
+	return RuntimeResult{}, errors.New("no runtime")
 }

@@ -31,6 +31,10 @@ type StoredLog struct {
 	Program   engine.Program
 	// Events are the log in the store's list order.
 	Events []eventlog.Event
+	// Runtime, when set, replays the prefixes through the published
+	// runtime (the devkit engine: the events' Package is what it is
+	// served) instead of the model (Condition, Knobs, Program unused).
+	Runtime Runtime
 }
 
 // PrefixOptions say whom to tell of the progress.
@@ -46,7 +50,10 @@ type PrefixReport struct {
 	Source    string `json:"source"`
 	Workflow  string `json:"workflow"`
 	Scenario  string `json:"scenario"`
-	Condition string `json:"condition"`
+	Condition string `json:"condition,omitempty"`
+	// Engine is the engine the prefixes replayed through: "model" or
+	// "devkit" (the published runtime).
+	Engine string `json:"engine"`
 	// Events counts the log's events; Prefixes the prefixes replayed: every
 	// length from 1 up to the log's first terminal event (excluded: an
 	// invocation that reads it replays nothing) or its end.
@@ -70,6 +77,11 @@ type PrefixReport struct {
 	// disagrees with its call in a way the engine does not check (a step
 	// created with other arguments: a silent wrong result), if any.
 	Unchecked *PrefixDivergence `json:"unchecked,omitempty"`
+	// Failed is the shortest prefix whose replay through the runtime
+	// failed the run otherwise than by a divergence (a run_failed of
+	// another code, a delivery that errored), if any: the runtime could
+	// not replay it, which agrees with nothing.
+	Failed *PrefixDivergence `json:"failed,omitempty"`
 	// Reproduced says First's error is the recorded run_failed's.
 	Reproduced bool `json:"reproduced"`
 	// Summary is the report in one line.
@@ -109,6 +121,9 @@ func (f *RecordedFailure) Corrupted() bool { return f != nil && f.Code == engine
 // no prefix diverges and the log records none. Nothing else is: a
 // divergence the run did not record, or a recorded one no prefix shows.
 func (r PrefixReport) Explained() bool {
+	if r.Failed != nil {
+		return false
+	}
 	if r.First != nil {
 		return r.Reproduced
 	}
@@ -126,15 +141,24 @@ type PrefixDivergence struct {
 }
 
 // Prefixes replays every prefix of the stored log through the model
-// engine (the scenario's program under the condition's ids and wake) and
-// reports the first that diverges, or that none does. A log the model
-// cannot replay (no program, no events) returns an *UnreplayableError.
+// engine (the scenario's program under the condition's ids and wake), or
+// through l.Runtime (the published runtime), and reports the first that
+// diverges, or that none does. A log that cannot be replayed (no program,
+// no events, events without the package's copy for the runtime) returns
+// an *UnreplayableError.
 func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixReport, error) {
-	rep := PrefixReport{Run: l.RunID, Source: l.Source, Workflow: l.Workflow, Scenario: l.Scenario, Condition: l.Condition, Events: len(l.Events)}
+	rep := PrefixReport{Run: l.RunID, Source: l.Source, Workflow: l.Workflow, Scenario: l.Scenario, Condition: l.Condition, Engine: engine.EngineModel, Events: len(l.Events)}
+	if l.Runtime != nil {
+		rep.Engine, rep.Condition = engine.EngineDevkit, ""
+	}
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: l.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
+	case l.Runtime != nil:
+		if err := RuntimeServable(l); err != nil {
+			return rep, err
+		}
 	case l.Program == nil:
 		return rep, refuse("scenario %q has no program in this build", l.Scenario)
 	case len(l.Events) == 0:
@@ -142,7 +166,7 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 	}
 	end := len(l.Events)
 	for i, e := range l.Events {
-		if e.Type.IsTerminal() {
+		if e.Type.IsTerminal() || e.Type == runCancelled {
 			end = i
 			rep.Terminal = ref(l.Events, i)
 			rep.AfterEnd = len(l.Events) - i - 1
@@ -152,12 +176,15 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 	for i, e := range l.Events {
 		if e.Type == eventlog.RunFailed {
 			f := engine.Failure(e)
+			if l.Runtime != nil {
+				f = packageFailure(e)
+			}
 			rep.Recorded = &RecordedFailure{Event: *ref(l.Events, i), Code: f.Code, Message: f.Message}
 			break
 		}
 	}
 	rep.Prefixes = end
-	outs := make([]engine.Outcome, end+1)
+	outs := make([]prefixOutcome, end+1)
 	var (
 		mu   sync.Mutex
 		done int
@@ -170,7 +197,16 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 				return err
 			}
 			prefix := l.Events[:n:n]
-			outs[n] = engine.Replay(l.Program, l.RunID, prefix, l.Knobs.IDs, l.Knobs.Wake, latest(prefix))
+			if l.Runtime != nil {
+				o, err := replayPrefixRuntime(gctx, l, n)
+				if err != nil {
+					return err
+				}
+				outs[n] = o
+			} else {
+				o := engine.Replay(l.Program, l.RunID, prefix, l.Knobs.IDs, l.Knobs.Wake, latest(prefix))
+				outs[n] = prefixOutcome{divergence: orNil(l.Events, n, o.Divergence), unchecked: orNil(l.Events, n, o.Unchecked)}
+			}
 			mu.Lock()
 			done++
 			if opts.Progress != nil {
@@ -185,14 +221,17 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 	}
 	for n := 1; n <= end; n++ {
 		o := outs[n]
-		if o.Unchecked != nil && rep.Unchecked == nil {
-			rep.Unchecked = divergenceOf(l.Events, n, o.Unchecked)
+		if o.unchecked != nil && rep.Unchecked == nil {
+			rep.Unchecked = o.unchecked
+		}
+		if o.failed != nil && rep.Failed == nil {
+			rep.Failed = o.failed
 		}
 		switch {
-		case o.Divergence != nil:
+		case o.divergence != nil:
 			rep.Diverging++
 			if rep.First == nil {
-				rep.First = divergenceOf(l.Events, n, o.Divergence)
+				rep.First = o.divergence
 			}
 		case rep.First != nil:
 			rep.CleanPast++
@@ -201,6 +240,20 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 	rep.Reproduced = rep.First != nil && rep.Recorded.Corrupted() && rep.First.Error == rep.Recorded.Message
 	rep.Summary = prefixSummary(rep)
 	return rep, nil
+}
+
+// prefixOutcome is what replaying one prefix found: its divergence and
+// the first event it consumed unchecked (the model's), each nil if none.
+type prefixOutcome struct {
+	divergence, unchecked, failed *PrefixDivergence
+}
+
+// orNil is prefix n's divergence d, nil when d is.
+func orNil(events []eventlog.Event, n int, d *engine.DivergenceError) *PrefixDivergence {
+	if d == nil {
+		return nil
+	}
+	return divergenceOf(events, n, d)
 }
 
 // latest is the latest mint time in log: the clock a replay of it stamps
@@ -245,7 +298,7 @@ func prefixSummary(r PrefixReport) string {
 		}
 	} else {
 		f := r.First
-		fmt.Fprintf(&b, "the first diverging prefix is %d of %d events, ending at %s: %s", f.Length, r.Events, f.EndsAt, f.Error)
+		fmt.Fprintf(&b, "the first diverging prefix is %d of %d events, ending at %s: %s", f.Length, r.Events, f.EndsAt, firstLine(f.Error))
 		if f.At.Index != f.EndsAt.Index {
 			fmt.Fprintf(&b, " (at %s)", f.At)
 		}
@@ -253,13 +306,16 @@ func prefixSummary(r PrefixReport) string {
 		case r.Reproduced:
 			b.WriteString("; the log's run_failed records the same error")
 		case r.Recorded != nil:
-			fmt.Fprintf(&b, "; the log's run_failed records another error (%s: %s)", r.Recorded.Code, r.Recorded.Message)
+			fmt.Fprintf(&b, "; the log's run_failed records another error (%s: %s)", r.Recorded.Code, firstLine(r.Recorded.Message))
 		default:
 			b.WriteString("; the log records no run_failed")
 		}
 	}
 	if r.Unchecked != nil {
 		fmt.Fprintf(&b, "; prefix %d consumes an event its call disagrees with, unchecked by the engine: %s", r.Unchecked.Length, r.Unchecked.Error)
+	}
+	if r.Failed != nil {
+		fmt.Fprintf(&b, "; the runtime could not replay prefix %d (%d events, ending at %s): %s", r.Failed.Length, r.Failed.Length, r.Failed.EndsAt, firstLine(r.Failed.Error))
 	}
 	return b.String()
 }

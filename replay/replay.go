@@ -83,6 +83,8 @@ type Recorded struct {
 type DivergenceCount struct {
 	Recorded int64 `json:"recorded"`
 	Replayed int   `json:"replayed"`
+	// Unknown says the run's count was not recorded (Recorded is no count).
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Invocation is what one recorded invocation's replays did.
@@ -133,9 +135,10 @@ type Divergence struct {
 }
 
 // Run replays every invocation of the run in, opts.Repeat times each,
-// through the model engine against a read-only world that serves each the
-// pages it read, and reports whether each did again what it recorded. A
-// run that cannot be replayed returns an *UnreplayableError.
+// through the engine that ran it (the model, or in.Runtime for a devkit
+// run) against a read-only world that serves each the pages it read, and
+// reports whether each did again what it recorded. A run that cannot be
+// replayed returns an *UnreplayableError.
 func Run(ctx context.Context, in Input, opts Options) (Report, error) {
 	if err := Check(in); err != nil {
 		return Report{}, err
@@ -145,13 +148,17 @@ func Run(ctx context.Context, in Input, opts Options) (Report, error) {
 	if opts.Actors != nil {
 		invs = slices.DeleteFunc(invs, func(inv invocation) bool { return !slices.Contains(opts.Actors, inv.actor) })
 	}
-	final := map[string]eventlog.Event{}
-	for _, e := range in.Final {
-		if _, dup := final[e.ID]; !dup && e.ID != "" {
-			final[e.ID] = e
+	final := finalByID(in.Final)
+	reads := servedReads(in, invs)
+	if in.Runtime != nil {
+		// Refuse, before replaying anything, a run whose record the
+		// runtime's replay world cannot serve.
+		for _, inv := range invs {
+			if _, _, err := runtimeScript(in, inv, reads, final); err != nil {
+				return Report{}, err
+			}
 		}
 	}
-	reads := servedReads(in, invs)
 	results := make([][]attempt, len(invs))
 	var (
 		mu   sync.Mutex
@@ -167,7 +174,15 @@ func Run(ctx context.Context, in Input, opts Options) (Report, error) {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				results[i][r] = replayOnce(gctx, in, inv, reads, final)
+				if in.Runtime != nil {
+					a, err := replayRuntime(gctx, in, inv, reads, final)
+					if err != nil {
+						return err
+					}
+					results[i][r] = a
+				} else {
+					results[i][r] = replayOnce(gctx, in, inv, reads, final)
+				}
 				mu.Lock()
 				done++
 				if opts.Progress != nil {
@@ -182,6 +197,17 @@ func Run(ctx context.Context, in Input, opts Options) (Report, error) {
 		return Report{}, fmt.Errorf("replay run %s: %w", in.RunID, err)
 	}
 	return report(in, invs, reads, final, results, repeat), nil
+}
+
+// finalByID indexes a final log by event id (the first of a duplicate).
+func finalByID(evs []eventlog.Event) map[string]eventlog.Event {
+	final := map[string]eventlog.Event{}
+	for _, e := range evs {
+		if _, dup := final[e.ID]; !dup && e.ID != "" {
+			final[e.ID] = e
+		}
+	}
+	return final
 }
 
 // read is a page served: the events a list op returned, and whether they
@@ -258,7 +284,7 @@ func wroteFailure(ops []history.Op) bool {
 
 // report aggregates the attempts.
 func report(in Input, invs []invocation, reads map[int]read, final map[string]eventlog.Event, results [][]attempt, repeat int) Report {
-	rep := Report{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, Repeat: repeat, Divergences: DivergenceCount{Recorded: in.Divergences}}
+	rep := Report{Run: in.RunID, Cell: in.Cell, Outcome: in.Outcome, Repeat: repeat, Divergences: DivergenceCount{Recorded: in.Divergences, Unknown: in.DivergencesUnknown}}
 	var failing []int
 	for i, inv := range invs {
 		ir := Invocation{Actor: inv.actor, Ops: len(inv.ops), Exact: true}
@@ -446,14 +472,16 @@ func summary(r Report) string {
 		return fmt.Sprintf("run %s wrote no run_failed (outcome %s): %d of %d invocations did again what they recorded in %s",
 			r.Run, r.Outcome, every, len(r.Invocations), replays(r.Repeat)) + variedNote(r)
 	}
-	by := strings.Join(r.Recorded.By, ", ")
+	// The published runtime's errors end with "Learn more" lines: the
+	// summary is one line, the JSON report keeps them.
+	by, msg := strings.Join(r.Recorded.By, ", "), firstLine(r.Recorded.Error)
 	switch r.Verdict {
 	case Every:
-		return fmt.Sprintf("the recorded divergence (%s: %s) reproduced %d of %d times from the recorded reads", by, r.Recorded.Error, r.Reproduced, r.Repeat) + variedNote(r)
+		return fmt.Sprintf("the recorded divergence (%s: %s) reproduced %d of %d times from the recorded reads", by, msg, r.Reproduced, r.Repeat) + variedNote(r)
 	case Sometimes:
-		return fmt.Sprintf("the recorded divergence (%s: %s) reproduced %d of %d times from the same reads", by, r.Recorded.Error, r.Reproduced, r.Repeat) + variedNote(r)
+		return fmt.Sprintf("the recorded divergence (%s: %s) reproduced %d of %d times from the same reads", by, msg, r.Reproduced, r.Repeat) + variedNote(r)
 	}
-	return fmt.Sprintf("the recorded divergence (%s: %s) never reproduced in %d replays: %s", by, r.Recorded.Error, r.Repeat, neverWhy(r)) + variedNote(r)
+	return fmt.Sprintf("the recorded divergence (%s: %s) never reproduced in %d replays: %s", by, msg, r.Repeat, neverWhy(r)) + variedNote(r)
 }
 
 // replays says "its one replay" or "every one of N replays".

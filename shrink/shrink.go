@@ -87,6 +87,9 @@ var ErrNotReproduced = errors.New("the recorded schedule does not reproduce its 
 // replay of the failing invocation.
 func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	started := time.Now()
+	if in.Engine == engine.EngineDevkit {
+		return Result{}, &UnshrinkableError{RunID: in.RunID, Reason: "it ran on the devkit engine, and shrink executes its candidates through the model only, for now (stormctl replay re-executes the run through the published runtime)"}
+	}
 	if err := replay.Check(in.Input); err != nil {
 		return Result{}, err
 	}

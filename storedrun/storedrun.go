@@ -24,8 +24,12 @@ type Run struct {
 	Cell   pipeline.Cell
 	Final  []eventlog.Event
 	Ops    []history.Op
-	// Engine is the engine that ran the run's cell.
-	Engine string
+	// Engine is the engine that ran the run's cell; Runtime what ran it,
+	// as storm.json records it (a devkit cell's channel and packages), and
+	// HasRuntime whether it does.
+	Engine     string
+	Runtime    stormdir.Runtime
+	HasRuntime bool
 }
 
 // Load reads run runID of the storm directory path. Its errors name the
@@ -64,10 +68,11 @@ func read(dir *stormdir.Dir, rec reports.RunRecord) (*Run, error) {
 		return nil, err
 	}
 	eng := cmp.Or(cell.Knobs.Engine, dir.Meta.Config.Engine, engine.EngineModel)
-	if rt, ok := dir.Meta.RuntimeOf(rec.CellKey); ok {
+	rt, ok := dir.Meta.RuntimeOf(rec.CellKey)
+	if ok {
 		eng = rt.Engine
 	}
-	return &Run{Record: rec, Cell: cell, Final: final, Ops: ops, Engine: eng}, nil
+	return &Run{Record: rec, Cell: cell, Final: final, Ops: ops, Engine: eng, Runtime: rt, HasRuntime: ok}, nil
 }
 
 // ReplayInput is what replaying the run needs: its pages rebuilt from its
@@ -78,5 +83,8 @@ func (r *Run) ReplayInput() replay.Input {
 		Engine: r.Engine, Knobs: r.Cell.Knobs, Program: r.Cell.Scenario.Program,
 		Ops: r.Ops, Final: r.Final, Reads: explain.NewPages(r.Cell.Knobs.Scheme, r.Final, r.Ops).Page,
 		Divergences: r.Record.Stats.Divergences,
+		// The devkit engine reads a run's counts from its host when the run
+		// ends; none read (a host too busy to answer) leaves them all zero.
+		DivergencesUnknown: r.Engine == engine.EngineDevkit && r.Record.Stats.Invocations == 0,
 	}
 }

@@ -452,7 +452,7 @@ const collectPage = 1000
 // events reads a run's whole log under actor.
 func (e *Engine) events(ctx context.Context, runID, token, actor string) ([]eventlog.Event, error) {
 	var out struct {
-		Events []pkgEvent `json:"events"`
+		Events []json.RawMessage `json:"events"`
 	}
 	// Pages as large as the packages serve: world-local reads the run's
 	// whole directory for every page, so its default of 20 makes a long
@@ -464,8 +464,14 @@ func (e *Engine) events(ctx context.Context, runID, token, actor string) ([]even
 		return nil, e.transport("events", err)
 	}
 	evs := make([]eventlog.Event, 0, len(out.Events))
-	for _, pe := range out.Events {
-		evs = append(evs, toEvent(pe, token))
+	for _, raw := range out.Events {
+		var pe pkgEvent
+		if err := json.Unmarshal(raw, &pe); err != nil {
+			return nil, fmt.Errorf("devkit engine: an event of run %s the package listed: %w", runID, err)
+		}
+		e := toEvent(pe, token)
+		e.Package = raw // what a replay through the runtime serves again
+		evs = append(evs, e)
 	}
 	return evs, nil
 }

@@ -153,6 +153,11 @@ type notice struct {
 	// (world-local answers run_started with the run's whole log, which
 	// the runtime replays instead of listing): a read as much as a list.
 	Snapshot *listResult `json:"snapshot"`
+	// Run is the run entity a create's answer carried (run_started's):
+	// its startedAt seeds the runtime's correlation ids.
+	Run *struct {
+		StartedAt time.Time `json:"startedAt"`
+	} `json:"run"`
 	// Implicit are the events the package published in its storage
 	// during the call besides the one it returned (5.0: a step_started
 	// with no step_created before it writes a synthetic step_created
@@ -237,6 +242,9 @@ func toOp(n notice, token string) (history.Op, error) {
 			w.ID, w.Seq, w.MintedAt, w.CommittedAt = e.ID, e.Seq, e.MintedAt, op.End
 		}
 		op.Wrote = []history.OpEvent{w}
+		if n.Run != nil {
+			op.RunStartedAt = n.Run.StartedAt
+		}
 	case "createBatch":
 		op.Kind = history.OpAppend
 		var evs []pkgEvent

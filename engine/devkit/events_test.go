@@ -117,6 +117,19 @@ func TestToOp(t *testing.T) {
 		t.Errorf("times %v .. %v", op.Start, op.End)
 	}
 
+	// A run_started's answer carries the run entity: its startedAt (which
+	// seeds core's correlation ids) is recorded for a replay to answer.
+	started := create
+	started.Args = json.RawMessage(`{"eventType":"run_started"}`)
+	started.Result = json.RawMessage(`null`)
+	if err := json.Unmarshal([]byte(`{"run":{"startedAt":"2026-12-04T12:00:01.234Z"}}`), &started); err != nil {
+		t.Fatal(err)
+	}
+	op, err = toOp(started, "wrun_A")
+	if err != nil || op.Wrote[0].ID != "" || !op.RunStartedAt.Equal(time.Date(2026, 12, 4, 12, 0, 1, 234e6, time.UTC)) {
+		t.Errorf("a run_started on a running run: op %+v, err %v; want no event and the run's startedAt", op, err)
+	}
+
 	conflict := create
 	conflict.Result, conflict.Error = nil, &sidecar.Error{Name: "EntityConflictError", Message: "step already exists"}
 	op, err = toOp(conflict, "wrun_A")

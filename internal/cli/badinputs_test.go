@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/stormdir"
 )
@@ -216,6 +217,14 @@ var placeholders = map[string]func(t *testing.T) string{
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "package.json"), []byte(`{"name":"@workflow/world-postgres","version":"0.0.0"}`))
 		return dir
+	},
+	"DEVKITRUNTIME": func(t *testing.T) string {
+		// As if begun with --engine devkit by a stormctl that did not keep
+		// the package's own events (storm.json records the runtime).
+		return storedStorm(t, editStormJSON(func(m map[string]any) {
+			m["config"].(map[string]any)["engine"] = "devkit"
+			m["runtimes"] = []stormdir.Runtime{{Cell: history.NewCellKey("local", "control", "main"), Engine: "devkit", Channel: "stable", Source: "published", Scheme: "ulid"}}
+		}))
 	},
 	"RUN":  func(t *testing.T) string { return templateStorm(t).runs[0] },
 	"RUN2": func(t *testing.T) string { return templateStorm(t).runs[1] },

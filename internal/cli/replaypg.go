@@ -5,47 +5,85 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
+	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/locallog"
 	"github.com/stormctl/stormctl/pglog"
 	"github.com/stormctl/stormctl/replay"
 	"github.com/stormctl/stormctl/scenarios"
 	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
+	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
-// runReplayPG replays every prefix of a run's log as a world-postgres
-// database stores it.
-func runReplayPG(ctx context.Context, opts *ReplayOptions) error {
-	if err := postgres.ValidURL("--pg-url", opts.PGURL); err != nil {
-		return &UsageError{Err: err}
+// storedLog is a production log as read from its store: the run's
+// workflow, its events, where they were read and which devkit world's
+// package wrote them.
+type storedLog struct {
+	runID, workflow, source, world string
+	events                         []eventlog.Event
+}
+
+// runReplayLog replays every prefix of a run's log as a world-postgres
+// database or a world-local data directory stores it, through the model
+// or the published runtime.
+func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
+	switch opts.Engine {
+	case "", engine.EngineModel, engine.EngineDevkit:
+	default:
+		return usage("--engine must be model or devkit, got %q", opts.Engine)
 	}
-	cond, err := conditions.Parse(opts.Condition)
+	var cond conditions.Condition
+	if opts.Engine != engine.EngineDevkit {
+		var err error
+		if cond, err = conditions.Parse(opts.Condition); err != nil {
+			return usage("--condition: %v", err)
+		}
+		if cond.Knobs.Scheme != eventlog.SchemeULID && opts.PGURL != "" {
+			return usage("--condition %q: its scheme is %s, but world-postgres orders a log by id (scheme ulid)", opts.Condition, cond.Knobs.Scheme)
+		}
+	}
+	l, err := readStoredLog(ctx, opts)
 	if err != nil {
-		return usage("--condition: %v", err)
+		return err
 	}
-	if cond.Knobs.Scheme != eventlog.SchemeULID {
-		return usage("--condition %q: its scheme is %s, but world-postgres orders a log by id (scheme ulid)", opts.Condition, cond.Knobs.Scheme)
+	eng := opts.Engine
+	if eng == "" {
+		eng = engine.EngineModel
+		if _, ok := runtimeWorkflow(l.workflow); ok {
+			eng = engine.EngineDevkit // the published runtime's own run: only it draws its ids
+		}
 	}
-	log, err := pglog.Read(ctx, pglog.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID})
-	switch {
-	case errors.Is(err, context.Canceled):
-		return ErrInterrupted
-	case errors.Is(err, eventlog.ErrUnavailable):
-		return &InfraError{Err: fmt.Errorf("%w (check --pg-url: host, port, user, password and database)", err)}
-	case err != nil:
-		return &UsageError{Err: err}
+	in := replay.StoredLog{RunID: l.runID, Source: l.source, Workflow: l.workflow, Events: l.events}
+	if eng == engine.EngineDevkit {
+		w, ok := runtimeWorkflow(l.workflow)
+		if !ok {
+			return usage("run %s is of workflow %q, which is no workflow the published runtime can load here (stormctl's scenarios compiled for the devkit engine are named workflow//./workflows/<scenario>//<name>): replay it with --engine model", l.runID, l.workflow)
+		}
+		in.Scenario = w.Scenario
+		if err := replay.RuntimeServable(in); err != nil {
+			return &UsageError{Err: err}
+		}
+		rt, err := openLogRuntime(ctx, opts.IO, l, w.Scenario)
+		if err != nil {
+			return err
+		}
+		defer rt.Close()
+		in.Runtime = rt
+	} else {
+		sc, err := scenarioOf(l.runID, l.workflow)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		in.Scenario, in.Condition, in.Knobs, in.Program = sc.Name, cond.Name, cond.Knobs, sc.Program
 	}
-	sc, err := scenarioOf(log)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	in := replay.StoredLog{RunID: log.RunID, Source: redact.Server(opts.PGURL), Workflow: log.Workflow, Scenario: sc.Name,
-		Condition: cond.Name, Knobs: cond.Knobs, Program: sc.Program, Events: log.Events}
 	p := newCountProgress(opts.IO, "replay "+opts.RunID, "prefixes")
 	rep, err := replay.Prefixes(ctx, in, replay.PrefixOptions{Progress: p.Count})
 	p.Done()
@@ -66,30 +104,83 @@ func runReplayPG(ctx context.Context, opts *ReplayOptions) error {
 	return nil
 }
 
+// readStoredLog reads run opts.RunID's log from --pg-url or --local-dir.
+func readStoredLog(ctx context.Context, opts *ReplayOptions) (storedLog, error) {
+	if opts.LocalDir != "" {
+		log, err := locallog.Read(opts.LocalDir, opts.RunID)
+		if err != nil {
+			return storedLog{}, &UsageError{Err: err}
+		}
+		return storedLog{runID: log.RunID, workflow: log.Workflow, source: opts.LocalDir, world: devkit.LocalName, events: log.Events}, nil
+	}
+	if err := postgres.ValidURL("--pg-url", opts.PGURL); err != nil {
+		return storedLog{}, &UsageError{Err: err}
+	}
+	log, err := pglog.Read(ctx, pglog.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID})
+	switch {
+	case errors.Is(err, context.Canceled):
+		return storedLog{}, ErrInterrupted
+	case errors.Is(err, eventlog.ErrUnavailable):
+		return storedLog{}, &InfraError{Err: fmt.Errorf("%w (check --pg-url: host, port, user, password and database)", err)}
+	case err != nil:
+		return storedLog{}, &UsageError{Err: err}
+	}
+	return storedLog{runID: log.RunID, workflow: log.Workflow, source: redact.Server(opts.PGURL), world: devkit.PostgresName, events: log.Events}, nil
+}
+
+// runtimeWorkflow is the stormctl scenario workflow, compiled for the
+// devkit engine, that a stored run's workflow name is.
+func runtimeWorkflow(name string) (devkitscen.Workflow, bool) {
+	for _, w := range devkitscen.Workflows() {
+		if w.ID() == name {
+			return w, true
+		}
+	}
+	return devkitscen.Workflow{}, false
+}
+
+// openLogRuntime opens the published runtime that replays a stored log:
+// the stable channel's packages for its world, or the betas' on a
+// world-local directory whose events have slot ids (5.0's spec 7),
+// installing them the first time.
+func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario string) (*devkitengine.Replayer, error) {
+	rt := stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(devkitengine.Stable), Source: "published"}
+	if l.world == devkit.LocalName && len(l.events) > 0 && strings.HasPrefix(l.events[0].ID, "evnt_00000") {
+		rt.Channel = string(devkitengine.Beta)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, fmt.Errorf("replay: no cache directory for the devkit engine's packages: %w", err)
+	}
+	r, err := devkitengine.ReplayerFor(ctx, cache, rt, l.world, scenario, io.ErrOut)
+	if errors.Is(err, devkitengine.ErrNotPinned) {
+		return nil, &UsageError{Err: err}
+	}
+	return r, err
+}
+
 // scenarioOf maps a stored run's workflow name to the stormctl scenario
-// whose code replays it, or says why none does.
-func scenarioOf(l pglog.Log) (scenarios.Scenario, error) {
-	name, ok := devkit.ScenarioOf(l.Workflow)
+// whose code replays it through the model, or says why none does.
+func scenarioOf(runID, workflow string) (scenarios.Scenario, error) {
+	name, ok := devkit.ScenarioOf(workflow)
 	if ok {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
-			return sc, fmt.Errorf("run %s is of workflow %q: %w", l.RunID, l.Workflow, err)
+			return sc, fmt.Errorf("run %s is of workflow %q: %w", runID, workflow, err)
 		}
 		return sc, nil
 	}
 	switch {
-	case l.Workflow == "":
-		return scenarios.Scenario{}, fmt.Errorf("run %s has events but no workflow_runs row: its workflow is unknown", l.RunID)
-	case l.Workflow == devkit.WorkflowName(""):
-		return scenarios.Scenario{}, fmt.Errorf("run %s names its workflow %q, which names no scenario (stormctl writes stormctl/<scenario>)", l.RunID, l.Workflow)
+	case workflow == "":
+		return scenarios.Scenario{}, fmt.Errorf("run %s has events but no run record: its workflow is unknown", runID)
+	case workflow == devkit.WorkflowName(""):
+		return scenarios.Scenario{}, fmt.Errorf("run %s names its workflow %q, which names no scenario (stormctl writes stormctl/<scenario>)", runID, workflow)
 	}
-	for _, w := range devkitscen.Workflows() {
-		if w.ID() == l.Workflow {
-			return scenarios.Scenario{}, fmt.Errorf("run %s is of workflow %s, stormctl's %s as the published runtime ran it: its correlation ids and payloads are @workflow/core's, which the model's replay does not draw; replay re-executes runs of the model engine only, for now",
-				l.RunID, l.Workflow, w.Scenario)
-		}
+	if w, ok := runtimeWorkflow(workflow); ok {
+		return scenarios.Scenario{}, fmt.Errorf("run %s is of workflow %s, stormctl's %s as the published runtime ran it: its correlation ids and payloads are @workflow/core's, which the model does not draw; replay it with --engine devkit (the default for it)",
+			runID, workflow, w.Scenario)
 	}
-	return scenarios.Scenario{}, fmt.Errorf("run %s is of workflow %q, which is no stormctl scenario's (stormctl's own runs are named stormctl/<scenario>): there is no code to replay it with", l.RunID, l.Workflow)
+	return scenarios.Scenario{}, fmt.Errorf("run %s is of workflow %q, which is no stormctl scenario's (stormctl's own runs are named stormctl/<scenario>): there is no code to replay it with", runID, workflow)
 }
 
 // prefixReport prints a production log's prefix replay.
@@ -107,7 +198,11 @@ func (p prefixReport) Markdown(w io.Writer) error { return p.write(w, "- ") }
 func (p prefixReport) write(w io.Writer, bullet string) error {
 	r := p.r
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (workflow %s: scenario %s, condition %s; %s): %s\n", r.Run, r.Workflow, r.Scenario, r.Condition, r.Source, r.Summary)
+	how := "the published runtime"
+	if r.Engine != engine.EngineDevkit {
+		how = "condition " + r.Condition
+	}
+	fmt.Fprintf(&b, "%s (workflow %s: scenario %s, %s; %s): %s\n", r.Run, r.Workflow, r.Scenario, how, r.Source, r.Summary)
 	line := func(format string, a ...any) { fmt.Fprintf(&b, bullet+format+"\n", a...) }
 	end := "no terminal event"
 	if r.Terminal != nil {
@@ -116,17 +211,24 @@ func (p prefixReport) write(w io.Writer, bullet string) error {
 			end += fmt.Sprintf(", %d listed after it", r.AfterEnd)
 		}
 	}
-	line("log: %d events in the package's list order (by id), %s; %d prefixes replayed, %d diverge", r.Events, end, r.Prefixes, r.Diverging)
+	line("log: %d events in the package's list order (by id), %s; %d prefixes replayed through the %s engine, %d diverge", r.Events, end, r.Prefixes, r.Engine, r.Diverging)
 	if r.Recorded != nil {
-		line("recorded: %s at %s: %s", r.Recorded.Code, r.Recorded.Event, r.Recorded.Message)
+		line("recorded: %s at %s: %s", r.Recorded.Code, r.Recorded.Event, firstLine(r.Recorded.Message))
 	}
 	if f := r.First; f != nil {
 		line("first diverging prefix: %d events, ending at %s", f.Length, f.EndsAt)
-		line("engine error (%s, at %s): %s", f.Kind, f.At, f.Error)
+		line("engine error (%s, at %s): %s", f.Kind, f.At, firstLine(f.Error))
 		if r.CleanPast > 0 {
 			line("note: %d longer prefixes replay cleanly all the same", r.CleanPast)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// firstLine is s's first line (the published runtime's messages end with
+// "Learn more" lines; the JSON report keeps them).
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

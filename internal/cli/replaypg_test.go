@@ -66,12 +66,17 @@ func TestReplayPGURL(t *testing.T) {
 		t.Errorf("callsite ids: exit %d, want 1: %s", code, stdout)
 	}
 
-	for _, tt := range []struct{ name, run, want string }{
-		{"missing run", "wrun_01M916WYJG0000000000000000", "stormctl: run wrun_01M916WYJG0000000000000000: no such run in \"workflow\".\"workflow_runs\" or \"workflow\".\"workflow_events\"\n"},
-		{"published runtime's run", "wrun_01M916WYJG1111111111111111", "stormctl: run wrun_01M916WYJG1111111111111111 is of workflow " + core.ID() + ", stormctl's step-storm as the published runtime ran it: its correlation ids and payloads are @workflow/core's, which the model's replay does not draw; replay re-executes runs of the model engine only, for now\n"},
-		{"unknown workflow", "wrun_01M916WYJG2222222222222222", "stormctl: run wrun_01M916WYJG2222222222222222 is of workflow \"checkout\", which is no stormctl scenario's (stormctl's own runs are named stormctl/<scenario>): there is no code to replay it with\n"},
+	for _, tt := range []struct {
+		name, run string
+		args      []string
+		want      string
+	}{
+		{"missing run", "wrun_01M916WYJG0000000000000000", nil, "stormctl: run wrun_01M916WYJG0000000000000000: no such run in \"workflow\".\"workflow_runs\" or \"workflow\".\"workflow_events\"\n"},
+		{"published runtime's run, through the model", "wrun_01M916WYJG1111111111111111", []string{"--engine", "model"}, "stormctl: run wrun_01M916WYJG1111111111111111 is of workflow " + core.ID() + ", stormctl's step-storm as the published runtime ran it: its correlation ids and payloads are @workflow/core's, which the model does not draw; replay it with --engine devkit (the default for it)\n"},
+		{"stormctl's model run, through the runtime", pgCorrupted, []string{"--engine", "devkit"}, "stormctl: run " + pgCorrupted + " is of workflow \"stormctl/step-storm\", which is no workflow the published runtime can load here (stormctl's scenarios compiled for the devkit engine are named workflow//./workflows/<scenario>//<name>): replay it with --engine model\n"},
+		{"unknown workflow", "wrun_01M916WYJG2222222222222222", nil, "stormctl: run wrun_01M916WYJG2222222222222222 is of workflow \"checkout\", which is no stormctl scenario's (stormctl's own runs are named stormctl/<scenario>): there is no code to replay it with\n"},
 	} {
-		code, _, stderr := run(t.Context(), "replay", "--pg-url", url, "--run", tt.run)
+		code, _, stderr := run(t.Context(), append([]string{"replay", "--pg-url", url, "--run", tt.run}, tt.args...)...)
 		if code != 2 || stderr != tt.want {
 			t.Errorf("%s: exit %d, stderr %q; want 2, %q", tt.name, code, stderr, tt.want)
 		}

@@ -24,7 +24,7 @@
 //   notice   {"notice": KIND, ...}
 //
 // Ops
-//   open {world: "local"|"postgres"|"vercel"|"package", dataDir?, url?, project?, package?, workflows, steps, concurrency?, poolSize?}
+//   open {world: "local"|"postgres"|"vercel"|"package"|"replay", dataDir?, url?, project?, package?, workflows, steps, concurrency?, poolSize?}
 //        -> {versions: {package: version}, spec, worldSpec, node, world, stepQueue, queue, baseUrl?}
 //        local: dataDir is world-local's data directory. postgres: url is an
 //        empty database; the package's drizzle migrations run first (as its
@@ -82,6 +82,21 @@
 //        core's getRun(runId).returnValue: the ledger the Go scenario's
 //        Check reads; only status for a run not completed.
 //   close {} -> {}
+//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
+//        -> {status, body?, done, deviation, divergence, failed, queued}
+//        (a host opened with world "replay" only: no store, no queue
+//        deliveries, no notices) re-executes one recorded flow invocation
+//        through the bundle's flow handler against a ReplayWorld of its
+//        recorded operations (see ReplayWorld below): each events.list is
+//        answered with the page it read, each events.create with the event
+//        or error the store answered, queue messages go nowhere, Date.now
+//        is the end of the operation served last. done: the calls served
+//        (creates with their eventData); deviation {op, recorded,
+//        replayed}: the first call that was not the record's next;
+//        divergence {message, eventId, terminal?}: the replay divergence
+//        core reported (a recovery queued, or CORRUPTED_EVENT_LOG);
+//        failed {code, message}: the run_failed it wrote. Replays run
+//        concurrently, each in its own context.
 //
 // Notices, each written when it happens:
 //   {"notice":"op","op":"create"|"createBatch"|"list","runId","actor","start","end","args","result","error"?,"snapshot"?,"implicit"?}
@@ -94,7 +109,8 @@
 //     {eventCount, sinceCursor, skipPreload, computeInstanceId, resumeId,
 //     resumePayloadDigest, v1Compat} in 5.0); create result: the `event` of
 //     the package's answer (null when it returned none: a run_started on a
-//     running run); snapshot: the events the answer carried besides
+//     running run); run: {startedAt} of the run entity the answer carried
+//     (run_started's: it seeds core's correlation ids); snapshot: the events the answer carried besides
 //     ({events, cursor, hasMore}: world-local answers run_started with the
 //     log and 5.0 worlds answer with the events since params.sinceCursor;
 //     core replays from them instead of listing). createBatch args: {events,
@@ -409,6 +425,7 @@ function instrument(world) {
     try {
       const res = await calls.run(published, () => create(runId, data, params));
       const n = { op: 'create', runId: runId ?? res?.event?.runId ?? res?.run?.runId ?? null, actor, start, end: now(), args, result: res?.event ?? null };
+      if (res?.run?.startedAt) n.run = { startedAt: res.run.startedAt };
       if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
         n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
       }
@@ -851,11 +868,13 @@ async function doOpen(req) {
   } else if (req.world === 'package') {
     if (!pkg || !req.dataDir) throw new Error('open: world "package" needs package and dataDir');
     ({ world, queue } = await composePackage(pkg, req));
+  } else if (req.world === 'replay') {
+    world = await composeReplay(req);
   } else {
-    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local", "postgres", "vercel" or "package")`);
+    throw new Error(`open: unknown world ${JSON.stringify(req.world)} (want "local", "postgres", "vercel", "package" or "replay")`);
   }
   if (pkg && (req.world === 'local' || req.world === 'postgres')) versions[`@workflow/world-${req.world}`] = pkg.version;
-  instrument(world);
+  if (req.world !== 'replay') instrument(world);
   state.world = world;
   state.kind = req.world;
   // The world goes on globalThis before core (and the bundles' copies of it)
@@ -891,7 +910,9 @@ async function doOpen(req) {
   if (typeof flow !== 'function' || (separateSteps && typeof step !== 'function')) {
     throw new Error('open: a bundle exports no POST handler (not a StandaloneBuilder bundle?)');
   }
-  if (req.world !== 'postgres') {
+  if (req.world === 'replay') {
+    state.flow = flow; // replay requests call it directly; nothing is delivered by a queue
+  } else if (req.world !== 'postgres') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
     if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
     await world.start?.();
@@ -995,6 +1016,273 @@ async function composePackage(pkg, req) {
     await world.close?.();
   };
   return { world: composed, queue: `world-local ${pkgVersion('@workflow/world-local')} (composed: the package's queue delivers over HTTP)` };
+}
+
+// ---------------------------------------------------------------- replay
+
+// composeReplay is the world of a replay host: no store at all. Its
+// events.create, events.list and queue are those of the replay in whose
+// context (als) the runtime calls them (a ReplayWorld); world-local's
+// createQueueHandler (on a data directory nothing is written to: the world
+// is never started) parses the deliveries the replay op makes; every other
+// storage call is refused, which ends the replay there.
+const realDateNow = Date.now;
+
+async function composeReplay(req) {
+  const localMod = await importFromKit('@workflow/world-local');
+  const createLocal = localMod.createLocalWorld ?? localMod.createWorld;
+  const dir = req.dataDir ?? fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'stormctl-replay-'));
+  const local = createLocal({ dataDir: path.resolve(dir), recoverActiveRuns: false });
+  const coreReq = createRequire(kitRequire.resolve('@workflow/core'));
+  const worldPkg = await import(pathToFileURL(coreReq.resolve('@workflow/world')).href);
+  state.schemas = { event: worldPkg.EventSchema, run: worldPkg.WorkflowRunSchema };
+  const current = () => {
+    const r = als.getStore()?.replay;
+    if (!r) throw new Error('replay host: a world call outside any replay');
+    return r;
+  };
+  // Inside a replay the runtime's clock is the replay's (the end of the
+  // operation it served last): whether a wait is due is decided as it was.
+  Date.now = () => {
+    const r = als.getStore()?.replay;
+    return r ? r.clock : realDateNow();
+  };
+  const refused = (name) => async () => current().refuse(name);
+  const storage = (name, methods) => Object.fromEntries(methods.map((m) => [m, refused(`${name}.${m}`)]));
+  return {
+    ...local,
+    events: {
+      create: (...a) => current().create(...a),
+      list: (...a) => current().list(...a),
+      ...storage('events', ['get', 'listByCorrelationId', 'createBatch']),
+    },
+    runs: storage('runs', ['get', 'list', 'create', 'update', 'cancel', 'pause', 'resume']),
+    steps: storage('steps', ['get', 'list', 'create', 'update']),
+    hooks: storage('hooks', ['get', 'getByToken', 'list', 'create', 'dispose']),
+    queue: (...a) => current().queue(...a),
+    writeToStream: refused('writeToStream'),
+    closeStream: refused('closeStream'),
+    readFromStream: refused('readFromStream'),
+    listStreamsByRunId: refused('listStreamsByRunId'),
+    start: undefined,
+  };
+}
+
+// reviveBytes turns world-local's file encoding of a byte array back into one.
+function reviveBytes(_key, value) {
+  if (value !== null && typeof value === 'object' && value.__type === 'Uint8Array' && typeof value.data === 'string') {
+    return new Uint8Array(Buffer.from(value.data, 'base64'));
+  }
+  return value;
+}
+
+// packageEvent is an event as the package lists it, from its recorded JSON.
+function packageEvent(raw) {
+  return state.schemas.event.parse(JSON.parse(JSON.stringify(raw), reviveBytes));
+}
+
+// worldError is a recorded error of the store, as the package threw it:
+// core tells them apart by name (EntityConflictError.is, ...).
+function worldError(e) {
+  const err = new Error(e.message ?? '');
+  err.name = e.name || 'Error';
+  if (e.status) err.status = e.status;
+  return err;
+}
+
+// ReplayWorld serves one recorded invocation's operations, in order, to
+// the runtime replaying it: each events.list gets the page the invocation
+// read (from the same cursor, or the replay left its record), each
+// events.create is matched with the next recorded create of the same type
+// and correlation id (creates the runtime issues together may be recorded
+// in another order) and answered as the store answered it, with the
+// recorded event (the id the store minted) or the recorded error; queue
+// messages go nowhere. Its clock (Date.now inside the replay) is the end of
+// the operation it served last. The first call that is not the record's
+// next ends the replay there: it is answered with an error, as is every
+// call after it.
+class ReplayWorld {
+  constructor(req) {
+    this.ops = req.ops;
+    this.served = new Array(req.ops.length).fill(false);
+    this.next = 0;
+    this.clock = req.clock;
+    this.runId = req.runId;
+    this.run = req.run;
+    this.done = [];
+    this.queued = [];
+    this.divergence = null;
+    this.failed = null;
+    this.deviation = null;
+    // scratch: past its operations the replay writes into a scratch log
+    // (creates answered with no event, lists with an empty page) instead
+    // of leaving its record: a prefix replay, which has no record of
+    // what the invocation wrote.
+    this.scratch = Boolean(req.scratch);
+  }
+
+  // skip moves next past the operations already served.
+  skip() {
+    while (this.next < this.ops.length && this.served[this.next]) this.next++;
+  }
+
+  describe(op) {
+    if (!op) return '';
+    if (op.kind === 'list') return `list after ${op.after || 'start'}${op.error ? ` (${op.error.name})` : ''}`;
+    return `create ${op.eventType}${op.correlationId ? ' ' + op.correlationId : ''}${op.error ? ` (${op.error.name})` : ''}`;
+  }
+
+  deviate(replayed) {
+    if (!this.deviation) {
+      const op = this.ops[this.next];
+      this.deviation = { op: this.next, recorded: this.describe(op), replayed };
+    }
+    const err = new Error(`replay: the invocation left its recorded operations (${replayed})`);
+    err.name = 'ReplayDeviation';
+    throw err;
+  }
+
+  take(i) {
+    const op = this.ops[i];
+    this.served[i] = true;
+    this.skip();
+    if (op.end > this.clock) this.clock = op.end;
+    return op;
+  }
+
+  async refuse(name) {
+    return this.deviate(name + ' (not served by a replay)');
+  }
+
+  async list(params) {
+    const cursor = params?.pagination?.cursor ?? '';
+    const asked = `list after ${cursor || 'start'}`;
+    if (this.deviation) return this.deviate(asked);
+    this.skip();
+    const op = this.ops[this.next];
+    if (this.scratch && (!op || op.kind !== 'list')) {
+      this.done.push({ op: 'list', after: cursor, scratch: true });
+      return { data: [], cursor: cursor || null, hasMore: false };
+    }
+    if (!op || op.kind !== 'list' || (op.after ?? '') !== cursor) return this.deviate(asked);
+    this.take(this.next);
+    this.done.push({ op: 'list', after: cursor });
+    if (op.error) throw worldError(op.error);
+    const data = (op.events ?? []).map(packageEvent);
+    const last = data[data.length - 1];
+    return { data, cursor: last ? last.eventId : (cursor || null), hasMore: Boolean(op.hasMore) };
+  }
+
+  async create(runId, data, params) {
+    const type = data?.eventType;
+    const corr = data?.correlationId ?? '';
+    const asked = `create ${type}${corr ? ' ' + corr : ''}`;
+    if (this.deviation) return this.deviate(asked);
+    this.skip();
+    // The recorded create of this type and correlation id among the
+    // unserved creates from next on, before the next list.
+    let at = -1;
+    for (let i = this.next; i < this.ops.length && this.ops[i].kind !== 'list'; i++) {
+      const op = this.ops[i];
+      if (!this.served[i] && op.eventType === type && (op.correlationId ?? '') === corr) {
+        at = i;
+        break;
+      }
+    }
+    if (at < 0 && !this.scratch) return this.deviate(asked);
+    if (type === 'run_failed') {
+      this.failed = { code: data?.eventData?.errorCode ?? null, message: errorMessageOf(data?.eventData?.error) };
+      if (this.failed.code === 'CORRUPTED_EVENT_LOG' && !this.divergence) {
+        this.divergence = { message: this.failed.message, eventId: null, terminal: true };
+      }
+    }
+    if (at < 0) {
+      this.done.push({ op: 'create', at: -1, eventType: type, correlationId: corr, eventData: data?.eventData ?? null, scratch: true });
+      return {};
+    }
+    const op = this.take(at);
+    this.done.push({ op: 'create', at, eventType: type, correlationId: corr, eventData: data?.eventData ?? null });
+    if (op.error) throw worldError(op.error);
+    const out = { event: op.event ? packageEvent(op.event) : undefined };
+    if (type === 'run_started') out.run = this.runEntity(op.startedAt);
+    if (op.snapshot) {
+      out.events = op.snapshot.events.map(packageEvent);
+      const last = out.events[out.events.length - 1];
+      out.cursor = last ? last.eventId : null;
+      out.hasMore = Boolean(op.snapshot.hasMore);
+    }
+    return out;
+  }
+
+  // runEntity is the run as a run_started answered it: the run_created's
+  // fields, running since startedAt.
+  runEntity(startedAt) {
+    const c = this.run.created;
+    const d = JSON.parse(JSON.stringify(c.eventData ?? {}), reviveBytes);
+    return state.schemas.run.parse({
+      runId: this.runId,
+      deploymentId: d.deploymentId,
+      workflowName: d.workflowName,
+      specVersion: c.specVersion,
+      executionContext: d.executionContext,
+      input: d.input,
+      status: 'running',
+      startedAt: new Date(startedAt),
+      createdAt: new Date(c.createdAt),
+      updatedAt: new Date(startedAt),
+    });
+  }
+
+  async queue(queueName, message) {
+    this.queued.push({ queue: queueName, stepId: message?.stepId ?? null, replayDivergence: message?.replayDivergence ?? null });
+    if (message?.replayDivergence && !this.divergence) {
+      this.divergence = { message: als.getStore()?.divergenceMessage ?? null, eventId: message.replayDivergence.eventId ?? null };
+    }
+    return { messageId: `msg_replay${this.queued.length}` };
+  }
+}
+
+// replay re-executes one recorded flow invocation of a run through the
+// runtime's flow handler, against a ReplayWorld of its operations:
+//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
+//     -> {status, done, deviation, divergence, failed, queued}
+// ops: the invocation's recorded operations in order, each
+//   {kind: "list", after, events, hasMore, end, error?} or
+//   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, end, error?}
+// (events as the package listed them; error {name, message, status}).
+// run.created: the run's run_created event; clock: the replay's Date.now
+// at its start (ms); recovery: the replayDivergence the delivery carries;
+// scratch: calls past the operations go to a scratch log (a prefix replay).
+async function replay(req) {
+  await ready();
+  if (state.kind !== 'replay') throw new Error('replay: this host runs a world (open it with world "replay")');
+  if (!req.runId || !req.workflowName || !Array.isArray(req.ops) || !req.run?.created) {
+    throw new Error('replay: runId, workflowName, ops and run.created are required');
+  }
+  const r = new ReplayWorld(req);
+  const message = { runId: req.runId, requestedAt: new Date(req.clock).toISOString() };
+  if (req.recovery) message.replayDivergence = req.recovery;
+  const request = new Request('http://127.0.0.1/.well-known/workflow/v1/flow', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-vqs-queue-name': FLOW_PREFIX + req.workflowName,
+      'x-vqs-message-id': `msg_replay_${++state.invSeq}`,
+      'x-vqs-message-attempt': '1',
+    },
+    body: JSON.stringify(message),
+  });
+  const res = await als.run({ actor: `replay-${state.invSeq}`, replay: r }, () => state.flow(request));
+  const body = await res.text().catch(() => '');
+  return {
+    status: res.status,
+    body: res.ok ? undefined : body.slice(0, 2000),
+    done: r.done,
+    deviation: r.deviation,
+    divergence: r.divergence,
+    failed: r.failed,
+    queued: r.queued,
+  };
 }
 
 async function ready() {
@@ -1148,7 +1436,7 @@ async function close() {
   return {};
 }
 
-const ops = { open, start, resumeHook, events, status, output, cancel, close };
+const ops = { open, start, resumeHook, events, status, output, cancel, close, replay };
 
 // ---------------------------------------------------------------- main loop
 
