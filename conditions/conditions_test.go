@@ -98,6 +98,11 @@ func TestParseConditionOverrides(t *testing.T) {
 		{item: "seq/wake=ordered/wake=racy", preset: "seq", edit: func(k *engine.Knobs) { k.Wake = engine.WakeShuffle }},
 		{item: "main/wake=shuffle", preset: "main", edit: func(k *engine.Knobs) { k.Wake = engine.WakeShuffle }},
 		{item: "main/wake=ordered", preset: "main", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
+		{item: "main/writes=parallel", preset: "main", edit: func(k *engine.Knobs) { k.Writes = engine.WritesParallel }},
+		{item: "callsite/writes=parallel", preset: "callsite", edit: func(k *engine.Knobs) { k.Writes = engine.WritesParallel }},
+		{item: "main/writes=serial", preset: "main", edit: func(*engine.Knobs) {}}, // serial is the zero value: main itself
+		{item: "main/writes=parallel/writes=serial", preset: "main", edit: func(*engine.Knobs) {}},
+		{item: "slot/writes=parallel", preset: "slot", edit: func(k *engine.Knobs) { k.Writes = engine.WritesParallel }},
 		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
 	}
 	for _, tc := range tests {
@@ -129,7 +134,7 @@ func TestParseConditionErrors(t *testing.T) {
 	for _, p := range conditions.Presets() {
 		presets = append(presets, p.Name)
 	}
-	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard"}
+	keys := []string{"scheme", "fence", "on-reject", "ids", "wake", "admission", "guard", "writes"}
 	tests := []struct {
 		item string
 		want []string // the message must contain each
@@ -152,6 +157,12 @@ func TestParseConditionErrors(t *testing.T) {
 		{"main/guard=lock", []string{"guard", `"lock"`, "none", "count-index"}},
 		{"main/scheme=uuid", []string{"scheme", `"uuid"`, "ulid", "seq", "sequence"}},
 		{"seq/wake=ordered/ids=random", []string{"ids", `"random"`}},
+		{"main/writes=concurrent", []string{"writes", `"concurrent"`, "serial", "parallel"}},
+		{"main/writes=", []string{`unknown writes ""`, "serial", "parallel"}},
+		{"seq/writes=parallel", []string{"writes=parallel", "fence=none", "fence=decisions"}},
+		{"tail-fence/writes=parallel", []string{"writes=parallel", "fence=all"}},
+		{"main/guard=count-index/writes=parallel", []string{"writes=parallel", "guard=count-index"}},
+		{"main/engine=devkit/writes=parallel", []string{"engine=devkit", "writes"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
@@ -184,6 +195,9 @@ func FuzzParseCondition(f *testing.F) {
 		"slot+noop/seal-after=90m0.5s/seal=none",
 		"main/wake=racy",
 		"main/guard=none/guard=count-index",
+		"main/writes=parallel",
+		"seq/writes=parallel",
+		"main/writes=serial",
 		"seq/wake=ordered/ids=callsite",
 		" main/guard=count-index ",
 		"seq/fence=decisions-only/on-reject=repost",

@@ -442,8 +442,9 @@ func (rt *Runtime) loadFailed(ctx context.Context, s *runState, m message, err e
 // write appends a suspension's decisions: one fenced batch, or (unfenced)
 // one append per decision in order, tolerating decisions another invocation
 // already wrote; under the legacy count guard each of those appends carries
-// the writer's count and a rejection stops the sequence midway. Work for
-// what was written is dispatched.
+// the writer's count and a rejection stops the sequence midway. Under
+// writes=parallel the unfenced appends go out phase by phase instead
+// (writeParallel). Work for what was written is dispatched.
 func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, drafts []eventlog.Draft) error {
 	if rt.cfg.Policy.Fenced() {
 		evs, err := rt.appendFenced(ctx, s, expected, drafts)
@@ -452,6 +453,9 @@ func (rt *Runtime) write(ctx context.Context, s *runState, expected int64, draft
 		}
 		rt.dispatch(s, evs)
 		return nil
+	}
+	if rt.cfg.Policy.ParallelWrites() {
+		return rt.writeParallel(ctx, s, drafts)
 	}
 	written := int64(0)
 	for _, d := range drafts {

@@ -25,6 +25,10 @@ type RejectPolicy string
 // AdmissionPolicy is how many invocations of one run may replay at once.
 type AdmissionPolicy string
 
+// WritesPolicy is how an unfenced, unguarded suspension issues the appends
+// of its decisions.
+type WritesPolicy string
+
 // SealPolicy is what a reader does about an empty slot below a committed one
 // (the slot scheme's hole).
 type SealPolicy string
@@ -68,6 +72,17 @@ const (
 	// empty then is sealed with a noop (spec 7, Corfu-style hole filling)
 	// and the load goes on.
 	SealNoop SealPolicy = "noop"
+
+	// WritesSerial appends a suspension's decisions one at a time, in the
+	// order the workflow code called them (the model before h4's
+	// measurement; every preset's default). The zero value reads as it.
+	WritesSerial WritesPolicy = "serial"
+	// WritesParallel issues them as @workflow/core 4.8.9's suspension
+	// handler does: every hook_created at once, then every hook_disposed at
+	// once, then every step_created and wait_created at once; whatever else
+	// a replay derived (attr_set, run_completed, run_failed) follows, one
+	// append at a time in call order.
+	WritesParallel WritesPolicy = "parallel"
 )
 
 // DefaultSealAfter is how long a reader waits on an empty slot before it
@@ -94,6 +109,10 @@ type Policy struct {
 	// Guard is the legacy interim guard stamped on every run; under a guard
 	// decisions carry the writer's count.
 	Guard eventlog.Guard `json:"guard"`
+	// Writes is how an unfenced, unguarded suspension issues its appends;
+	// empty means WritesSerial (storms recorded before the knob, and
+	// every preset), so serial conditions record as they always did.
+	Writes WritesPolicy `json:"writes,omitempty"`
 }
 
 // DefaultPolicy is the policy a condition preset starts from: the legacy
@@ -131,6 +150,35 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		}
 		return string(p.Seal) + " after " + cmp.Or(p.SealAfter, DefaultSealAfter).String()
 	}
+	writes := knob.Knob[Policy]{
+		Name: "writes", Help: "how an unfenced suspension issues its appends: one at a time, or as core 4.8.9 (hooks at once, then steps and waits at once)",
+		Values: []string{string(WritesSerial), string(WritesParallel)},
+		// Set stores serial as the zero value, so that main/writes=serial
+		// is main, knob for knob and in what a storm records.
+		Set: func(p *Policy, v string) error {
+			if v == "" {
+				return fmt.Errorf("unknown writes %q (valid: %s, %s)", v, WritesSerial, WritesParallel)
+			}
+			p.Writes = WritesPolicy(v)
+			if p.Writes == WritesSerial {
+				p.Writes = ""
+			}
+			return nil
+		},
+		Get: func(p Policy) string { return string(cmp.Or(p.Writes, WritesSerial)) },
+		Check: func(p Policy) error {
+			switch cmp.Or(p.Writes, WritesSerial) {
+			case WritesSerial:
+				return nil
+			case WritesParallel:
+				if p.Fenced() || p.Guard != eventlog.GuardNone {
+					return fmt.Errorf("writes=parallel applies to unfenced, unguarded conditions (fence=none, guard=none; this one has fence=%s, guard=%s): a fenced suspension is one batch, and the guard orders a suspension's appends by count", p.Fence, p.Guard)
+				}
+				return nil
+			}
+			return fmt.Errorf("unknown writes %q (valid: %s, %s)", p.Writes, WritesSerial, WritesParallel)
+		},
+	}
 	return []knob.Knob[Policy]{
 		choice("fence", "which appends are fenced",
 			func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll),
@@ -150,6 +198,7 @@ func PolicyKnobs() []knob.Knob[Policy] {
 			},
 			Get: func(p Policy) string { return p.Guard.String() },
 		},
+		writes,
 		seal,
 		{
 			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +
@@ -222,3 +271,10 @@ func (w WakePolicy) Shuffled() bool { return w.Canonical() == WakeShuffle }
 
 // Fenced reports whether decisions are appended as one fenced batch.
 func (p Policy) Fenced() bool { return p.Fence != FenceNone }
+
+// ParallelWrites reports whether a suspension's decisions are appended
+// concurrently, phase by phase (WritesParallel): unfenced and unguarded
+// only, as Validate insists.
+func (p Policy) ParallelWrites() bool {
+	return p.Writes == WritesParallel && !p.Fenced() && p.Guard == eventlog.GuardNone
+}

@@ -24,16 +24,19 @@ const (
 )
 
 // ReferenceConfigs are the two storms of world in a reference check: the
-// model at modelLatency (its default profile unless told) and the real
-// runtime of channel at --latency none (its windows emerge from the real
-// stores), both condition main over ReferenceScenarios, seed
-// stormdir.DefaultSeed, into Out/<world>/model and Out/<world>/real.
-func (s Storms) ReferenceConfigs(world, modelLatency, channel string) (model, real stormdir.Config) {
+// model at modelLatency (its default profile unless told) under
+// modelCondition (a --condition item: main, or main with a model knob
+// moved, such as main/writes=parallel) and the real runtime of channel at
+// --latency none (its windows emerge from the real stores) under main,
+// both over ReferenceScenarios, seed stormdir.DefaultSeed, into
+// Out/<world>/model and Out/<world>/real.
+func (s Storms) ReferenceConfigs(world, modelLatency, modelCondition, channel string) (model, real stormdir.Config) {
 	base := stormdir.Config{
 		Worlds: []string{world}, Scenarios: ReferenceScenarios(), Conditions: []string{Main},
 		Seed: stormdir.DefaultSeed,
 	}
 	model, real = base, base
+	model.Conditions = []string{modelCondition}
 	model.Engine, model.Latency, model.Out = engine.EngineModel, modelLatency, filepath.Join(s.Out, world, ModelSide)
 	real.Engine, real.Latency, real.DevkitChannel, real.Out = engine.EngineDevkit, "none", channel, filepath.Join(s.Out, world, RealSide)
 	model, real = model.Defaults(), real.Defaults()
@@ -46,17 +49,21 @@ func (s Storms) ReferenceConfigs(world, modelLatency, channel string) (model, re
 
 // CheckReference runs each world's two storms (plans in pairs: the
 // model's, then the real runtime's, as ReferenceConfigs makes them; see
-// RunAll for failures and interrupts) and compares every figure of theirs.
+// RunAll for failures and interrupts) and compares every figure of theirs:
+// the model's cells of its plan's one condition against the real main's.
 func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx context.Context, i int, p *storm.Plan) (*reports.Summary, error), failed func(i int, err error)) (*ReferenceReport, error) {
 	stormed, err := RunAll(ctx, plans, run, failed)
 	storms := map[string]EngineStorms{}
 	var pairs []Pair
+	modelCondition := Main
 	for i := 0; i+1 < len(plans); i += 2 {
 		world := plans[i].Config.Worlds[0]
+		modelCondition = plans[i].Config.Conditions[0]
 		storms[world] = EngineStorms{Model: plans[i].Config.Out, Real: plans[i+1].Config.Out}
-		pairs = append(pairs, PairsOf(stormed.Summaries[i], stormed.Summaries[i+1], []string{world}, ReferenceScenarios())...)
+		pairs = append(pairs, PairsOf(stormed.Summaries[i], stormed.Summaries[i+1], modelCondition, []string{world}, ReferenceScenarios())...)
 	}
 	rep := NewReferenceReport(Compare(pairs), storms)
+	rep.SetModelCondition(modelCondition)
 	rep.Interrupted = stormed.Interrupted
 	return rep, err
 }

@@ -328,21 +328,22 @@ func judgeGap(f *Figure, proportion bool) {
 }
 
 // PairsOf pairs the cells of a model storm's summary with a real storm's,
-// per world in worlds' order and per scenario in scenarios' order; each
-// side's cell is the one of condition main (the legacy contract both
-// engines run). A world and scenario neither side has is left out; one
-// side only makes a pair whose figures are unknown.
-func PairsOf(model, real *reports.Summary, worlds, scenarios []string) []Pair {
+// per world in worlds' order and per scenario in scenarios' order; the real
+// side's cell is the one of condition main (the legacy contract the real
+// runtime runs), the model's the one of modelCondition (main, or main with
+// a model knob moved, such as main/writes=parallel). A world and scenario
+// neither side has is left out; one side only makes a pair whose figures
+// are unknown.
+func PairsOf(model, real *reports.Summary, modelCondition string, worlds, scenarios []string) []Pair {
 	var out []Pair
 	for _, w := range worlds {
 		for _, s := range scenarios {
-			k := history.NewCellKey(w, s, Main)
 			p := Pair{World: w, Scenario: s}
 			if model != nil {
-				p.Model = model.Cell(k)
+				p.Model = model.Cell(history.NewCellKey(w, s, modelCondition))
 			}
 			if real != nil {
-				p.Real = real.Cell(k)
+				p.Real = real.Cell(history.NewCellKey(w, s, Main))
 			}
 			if p.Model != nil || p.Real != nil {
 				out = append(out, p)

@@ -29,8 +29,12 @@ type ReferenceReport struct {
 	Schema    int    `json:"schema"`
 	Reference string `json:"reference"`
 	// Storms maps each world to its two storms' directories.
-	Storms  map[string]EngineStorms `json:"storms"`
-	Figures []Figure                `json:"figures"`
+	Storms map[string]EngineStorms `json:"storms"`
+	// ModelCondition is the condition the model side ran when it is not
+	// main (fidelity --model-condition, such as main/writes=parallel); the
+	// real side always runs main.
+	ModelCondition string   `json:"model_condition,omitempty"`
+	Figures        []Figure `json:"figures"`
 	// Compared counts the figures measured on both sides; Off those more
 	// than OffFactor apart, Separated those of them whose intervals do not
 	// overlap; Unknown those a side had nothing to measure on.
@@ -86,6 +90,15 @@ func (r *ReferenceReport) Line() string {
 	return s
 }
 
+// SetModelCondition records the condition the model side ran: nothing for
+// main.
+func (r *ReferenceReport) SetModelCondition(cond string) {
+	if cond == Main {
+		cond = ""
+	}
+	r.ModelCondition = cond
+}
+
 // Table writes per world and scenario a table figure | model | real |
 // model/real | gap, the notes under it, then Line.
 func (r *ReferenceReport) Table(w io.Writer) error { return r.write(w, false) }
@@ -100,6 +113,9 @@ func (r *ReferenceReport) write(w io.Writer, md bool) error {
 		title := g.world + " · " + g.scenario
 		if s, ok := r.Storms[g.world]; ok {
 			title += fmt.Sprintf(" (model %s, real %s)", s.Model, s.Real)
+		}
+		if r.ModelCondition != "" {
+			title += " · model under " + r.ModelCondition + ", real under " + Main
 		}
 		var rows [][]string
 		var notes []string

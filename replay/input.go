@@ -116,6 +116,9 @@ func Check(in Input) error {
 	if !reads {
 		return refuse("no invocation of it read the log in history.jsonl: there are no reads to serve")
 	}
+	if in.Knobs.Policy.ParallelWrites() {
+		return refuse("its suspensions issued their appends concurrently (writes=%s): the order they reached the store is the scheduler's, and a replay serves an invocation's appends in the recorded order only", in.Knobs.Policy.Writes)
+	}
 	if in.Knobs.Policy.Sealing() && slices.ContainsFunc(in.Ops, func(op history.Op) bool { return op.Err == "hole" || op.Kind == history.OpSeal }) {
 		return refuse("its invocations waited on holes to seal them (scheme %s, seal %s): those waits run on the wall clock, which a replay does not serve", in.Knobs.Scheme, in.Knobs.Policy.Seal)
 	}

@@ -163,6 +163,9 @@ func TestUnreplayable(t *testing.T) {
 			in.Knobs = engine.Knobs{Scheme: eventlog.SchemeSlot, Policy: engine.Policy{Seal: engine.SealNoop}}
 			in.Ops[1].Err = "hole"
 		}, "waited on holes"},
+		{"parallel writes", func(in *Input) {
+			in.Knobs = engine.Knobs{Scheme: eventlog.SchemeULID, Policy: engine.Policy{Fence: engine.FenceNone, Writes: engine.WritesParallel}}
+		}, "issued their appends concurrently"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

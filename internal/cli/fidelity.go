@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/stormctl/stormctl/conditions"
+	"github.com/stormctl/stormctl/engine"
 	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/reports"
@@ -61,6 +63,10 @@ type FidelityOptions struct {
 	// the real runtime's channel, the model's latency profile.
 	DevkitChannel string
 	ModelLatency  string
+	// ModelCondition is the condition the model side runs under
+	// (--model-condition): main, or main with a model knob moved; the
+	// real side runs main.
+	ModelCondition string
 }
 
 // NewCmdFidelity returns `stormctl fidelity`. runF replaces runFidelity in tests.
@@ -127,7 +133,11 @@ with no run, no read, no decided run). --from judges stored storms: each
 cell's engine is what storm.json says ran it. Derive the model's latency
 profile from the real side's windows with
   stormctl forensics OUT/<world>/real --derive-latency profile.json
-and rerun with --model-latency file:profile.json (docs/fidelity.md).`,
+and rerun with --model-latency file:profile.json (docs/fidelity.md).
+--model-condition runs the model side under main with model knobs moved
+(main/writes=parallel: its suspensions write as core 4.8.9's do); the real
+side runs main, and --from pairs the model's cells of that condition's
+knobs with the real side's main.`,
 		Example: `  # local and postgres, 24 runs per cell (an estimated 10 minutes on 2 cores)
   stormctl fidelity
 
@@ -186,6 +196,7 @@ and rerun with --model-latency file:profile.json (docs/fidelity.md).`,
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
 	fl.StringVar(&opts.Reference, "reference", fidelity.ReferenceClaims, "what the model is checked against: "+joinOr(fidelity.References())+" (devkit: the published @workflow/core stormed beside it, every regime figure side by side)")
 	fl.StringVar(&opts.DevkitChannel, "devkit-channel", "", "with --reference devkit: the real runtime's packages, "+joinOr(channelNames())+" (default stable)")
+	fl.StringVar(&opts.ModelCondition, "model-condition", fidelity.Main, "with --reference devkit: the model side's condition, as a storm --condition item over main's contract (such as main/writes=parallel); the real side runs main")
 	fl.StringVar(&opts.ModelLatency, "model-latency", d.Latency, "with --reference devkit: the model's latency profile, as storm --latency ("+joinOr(worlds.LatencyForms())+")")
 	addSpecs(fl, declaredWorlds().Specs(), opts.Endpoints)
 	return cmd
@@ -196,7 +207,7 @@ and rerun with --model-latency file:profile.json (docs/fidelity.md).`,
 func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	switch opts.Reference {
 	case fidelity.ReferenceClaims:
-		for _, name := range []string{"devkit-channel", "model-latency"} {
+		for _, name := range []string{"devkit-channel", "model-latency", "model-condition"} {
 			if fl.Changed(name) {
 				return usage("--%s applies to --reference devkit only", name)
 			}
@@ -215,11 +226,31 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	if _, err := worlds.ParseProfile(opts.ModelLatency, stormdir.DefaultSeed); err != nil {
 		return usage("--model-latency: %w", err)
 	}
+	if err := checkModelCondition(opts.ModelCondition); err != nil {
+		return err
+	}
 	if !opts.WorldsGiven {
 		opts.Worlds = fidelity.DevkitWorlds()
 	}
 	if !fl.Changed("runs") {
 		opts.Runs = fidelity.DefaultReferenceRuns
+	}
+	return nil
+}
+
+// checkModelCondition refuses a --model-condition that does not parse, or
+// that would not run the model on main's contract: another preset (the
+// real runtime has no other), or engine=devkit.
+func checkModelCondition(item string) error {
+	c, err := conditions.Parse(item)
+	if err != nil {
+		return usage("--model-condition: %w", err)
+	}
+	if preset, _, _ := strings.Cut(c.Name, "/"); preset != fidelity.Main {
+		return usage("--model-condition %s: the model side must run main's contract, as the real runtime does: give main with /key=value overrides (such as main/writes=parallel)", c.Name)
+	}
+	if c.Knobs.Engine == engine.EngineDevkit {
+		return usage("--model-condition %s: engine=devkit is the real side; the model side runs the model", c.Name)
 	}
 	return nil
 }

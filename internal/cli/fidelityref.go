@@ -30,7 +30,7 @@ func fidelityReference(ctx context.Context, opts *FidelityOptions, reg *worlds.R
 		if !slices.Contains(real, w) {
 			return usage("--world %s: the real runtime (--reference devkit) runs on %s only", w, strings.Join(real, ", "))
 		}
-		modelCfg, realCfg := storms.ReferenceConfigs(w, opts.ModelLatency, opts.DevkitChannel)
+		modelCfg, realCfg := storms.ReferenceConfigs(w, opts.ModelLatency, opts.ModelCondition, opts.DevkitChannel)
 		for _, cfg := range []stormdir.Config{modelCfg, realCfg} {
 			plan, err := storm.NewPlan(cfg, reg)
 			if err != nil {
@@ -84,9 +84,10 @@ func finishReference(opts *FidelityOptions, rep *fidelity.ReferenceReport, err e
 }
 
 // fidelityReferenceFrom compares stored storms: each cell goes to the side
-// of the engine storm.json says ran it, when its condition is main's knobs
-// (with or without an engine override); a cell met twice on one side is
-// refused.
+// of the engine storm.json says ran it, when its condition's knobs (with or
+// without an engine override) are that side's: --model-condition's on the
+// model side, main's on the real side, whatever the condition was named;
+// a cell met twice on one side is refused.
 func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	stored, loadErr, err := loadFrom(opts)
 	if err != nil {
@@ -96,6 +97,12 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	if err != nil {
 		return fmt.Errorf("the main preset: %w", err)
 	}
+	modelCond, err := conditions.Parse(opts.ModelCondition)
+	if err != nil {
+		return usage("--model-condition: %w", err)
+	}
+	want := map[string]engine.Knobs{engine.EngineModel: modelCond.Knobs, engine.EngineDevkit: main.Knobs}
+	want[engine.EngineModel] = withoutEngine(want[engine.EngineModel])
 	sides := map[string]*reports.Summary{
 		engine.EngineModel:  {Schema: reports.SchemaVersion},
 		engine.EngineDevkit: {Schema: reports.SchemaVersion},
@@ -113,10 +120,8 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 				continue
 			}
 			eng := storm.EngineOf(st.Meta.Config, cond.Knobs)
-			k := cond.Knobs
-			k.Engine = ""
-			if k != main.Knobs {
-				continue // not the legacy contract both engines run
+			if withoutEngine(cond.Knobs) != want[eng] {
+				continue // not the condition this side is compared under
 			}
 			key := eng + " " + c.World + " " + c.Scenario
 			if prev, dup := seen[key]; dup {
@@ -143,8 +148,18 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 			storms[w] = fidelity.EngineStorms{Model: f[engine.EngineModel], Real: f[engine.EngineDevkit]}
 		}
 	}
-	pairs := fidelity.PairsOf(sides[engine.EngineModel], sides[engine.EngineDevkit], ws, fidelity.ReferenceScenarios())
-	return finishReference(opts, fidelity.NewReferenceReport(fidelity.Compare(pairs), storms), loadErr)
+	// Both sides' cells are under main's name now.
+	pairs := fidelity.PairsOf(sides[engine.EngineModel], sides[engine.EngineDevkit], fidelity.Main, ws, fidelity.ReferenceScenarios())
+	rep := fidelity.NewReferenceReport(fidelity.Compare(pairs), storms)
+	rep.SetModelCondition(modelCond.Name)
+	return finishReference(opts, rep, loadErr)
+}
+
+// withoutEngine is k with its engine override cleared: a stored
+// condition's knobs as the side that ran them compares them.
+func withoutEngine(k engine.Knobs) engine.Knobs {
+	k.Engine = ""
+	return k
 }
 
 // joinDirs adds dir to a comma-separated list, once.

@@ -14,9 +14,9 @@ import (
 )
 
 // engineStorm is fixture storm name with storm.json saying which engine
-// ran its cells (config.engine) and what condition main's knobs are, as a
-// storm writes them.
-func engineStorm(t *testing.T, name, engine string) string {
+// ran its cells (config.engine) and what knobs condition cond (its cells'
+// condition) has, as a storm writes them.
+func engineStorm(t *testing.T, name, engine, cond string) string {
 	t.Helper()
 	dir := fixtureStorm(t, name)
 	path := filepath.Join(dir, stormdir.FileStorm)
@@ -28,12 +28,12 @@ func engineStorm(t *testing.T, name, engine string) string {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
-	main, err := conditions.Parse("main")
+	c, err := conditions.Parse(cond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta["config"] = map[string]any{"engine": engine}
-	meta["conditions"] = map[string]any{"main": main}
+	meta["conditions"] = map[string]any{cond: c}
 	if b, err = json.Marshal(meta); err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,8 @@ func engineStorm(t *testing.T, name, engine string) string {
 // each cell goes to the side storm.json says ran it, a missing side is
 // unknown and exits 1, a side given twice is refused.
 func TestFidelityReferenceFrom(t *testing.T) {
-	model := engineStorm(t, "reference-model", "model")
-	real := engineStorm(t, "reference-real", "devkit")
+	model := engineStorm(t, "reference-model", "model", "main")
+	real := engineStorm(t, "reference-real", "devkit", "main")
 
 	code, stdout, stderr := run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", real, "--format", "json")
 	if code != cli.ExitOK {
@@ -92,8 +92,52 @@ func TestFidelityReferenceFrom(t *testing.T) {
 	}
 
 	// A side given twice is refused: which to compare would be a guess.
-	code, _, stderr = run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", engineStorm(t, "reference-model", "model"))
+	code, _, stderr = run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", engineStorm(t, "reference-model", "model", "main"))
 	if code != cli.ExitUsage || !strings.Contains(stderr, "is in both") {
 		t.Errorf("a side twice: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestFidelityReferenceFromModelCondition: --model-condition picks the
+// model side's cells by their knobs, whatever their condition is named, and
+// pairs them with the real side's main; the report says what the model ran.
+// Cells of another condition are not the model side: it is not measured.
+func TestFidelityReferenceFromModelCondition(t *testing.T) {
+	parallel := engineStorm(t, "reference-model-parallel", "model", "main/writes=parallel")
+	model := engineStorm(t, "reference-model", "model", "main")
+	real := engineStorm(t, "reference-real", "devkit", "main")
+	for _, tc := range []struct {
+		name      string
+		model     string
+		args      []string
+		code      int
+		condition string // the report's model_condition
+	}{
+		{"parallel cells, parallel condition", parallel, []string{"--model-condition", "main/writes=parallel"}, cli.ExitOK, "main/writes=parallel"},
+		{"parallel cells, main", parallel, nil, cli.ExitGateFailed, ""},
+		{"main cells, parallel condition", model, []string{"--model-condition", "main/writes=parallel"}, cli.ExitGateFailed, "main/writes=parallel"},
+		{"main cells, main spelled as an override", model, []string{"--model-condition", "main/writes=serial"}, cli.ExitOK, "main/writes=serial"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"fidelity", "--reference", "devkit", "--from", tc.model, "--from", real, "--format", "json"}, tc.args...)
+			code, stdout, stderr := run(t.Context(), args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			var rep fidelity.ReferenceReport
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("stdout is not a reference report: %v\n%s", err, stdout)
+			}
+			if rep.ModelCondition != tc.condition {
+				t.Errorf("model_condition %q, want %q", rep.ModelCondition, tc.condition)
+			}
+			measured := rep.Storms["devkit-local"].Model != ""
+			if measured != (tc.code == cli.ExitOK) {
+				t.Errorf("model side measured: %v (storms %+v), want %v", measured, rep.Storms, tc.code == cli.ExitOK)
+			}
+			if tc.code == cli.ExitOK && (rep.Compared == 0 || rep.Unknown != 0) {
+				t.Errorf("%d figures compared, %d unknown: want every figure paired", rep.Compared, rep.Unknown)
+			}
+		})
 	}
 }
