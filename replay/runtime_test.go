@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,13 +12,17 @@ import (
 	"github.com/stormctl/stormctl/history"
 )
 
-// fakeRuntime answers every replay with result and keeps what it was asked.
+// fakeRuntime answers every replay with result and keeps what it was asked;
+// Run replays invocations concurrently, as it may with a real runtime.
 type fakeRuntime struct {
 	result RuntimeResult
+	mu     sync.Mutex
 	asked  []RuntimeInvocation
 }
 
 func (f *fakeRuntime) Replay(_ context.Context, inv RuntimeInvocation) (RuntimeResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.asked = append(f.asked, inv)
 	return f.result, nil
 }
