@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,11 +72,11 @@ func (rt *Runtime) writeParallel(ctx context.Context, s *runState, drafts []even
 		for i, a := range answers {
 			switch {
 			case errors.Is(a.err, eventlog.ErrFenced), errors.Is(a.err, eventlog.ErrSealed):
-				first = cmpErr(first, a.err)
+				first = cmp.Or(first, a.err)
 			case errors.Is(a.err, eventlog.ErrConflict):
 				s.stats.conflicts.Add(1)
 			case a.err != nil:
-				first = cmpErr(first, fmt.Errorf("append %s: %w", batch[i].Type, a.err))
+				first = cmp.Or(first, fmt.Errorf("append %s: %w", batch[i].Type, a.err))
 			default:
 				rt.dispatch(s, a.evs)
 			}
@@ -85,14 +86,6 @@ func (rt *Runtime) writeParallel(ctx context.Context, s *runState, drafts []even
 		}
 	}
 	return nil
-}
-
-// cmpErr keeps the first error: first if set, else err.
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // answer is the store's answer to one append of a batch.
@@ -107,7 +100,6 @@ type answer struct {
 func (rt *Runtime) appendEach(ctx context.Context, s *runState, batch []eventlog.Draft) []answer {
 	answers := make([]answer, len(batch))
 	var g errgroup.Group
-	g.SetLimit(len(batch))
 	for i, d := range batch {
 		g.Go(func() error {
 			answers[i].evs, answers[i].err = rt.append(ctx, s, []eventlog.Draft{d})

@@ -108,7 +108,7 @@ func replayPrefixRuntime(ctx context.Context, l StoredLog, n int) (prefixOutcome
 		switch {
 		case res.Failed != nil:
 			return prefixOutcome{failed: &PrefixDivergence{Length: n, EndsAt: *ref(l.Events, n-1), Kind: "run_failed", Error: res.Failed.Code + ": " + res.Failed.Message}}, nil
-		case res.Status >= 300:
+		case res.Status < 200 || res.Status >= 300:
 			return prefixOutcome{failed: &PrefixDivergence{Length: n, EndsAt: *ref(l.Events, n-1), Kind: "delivery", Error: fmt.Sprintf("its delivery answered %d: %s", res.Status, res.Body)}}, nil
 		}
 		return prefixOutcome{}, nil

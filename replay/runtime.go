@@ -489,7 +489,7 @@ func runtimeBehaviour(res RuntimeResult, read []eventlog.Event) Behaviour {
 	case res.Divergence == nil && res.Status >= 200 && res.Status < 300:
 		parts = append(parts, "derived nothing new")
 	}
-	if res.Status >= 300 {
+	if res.Status < 200 || res.Status >= 300 {
 		parts = append(parts, fmt.Sprintf("its delivery answered %d (%s)", res.Status, firstLine(res.Body)))
 	}
 	b.What = strings.Join(parts, "; then ")

@@ -254,7 +254,7 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 		if store.Package != "" {
 			what = "the package in " + store.Package
 		}
-		return nil, fmt.Errorf("devkit engine: open the runtime on %s (cell %s): %w", what, s.Key, redact.Wrap(err, envValues(store.Env)...))
+		return nil, fmt.Errorf("devkit engine: open the runtime on %s (cell %s): %w", what, s.Key, redact.Wrap(err, append(envValues(store.Env), store.Env...)...))
 	}
 	if e.scheme, err = schemeOf(e.info.Spec); err != nil {
 		_ = proc.Stop()

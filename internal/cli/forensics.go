@@ -234,7 +234,9 @@ func runForensics(ctx context.Context, opts *ForensicsOptions) error {
 		return err
 	}
 	if !opts.Reclassify {
-		if n := classesDiffer(opts.Dir, tally.Summary); n > 0 {
+		if n, err := classesDiffer(opts.Dir, tally.Summary); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: summary.json could not be read (%v): the classes above are runs.jsonl's, not compared with what report and gate read\n", opts.Dir, err)
+		} else if n > 0 {
 			fmt.Fprintf(opts.IO.ErrOut, "forensics: %s: summary.json counts other classes than runs.jsonl records in %d cells (a --reclassify's): the classes above are runs.jsonl's; report and gate read summary.json's\n", opts.Dir, n)
 		}
 	}
@@ -350,12 +352,12 @@ func classesFrom(reclassify bool, computed int) string {
 
 // classesDiffer counts the cells whose classes in dir's summary.json are
 // not the ones counted from runs.jsonl (sum): a --reclassify wrote its
-// classes to summary.json only. An unreadable summary.json counts none
-// (the storm's own readers name it).
-func classesDiffer(dir string, sum *reports.Summary) int {
+// classes to summary.json only. An unreadable summary.json is an error:
+// nothing was compared.
+func classesDiffer(dir string, sum *reports.Summary) (int, error) {
 	var stored reports.Summary
 	if err := stormdir.ReadDocument(filepath.Join(dir, stormdir.FileSummary), &stored, func() int { return stored.Schema }); err != nil {
-		return 0
+		return 0, err
 	}
 	n := 0
 	for _, c := range stored.Cells {
@@ -370,7 +372,7 @@ func classesDiffer(dir string, sum *reports.Summary) int {
 			n++
 		}
 	}
-	return n
+	return n, nil
 }
 
 // nonZero is m without its zero counts (nil and empty alike).

@@ -139,13 +139,19 @@ func runtimeWorkflow(name string) (devkitscen.Workflow, bool) {
 	return devkitscen.Workflow{}, false
 }
 
+// isSlotID says id is a slot id (5.0's spec 7), as eventlog reads one.
+func isSlotID(id string) bool {
+	_, ok := eventlog.SlotPosition(id)
+	return ok
+}
+
 // openLogRuntime opens the published runtime that replays a stored log:
 // the stable channel's packages for its world, or the betas' on a
 // world-local directory whose events have slot ids (5.0's spec 7),
 // installing them the first time.
 func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario string) (*devkitengine.Replayer, error) {
 	rt := stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(devkitengine.Stable), Source: "published"}
-	if l.world == devkit.LocalName && len(l.events) > 0 && strings.HasPrefix(l.events[0].ID, "evnt_00000") {
+	if l.world == devkit.LocalName && len(l.events) > 0 && isSlotID(l.events[0].ID) {
 		rt.Channel = string(devkitengine.Beta)
 	}
 	cache, err := os.UserCacheDir()
