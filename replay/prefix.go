@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/engine/devkit/pkgdata"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -177,7 +178,7 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 		if e.Type == eventlog.RunFailed {
 			f := engine.Failure(e)
 			if l.Runtime != nil {
-				f = packageFailure(e)
+				f = pkgdata.RunFailure(packageData(e))
 			}
 			rep.Recorded = &RecordedFailure{Event: *ref(l.Events, i), Code: f.Code, Message: f.Message}
 			break

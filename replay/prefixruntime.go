@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
 	"github.com/stormctl/stormctl/eventlog"
 )
 
@@ -128,27 +127,4 @@ func replayPrefixRuntime(ctx context.Context, l StoredLog, n int) (prefixOutcome
 		pd.At = *ref(l.Events, i)
 	}
 	return prefixOutcome{divergence: pd}, nil
-}
-
-// packageFailure is a run_failed's code and message as the package
-// stored them: eventData {errorCode, error: {message}} (4.x; a 5.0 error
-// stored serialized has no message here).
-func packageFailure(e eventlog.Event) engine.RunFailure {
-	var pe struct {
-		EventData struct {
-			ErrorCode string          `json:"errorCode"`
-			Error     json.RawMessage `json:"error"`
-		} `json:"eventData"`
-	}
-	_ = json.Unmarshal(e.Package, &pe)
-	f := engine.RunFailure{Code: pe.EventData.ErrorCode}
-	var msg struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(pe.EventData.Error, &msg) == nil {
-		f.Message = msg.Message
-	} else {
-		_ = json.Unmarshal(pe.EventData.Error, &f.Message)
-	}
-	return f
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/engine/devkit/pkgdata"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 )
@@ -415,27 +416,26 @@ func runtimeDeviation(ri RuntimeInvocation, back []int, ops []history.Op, res Ru
 // (the writer's clock); of a run_failed only its code and message (its
 // stack names the host's frames).
 func samePackageData(e eventlog.Event, data json.RawMessage) string {
-	var pe struct {
-		EventData json.RawMessage `json:"eventData"`
-	}
-	_ = json.Unmarshal(e.Package, &pe)
-	rec, got := pe.EventData, data
+	rec, got := packageData(e), data
 	if e.Type == eventlog.RunFailed {
 		rec, got = failureFields(rec), failureFields(got)
 	}
 	return samePayload(eventlog.Event{Type: e.Type, Payload: rec}, eventlog.Draft{Type: e.Type, Payload: got})
 }
 
-// failureFields keeps a run_failed's errorCode and error message.
-func failureFields(raw json.RawMessage) json.RawMessage {
-	var d struct {
-		ErrorCode string `json:"errorCode"`
-		Error     struct {
-			Message string `json:"message"`
-		} `json:"error"`
+// packageData is the eventData of an event as the package stored it.
+func packageData(e eventlog.Event) json.RawMessage {
+	var pe struct {
+		EventData json.RawMessage `json:"eventData"`
 	}
-	_ = json.Unmarshal(raw, &d)
-	out, _ := json.Marshal(map[string]string{"errorCode": d.ErrorCode, "message": d.Error.Message})
+	_ = json.Unmarshal(e.Package, &pe)
+	return pe.EventData
+}
+
+// failureFields keeps a run_failed's code and message, as the runtime
+// stored them (its error serialized in 5.0).
+func failureFields(eventData json.RawMessage) json.RawMessage {
+	out, _ := json.Marshal(pkgdata.RunFailure(eventData))
 	return out
 }
 

@@ -166,3 +166,35 @@ func TestServable(t *testing.T) {
 		})
 	}
 }
+
+// TestSamePackageData: a replayed run_failed is the recorded one when its
+// code and message are, whatever its stack, in 4.x's shape and in 5.0's
+// (the error serialized: a message that differs there is a deviation, not
+// two empty messages that agree).
+func TestSamePackageData(t *testing.T) {
+	t.Parallel()
+	errorValue := func(msg, stack string) string {
+		return `[["Error",1],{"name":2,"message":3,"stack":4},"Error","` + msg + `","` + stack + `"]`
+	}
+	stored := func(data string) eventlog.Event {
+		return eventlog.Event{Type: eventlog.RunFailed, Package: json.RawMessage(`{"eventId":"evnt_4","eventType":"run_failed","eventData":` + data + `}`)}
+	}
+	for _, tt := range []struct {
+		name, recorded, replayed string
+		same                     bool
+	}{
+		{"4.x: another stack", `{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"m","stack":"at host.mjs"}}`,
+			`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"m","stack":"at replay"}}`, true},
+		{"4.x: another message", `{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"m","stack":"s"}}`,
+			`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"n","stack":"s"}}`, false},
+		{"5.0: another stack", `{"errorCode":"CORRUPTED_EVENT_LOG","error":` + serialized(t, errorValue("m", "at host.mjs"), true) + `}`,
+			`{"errorCode":"CORRUPTED_EVENT_LOG","error":` + serialized(t, errorValue("m", "at replay"), true) + `}`, true},
+		{"5.0: another message", `{"errorCode":"CORRUPTED_EVENT_LOG","error":` + serialized(t, errorValue("m", "s"), true) + `}`,
+			`{"errorCode":"CORRUPTED_EVENT_LOG","error":` + serialized(t, errorValue("n", "s"), true) + `}`, false},
+		{"another code", `{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"m"}}`, `{"errorCode":"USER_ERROR","error":{"message":"m"}}`, false},
+	} {
+		if got := samePackageData(stored(tt.recorded), json.RawMessage(tt.replayed)); (got == "") != tt.same {
+			t.Errorf("%s: samePackageData = %q, want same %v", tt.name, got, tt.same)
+		}
+	}
+}

@@ -512,7 +512,9 @@ type status struct {
 	MaxConcurrent int64  `json:"maxConcurrent"`
 	Redeliveries  int64  `json:"redeliveries"`
 	Recoveries    int64  `json:"recoveries"`
-	Divergences   []struct {
+	// Inflight counts the run's deliveries still running.
+	Inflight    int64 `json:"inflight"`
+	Divergences []struct {
 		Message string `json:"message"`
 		EventID string `json:"eventId"`
 	} `json:"divergences"`
@@ -520,7 +522,10 @@ type status struct {
 
 // Finish cancels the run through the runtime if it has not ended (so
 // nothing works on it afterwards) and returns what the runtime did for
-// it, as the host counted it. A run cut at its timeout keeps its counts:
+// it, as the host counted it once the run's deliveries ended (settled):
+// its first terminal event ends the run, but an invocation still in
+// flight then may yet diverge, or write another run_failed, and the
+// history records what it did. A run cut at its timeout keeps its counts:
 // they are read at the cut, before the cancel, and again after it (the
 // deliveries in flight at the cut end meanwhile), each read with a budget
 // of its own; the later read that answered is the run's.
@@ -545,7 +550,7 @@ func (e *Engine) Finish(runID string) history.RunStats {
 		}
 		cancel()
 	}
-	if after, ok := e.counts(runID, "after it ended"); ok {
+	if after, ok := e.settled(runID); ok {
 		counts, known = after, true
 	}
 	if !known {
@@ -584,6 +589,38 @@ func (e *Engine) counts(runID, when string) (status, bool) {
 		return status{}, false
 	}
 	return st, true
+}
+
+// settlePoll is the first wait between reads of a run's counts while
+// deliveries of it run; each wait doubles, up to settlePollMax.
+const (
+	settlePoll    = 20 * time.Millisecond
+	settlePollMax = 500 * time.Millisecond
+)
+
+// settled reads the host's counts of a run that ended (or was cancelled)
+// once no delivery of it is in flight, reading again while the host says
+// some are, for up to callGrace; then, or when a read fails, the last read
+// that answered is the run's (with a warning when deliveries were still
+// running: its counts may miss what they did).
+func (e *Engine) settled(runID string) (status, bool) {
+	st, ok := e.counts(runID, "after it ended")
+	deadline := time.Now().Add(e.callGrace())
+	for wait := settlePoll; ok && st.Inflight > 0; wait = min(2*wait, settlePollMax) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			e.logger.Warn("devkit engine: the run's counts were read with deliveries of it still running: they may miss what those did",
+				"run", runID, "inflight", st.Inflight)
+			break
+		}
+		time.Sleep(min(wait, left))
+		next, nok := e.counts(runID, "while its deliveries end")
+		if !nok {
+			break
+		}
+		st = next
+	}
+	return st, ok
 }
 
 // callGrace is the budget of each of Finish's calls to the host.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/engine/devkit/pkgdata"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
@@ -49,13 +50,13 @@ func toEvent(pe pkgEvent, token string) eventlog.Event {
 	case eventlog.RunCreated:
 		e.Payload = runInput(data["input"])
 	case eventlog.RunCompleted:
-		out, err := decodeData(data["output"])
+		out, err := pkgdata.Decode(data["output"])
 		if err != nil {
 			out, _ = json.Marshal(map[string]string{"undecodable": err.Error()})
 		}
 		e.Payload, _ = json.Marshal(map[string]json.RawMessage{"output": orNull(out)})
 	case eventlog.RunFailed:
-		e.Payload, _ = json.Marshal(failureOf(data))
+		e.Payload, _ = json.Marshal(pkgdata.RunFailure(pe.EventData))
 	case eventlog.HookCreated:
 		var tok string
 		_ = json.Unmarshal(data["token"], &tok)
@@ -73,7 +74,7 @@ func toEvent(pe pkgEvent, token string) eventlog.Event {
 // runInput is a run's input as the scenario gave it: the runtime keeps the
 // workflow's arguments (serialized, an array whose first is the input).
 func runInput(raw json.RawMessage) json.RawMessage {
-	dec, err := decodeData(raw)
+	dec, err := pkgdata.Decode(raw)
 	if err != nil {
 		return raw
 	}
@@ -82,40 +83,6 @@ func runInput(raw json.RawMessage) json.RawMessage {
 		return args[0]
 	}
 	return dec
-}
-
-// failure is a run_failed's payload as the pipeline reads it
-// (engine.RunFailure's fields).
-type failure struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// failureOf reads the runtime's error code and message off a run_failed's
-// eventData: {errorCode, error: {message, stack}} (error may be a string).
-func failureOf(data map[string]json.RawMessage) failure {
-	var f failure
-	_ = json.Unmarshal(data["errorCode"], &f.Code)
-	raw := data["error"]
-	if dec, err := decodeData(raw); err == nil {
-		raw = dec // 5.0 stores a run's error serialized (gzip of devalue)
-	}
-	var e struct {
-		Message string `json:"message"`
-		Code    string `json:"code"`
-	}
-	if json.Unmarshal(raw, &e) == nil {
-		f.Message = e.Message
-		if f.Code == "" {
-			f.Code = e.Code
-		}
-	} else {
-		_ = json.Unmarshal(raw, &f.Message)
-	}
-	if f.Message == "" && len(raw) > 0 {
-		f.Message = string(raw)
-	}
-	return f
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {

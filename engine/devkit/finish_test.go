@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,17 @@ func (h *fakeHost) Call(ctx context.Context, op string, _ map[string]any, out an
 
 func (h *fakeHost) Stop() error { return nil }
 
+// divergences is a status of a run with n divergences and inflight of its
+// deliveries still running, as the host answers it.
+func divergences(inflight, n int) string {
+	d := make([]map[string]string, n)
+	for i := range d {
+		d[i] = map[string]string{"message": "m", "eventId": fmt.Sprintf("e%d", i)}
+	}
+	b, _ := json.Marshal(map[string]any{"status": "failed", "invocations": 61, "inflight": inflight, "divergences": d})
+	return string(b)
+}
+
 // TestFinishKeepsTheCountsOfACutRun: a run that did not end by its timeout
 // keeps what the runtime did for it (invocations, replays, divergences,
 // recoveries, max_concurrent) whatever its cancel does: a cancel that
@@ -70,7 +82,10 @@ func (h *fakeHost) Stop() error { return nil }
 // the quiet storm's stuck step-storm runs, whose counts were all lost)
 // leaves the read after it a budget of its own; a host that dies during
 // the cancel leaves the counts read at the cut. Its op evidence, from the
-// recorded notices, is kept alongside.
+// recorded notices, is kept alongside. A run that ended, or was cancelled,
+// is read once the host says none of its deliveries is in flight (an
+// invocation still running may write another run_failed), or, past the
+// budget, as last read.
 func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
 	t.Parallel()
 	atCut := `{"status":"running","invocations":118,"maxConcurrent":118,"recoveries":2,"divergences":[{"message":"m","eventId":"e1"},{"message":"m","eventId":"e2"}]}`
@@ -100,6 +115,19 @@ func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
 			want:   history.RunStats{InfraErrors: 1},
 			infra:  true,
 			wantOp: []string{"status", "cancel", "status"}},
+		// The measured case: an invocation in flight when the run's first
+		// run_failed landed wrote a second one (16 recorded, 17 replayed).
+		{name: "a run that ended is read once its deliveries are done", host: &fakeHost{statuses: []string{divergences(1, 16), divergences(0, 17)}}, ended: true,
+			want:   history.RunStats{Invocations: 61, Replays: 61, Divergences: 17},
+			wantOp: []string{"status", "status"}},
+		{name: "a cancelled run is read once its deliveries are done", host: &fakeHost{statuses: []string{atCut, divergences(2, 16), divergences(0, 17)}},
+			want:   history.RunStats{Invocations: 61, Replays: 61, Divergences: 17},
+			wantOp: []string{"status", "cancel", "status", "status"}},
+		{name: "host gone while the deliveries end: the read before", host: &fakeHost{statuses: []string{divergences(1, 16), ""}}, ended: true,
+			want:   history.RunStats{Invocations: 61, Replays: 61, Divergences: 16},
+			wantOp: []string{"status", "status"}},
+		{name: "deliveries that outlast the budget: the last read", host: &fakeHost{statuses: slices.Repeat([]string{divergences(1, 16)}, 1000)}, ended: true,
+			want: history.RunStats{Invocations: 61, Replays: 61, Divergences: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,8 +159,11 @@ func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("stats %+v\nwant  %+v", got, tc.want)
 			}
-			if fmt.Sprint(h.calls) != fmt.Sprint(tc.wantOp) {
+			if tc.wantOp != nil && fmt.Sprint(h.calls) != fmt.Sprint(tc.wantOp) {
 				t.Errorf("calls %v, want %v", h.calls, tc.wantOp)
+			}
+			if tc.wantOp == nil && len(h.calls) < 2 {
+				t.Errorf("calls %v, want the counts read again while deliveries run", h.calls)
 			}
 			if _, err := e.run(n.RunID); err == nil {
 				t.Error("the run is still known after Finish")

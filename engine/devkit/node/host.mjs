@@ -208,13 +208,15 @@
 //     {eventId, count[, eventIds]}; the 4th divergence of a chain
 //     (REPLAY_DIVERGENCE_MAX_RETRIES 3) writes run_failed with errorCode
 //     CORRUPTED_EVENT_LOG instead. The host records the queued message (it
-//     wraps world.queue) and the terminal run_failed, and takes the
+//     wraps world.queue) and the terminal run_failed (taken by the store or
+//     refused: the invocation diverged either way), and takes the
 //     divergence's message from the warning: 4.x console.warn('[Workflow]
 //     Workflow replay diverged; ...', {errorMessage, ...}); 5.0 one composed
 //     string (core log-format.js composeLogLine) with an "error" row in
 //     beta.55 and none in beta.35 (message null there). It patches nothing in
 //     core. world-local 4.4.1 accepts several run_failed for one run (one per
-//     invocation that hit its 4th divergence).
+//     invocation that hit its 4th divergence) when they race, and refuses
+//     one written after the run failed ("Cannot transition ...").
 //   - A hook token that matches no hook (never created, disposed, or its
 //     run ended) is HookNotFoundError "Hook not found" (world.hooks.getByToken,
 //     both worlds, both lines); there is no separate "disposed" error.
@@ -432,16 +434,13 @@ function instrument(world) {
       const implicit = published.filter((e) => e.eventId !== res?.event?.eventId);
       if (implicit.length) n.implicit = implicit;
       notice('op', n);
-      if (data?.eventType === 'run_failed' && data?.eventData?.errorCode === 'CORRUPTED_EVENT_LOG' && n.runId) {
-        const store = als.getStore();
-        if (store) store.divergenceMessage = errorMessageOf(data.eventData.error);
-        recordDivergence(n.runId, null, true);
-      }
+      recordTerminalDivergence(n.runId, data);
       return res;
     } catch (err) {
       const n = { op: 'create', runId: runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
       if (published.length) n.implicit = published;
       notice('op', n);
+      recordTerminalDivergence(n.runId, data);
       throw err;
     }
   };
@@ -652,6 +651,18 @@ function parseInsert(text, params, cbor) {
     out.push(ev);
   }
   return out;
+}
+
+// recordTerminalDivergence counts the divergence of a run_failed core
+// writes with CORRUPTED_EVENT_LOG (its invocation's fourth), whether or
+// not the store took it: another invocation's run_failed may have ended the
+// run first (world-local then refuses the later one), and the invocation
+// diverged all the same, as its replay does.
+function recordTerminalDivergence(runId, data) {
+  if (!runId || data?.eventType !== 'run_failed' || data?.eventData?.errorCode !== 'CORRUPTED_EVENT_LOG') return;
+  const store = als.getStore();
+  if (store) store.divergenceMessage = errorMessageOf(data.eventData.error);
+  recordDivergence(runId, null, true);
 }
 
 // recordDivergence counts one divergence core reported by queueing a

@@ -1,4 +1,4 @@
-package devkit
+package pkgdata
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// TestDecodeData: values the runtime serialized (captured from a real
+// TestDecode: values the runtime serialized (captured from a real
 // control run of @workflow/core 4.8.9 on world-local 4.4.1) decode to the
 // plain JSON the scenario checks read; other values pass as they are.
-func TestDecodeData(t *testing.T) {
+func TestDecode(t *testing.T) {
 	t.Parallel()
 	bin := func(s string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"__type": "Uint8Array", "data": base64.StdEncoding.EncodeToString([]byte(s))})
@@ -29,17 +29,18 @@ func TestDecodeData(t *testing.T) {
 		{"undefined fields dropped, sentinels null", bin(`devl[{"a":1,"b":-1,"c":-3},[-4,2]," x"]`), `{"a":[null," x"],"c":null}`},
 		{"tagged values", bin(`devl[[1,2,3],["Date","2026-12-04T00:00:00.000Z"],["Set",4],["null","k",4],7]`), `["2026-12-04T00:00:00.000Z",[7],{"k":7}]`},
 		{"gzip of devalue (5.0)", bin(gz(`devl[[1],7]`)), `[7]`},
+		{"a custom type is what its reducer made", bin(`devl[["Error",1],{"name":2,"message":3},"TypeError","boom"]`), `{"message":"boom","name":"TypeError"}`},
 		{"plain JSON passes", json.RawMessage(`{"output":3}`), `{"output":3}`},
 		{"other bytes pass", bin(`cbor...`), string(bin(`cbor...`))},
 	} {
-		got, err := decodeData(tc.in)
+		got, err := Decode(tc.in)
 		if err != nil || string(got) != tc.want {
-			t.Errorf("%s: decodeData = %s, %v; want %s", tc.name, got, err, tc.want)
+			t.Errorf("%s: Decode = %s, %v; want %s", tc.name, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{`devl{`, `devl[[5]]`, `devl[[0]]`} {
-		if _, err := decodeData(bin(bad)); !errors.Is(err, errDevalue) {
-			t.Errorf("decodeData(%q) = %v, want errDevalue", bad, err)
+		if _, err := Decode(bin(bad)); !errors.Is(err, errDevalue) {
+			t.Errorf("Decode(%q) = %v, want errDevalue", bad, err)
 		}
 	}
 }
@@ -53,8 +54,8 @@ func gz(s string) string {
 	return "gzip" + b.String()
 }
 
-// FuzzDecodeData: no input makes the decoder panic or loop.
-func FuzzDecodeData(f *testing.F) {
+// FuzzDecode: no input makes the decoder panic or loop.
+func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`[[1],{"a":2},3,"x"]`))
 	f.Add([]byte(`[["Map",1,1]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

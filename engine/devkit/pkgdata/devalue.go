@@ -1,4 +1,4 @@
-package devkit
+package pkgdata
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // serialized: "devl" and the devalue format (github.com/Rich-Harris/devalue:
 // a JSON array of values whose containers refer to other values by index,
 // the root first), as bytes the host writes as {"__type":"Uint8Array",
-// "data": base64}. decodeData turns such a value into the plain JSON the
+// "data": base64}. Decode turns such a value into the plain JSON the
 // scenario checks read.
 
 // devaluePrefix starts every value core 4.x serializes with devalue.
@@ -34,9 +34,9 @@ const (
 // errDevalue is wrapped by the errors of a value that does not decode.
 var errDevalue = errors.New("not a devalue value")
 
-// decodeData returns raw as plain JSON: a serialized value of the runtime
+// Decode returns raw as plain JSON: a serialized value of the runtime
 // decoded, anything else as it is.
-func decodeData(raw json.RawMessage) (json.RawMessage, error) {
+func Decode(raw json.RawMessage) (json.RawMessage, error) {
 	var bin struct {
 		Type string `json:"__type"`
 		Data string `json:"data"`
@@ -81,8 +81,9 @@ func decodeBytes(raw json.RawMessage, b []byte, depth int) (json.RawMessage, err
 
 // unflatten decodes devalue's flat array into plain values (objects, arrays,
 // strings, numbers, booleans, nil). Dates are their strings; Sets arrays;
-// Maps arrays of [key, value]; NaN, infinities and undefined are nil;
-// other tagged values {"$type": tag, "value": [...]}.
+// Maps arrays of [key, value]; NaN, infinities and undefined are nil; a
+// custom type ([tag, i]) the value its reducer made; other tagged values
+// {"$type": tag, "value": [...]}.
 func unflatten(b []byte) (any, error) {
 	var values []json.RawMessage
 	if err := json.Unmarshal(b, &values); err != nil {
@@ -218,6 +219,16 @@ func (d devalueDecoder) tagged(tag string, args []json.RawMessage, depth int) (a
 			return pairs, nil
 		}
 		return out, nil
+	}
+	if len(args) == 1 {
+		// A custom type: devalue writes what the runtime's reducer of tag
+		// made of the value ([tag, i], the reduced value at i: an Error's
+		// {name, message, stack, cause?} under "Error"), read here as the
+		// host reads it (revivers that keep the reduced value).
+		var i int
+		if json.Unmarshal(args[0], &i) == nil {
+			return d.hydrate(i, depth+1)
+		}
 	}
 	var raw []any
 	for _, a := range args {
