@@ -101,25 +101,66 @@ func clusterCredential(ctx context.Context, logger *slog.Logger) (*syscall.Crede
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
+	return ensureUser(ctx, logger, ClusterUser, os.TempDir())
+}
+
+// ensureUser returns the credential of the system user name, creating it
+// when missing. stormctl processes on one machine (the shards of a storm,
+// go test's packages) create it one at a time, holding a lock file in
+// lockDir: useradd runs that overlap leave a user that exists for a moment
+// under one uid and is then written again under another, and a process
+// that looked it up in that moment ran initdb as a uid that no longer
+// existed (seen: 4 shards started together as root, 2 failed so).
+func ensureUser(ctx context.Context, logger *slog.Logger, name, lockDir string) (*syscall.Credential, error) {
+	unlock, err := lockFile(ctx, filepath.Join(lockDir, "stormctl-useradd-"+name+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: creating the unprivileged user %s: %w", name, err)
+	}
+	defer unlock()
 	var lastErr error
 	for attempt := range 5 {
-		u, err := user.Lookup(ClusterUser)
+		u, err := user.Lookup(name)
 		if err == nil {
 			return credentialOf(u)
 		}
 		var unknown user.UnknownUserError
 		if !errors.As(err, &unknown) {
-			return nil, fmt.Errorf("postgres: look up user %s: %w", ClusterUser, err)
+			return nil, fmt.Errorf("postgres: look up user %s: %w", name, err)
 		}
-		// Several processes may race to create the user; a loser sees it exist
-		// (or the passwd file locked) and looks it up again.
-		lastErr = addUser(ctx, logger)
+		// A process other than stormctl may hold the passwd file's lock;
+		// look the user up again after a pause.
+		lastErr = addUser(ctx, logger, name)
 		if lastErr != nil {
 			time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 		}
 	}
 	return nil, fmt.Errorf("postgres: running as root, and PostgreSQL refuses to run as root: could not create the unprivileged user %s (%v); "+
-		"create it (useradd --system %s) or run stormctl as an unprivileged user", ClusterUser, lastErr, ClusterUser)
+		"create it (useradd --system %s) or run stormctl as an unprivileged user", name, lastErr, name)
+}
+
+// lockFile takes an exclusive flock of path (created if missing), waiting
+// until it is free or ctx is done, and returns its release.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil // closing the file releases the lock
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for %s: %w", path, context.Cause(ctx))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func credentialOf(u *user.User) (*syscall.Credential, error) {
@@ -134,9 +175,9 @@ func credentialOf(u *user.User) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// addUser creates ClusterUser: a system account with its own group, no home
-// and no login shell.
-func addUser(ctx context.Context, logger *slog.Logger) error {
+// addUser creates the user name: a system account with its own group, no
+// home and no login shell.
+func addUser(ctx context.Context, logger *slog.Logger, name string) error {
 	useradd, err := exec.LookPath("useradd")
 	if err != nil {
 		useradd = "/usr/sbin/useradd"
@@ -148,9 +189,9 @@ func addUser(ctx context.Context, logger *slog.Logger) error {
 	if !executable(shell) {
 		shell = "/bin/false"
 	}
-	logger.Info("creating an unprivileged user for the embedded PostgreSQL cluster", "user", ClusterUser)
+	logger.Info("creating an unprivileged user for the embedded PostgreSQL cluster", "user", name)
 	out, err := exec.CommandContext(ctx, useradd, "--system", "--user-group", "--no-create-home",
-		"--home-dir", "/nonexistent", "--shell", shell, ClusterUser).CombinedOutput()
+		"--home-dir", "/nonexistent", "--shell", shell, name).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("useradd: %w: %s", err, strings.TrimSpace(string(out)))
 	}

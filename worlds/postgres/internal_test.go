@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -221,6 +226,51 @@ func TestWithOptions(t *testing.T) {
 		withOptions(&cfg, worlds.Options{Seed: 7, Nemesis: true, PoolSize: tc.given})
 		if cfg.PoolSize != tc.want || cfg.Seed != 7 || !cfg.Nemesis {
 			t.Errorf("source pool %d, given %d: config %+v, want pool %d, seed 7, nemesis", tc.source, tc.given, cfg, tc.want)
+		}
+	}
+}
+
+// TestEnsureUserConcurrently: processes that need the cluster's user at
+// the same moment (the shards of a storm started together as root) all get
+// the uid the user keeps. Overlapping useradd runs used to leave one uid
+// for a moment and another for good. Needs root; it creates and removes a
+// user of its own.
+func TestEnsureUserConcurrently(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: it creates a system user")
+	}
+	if _, err := exec.LookPath("useradd"); err != nil {
+		t.Skip("no useradd on this machine")
+	}
+	name := fmt.Sprintf("stormctl-t%d", os.Getpid())
+	t.Cleanup(func() {
+		exec.Command("userdel", name).Run()  //nolint:errcheck // best effort
+		exec.Command("groupdel", name).Run() //nolint:errcheck // best effort
+	})
+	lockDir := t.TempDir()
+	const workers = 4
+	uids := make([]uint32, workers)
+	var g errgroup.Group
+	for i := range workers {
+		g.Go(func() error {
+			cred, err := ensureUser(t.Context(), slog.New(slog.DiscardHandler), name, lockDir)
+			if err != nil {
+				return err
+			}
+			uids[i] = cred.Uid
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("the user is gone after ensureUser: %v", err)
+	}
+	for i, uid := range uids {
+		if strconv.FormatUint(uint64(uid), 10) != u.Uid {
+			t.Errorf("worker %d got uid %d; the user has uid %s", i, uid, u.Uid)
 		}
 	}
 }
