@@ -103,6 +103,10 @@ func TestParseConditionOverrides(t *testing.T) {
 		{item: "main/writes=serial", preset: "main", edit: func(*engine.Knobs) {}}, // serial is the zero value: main itself
 		{item: "main/writes=parallel/writes=serial", preset: "main", edit: func(*engine.Knobs) {}},
 		{item: "slot/writes=parallel", preset: "slot", edit: func(k *engine.Knobs) { k.Writes = engine.WritesParallel }},
+		{item: "main/page=20", preset: "main", edit: func(k *engine.Knobs) { k.Page = 20 }},
+		{item: "main/page=0", preset: "main", edit: func(*engine.Knobs) {}}, // 0 is the storm's page size: main itself
+		{item: "main/writes=parallel/page=20", preset: "main", edit: func(k *engine.Knobs) { k.Writes, k.Page = engine.WritesParallel, 20 }},
+		{item: "seq/page=7", preset: "seq", edit: func(k *engine.Knobs) { k.Page = 7 }},
 		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
 	}
 	for _, tc := range tests {
@@ -163,6 +167,10 @@ func TestParseConditionErrors(t *testing.T) {
 		{"tail-fence/writes=parallel", []string{"writes=parallel", "fence=all"}},
 		{"main/guard=count-index/writes=parallel", []string{"writes=parallel", "guard=count-index"}},
 		{"main/engine=devkit/writes=parallel", []string{"engine=devkit", "writes"}},
+		{"main/page=-1", []string{"page", `"-1"`, ">= 0"}},
+		{"main/page=", []string{"page", `""`, ">= 0"}},
+		{"main/page=twenty", []string{"page", `"twenty"`}},
+		{"main/engine=devkit/page=20", []string{"engine=devkit", "page"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
@@ -198,6 +206,7 @@ func FuzzParseCondition(f *testing.F) {
 		"main/writes=parallel",
 		"seq/writes=parallel",
 		"main/writes=serial",
+		"main/writes=parallel/page=20",
 		"seq/wake=ordered/ids=callsite",
 		" main/guard=count-index ",
 		"seq/fence=decisions-only/on-reject=repost",
@@ -269,7 +278,10 @@ func TestKnobTable(t *testing.T) {
 		"guard":      `condition "main/guard=bogus": unknown guard "bogus" (valid: none, count-index)`,
 		"seal":       `condition "slot/seal=bogus": unknown seal "bogus" (valid: none, noop)`,
 		"seal-after": `condition "slot/seal-after=bogus": invalid seal-after "bogus": want a positive duration such as 500ms`,
+		"page":       `condition "main/page=bogus": invalid page "bogus": want a count of events >= 0 such as 20 (0: the storm's page size)`,
 	}
+	// sample is a valid value of each knob that has no list of values.
+	sample := map[string]string{"seal-after": "1s", "page": "20"}
 	var slotOnly []string
 	for _, k := range engine.KnobTable() {
 		if k.SlotOnly {
@@ -285,7 +297,11 @@ func TestKnobTable(t *testing.T) {
 			}
 			values := k.Values
 			if values == nil {
-				values = []string{"1s"}
+				v, ok := sample[k.Name]
+				if !ok {
+					t.Fatalf("knob %s has no values and no sample value here", k.Name)
+				}
+				values = []string{v}
 			}
 			for _, v := range values {
 				item := preset + "/" + k.Name + "=" + v

@@ -39,11 +39,30 @@ type delivery struct {
 // delivery the event makes to the code (nil when it only confirms a
 // decision), or the divergence the engine would raise; a divergence leaves
 // the replay's state as it was. Callers hold r.mu.
+//
+// An operation's consumer lives, as in core 4.8.9, from the call until its
+// terminal event (step_completed or step_failed, wait_completed,
+// hook_disposed). Before it, a repeated creation is consumed again: a second
+// step_created is checked by name like the first, a second wait_created
+// replaces the resumeAt the completion must carry, a second hook_created is
+// checked by token. After it, the consumer is gone, so any later event of
+// the id (a creation duplicated by a world whose creations are not unique,
+// landing after the completion; a second start or completion) is consumed by
+// nobody: "Replay could not consume event". Outcomes follow from where the
+// log puts a duplicate, not from the duplicate itself.
 func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 	typ, corr := string(e.Type), e.CorrelationID
 	o := r.ops[corr]
 	unconsumed := func() *DivergenceError {
 		return diverge("unconsumed", typ, corr, "Replay could not consume event %s for %s", typ, corr)
+	}
+	if e.Type == eventlog.AttrSet && strings.HasPrefix(e.Dedup, StepAttrDedup) {
+		return nil, nil // set by a step worker, out of band: not replayed
+	}
+	if o != nil && o.finished && !(e.Type == eventlog.HookReceived && o.disposed) {
+		// A payload after its hook's disposal stays ignored (see below);
+		// everything else of a finished operation has no consumer.
+		return nil, unconsumed()
 	}
 	want := func(k opKind, created bool) *DivergenceError {
 		if o == nil {
@@ -91,6 +110,7 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		if err := want(opStep, true); err != nil {
 			return nil, err
 		}
+		o.finished = true
 		if e.Type == eventlog.StepFailed {
 			return &delivery{kind: deliverStep, run: func() []*branch { return r.settle(o.fut, nil, errStepFailed, 0) }}, nil
 		}
@@ -118,6 +138,7 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 			return nil, diverge("wait_resume_at", typ, corr, "wait %s completed for resumeAt %s, but it was created for %s", corr,
 				p.ResumeAt.Format(time.RFC3339Nano), o.resumeAt.Format(time.RFC3339Nano))
 		}
+		o.finished = true
 		return &delivery{kind: deliverWait, run: func() []*branch { return r.settle(o.fut, nil, nil, 0) }}, nil
 
 	case eventlog.HookCreated:
@@ -135,7 +156,12 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 			return nil, err
 		}
 		if o.disposed {
-			return nil, nil // nobody listens any more
+			// Core's consumer is gone here too, but the real worlds refuse
+			// a payload for a disposed hook (its entity is deleted); the
+			// model's worlds accept it, so it is ignored rather than left
+			// unconsumed (engine-model.md: a hook payload after
+			// hook_disposed).
+			return nil, nil
 		}
 		if r.wake == WakeEngine {
 			// Payloads queue in log order at once; a Next waiting for
@@ -179,13 +205,10 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		if err := want(opHook, true); err != nil {
 			return nil, err
 		}
-		o.disposed = true
+		o.disposed, o.finished = true, true
 		return nil, nil
 
 	case eventlog.AttrSet:
-		if strings.HasPrefix(e.Dedup, StepAttrDedup) {
-			return nil, nil // set by a step worker, out of band: not replayed
-		}
 		if err := want(opAttr, false); err != nil {
 			return nil, err
 		}

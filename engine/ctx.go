@@ -71,6 +71,11 @@ type op struct {
 	pending   []*Future
 	disposing bool
 	disposed  bool
+	// finished is set when the op's terminal event was consumed
+	// (step_completed, step_failed, wait_completed, hook_disposed): as
+	// core's consumer of the op then unsubscribes (returns Finished), no
+	// later event of its id is consumed by anyone.
+	finished bool
 	// conflict is set when the store answered the hook's creation with a
 	// hook_conflict (its token is another hook's): every Next fails with it.
 	conflict error

@@ -31,6 +31,13 @@
 // log after its resumeAt, the suspension having enqueued one wake-up for the
 // earliest pending wait, rounded up to whole timer ticks (core: seconds).
 //
+// An operation's consumer lives, as in core 4.8.9, until its terminal event:
+// a creation a world wrote twice is consumed again before it (a second
+// wait_created sets the resumeAt the completion must carry, while the
+// completion is written with the first's), and any event of the id after it
+// is consumed by nobody. So a duplicated creation fails a replay exactly
+// where core's would, by where the log puts it.
+//
 // The engine never decides an outcome: corruption appears only when real
 // concurrency against a real store makes a replay see or derive something
 // different from another.

@@ -218,36 +218,35 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 // completeDueWaits writes wait_completed for every wait of the log whose
 // resumeAt has passed and that has no completion yet, as the invocation that
 // loads the log after a wait elapsed does in core (the timer only enqueued a
-// wake-up). Another writer's completion is a conflict, and fine. It reports
-// whether it wrote or found anything, so the caller reads the log again.
+// wake-up). As in core 4.8.9 (runtime.ts, waitsToComplete) it writes one
+// completion per due wait_created event, in log order, each carrying that
+// event's resumeAt: when a world created a wait twice, the first creation's
+// resumeAt is the one that commits, while the replay's consumer expects the
+// last one it consumed. Another writer's completion (or this invocation's,
+// for a duplicated creation) is a conflict, and fine. It reports whether it
+// wrote or found anything, so the caller reads the log again.
 func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []eventlog.Event) bool {
-	due := map[string]time.Time{}
-	var order []string
-	now := rt.cfg.Now()
+	completed := map[string]bool{}
 	for _, e := range log {
 		switch e.Type {
-		case eventlog.WaitCreated:
-			var p waitCreated
-			if json.Unmarshal(e.Payload, &p) == nil && !p.ResumeAt.After(now) {
-				if _, seen := due[e.CorrelationID]; !seen {
-					order = append(order, e.CorrelationID)
-				}
-				due[e.CorrelationID] = p.ResumeAt
-			}
 		case eventlog.WaitCompleted:
-			delete(due, e.CorrelationID)
+			completed[e.CorrelationID] = true
 		case eventlog.RunCompleted, eventlog.RunFailed:
 			return false
 		}
 	}
+	now := rt.cfg.Now()
 	wrote := false
-	for _, corr := range order {
-		at, ok := due[corr]
-		if !ok {
+	for _, e := range log {
+		if e.Type != eventlog.WaitCreated || completed[e.CorrelationID] {
 			continue
 		}
-		err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: corr,
-			Payload: mustJSON(waitCompleted{ResumeAt: at})})
+		var p waitCreated
+		if json.Unmarshal(e.Payload, &p) != nil || p.ResumeAt.After(now) {
+			continue
+		}
+		err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: e.CorrelationID,
+			Payload: mustJSON(waitCompleted{ResumeAt: p.ResumeAt})})
 		if err == nil || errors.Is(err, eventlog.ErrConflict) {
 			wrote = true
 		}

@@ -83,7 +83,7 @@ func (k Knobs) Validate() error {
 		return err
 	}
 	if k.Engine == EngineDevkit && (k.Policy != DefaultPolicy() || k.Scheme != eventlog.SchemeULID) {
-		return fmt.Errorf("engine=devkit runs the published runtime with its own ids, scheme and policy: only main's knobs apply (scheme, fence, on-reject, ids, wake, admission, guard, writes and seal are the model's)")
+		return fmt.Errorf("engine=devkit runs the published runtime with its own ids, scheme and policy: only main's knobs apply (scheme, fence, on-reject, ids, wake, admission, guard, writes, seal and page are the model's)")
 	}
 	if k.Scheme == eventlog.SchemeSlot {
 		return nil

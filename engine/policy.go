@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,6 +114,11 @@ type Policy struct {
 	// empty means WritesSerial (storms recorded before the knob, and
 	// every preset), so serial conditions record as they always did.
 	Writes WritesPolicy `json:"writes,omitempty"`
+	// Page is how many events each page of an invocation's log load asks
+	// for; 0 (every preset, and storms recorded before the knob) leaves the
+	// storm's page size (--page-size, else the world's own for the scheme).
+	// Core reads world-local's log in its default pages of 20.
+	Page int `json:"page,omitempty"`
 }
 
 // DefaultPolicy is the policy a condition preset starts from: the legacy
@@ -218,6 +224,30 @@ func PolicyKnobs() []knob.Knob[Policy] {
 					return fmt.Errorf("invalid seal-after %s: want a duration >= 0", p.SealAfter)
 				}
 				return nil
+			},
+		},
+		{
+			Name: "page", Help: "events per page of an invocation's log load (a count; 0, the default, is the storm's --page-size, else the world's own; core reads world-local in pages of 20)",
+			Set: func(p *Policy, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("invalid page %q: want a count of events >= 0 such as 20 (0: the storm's page size)", v)
+				}
+				p.Page = n
+				return nil
+			},
+			Get: func(p Policy) string { return strconv.Itoa(p.Page) },
+			Check: func(p Policy) error {
+				if p.Page < 0 {
+					return fmt.Errorf("invalid page %d: want a count of events >= 0", p.Page)
+				}
+				return nil
+			},
+			Cell: func(p Policy) string {
+				if p.Page == 0 {
+					return "-"
+				}
+				return strconv.Itoa(p.Page)
 			},
 		},
 	}

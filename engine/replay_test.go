@@ -136,8 +136,12 @@ func TestDisposalIsConsumedWithoutIntent(t *testing.T) {
 	log = log[:len(log)-1]
 	h := find(log, eventlog.HookCreated)
 	// A disposal the code has not decided yet (another writer's) is taken
-	// as it is, and the code's own Dispose later writes nothing.
-	log = append(slices.Clone(log[:h+1]), append([]eventlog.Event{{Type: eventlog.HookDisposed, CorrelationID: log[h].CorrelationID}}, log[h+1:]...)...)
+	// as it is, and the code's own Dispose later writes nothing. The
+	// disposal moves: a world holds one per hook, and a second would find
+	// the hook's consumer gone (TestFinishedConsumer).
+	disposed := eventlog.Event{Type: eventlog.HookDisposed, CorrelationID: log[h].CorrelationID}
+	log = slices.DeleteFunc(slices.Clone(log), func(e eventlog.Event) bool { return e.Type == eventlog.HookDisposed })
+	log = slices.Insert(log, h+1, disposed)
 	for _, wake := range allWakes {
 		out := Replay(shaped(baseShape), "run-sim", log, IDsCallsite, wake, simNow)
 		if out.Divergence != nil {

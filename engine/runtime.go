@@ -61,7 +61,8 @@ type Config struct {
 	Knobs
 	// Concurrency bounds the invocations of one run that replay at once.
 	Concurrency int
-	// PageSize is the limit of each List while loading a log.
+	// PageSize is the limit of each List while loading a log; a condition's
+	// page knob (Policy.Page), when set, overrides it.
 	PageSize int
 	// MaxRecoveries is how many recovery replays a divergence gets before
 	// the run fails with CORRUPTED_EVENT_LOG (the engine's 3).
@@ -98,6 +99,9 @@ type Config struct {
 func (c Config) Defaults() Config {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 20
+	}
+	if c.Policy.Page > 0 {
+		c.PageSize = c.Policy.Page
 	}
 	if c.PageSize <= 0 {
 		c.PageSize = 100

@@ -276,7 +276,7 @@ func supported(e worlds.Entry) string {
 	if e.Limits.Fence == "" {
 		return strings.Join(e.Schemes, ", ")
 	}
-	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + string(engine.FenceNone) + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission, writes)"
+	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + string(engine.FenceNone) + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission, writes, page)"
 }
 
 // SupportedPresets names the presets world e can run as they are (their

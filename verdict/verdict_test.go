@@ -31,7 +31,7 @@ func twoBranches(c *engine.Ctx) (any, error) {
 
 func ev(seq int, d eventlog.Draft) eventlog.Event {
 	return eventlog.Event{RunID: "r", ID: fmt.Sprintf("e%03d", seq), Seq: int64(seq), Type: d.Type,
-		CorrelationID: d.CorrelationID, Token: d.Token, Payload: d.Payload}
+		CorrelationID: d.CorrelationID, Token: d.Token, Dedup: d.Dedup, Payload: d.Payload}
 }
 
 // fixture builds, with the engine itself, a log where both first steps have
@@ -57,6 +57,15 @@ func fixture(t *testing.T, ids engine.IDPolicy) ([]eventlog.Event, []eventlog.Dr
 	return log, next
 }
 
+// lateFact is a fact about step corr that changes no decision and may land
+// after the step completed: an attribute its step worker set, which replay
+// does not consume. (A step_started after its step_completed would not do:
+// the step's consumer is gone by then, and the replay diverges, as core's.)
+func lateFact(corr string) eventlog.Draft {
+	return eventlog.Draft{Type: eventlog.AttrSet, CorrelationID: corr, Dedup: engine.StepAttrDedup + "k",
+		Payload: json.RawMessage(`{"key":"k","value":"v"}`)}
+}
+
 // rejected is the history op of a batch rejected at expected, the log being
 // at actual.
 func rejected(expected, actual int64, batch []eventlog.Draft) history.Op {
@@ -79,8 +88,9 @@ func TestJudge(t *testing.T) {
 	t.Parallel()
 	for _, ids := range []engine.IDPolicy{engine.IDsPositional, engine.IDsCallsite} {
 		log, next := fixture(t, ids)
-		// A fact (step_started of x) lands after the writer loaded the log.
-		final := append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: log[1].CorrelationID}))
+		// A fact (an attribute x's step worker set) lands after the writer
+		// loaded the log.
+		final := append(log, ev(len(log)+1, lateFact(log[1].CorrelationID)))
 		n := int64(len(log))
 		broken := append([]eventlog.Event{}, final...)
 		broken[1].Payload = json.RawMessage(`{"name":"nobody","args":0}`)
@@ -149,7 +159,7 @@ func TestJudgePlacesTheLogByCommitTime(t *testing.T) {
 	t.Parallel()
 	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	log, next := fixture(t, engine.IDsCallsite)
-	final := append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepStarted, CorrelationID: log[1].CorrelationID}))
+	final := append(log, ev(len(log)+1, lateFact(log[1].CorrelationID)))
 	for i := range final {
 		final[i].CommittedAt = base.Add(time.Duration(i) * time.Millisecond)
 	}
