@@ -32,19 +32,26 @@ type Card struct {
 	Contract Contract `json:"contract"`
 	Load     Load     `json:"load"`
 	Results  []Result `json:"results"`
-	// Storm is the short storm's summary (nil: it did not run: StormNote
-	// says why); Engine the engine it ran, EngineNote why that one when it
-	// is not the real runtime; Runtime what ran it under the devkit engine
-	// (the packages' versions, the queue that delivered), as storm.json
+	// Storm is the short storm's summary (nil: it did not run, or did not
+	// finish: StormNote says why). Engine is the engine that ran it, as
+	// its storm.json records it: "" when no storm started, EngineUnknown
+	// when storm.json could not be read; EngineNote says why that one (the
+	// model where the real runtime cannot host the package), or why it is
+	// unknown. Runtime is what ran it under the devkit engine (the
+	// packages' versions, the queue that delivered), as storm.json
 	// records it.
 	Storm      *reports.Summary  `json:"storm,omitempty"`
 	StormNote  string            `json:"stormNote,omitempty"`
-	Engine     string            `json:"engine"`
+	Engine     string            `json:"engine,omitempty"`
 	EngineNote string            `json:"engineNote,omitempty"`
 	Runtime    *stormdir.Runtime `json:"runtime,omitempty"`
 	// Stormctl is the version of stormctl that measured the card.
 	Stormctl string `json:"stormctl"`
 }
+
+// EngineUnknown is a card's Engine when a storm ran but its storm.json,
+// which records what ran it, could not be read.
+const EngineUnknown = "unknown"
 
 // Outcome is a card's overall verdict.
 type Outcome string
@@ -99,21 +106,45 @@ func (c Card) specVersion() string {
 	return fmt.Sprint(*c.Contract.SpecVersion)
 }
 
-// stormHeading says which engine ran the storm, and how.
+// stormHeading says which engine ran the storm, and how, as storm.json
+// recorded it: nothing when no storm started (the section says it did
+// not run), UNKNOWN when what ran it is not known. A card never names an
+// engine that did not run.
 func (c Card) stormHeading() string {
-	h := c.Engine + " engine"
-	if c.Engine == "devkit" {
-		h = "the real runtime, devkit engine"
-		if rt := c.Runtime; rt != nil {
-			if v := rt.Versions["@workflow/core"]; v != "" {
-				h += ": @workflow/core " + v
-			}
-			if rt.Queue != "" {
-				h += "; queue: " + rt.Queue
-			}
+	var h string
+	switch c.Engine {
+	case "":
+		if c.Storm == nil {
+			return ""
 		}
+		h = "UNKNOWN engine: what ran the storm is not recorded"
+	case EngineUnknown:
+		h = "UNKNOWN engine"
+	case "devkit":
+		h = "the real runtime, devkit engine"
+		rt := c.Runtime
+		if rt == nil {
+			h += ": UNKNOWN runtime: storm.json records none"
+			break
+		}
+		if v := rt.Versions["@workflow/core"]; v != "" {
+			h += ": @workflow/core " + v
+		}
+		if rt.Queue != "" {
+			h += "; queue: " + rt.Queue
+		}
+	default:
+		h = c.Engine + " engine"
 	}
 	return h + note(c.EngineNote)
+}
+
+// parens is s in parentheses after a space, nothing for "".
+func parens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 func (c Card) header() []string {
@@ -139,7 +170,7 @@ func (c Card) Table(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %-7s %s: %s%s\n", r.Verdict, r.Name, oneLine(r.Detail), layer(r))
 	}
-	fmt.Fprintf(w, "\nstorm (%s)\n", c.stormHeading())
+	fmt.Fprintf(w, "\nstorm%s\n", parens(c.stormHeading()))
 	switch {
 	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).Table(w); err != nil {
@@ -169,7 +200,7 @@ func (c Card) Markdown(w io.Writer) error {
 	if err := table.Write(w, table.MarkdownCompact, []string{"section", "check", "verdict", "detail"}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nStorm (%s):\n\n", mdEscape(c.stormHeading()))
+	fmt.Fprintf(w, "\nStorm%s:\n\n", parens(mdEscape(c.stormHeading())))
 	switch {
 	case c.Storm != nil:
 		if err := (table.Summary{Summary: c.Storm}).MarkdownTables(w); err != nil {

@@ -35,7 +35,7 @@ type pending struct {
 // diverges, or derives nothing, says nothing here; nor does a run of an
 // engine explain has no reference replay of.
 func (r *run) lostWake(ex *Explanation, last time.Time) bool {
-	if r.in.Program == nil || !r.reference() {
+	if r.in.Program == nil || !r.reference {
 		return false
 	}
 	out := r.replayFinal()

@@ -139,7 +139,7 @@ func (r *run) classifyWrite(ex *Explanation, j int) {
 			ex.Extra = append(ex.Extra, r.event(p))
 		}
 	}
-	if r.reference() {
+	if r.reference {
 		ex.Reference = r.replayView(v, j, nil)
 		r.decisive(ex, v, j)
 	}
@@ -463,7 +463,7 @@ func (r *run) disagreed(ex *Explanation, j int) {
 		if v == nil {
 			continue
 		}
-		if !r.reference() {
+		if !r.reference {
 			// No replay to ask: the first silent reader is named, and
 			// the runtime's error (the narrative's last step) says what
 			// its own replays raised.

@@ -27,7 +27,7 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 	defer func() {
 		if ex.Class != DuplicateCreate {
 			where := "named by the engine's error or where the reference replay first disagrees"
-			if !r.reference() {
+			if !r.reference {
 				where = "named by the runtime's error"
 			}
 			r.dupNote = fmt.Sprintf("the final log also holds %s (an entity the world created again), none of them %s",

@@ -299,7 +299,13 @@ type run struct {
 	index    map[string]int // event id -> position in ordered
 	writer   map[string]int // event id -> index of the op that committed it
 	wake     engine.WakePolicy
-	cmp      func(a, b eventlog.Event) int
+	// reference says explain has a reference replay of the run's engine:
+	// the model's ("" or engine.EngineModel). A run of any other engine
+	// (the devkit engine's @workflow/core) is classed from its recorded
+	// evidence only (runtimeDivergence), never from the model's replay.
+	// prepare decides it once; everything that would replay reads it.
+	reference bool
+	cmp       func(a, b eventlog.Event) int
 	// dupNote is the evidence line on duplicate creations a divergence's
 	// class does not rest on ("" when the log has none).
 	dupNote string
@@ -355,6 +361,7 @@ func prepare(in Input) *run {
 			}
 		}
 	}
+	r.reference = in.Engine == "" || in.Engine == engine.EngineModel
 	r.wake = in.Wake.Canonical()
 	if r.wake != engine.WakeEngine && r.wake != engine.WakeOrdered {
 		r.wake = engine.WakeOrdered
@@ -432,7 +439,7 @@ func classify(in Input, ex *Explanation) {
 		r.density(ex)
 	case in.Outcome == history.Stuck:
 		r.stuck(ex)
-	case !r.reference():
+	case !r.reference:
 		r.runtimeDivergence(ex)
 		r.noteDuplicates(ex)
 		r.link(ex)

@@ -29,13 +29,6 @@ const noReplay = "which missing event decided the write: not replayed: explain h
 // error names it.
 const runtimeNames = "@workflow/core's own replay disagreed there (the runtime's error names it)"
 
-// reference reports whether explain has a reference replay of the run's
-// engine: the model's. A run of any other engine is classed from its
-// recorded evidence only (runtimeDivergence).
-func (r *run) reference() bool {
-	return r.in.Engine == "" || r.in.Engine == engine.EngineModel
-}
-
 // runtimeDivergence explains a corrupted or silent run of the published
 // runtime: an entity the world created twice when the runtime's error names
 // it (duplicateCreate, without the reference replay's first disagreement);

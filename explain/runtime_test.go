@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,28 @@ func TestRuntimeEngineSwitch(t *testing.T) {
 		ex := Classify(in)
 		if ex.Divergence == "" || ex.Divergence == runtimeNames {
 			t.Errorf("engine %q: divergence %q, want the model replay's", eng, ex.Divergence)
+		}
+	}
+}
+
+// TestRuntimeStuckNoReplay: a stuck run is classed by a replay of its
+// final log (a lost wake-up) only when explain has a reference replay of
+// its engine: the same recorded run read as the devkit engine's is
+// classed from its pending operations, never from the model's replay.
+func TestRuntimeStuckNoReplay(t *testing.T) {
+	t.Parallel()
+	const lostWake = "a replay of the final log"
+	in := readFixture(t, filepath.Join("testdata", "classify", "blocked-branch.lostwake.txt"))
+	for _, tc := range []struct {
+		engine string
+		replay bool
+	}{{"", true}, {engine.EngineModel, true}, {engine.EngineDevkit, false}} {
+		in.Engine = tc.engine
+		ex := Classify(in)
+		replayed := slices.ContainsFunc(ex.Evidence, func(e string) bool { return strings.Contains(e, lostWake) })
+		if replayed != tc.replay || ex.Class == "" {
+			t.Errorf("engine %q: class %q, evidence %q: want it %s", tc.engine, ex.Class, ex.Evidence,
+				map[bool]string{true: "judged by the replay", false: "judged without it"}[tc.replay])
 		}
 	}
 }

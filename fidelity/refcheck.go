@@ -55,10 +55,14 @@ func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx conte
 	stormed, err := RunAll(ctx, plans, run, failed)
 	storms := map[string]EngineStorms{}
 	var pairs []Pair
+	// Every model plan is of the one condition the check was given
+	// (ReferenceConfigs): its first pair's says which.
 	modelCondition := Main
+	if len(plans) >= 2 {
+		modelCondition = plans[0].Config.Conditions[0]
+	}
 	for i := 0; i+1 < len(plans); i += 2 {
 		world := plans[i].Config.Worlds[0]
-		modelCondition = plans[i].Config.Conditions[0]
 		storms[world] = EngineStorms{Model: plans[i].Config.Out, Real: plans[i+1].Config.Out}
 		pairs = append(pairs, PairsOf(stormed.Summaries[i], stormed.Summaries[i+1], modelCondition, []string{world}, ReferenceScenarios())...)
 	}

@@ -1,6 +1,10 @@
 package forensics
 
-import "github.com/stormctl/stormctl/history"
+import (
+	"slices"
+
+	"github.com/stormctl/stormctl/history"
+)
 
 // Held is what one reader holds after its loads, built load by load as
 // the runtime keeps an invocation's log: a load from the start (its first
@@ -33,8 +37,11 @@ func (h *Held[K]) Take(ops []history.Op, ld Load, events func(i int) []K) {
 	if ops[ld.Pages[0]].After.IsZero() {
 		*h = Held[K]{}
 	}
-	if h.seen == nil {
-		h.seen = map[K]bool{}
+	if h.seen == nil { // the zero value, or a Held Holding handed out
+		h.seen = make(map[K]bool, len(h.Keys))
+		for _, k := range h.Keys {
+			h.seen[k] = true
+		}
 	}
 	h.Loads++
 	for _, i := range ld.Pages {
@@ -59,4 +66,86 @@ func HeldBy[K comparable](ops []history.Op, actor string, events func(i int) []K
 		}
 	}
 	return h
+}
+
+// Holding is HeldBy kept up as ops are recorded: after Add has taken a
+// history's ops, Held(actor) is HeldBy of them for actor, built load by
+// load as each finishes instead of regrouping the whole history per call.
+// schedule keeps one while it executes, to derive each write from what
+// its writer holds.
+type Holding[K comparable] struct {
+	events func(i int) []K
+	ops    []history.Op
+	actors map[string]*holder[K]
+}
+
+// holder is one actor's part of a Holding.
+type holder[K comparable] struct {
+	// held has taken the actor's finished loads that began before open
+	// (all of them when open is nil), in the order they began.
+	held Held[K]
+	// open is the load the actor is reading (nil: none).
+	open *Load
+	// later are the snapshots taken while open was reading: Loads orders
+	// them after it, so they are taken once it ends.
+	later []Load
+}
+
+// NewHolding returns a Holding of no ops; events(i) names the events of
+// the page at op index i, as for HeldBy, and must not change once the op
+// is added.
+func NewHolding[K comparable](events func(i int) []K) *Holding[K] {
+	return &Holding[K]{events: events, actors: map[string]*holder[K]{}}
+}
+
+// Add takes the ops recorded since the last Add: ops is the whole history
+// so far, the ops of the earlier calls unchanged at its start.
+func (h *Holding[K]) Add(ops []history.Op) {
+	from := len(h.ops)
+	h.ops = ops
+	for i := from; i < len(ops); i++ {
+		op := ops[i]
+		kind := pageOf(op)
+		if kind == notPage {
+			continue
+		}
+		a := h.actors[op.Actor]
+		if a == nil {
+			a = &holder[K]{}
+			h.actors[op.Actor] = a
+		}
+		switch {
+		case kind == snapshotPage && a.open != nil:
+			a.later = append(a.later, Load{Actor: op.Actor, Pages: []int{i}})
+		case kind == snapshotPage:
+			a.held.Take(ops, Load{Actor: op.Actor, Pages: []int{i}}, h.events)
+		default:
+			if a.open == nil {
+				a.open = &Load{Actor: op.Actor}
+			}
+			a.open.Pages = append(a.open.Pages, i)
+			if kind == lastPage {
+				a.held.Take(ops, *a.open, h.events)
+				for _, ld := range a.later {
+					a.held.Take(ops, ld, h.events)
+				}
+				a.open, a.later = nil, nil
+			}
+		}
+	}
+}
+
+// Held is what actor holds after its loads among the ops added, as
+// HeldBy(ops, actor, events) gives it. The Held returned is the caller's:
+// taking more into it leaves h as it was.
+func (h *Holding[K]) Held(actor string) Held[K] {
+	a := h.actors[actor]
+	if a == nil {
+		return Held[K]{}
+	}
+	out := Held[K]{Loads: a.held.Loads, Pages: slices.Clip(a.held.Pages), Keys: slices.Clip(a.held.Keys)}
+	for _, ld := range a.later {
+		out.Take(h.ops, ld, h.events)
+	}
+	return out
 }

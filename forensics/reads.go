@@ -26,10 +26,10 @@ func Loads(ops []history.Op) []Load {
 	var all []Load
 	open := map[string]int{} // actor -> index into all of its open load
 	for i, op := range ops {
-		if op.Kind != history.OpList || op.Read == nil {
+		switch pageOf(op) {
+		case notPage:
 			continue
-		}
-		if op.Snapshot {
+		case snapshotPage:
 			all = append(all, Load{Actor: op.Actor, Pages: []int{i}})
 			continue
 		}
@@ -40,7 +40,7 @@ func Loads(ops []history.Op) []Load {
 			open[op.Actor] = j
 		}
 		all[j].Pages = append(all[j].Pages, i)
-		if !op.Read.More || op.Read.N == 0 {
+		if pageOf(op) == lastPage {
 			delete(open, op.Actor)
 		}
 	}
@@ -58,6 +58,29 @@ func Loads(ops []history.Op) []Load {
 		}
 	}
 	return out
+}
+
+// pageKind is what an op is to Loads' grouping.
+type pageKind int
+
+const (
+	notPage      pageKind = iota // no successful list: no page of any load
+	snapshotPage                 // the events a write's answer carried: a load by itself
+	morePage                     // a page that said more: its load reads on
+	lastPage                     // a page that said no more, or came back empty: its load ends
+)
+
+// pageOf is Loads' rule for one op, shared with Holding.
+func pageOf(op history.Op) pageKind {
+	switch {
+	case op.Kind != history.OpList || op.Read == nil:
+		return notPage
+	case op.Snapshot:
+		return snapshotPage
+	case op.Read.More && op.Read.N > 0:
+		return morePage
+	}
+	return lastPage
 }
 
 // load is one invocation's load reduced to what the read checks need.

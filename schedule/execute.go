@@ -44,10 +44,8 @@ type Run struct {
 	// Pages holds the events each list op of Ops returned, in key order.
 	Pages map[int][]eventlog.Event
 	// Derived holds the decisions each write item derived (by index into
-	// the schedule's items), before any was committed; From the labels of
-	// the view it derived them from, in key order.
+	// the schedule's items), before any was committed.
 	Derived map[int][]eventlog.Draft
-	From    map[int][]string
 }
 
 // DecisionKey is what a write's Keys name a decision by.
@@ -108,14 +106,26 @@ func (m *Memo) derive(prog engine.Program, runID string, view []eventlog.Event, 
 }
 
 // Execute re-executes the schedule.
-func (s *Schedule) Execute(opts Options) (*Run, error) {
+func (s *Schedule) Execute(opts Options) (*Run, error) { return s.execute(opts, nil) }
+
+// execute is Execute; viewed, when set, is told the view each write item
+// (by index into the schedule's items) derived from, with the run as
+// recorded up to it.
+func (s *Schedule) execute(opts Options, viewed func(at int, run *Run, view []eventlog.Event)) (*Run, error) {
 	knobs, err := s.knobs()
 	if err != nil {
 		return nil, err
 	}
-	x := &exec{s: s, opts: opts, events: map[string]eventlog.Event{}, cmp: forensics.KeyCompare(s.Scheme),
+	x := &exec{s: s, opts: opts, events: map[string]eventlog.Event{}, cmp: forensics.KeyCompare(s.Scheme), viewed: viewed,
 		run: &Run{RunID: or(s.RunID, DefaultRun), Knobs: knobs, Outcome: s.Outcome, Detail: s.Detail,
-			Pages: map[int][]eventlog.Event{}, Derived: map[int][]eventlog.Draft{}, From: map[int][]string{}}}
+			Pages: map[int][]eventlog.Event{}, Derived: map[int][]eventlog.Draft{}}}
+	x.held = forensics.NewHolding(func(i int) []string {
+		ids := make([]string, len(x.run.Pages[i]))
+		for k, e := range x.run.Pages[i] {
+			ids[k] = e.ID
+		}
+		return ids
+	})
 	if s.HasEnded {
 		x.run.Ended = At(s.Ended)
 	}
@@ -165,8 +175,13 @@ type exec struct {
 	run    *Run
 	events map[string]eventlog.Event
 	cmp    func(a, b eventlog.Event) int
+	// held is what every actor holds, kept up with run.Ops as they are
+	// recorded (the pages of run.Pages never change once recorded).
+	held *forensics.Holding[string]
 	// at is the index of the item being executed.
 	at int
+	// viewed, when set, is told each write's view (execute).
+	viewed func(at int, run *Run, view []eventlog.Event)
 }
 
 func (x *exec) item(it Item) error {
@@ -274,15 +289,12 @@ func (x *exec) list(it Item) error {
 // view is what actor holds so far, in key order: its finished loads, as
 // forensics.Held builds them (a load from the start replaces what it
 // held, a load from a cursor adds its events, an event read twice is held
-// once), as explain rebuilds a writer's view.
+// once), as explain rebuilds a writer's view. The Holding takes only the
+// ops recorded since the last view: each load is taken once per
+// execution, not once per write.
 func (x *exec) view(actor string) []eventlog.Event {
-	h := forensics.HeldBy(x.run.Ops, actor, func(i int) []string {
-		ids := make([]string, len(x.run.Pages[i]))
-		for k, e := range x.run.Pages[i] {
-			ids[k] = e.ID
-		}
-		return ids
-	})
+	x.held.Add(x.run.Ops)
+	h := x.held.Held(actor)
 	log := make([]eventlog.Event, len(h.Keys))
 	for k, id := range h.Keys {
 		log[k] = x.events[id]
@@ -297,9 +309,8 @@ func (x *exec) write(it Item) error {
 		from = it.View
 	}
 	view := x.view(from)
-	x.run.From[x.at] = make([]string, len(view))
-	for k, e := range view {
-		x.run.From[x.at][k] = e.ID
+	if x.viewed != nil {
+		x.viewed(x.at, x.run, view)
 	}
 	out := x.opts.Memo.derive(x.opts.Program, x.run.RunID, view, x.run.Knobs, At(it.At))
 	if out.Divergence != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +13,41 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/scenarios"
 )
 
 // race calls step "x", racing it against a one-second sleep, then "x-fin"
 // when the step won or "x-rec" when the timer did.
-func race(c *engine.Ctx) (any, error) {
-	r := c.Race(c.Step("x", 0), c.Sleep(time.Second))
-	if _, err := c.Await(r); err != nil {
+func race(c *engine.Ctx) (any, error) { return raceOf("x")(c) }
+
+// raceOf is race with step name for "x".
+func raceOf(name string) engine.Program {
+	return func(c *engine.Ctx) (any, error) {
+		r := c.Race(c.Step(name, 0), c.Sleep(time.Second))
+		if _, err := c.Await(r); err != nil {
+			return nil, err
+		}
+		next := name + "-fin"
+		if r.Winner() == 1 {
+			next = name + "-rec"
+		}
+		return c.Await(c.Step(next, 0))
+	}
+}
+
+// pair is explain's fixtures' program (explain/classify_test.go): race of
+// x and race of y, as two branches.
+func pair(c *engine.Ctx) (any, error) {
+	x, y := c.Go(raceOf("x")), c.Go(raceOf("y"))
+	a, err := c.Await(x)
+	if err != nil {
 		return nil, err
 	}
-	next := "x-fin"
-	if r.Winner() == 1 {
-		next = "x-rec"
+	b, err := c.Await(y)
+	if err != nil {
+		return nil, err
 	}
-	return c.Await(c.Step(next, 0))
+	return []any{a, b}, nil
 }
 
 // fixtures are the schedules of explain's testdata.
@@ -201,11 +223,14 @@ fact step-1 e04 step_completed of=e02 at=5
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := s.Execute(Options{Program: race})
+			var from []string // the labels of the last write's view
+			r, err := s.execute(Options{Program: race}, func(_ int, _ *Run, view []eventlog.Event) {
+				from = labels(view)
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(r.From[len(s.Items)-1], ","); got != tc.view {
+			if got := strings.Join(from, ","); got != tc.view {
 				t.Errorf("the write derived from %s, want %s", got, tc.view)
 			}
 			var got []eventlog.Type
@@ -314,4 +339,80 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = s.Execute(Options{Program: race, Lenient: true})
 	})
+}
+
+// labels are the ids of evs.
+func labels(evs []eventlog.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// TestViewsAreHeldBy: the view each write derives from, kept up load by
+// load as the schedule executes, is what forensics.HeldBy rebuilds from
+// the whole history recorded up to the write, in key order: for every
+// schedule of explain's testdata (with their program, pair) and shrink's
+// recorded step-storm case (with its scenario's program).
+func TestViewsAreHeldBy(t *testing.T) {
+	t.Parallel()
+	type tc struct {
+		text string
+		prog engine.Program
+	}
+	cases := map[string]tc{}
+	for _, f := range fixtures(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases[filepath.Base(f)] = tc{string(b), pair}
+	}
+	b, err := os.ReadFile(filepath.Join("..", "shrink", "testdata", "schema1-stepstorm.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _, _ := strings.Cut(string(b), "---\n")
+	sc, err := scenarios.Lookup("step-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases["schema1-stepstorm"] = tc{text, sc.Program}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Parse(c.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := 0
+			_, err = s.execute(Options{Program: c.prog}, func(at int, r *Run, view []eventlog.Event) {
+				writes++
+				from := or(s.Items[at].View, s.Items[at].Actor)
+				h := forensics.HeldBy(r.Ops, from, func(i int) []string { return labels(r.Pages[i]) })
+				want := slices.Clone(h.Keys)
+				slices.SortFunc(want, func(a, b string) int { return forensics.KeyCompare(s.Scheme)(byLabel(r, a), byLabel(r, b)) })
+				if got := labels(view); !slices.Equal(got, want) {
+					t.Errorf("item %d (write %s): view %v, HeldBy %v", at+1, from, got, want)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if writes == 0 {
+				t.Fatal("no write derived a view")
+			}
+		})
+	}
+}
+
+// byLabel is the event of r labelled l.
+func byLabel(r *Run, l string) eventlog.Event {
+	for _, e := range r.Final {
+		if e.ID == l {
+			return e
+		}
+	}
+	return eventlog.Event{ID: l}
 }

@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 var storedStorm = filepath.Join("..", "stormdir", "testdata", "schema1")
 
 // storedInputs reads every run of storedStorm as shrink's input.
-func storedInputs(t *testing.T) []shrink.Input {
+func storedInputs(t testing.TB) []shrink.Input {
 	t.Helper()
 	dir, err := stormdir.Open(storedStorm)
 	if err != nil {

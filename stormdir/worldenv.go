@@ -67,28 +67,60 @@ func (res *Resume) WorldEnv(given []string, changed bool) ([]string, error) {
 		return out, nil
 	}
 	now := StoreWorldEnv(given)
-	keys := func(ss []Setting) []string {
-		var k []string
-		for _, s := range ss {
-			k = append(k, s.Key)
-		}
-		slices.Sort(k)
-		return slices.Compact(k)
-	}
-	if !slices.Equal(keys(now), keys(stored)) {
+	nowBy, nowKeys := byKey(now)
+	storedBy, storedKeys := byKey(stored)
+	if !slices.Equal(nowKeys, storedKeys) {
 		return nil, fmt.Errorf("--resume %s: --world-env sets %s, the storm set %s (%s); a resumed storm keeps its world environment: give the same settings, or drop --world-env",
-			res.Dir, strings.Join(keys(now), ", "), strings.Join(keys(stored), ", "), FileStorm)
+			res.Dir, strings.Join(nowKeys, ", "), strings.Join(storedKeys, ", "), FileStorm)
 	}
-	for _, g := range now {
-		i := slices.IndexFunc(stored, func(s Setting) bool { return s.Key == g.Key })
-		s := stored[i]
-		if s.Secret && s.Value == "" {
-			continue // a whole secret: the value given is taken on trust
-		}
-		if g.Value != s.Value {
+	// A key given more than once is compared setting by setting, in order
+	// (the last one is the one its sidecar reads): every stored setting of
+	// the key, not only the first.
+	for _, k := range nowKeys {
+		gs, ss := nowBy[k], storedBy[k]
+		if !sameSettings(gs, ss) {
 			return nil, fmt.Errorf("--resume %s: --world-env %s differs from the storm's %s (%s); a resumed storm keeps its world environment: give the storm's, or drop --world-env",
-				res.Dir, g.shown(), s.shown(), FileStorm)
+				res.Dir, shownAll(gs), shownAll(ss), FileStorm)
 		}
 	}
 	return given, nil
+}
+
+// byKey groups settings by key, each key's in the order given, and lists
+// the keys, sorted.
+func byKey(ss []Setting) (map[string][]Setting, []string) {
+	by := map[string][]Setting{}
+	var keys []string
+	for _, s := range ss {
+		if _, ok := by[s.Key]; !ok {
+			keys = append(keys, s.Key)
+		}
+		by[s.Key] = append(by[s.Key], s)
+	}
+	slices.Sort(keys)
+	return by, keys
+}
+
+// sameSettings reports whether the settings given of one key are the
+// storm's: as many, each value the stored one once its secrets are removed
+// (a value stored as a whole secret is taken on trust).
+func sameSettings(given, stored []Setting) bool {
+	if len(given) != len(stored) {
+		return false
+	}
+	for i, s := range stored {
+		if !(s.Secret && s.Value == "") && given[i].Value != s.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// shownAll is settings of one key as a message names them.
+func shownAll(ss []Setting) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.shown()
+	}
+	return strings.Join(out, ", ")
 }

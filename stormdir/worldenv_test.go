@@ -24,11 +24,14 @@ func TestStoreWorldEnv(t *testing.T) {
 
 // TestResumeWorldEnv: a resumed storm applies its stored settings again,
 // takes the same ones given again, and refuses, in one line, a stored
-// secret not given again and settings that are not the storm's.
+// secret not given again and settings that are not the storm's. A key set
+// more than once is compared with every stored setting of that key, in
+// order.
 func TestResumeWorldEnv(t *testing.T) {
 	plain := []stormdir.Setting{{Key: "WORKFLOW_REDIS_URI", Value: "redis://127.0.0.1:6379"}, {Key: "DEBUG", Value: "1"}}
 	secret := []stormdir.Setting{{Key: "WORKFLOW_REDIS_URI", Value: "redis://:xxxxx@cache:6379", Secret: true}}
 	whole := []stormdir.Setting{{Key: "API_TOKEN", Secret: true}}
+	twice := []stormdir.Setting{{Key: "A", Value: "1"}, {Key: "DEBUG", Value: "1"}, {Key: "A", Value: "2"}}
 	tests := []struct {
 		name   string
 		stored []stormdir.Setting
@@ -49,6 +52,12 @@ func TestResumeWorldEnv(t *testing.T) {
 		{"other keys", plain, []string{"DEBUG=1"}, nil,
 			"--resume D: --world-env sets DEBUG, the storm set DEBUG, WORKFLOW_REDIS_URI (storm.json); a resumed storm keeps its world environment: give the same settings, or drop --world-env"},
 		{"a storm without settings", nil, []string{"A=1"}, []string{"A=1"}, ""},
+		{"a key given twice, as the storm did", twice, []string{"DEBUG=1", "A=1", "A=2"}, []string{"DEBUG=1", "A=1", "A=2"}, ""},
+		{"a key given twice, the other way round", twice, []string{"A=2", "A=1", "DEBUG=1"}, nil,
+			"--resume D: --world-env A=2, A=1 differs from the storm's A=1, A=2 (storm.json); a resumed storm keeps its world environment: give the storm's, or drop --world-env"},
+		{"a key given once, the storm's twice", twice, []string{"A=2", "DEBUG=1"}, nil,
+			"--resume D: --world-env A=2 differs from the storm's A=1, A=2 (storm.json); a resumed storm keeps its world environment: give the storm's, or drop --world-env"},
+		{"a whole secret twice, given again twice, on trust", append(slices.Clone(whole), whole...), []string{"API_TOKEN=a", "API_TOKEN=b"}, []string{"API_TOKEN=a", "API_TOKEN=b"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redisserver"
-	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
@@ -177,11 +177,13 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 		World: opts.World, Package: w.Name, Version: w.Version, Load: opts.Load, Stormctl: opts.Factory.Version,
 		Contract: certify.Contract{World: spec.World, SpecVersion: spec.SpecVersion, Scheme: string(eventlog.SchemeULID),
 			Applies: applies(w, spec, entry)},
-		Engine: engine.EngineDevkit,
 	}
+	// The storm's engine: the real runtime, or where the published runtime
+	// cannot host the package, the model's, saying why. The card says what
+	// ran it once it has (certifyStorm).
+	stormEngine, why := engine.EngineDevkit, ""
 	if err := devkitengine.CheckPackage(devkitengine.Stable, "", spec.SpecVersion); err != nil {
-		// The published runtime cannot host it: the model's storm, saying why.
-		card.Engine, card.EngineNote = engine.EngineModel, err.Error()
+		stormEngine, why = engine.EngineModel, err.Error()
 	}
 	if opts.PgURL != "" && w.Kind != devkit.Postgres {
 		fmt.Fprintf(progress, "stormctl: warning: --pg-url: %s is not @workflow/world-postgres, so that server is not used\n", w.ID())
@@ -204,7 +206,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	if err := ctx.Err(); err != nil {
 		return certifyInterrupted(err)
 	}
-	card.Storm, card.StormNote, card.Runtime = certifyStorm(ctx, opts, entry, card.Engine)
+	certifyStorm(ctx, opts, entry, stormEngine, why, &card)
 	if err := opts.Format.Print(opts.IO.Out, card); err != nil {
 		return err
 	}
@@ -272,17 +274,20 @@ func probe(ctx context.Context, entry worlds.Entry) error {
 
 // certifyStorm runs the short storm on entry's world under eng (the
 // devkit engine: the published runtime hosting the package; the model
-// where that cannot): the summary or why there is none, and what ran it
-// (nil for the model).
-func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry, eng string) (*reports.Summary, string, *stormdir.Runtime) {
+// where that cannot, why saying so) and puts on card its summary, or why
+// there is none, and what ran it as its storm.json records it (stormRanBy):
+// no engine when no storm started.
+func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry, eng, why string, card *certify.Card) {
 	if opts.StormRuns == 0 {
-		return nil, "--storm-runs 0", nil
+		card.StormNote = "--storm-runs 0"
+		return
 	}
 	out := opts.Out
 	if out == "" {
 		tmp, err := os.MkdirTemp("", "stormctl-certify-storm-")
 		if err != nil {
-			return nil, "no temp directory: " + err.Error(), nil
+			card.StormNote = "no temp directory: " + err.Error()
+			return
 		}
 		defer os.RemoveAll(tmp)
 		out = tmp + "/storm"
@@ -295,27 +300,43 @@ func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry,
 	reg.Register(entry)
 	plan, err := storm.NewPlan(cfg, reg)
 	if err != nil {
-		return nil, "could not plan it: " + err.Error(), nil
+		card.StormNote = "could not plan it: " + err.Error()
+		return
 	}
 	sum, err := stormPlan(ctx, opts.IO, opts.Factory, reg, logger, plan, "certify: storm")
-	rt := runtimeOf(out)
+	card.Storm = sum
 	if err != nil {
-		note := "did not finish: " + oneLine(err)
+		card.StormNote = "did not finish: " + oneLine(err)
 		if sum != nil {
-			note = "partial: " + note
+			card.StormNote = "partial: " + card.StormNote
 		}
-		return sum, note, rt
 	}
-	return sum, "", rt
+	card.Engine, card.EngineNote, card.Runtime = stormRanBy(out, why)
+	if card.Engine == certify.EngineUnknown {
+		fmt.Fprintf(opts.IO.ErrOut, "stormctl: warning: certify %s: %s: the card says the storm's engine is UNKNOWN\n", opts.World, card.EngineNote)
+	}
 }
 
-// runtimeOf is what ran the storm in dir, as its storm.json says: the
-// first cell's runtime (every cell of certify's storm has the same), nil
-// for the model or a storm.json that cannot be read.
-func runtimeOf(dir string) *stormdir.Runtime {
+// stormRanBy is what ran the storm in dir, as its storm.json records it:
+// its engine (storm.DefaultEngine when it names none), with why when that
+// is the model (why the real runtime did not run it), and under another
+// engine the first cell's runtime (every cell of certify's storm has the
+// same). A storm.json that cannot be read makes the engine
+// certify.EngineUnknown, its note saying why: a card never names an
+// engine it cannot show ran.
+func stormRanBy(dir, why string) (eng, note string, rt *stormdir.Runtime) {
 	m, err := stormdir.ReadMeta(dir)
-	if err != nil || len(m.Runtimes) == 0 {
-		return nil
+	if err != nil {
+		return certify.EngineUnknown, fmt.Sprintf("the storm's storm.json could not be read (%v), so what ran it is not known", err), nil
 	}
-	return &m.Runtimes[0]
+	eng = cmp.Or(m.Config.Engine, storm.DefaultEngine)
+	if eng == storm.DefaultEngine {
+		return eng, why, nil
+	}
+	for i := range m.Runtimes {
+		if m.Runtimes[i].Engine == eng {
+			return eng, "", &m.Runtimes[i]
+		}
+	}
+	return eng, "", nil
 }

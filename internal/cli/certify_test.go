@@ -20,7 +20,8 @@ func TestCertifyOptions(t *testing.T) {
 
 // TestCertifyWorldLocal certifies the published @workflow/world-local
 // 4.4.1 end to end (no storm): the card in JSON, its uniqueness check
-// FAILED with a counterexample from real concurrent writers, exit 1.
+// FAILED with a counterexample from real concurrent writers, no engine
+// named (none ran a storm), exit 1.
 func TestCertifyWorldLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs and runs a published package")
@@ -42,12 +43,21 @@ func TestCertifyWorldLocal(t *testing.T) {
 		Contract certify.Contract `json:"contract"`
 		Results  []certify.Result `json:"results"`
 		Outcome  certify.Outcome  `json:"outcome"`
+		// No storm ran: the card names no engine and no runtime.
+		Engine  *string         `json:"engine"`
+		Runtime json.RawMessage `json:"runtime"`
 	}
 	if err := json.Unmarshal([]byte(out), &card); err != nil {
 		t.Fatalf("card: %v\n%s", err, out)
 	}
 	if card.Package != "@workflow/world-local" || card.Outcome != certify.Failed || card.Contract.SpecVersion == nil {
 		t.Errorf("card: package %q, outcome %s, contract %+v", card.Package, card.Outcome, card.Contract)
+	}
+	if card.Engine != nil {
+		t.Errorf("card of no storm names engine %q: want none", *card.Engine)
+	}
+	if card.Runtime != nil {
+		t.Errorf("card of no storm names runtime %s: want none", card.Runtime)
 	}
 	var conformance, unique int
 	for _, r := range card.Results {

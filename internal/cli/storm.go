@@ -240,9 +240,10 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		plan.Resume = res
 	}
 	plan.Endpoints = endpoints
-	plan.WorldEnv = stormdir.StoreWorldEnv(opts.WorldEnv)
 	if res != nil && len(res.Meta.WorldEnv) > 0 {
 		plan.WorldEnv = res.Meta.WorldEnv // as the storm began: a setting given again on trust stays unstored
+	} else {
+		plan.WorldEnv = stormdir.StoreWorldEnv(opts.WorldEnv)
 	}
 	for _, l := range reg.Unused(opts.Endpoints, storm.Uses(plan)) {
 		logger.Warn(l)
