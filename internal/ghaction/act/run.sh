@@ -106,7 +106,8 @@ local_actions=(
 if [ -n "${ACTIONS_DIR:-}" ]; then
   for dir in "$ACTIONS_DIR"/*/*@*/; do
     dir=${dir%/}
-    local_actions+=(--local-repository "${dir#"$ACTIONS_DIR"/}=$dir")
+    # act copies the directory itself: a symlink's target, not the link
+    local_actions+=(--local-repository "${dir#"$ACTIONS_DIR"/}=$(cd "$dir" && pwd -P)")
   done
   local_actions+=(--action-offline-mode)
 fi
@@ -116,7 +117,7 @@ status=0
 (cd "$state/repo" && PATH="$here/bin:$PATH" "$act" "$name" -W .github/workflows/storm.yml -e "$event" \
   -P ubuntu-latest=-self-hosted --action-cache-path "$state/cache" \
   --artifact-server-path "$state/artifacts" "${local_actions[@]}" \
-  --env STORMCTL_ACT_STATE="$state" -s GITHUB_TOKEN=stand-in) || status=$?
+  --env STORMCTL_ACT_STATE="$state" -s GITHUB_TOKEN=act-local-token) || status=$?
 
 # A run on main stores its merged storm where the next pull request's gate
 # looks for the base branch's storm (bin/gh), as GitHub keeps its artifact.
