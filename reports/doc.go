@@ -9,7 +9,10 @@
 //     forensics DIR fold their run records through;
 //   - measured.go: Measured, the runs of a cell that measured something
 //     (the denominator of every rate), and the evidence rules on decided
-//     runs.
+//     runs;
+//   - partial.go: Partial, what a storm is missing of the runs it planned
+//     (shards not merged or stopped early, cells short of their runs),
+//     which gate fails and comment and merge say.
 //
 // What is done with a summary lives in the packages below: table (the
 // tables and summary.md), plots, stats (intervals and tests), compare (two

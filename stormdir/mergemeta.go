@@ -23,6 +23,10 @@ type MergeInfo struct {
 	From   []string `json:"from"`
 	// Missing lists the shards of the storm that were not merged.
 	Missing []string `json:"missing,omitempty"`
+	// Incomplete lists the shards merged that hold fewer runs than they
+	// own (they stopped early), with their counts: what they held is
+	// merged, and the merged storm is partial (PartialOf).
+	Incomplete []reports.ShardRuns `json:"incomplete,omitempty"`
 }
 
 // ErrNotOneStorm is returned when the directories given to merge are not

@@ -47,6 +47,11 @@ GitHub action posts it, and updates it in place on every storm):
 
   - the gates' verdicts (--gate FILE, each gate --format json's output on
     this storm; one line per broken rule, or the line it passed with);
+    a partial storm (shards not merged or stopped early, cells with fewer
+    runs than storm.json planned: what gate fails as "partial", read from
+    the storm's storm.json and from the gates' JSON) has the first line
+    "partial storm, N of M runs missing (...)" and never reads "gate
+    passed", with a line per thing it is missing;
   - the storm's tables, as report --format markdown prints them;
   - the comparison with the base branch's storm (--baseline DIR), as
     compare --format markdown prints it, or a line saying there was none;
@@ -125,7 +130,7 @@ func runComment(_ context.Context, opts *CommentOptions) error {
 	if head == nil {
 		return headErr
 	}
-	c.Summary = head.Summary
+	c.Summary, c.Partial = head.Summary, head.Partial()
 	var baseErr error
 	if opts.Baseline != "" {
 		var base *stormdir.Stored

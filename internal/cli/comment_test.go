@@ -16,8 +16,11 @@ import (
 // and control under main and seq+callsite+ordered, 6 runs a cell, run one
 // after the other on one machine; storm.json, runs.jsonl and summary.json
 // of each), the gates' JSON on storm, previous.md (first.golden's
-// comment: the comment before this storm's) and forged.md (a hand-written
-// body whose history must not be carried on).
+// comment: the comment before this storm's), forged.md (a hand-written
+// body whose history must not be carried on), and partial (storm split
+// as --shard 1/2 and 2/2, merged with shard 2/2's runs.jsonl empty, as a
+// shard that failed before its first run leaves it) with its gate's JSON,
+// gate-partial.json (the action's target rules).
 var commentData = filepath.Join("testdata", "comment")
 
 // commentGolden is a golden file of testdata/comment: its first line is the

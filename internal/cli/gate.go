@@ -64,7 +64,17 @@ other rules.
 Calibration is always checked: a storm with legacy cells (condition main*)
 that all found nothing (0 corrupted, 0 silent, 0 gap) is "uncalibrated" — it
 could not see the race — and the gate fails; a storm with no legacy cells
-makes no calibration claim.`,
+makes no calibration claim.
+Completeness is always checked: a partial storm fails (exit 1) whatever the
+rules, with a line "partial: ..." for each thing it misses, before any other
+line: a shard merge was not given (storm.json's merged.missing), a shard that
+stopped early (merged.incomplete: its counts, and how to finish it), and the
+runs missing when a cell has fewer than storm.json's config.runs (in a
+shard's directory, the runs its shard owns), as an interrupted storm has. A
+storm.json that does not say its runs per cell cannot be shown whole and
+fails too. Under --no-worse a partial baseline fails the gate as well: a
+storm missing runs is no evidence to compare with. --format json carries
+them as "partial" and "baseline_partial".`,
 		Example: `  # the default rules: seq* cells clean, the control clean, calibrated
   stormctl gate storms/20261202-141100
 
@@ -126,7 +136,7 @@ func runGate(_ context.Context, opts *GateOptions) error {
 	if st == nil {
 		return loadErr
 	}
-	var base *reports.Summary
+	var base *gate.Storm
 	if opts.Baseline != "" {
 		b, err := loadStorm(opts.IO, "gate", opts.Baseline)
 		if b == nil {
@@ -135,9 +145,9 @@ func runGate(_ context.Context, opts *GateOptions) error {
 		if loadErr == nil {
 			loadErr = err
 		}
-		base = b.Summary
+		base = &gate.Storm{Summary: b.Summary, Partial: b.Partial()}
 	}
-	res := gate.Check(st.Summary, base, cfg)
+	res := gate.Check(gate.Storm{Summary: st.Summary, Partial: st.Partial()}, base, cfg)
 	if err := opts.Format.Print(opts.IO.Out, res); err != nil {
 		return err
 	}

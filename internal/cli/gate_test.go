@@ -22,6 +22,8 @@ import (
 // cell per line: world scenario condition outcome=runs... [rejections=N]
 // [reads=N] [non_prefix=N] [judged]; rejections and reads are the first
 // run's) as a storm directory, storm.json and runs.jsonl, and returns it.
+// storm.json's config.runs is the most runs a cell has: a fixture whose
+// cells have fewer is a partial storm.
 func fixtureStorm(t *testing.T, name string) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "storms", name+".txt"))
@@ -35,6 +37,7 @@ func fixtureStorm(t *testing.T, name string) string {
 	}
 	var cells []history.CellKey
 	var lines []string
+	runs := 0
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -74,6 +77,7 @@ func fixtureStorm(t *testing.T, name string) string {
 				outcomes = append(outcomes, history.Outcome(key))
 			}
 		}
+		runs = max(runs, len(outcomes))
 		for i, o := range outcomes {
 			r := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
 				RunID: fmt.Sprintf("wrun_%s_%d", strings.NewReplacer("/", "-", "+", "-").Replace(k.String()), i), Outcome: o,
@@ -92,7 +96,8 @@ func fixtureStorm(t *testing.T, name string) string {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at})
+	meta, _ := json.Marshal(map[string]any{"schema": reports.SchemaVersion, "version": "test", "cells": cells, "started": at,
+		"config": map[string]any{"runs": runs}})
 	if err := os.WriteFile(filepath.Join(dir, stormdir.FileStorm), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +111,7 @@ func TestGateCommand(t *testing.T) {
 	tests := []struct {
 		name  string
 		storm string
-		args  []string // {base} is fixture storm "clean"
+		args  []string // {base} is fixture storm "clean", {partial} "interrupted"
 		code  int
 		// lines are the stdout lines, each containing its string.
 		lines []string
@@ -138,15 +143,19 @@ func TestGateCommand(t *testing.T) {
 			[]string{"gate passed: 2 cells, 3 rules"}},
 		{"no worse than itself", "clean", []string{"--baseline", "{base}", "--no-worse", "--conditions", "seq*"}, cli.ExitOK,
 			[]string{"gate passed: 2 cells, 1 rule;"}},
+		{"a storm that stopped early", "interrupted", nil, cli.ExitGateFailed,
+			[]string{"partial: 1 of the 96 runs planned is missing: 1 of 4 cells has fewer runs than the 24 each was to have"}},
+		{"a partial baseline", "clean", []string{"--baseline", "{partial}", "--no-worse", "--conditions", "seq*"}, cli.ExitGateFailed,
+			[]string{"--no-worse: the baseline is partial: 1 of 96 runs missing: a storm missing runs it planned is no evidence to compare with"}},
 		{"worse than the baseline", "seq-worse", []string{"--baseline", "{base}", "--no-worse", "--conditions", "seq*"}, cli.ExitGateFailed,
 			[]string{"--no-worse: local/step-storm/seq+callsite+ordered: worse than the baseline: corrupted 0/24 0.0% [0.0, 13.8] → 5/24 20.8% [9.2, 40.5] (p=0.0496)"}},
 	}
-	base := fixtureStorm(t, "clean")
+	base := strings.NewReplacer("{base}", fixtureStorm(t, "clean"), "{partial}", fixtureStorm(t, "interrupted"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"gate", fixtureStorm(t, tc.storm)}
 			for _, a := range tc.args {
-				args = append(args, strings.ReplaceAll(a, "{base}", base))
+				args = append(args, base.Replace(a))
 			}
 			code, stdout, stderr := run(t.Context(), args...)
 			if code != tc.code {

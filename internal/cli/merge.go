@@ -43,7 +43,17 @@ shard twice, shards of different storms (any difference in storm.json's
 config apart from --shard, --out and --keep: seed, runs, conditions, latency,
 ...; or in the build version, conditions or cells), a run of an index its
 shard does not own, a run id found in two shards, malformed artifacts, and a
-non-empty --out. Missing shards are merged around, with a warning.`,
+non-empty --out.
+
+A partial storm is merged all the same, so that what was measured is kept,
+and said on stderr: a shard not given is merged around (storm.json's
+merged.missing); a shard that holds fewer runs of a cell than it owns (it
+stopped early: an error, a kill, a lost machine) is merged with what it
+holds, named per shard with its counts and how to finish it (storm --resume
+DIR), and recorded in storm.json's merged.incomplete. Either way merge
+exits 0 and its last line says the merged storm is partial and how many
+runs it is missing; gate never passes such a storm, and comment says it is
+partial.`,
 		Example: `  stormctl storm --runs 24 --shard 1/2 --out storms/pr-1
   stormctl storm --runs 24 --shard 2/2 --out storms/pr-2
   stormctl merge storms/pr-1 storms/pr-2 --out storms/pr
@@ -122,6 +132,9 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 	case err != nil:
 		return &UsageError{Err: err}
 	}
+	for _, in := range res.Incomplete {
+		fmt.Fprintf(opts.IO.ErrOut, "merge: warning: %s\n", in.Reason())
+	}
 	if err := opts.Format.Print(opts.IO.Out, table.Summary{Summary: res.Summary}); err != nil {
 		return err
 	}
@@ -129,6 +142,9 @@ func runMerge(_ context.Context, opts *MergeOptions) error {
 		len(shards), strings.Join(meta.Merged.Shards, ", "), opts.Out)
 	for _, l := range res.CountLines() {
 		fmt.Fprintf(opts.IO.ErrOut, "  %s\n", l)
+	}
+	if p := res.Partial; p != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "merge: warning: the merged storm is partial: %s; gate will not pass it\n", p.Headline())
 	}
 	return nil
 }

@@ -29,6 +29,11 @@ type Comment struct {
 	Compare *compare.Comparison
 	// Gates are the results of the gates run on the storm, in order.
 	Gates []*gate.Result
+	// Partial is what the storm is missing of the runs it planned
+	// (stormdir.PartialOf of its storm.json), nil when it holds them all.
+	// A partial storm's comment says so first, and its gate never reads
+	// as passed, whatever the gates' files say.
+	Partial *reports.Partial
 	// Commit is the commit stormed; ArtifactURL where the storm directory
 	// was uploaded (the timelines are under it). Either may be "".
 	Commit      string
@@ -41,10 +46,15 @@ type Comment struct {
 }
 
 // Gate is the storm's verdict over every gate run on it: GateFailed when
-// one failed, GatePassed when every one passed, GateNone without any.
+// one failed or the storm is partial (a gate passed on it by a build that
+// did not check is no pass), GatePassed when every one passed, GateNone
+// without any.
 func (c Comment) Gate() string {
 	if len(c.Gates) == 0 {
 		return GateNone
+	}
+	if c.partial() != nil {
+		return GateFailed
 	}
 	for _, g := range c.Gates {
 		if !g.Passed {
@@ -52,6 +62,21 @@ func (c Comment) Gate() string {
 		}
 	}
 	return GatePassed
+}
+
+// partial is what the storm is missing: its own storm.json's word
+// (Partial), else the first gate's that found it partial; nil when
+// neither did.
+func (c Comment) partial() *reports.Partial {
+	if c.Partial != nil {
+		return c.Partial
+	}
+	for _, g := range c.Gates {
+		if g.Partial != nil {
+			return g.Partial
+		}
+	}
+	return nil
 }
 
 // Rows is the history the comment shows and carries: the earlier storms
@@ -108,20 +133,43 @@ func short(commit string) string {
 	return commit
 }
 
-// head is the comment's first line and the gates' verdicts.
+// head is the comment's first line and the gates' verdicts. A partial
+// storm's first line says it is partial and what it is missing, the lines
+// below name each thing once, and each gate's lines are its other rules'
+// (gate.Result.RuleLines).
 func (c Comment) head(b *strings.Builder) {
 	at := ""
 	if c.Commit != "" {
 		at = " at `" + short(c.Commit) + "`"
 	}
 	verdict := map[string]string{GatePassed: "gate passed", GateFailed: "gate failed", GateNone: "no gate run"}[c.Gate()]
+	p := c.partial()
+	if p != nil {
+		verdict = "partial storm, " + p.Headline() + "; " + verdict
+	}
 	fmt.Fprintf(b, "### stormctl storm%s: %s\n\n", at, verdict)
+	if p != nil {
+		for _, r := range p.Reasons() {
+			fmt.Fprintf(b, "- %s: %s\n", gate.RulePartial, strings.ReplaceAll(r, "|", `\|`))
+		}
+		b.WriteString("\n")
+	}
 	for _, g := range c.Gates {
 		on := "every condition"
 		if len(g.Config.Conditions) > 0 {
 			on = "`" + strings.Join(g.Config.Conditions, ", ") + "`"
 		}
-		for _, l := range g.Lines() {
+		lines := g.Lines()
+		switch {
+		case p != nil && g.Partial != nil:
+			lines = g.RuleLines() // what the storm misses is said once, above
+		case p != nil && g.Passed:
+			// A gate that did not look at completeness (another build's
+			// JSON) passed the runs it was given, not the storm.
+			lines = []string{fmt.Sprintf("no rule broken on the runs the storm holds (%s, %s), but this gate did not check that the storm is whole",
+				plural.Count(g.Cells, "cell"), plural.Count(g.Rules, "rule"))}
+		}
+		for _, l := range lines {
 			fmt.Fprintf(b, "- on %s: %s\n", on, strings.ReplaceAll(l, "|", `\|`))
 		}
 	}

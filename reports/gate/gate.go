@@ -247,6 +247,18 @@ func (b Breach) String() string {
 	return b.Rule + ": " + b.Cell + ": " + b.Reason
 }
 
+// RulePartial is the rule a partial storm breaks, whatever the rules
+// given: a storm missing runs it planned never passes.
+const RulePartial = "partial"
+
+// Storm is a stored storm as gate checks it: its summary, and what it is
+// missing of the runs it planned (stormdir.PartialOf; nil when it holds
+// them all).
+type Storm struct {
+	Summary *reports.Summary
+	Partial *reports.Partial
+}
+
 // Result is a gate's verdict.
 type Result struct {
 	Passed bool `json:"passed"`
@@ -255,7 +267,12 @@ type Result struct {
 	Rules       int         `json:"rules"`
 	Config      Config      `json:"config"`
 	Calibration Calibration `json:"calibration"`
-	Broken      []Breach    `json:"broken"`
+	// Partial is what the storm is missing of the runs it planned, and
+	// BaselinePartial what the --no-worse baseline is missing; absent when
+	// the storm (the baseline) holds them all. Either fails the gate.
+	Partial         *reports.Partial `json:"partial,omitempty"`
+	BaselinePartial *reports.Partial `json:"baseline_partial,omitempty"`
+	Broken          []Breach         `json:"broken"`
 }
 
 // Lines are the gate's output: one line per broken rule, or one line
@@ -267,6 +284,28 @@ func (r *Result) Lines() []string {
 	var out []string
 	for _, b := range r.Broken {
 		out = append(out, b.String())
+	}
+	return out
+}
+
+// RuleLines are Lines with completeness aside, for a reader told once
+// that the storm is partial (the PR comment): the line of every broken
+// rule but RulePartial's, or, when only it broke, one line saying that no
+// other rule broke on the runs the storm holds. It never says "gate
+// passed" of a partial storm.
+func (r *Result) RuleLines() []string {
+	if r.Partial == nil {
+		return r.Lines()
+	}
+	var out []string
+	for _, b := range r.Broken {
+		if b.Rule != RulePartial {
+			out = append(out, b.String())
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, fmt.Sprintf("partial, and no other rule broken on the runs it holds: %s, %s; %s",
+			plural.Count(r.Cells, "cell"), plural.Count(r.Rules, "rule"), r.Calibration.text()))
 	}
 	return out
 }
@@ -309,18 +348,28 @@ func (c Calibration) text() string {
 	return fmt.Sprintf("no legacy (%s*) cells: no calibration claim", LegacyPrefix)
 }
 
-// Check checks storm s against the rules of c (which the caller has
+// Check checks storm st against the rules of c (which the caller has
 // defaulted and validated). base is the baseline storm for --no-worse (nil
-// without one). Infra runs never count as failures of a rule other than
-// --max infra=N, --max-infra-rate and the evidence rule (as runs that
-// decided nothing); a cell whose runs were all infra is not held to
+// without one). A partial storm (st.Partial: shards missing or incomplete,
+// cells with fewer runs than planned, or runs per cell unknown) never
+// passes, whatever the rules: each thing it is missing is a breach of
+// RulePartial, listed first; nor does a --no-worse against a partial
+// baseline, which is no evidence to compare with. Infra runs never count
+// as failures of a rule other than --max infra=N, --max-infra-rate and the
+// evidence rule (as runs that decided nothing); a cell whose runs were all infra is not held to
 // --require-rejections or --require-true-positives. Every
 // gated cell (narrowed, and the control cells under --control-clean) needs
 // MinDecided of its runs decided (reports.Cell.Evidenced), whatever the
 // rules: a storm that measured nothing never passes. A storm with legacy
 // cells that all found nothing is uncalibrated and never passes.
-func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
-	res := &Result{Rules: c.Rules(), Config: c}
+func Check(st Storm, base *Storm, c Config) *Result {
+	s := st.Summary
+	res := &Result{Rules: c.Rules(), Config: c, Partial: st.Partial}
+	if st.Partial != nil {
+		for _, r := range st.Partial.Reasons() {
+			res.Broken = append(res.Broken, Breach{Rule: RulePartial, Reason: r})
+		}
+	}
 	res.Calibration = calibrate(s)
 	if res.Calibration.Claim == Uncalibrated {
 		res.Broken = append(res.Broken, Breach{Rule: Uncalibrated, Reason: strings.TrimPrefix(res.Calibration.text(), Uncalibrated+": ")})
@@ -409,8 +458,13 @@ func Check(s *reports.Summary, base *reports.Summary, c Config) *Result {
 			}
 		}
 	}
+	if c.NoWorse && base != nil && base.Partial != nil {
+		res.BaselinePartial = base.Partial
+		res.Broken = append(res.Broken, Breach{Rule: "--no-worse", Reason: "the baseline is partial: " + base.Partial.Headline() +
+			": a storm missing runs it planned is no evidence to compare with (compare against a whole storm)"})
+	}
 	if c.NoWorse && base != nil {
-		for _, cc := range compare.Compare(base, s).Cells {
+		for _, cc := range compare.Compare(base.Summary, s).Cells {
 			if cc.Verdict != compare.Worse || !c.narrows(cc.Condition) {
 				continue
 			}

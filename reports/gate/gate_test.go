@@ -18,7 +18,11 @@ type gateCase struct {
 	Config   gate.Config     `json:"config"`
 	Cells    []*reports.Cell `json:"cells"`
 	Baseline []*reports.Cell `json:"baseline"`
-	Want     struct {
+	// Partial and BaselinePartial are what the storm and the baseline
+	// miss of the runs they planned (stormdir.PartialOf), when they do.
+	Partial         *reports.Partial `json:"partial"`
+	BaselinePartial *reports.Partial `json:"baseline_partial"`
+	Want            struct {
 		Passed bool   `json:"passed"`
 		Claim  string `json:"claim"`
 		Cells  *int   `json:"cells"`
@@ -44,11 +48,14 @@ func TestGate(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			var base *reports.Summary
+			var base *gate.Storm
 			if tc.Baseline != nil {
-				base = &reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Baseline}
+				base = &gate.Storm{Summary: &reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Baseline}, Partial: tc.BaselinePartial}
 			}
-			res := gate.Check(&reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Cells}, base, cfg)
+			res := gate.Check(gate.Storm{Summary: &reports.Summary{Schema: reports.SchemaVersion, Cells: tc.Cells}, Partial: tc.Partial}, base, cfg)
+			if res.Partial != tc.Partial {
+				t.Errorf("result's partial = %+v, want the storm's %+v", res.Partial, tc.Partial)
+			}
 			lines := res.Lines()
 			t.Logf("%s\n%s", tc.About, strings.Join(lines, "\n"))
 			if res.Passed != tc.Want.Passed {

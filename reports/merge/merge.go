@@ -39,6 +39,13 @@ type Result struct {
 	Names  []string
 	// Notes are disagreements that did not stop the merge.
 	Notes []string
+	// Incomplete are the shards that hold fewer runs of a cell than they
+	// own (they stopped early), in the order given: merged all the same,
+	// and recorded in storm.json's merged.incomplete.
+	Incomplete []reports.ShardRuns
+	// Partial is what the merged storm, read back, is missing of the runs
+	// it planned (nil when it holds them all): stormdir.PartialOf.
+	Partial *reports.Partial
 }
 
 // CountLines says, per cell, that the merged runs are the sum of the
@@ -67,7 +74,11 @@ func (m *Result) CountLines() []string {
 // with a malformed artifact, a run of a cell not in cells or of a run index
 // its shard does not own, a (cell, run index) or run id found twice, and
 // checks that every cell's merged counts, read back from out, equal the sum
-// of the shards'. load reads a storm directory back, each shard's and the
+// of the shards'. A shard that holds fewer runs of a cell than it owns (its
+// run indexes of meta's config.runs) stopped early: it is merged all the
+// same, so that what it measured is kept, and named in Result.Incomplete and
+// in the merged storm.json's merged.incomplete (meta is not changed). load
+// reads a storm directory back, each shard's and the
 // merged one (stormdir.LoadStorm: storm.json read whole, as every command
 // reads it). The caller checks that the shards are of one storm
 // (stormdir.MergeMeta).
@@ -121,6 +132,19 @@ func Merge(out string, meta *stormdir.Meta, cells []history.CellKey, shards []Sh
 		}
 		res.Shards = append(res.Shards, st.Summary)
 		res.Names = append(res.Names, sh.Name)
+		if in := incomplete(sh, st.Summary, cells, meta.Config.Runs); in != nil {
+			res.Incomplete = append(res.Incomplete, *in)
+		}
+	}
+	if len(res.Incomplete) > 0 {
+		m := *meta
+		var merged stormdir.MergeInfo
+		if meta.Merged != nil {
+			merged = *meta.Merged
+		}
+		merged.Incomplete = res.Incomplete
+		m.Merged = &merged
+		meta = &m
 	}
 	sort.SliceStable(lines, func(i, j int) bool {
 		a, b := lines[i].rec, lines[j].rec
@@ -166,6 +190,7 @@ func Merge(out string, meta *stormdir.Meta, cells []history.CellKey, shards []Sh
 		return nil, &OutputError{Err: fmt.Errorf("the merged storm does not read back: %w", err)}
 	}
 	res.Summary = back.Summary
+	res.Partial = back.Partial()
 	var bad []string
 	for _, c := range back.Summary.Cells {
 		runs, counts := 0, map[history.Outcome]int{}
@@ -189,6 +214,31 @@ func Merge(out string, meta *stormdir.Meta, cells []history.CellKey, shards []Sh
 		return res, &OutputError{Err: fmt.Errorf("the merged run counts are not the sum of the shards': %s", strings.Join(bad, "; "))}
 	}
 	return res, nil
+}
+
+// incomplete returns the shard's counts when it holds fewer runs of a cell
+// of cells than it owns of runs run indexes, nil otherwise.
+func incomplete(sh Shard, sum *reports.Summary, cells []history.CellKey, runs int) *reports.ShardRuns {
+	owned := 0
+	for r := range runs {
+		if sh.Owns(r) {
+			owned++
+		}
+	}
+	s := reports.ShardRuns{Shard: sh.Name, Dir: sh.Dir, Owned: owned * len(cells)}
+	short := false
+	for _, k := range cells {
+		held := 0
+		if c := sum.Cell(k); c != nil {
+			held = c.Runs
+		}
+		s.Runs += held
+		short = short || held < owned
+	}
+	if !short {
+		return nil
+	}
+	return &s
 }
 
 // OutputError is a merge that failed on its output, not on its inputs: the
