@@ -74,7 +74,12 @@ shard's directory, the runs its shard owns), as an interrupted storm has. A
 storm.json that does not say its runs per cell cannot be shown whole and
 fails too. Under --no-worse a partial baseline fails the gate as well: a
 storm missing runs is no evidence to compare with. --format json carries
-them as "partial" and "baseline_partial".`,
+them as "partial" and "baseline_partial".
+
+--only-whole checks completeness alone (no rules, no evidence or
+calibration check): exit 0 when the storm holds every run it planned, 1
+with its "partial: ..." lines when not. It picks a baseline: the GitHub
+Action skips a base branch's partial storm for the newest whole one.`,
 		Example: `  # the default rules: seq* cells clean, the control clean, calibrated
   stormctl gate storms/20261202-141100
 
@@ -83,7 +88,10 @@ them as "partial" and "baseline_partial".`,
     --require-rejections --max-infra-rate 0.05
 
   # no seq* cell worse than main's storm
-  stormctl gate storms/pr --conditions 'seq*' --baseline storms/main --no-worse`,
+  stormctl gate storms/pr --conditions 'seq*' --baseline storms/main --no-worse
+
+  # is this storm whole enough to be a baseline?
+  stormctl gate storms/main --only-whole`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -96,6 +104,9 @@ them as "partial" and "baseline_partial".`,
 			}
 			if cmd.Flags().Changed("max-infra-rate") {
 				opts.Config.MaxInfraRate = &infraRate
+			}
+			if cmd.Flags().Changed("min-decided") && opts.Config.OnlyWhole {
+				return usage("--only-whole checks that the storm is whole and nothing else: drop --min-decided (or drop --only-whole)")
 			}
 			if cmd.Flags().Changed("min-decided") {
 				opts.Config.MinDecided = &minDecided
@@ -117,6 +128,7 @@ them as "partial" and "baseline_partial".`,
 	fl.Float64Var(&minDecided, "min-decided", reports.DefaultMinDecided, "every gated cell has at least this share of its runs decided (completed, corrupted, silent, gap, hole), and at least one; stuck, failed and infra runs decide nothing")
 	fl.BoolVar(&c.NoWorse, "no-worse", false, "no cell is worse than in --baseline")
 	fl.StringVar(&opts.Baseline, "baseline", "", "baseline storm directory for --no-worse")
+	fl.BoolVar(&c.OnlyWhole, "only-whole", false, "check only that the storm is whole (every planned run recorded, every shard merged), no rule: picks a baseline")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatTable: "plain lines"})
 	return cmd
 }
@@ -148,6 +160,12 @@ func runGate(_ context.Context, opts *GateOptions) error {
 		base = &gate.Storm{Summary: b.Summary, Partial: b.Partial()}
 	}
 	res := gate.Check(gate.Storm{Summary: st.Summary, Partial: st.Partial()}, base, cfg)
+	if loadErr != nil {
+		// What could be read is still gated and printed, but never passes.
+		res.Broken = append(res.Broken, gate.Breach{Rule: gate.RuleMalformed,
+			Reason: "some artifacts could not be read (stderr names them): a gate never passes on what it could not read"})
+		res.Passed = false
+	}
 	if err := opts.Format.Print(opts.IO.Out, res); err != nil {
 		return err
 	}

@@ -254,3 +254,52 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGateNeverPassesWhatItCouldNotRead: a storm or baseline with a
+// malformed artifact (runs.jsonl cut off) is gated on what could be read,
+// and that result never says passed: the rules that hold are printed with
+// a "malformed:" line, and stormctl exits 2.
+func TestGateNeverPassesWhatItCouldNotRead(t *testing.T) {
+	cut := func(t *testing.T) string {
+		dir := fixtureStorm(t, "clean")
+		f, err := os.OpenFile(filepath.Join(dir, stormdir.FileRuns), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteString(`{"world":"local","scen`)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"the storm", func(t *testing.T) []string { return []string{cut(t)} }},
+		{"the baseline", func(t *testing.T) []string {
+			return []string{fixtureStorm(t, "clean"), "--baseline", cut(t), "--no-worse", "--conditions", "seq*"}
+		}},
+		{"the storm, --only-whole", func(t *testing.T) []string { return []string{cut(t), "--only-whole"} }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"gate"}, tc.args(t)...)
+			code, stdout, stderr := run(t.Context(), args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, "runs.jsonl") {
+				t.Errorf("exit %d, stderr %q; want %d naming runs.jsonl", code, stderr, cli.ExitUsage)
+			}
+			if strings.Contains(stdout, "gate passed") || !strings.Contains(stdout, "malformed: some artifacts could not be read") {
+				t.Errorf("stdout on a malformed storm:\n%s", stdout)
+			}
+			_, stdout, _ = run(t.Context(), append(args, "--format", "json")...)
+			var res gate.Result
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Passed {
+				t.Errorf("gate --format json: passed %v, %v:\n%s", res.Passed, err, stdout)
+			}
+		})
+	}
+}

@@ -194,6 +194,22 @@ func TestPartialStormNeverPasses(t *testing.T) {
 				}
 			}
 
+			// The base lookup's check: the same storm, no rules.
+			code, stdout, stderr = run(t.Context(), "gate", storm, "--only-whole")
+			wholeLines := tc.gateLines
+			if whole {
+				wholeLines = []string{"gate passed: the storm is whole: 12 cells, every planned run recorded"}
+			}
+			if got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n"); code != tc.gateCode || stderr != "" || len(got) != len(wholeLines) {
+				t.Errorf("gate --only-whole: exit %d, stderr %q, stdout:\n%s\nwant exit %d and %d lines", code, stderr, stdout, tc.gateCode, len(wholeLines))
+			} else {
+				for i, w := range wholeLines {
+					if !strings.Contains(got[i], sub.Replace(w)) {
+						t.Errorf("gate --only-whole line %d = %q, want it to contain %q", i+1, got[i], sub.Replace(w))
+					}
+				}
+			}
+
 			code, stdout, _ = run(t.Context(), append(rules, "--format", "json")...)
 			var res gate.Result
 			if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != tc.gateCode {

@@ -117,6 +117,11 @@ type Config struct {
 	// no evidence, whatever the other rules say. Always checked, like
 	// calibration; nil: reports.DefaultMinDecided.
 	MinDecided *float64 `json:"min_decided,omitempty"`
+	// OnlyWhole checks that the storm is whole and nothing else: every
+	// planned run recorded, every shard merged whole (no rules, no
+	// evidence or calibration check). It picks a baseline: the action
+	// skips a base branch's partial storm for an older whole one.
+	OnlyWhole bool `json:"only_whole,omitempty"`
 }
 
 // Default is the rules gate applies when none are given: the target
@@ -134,7 +139,7 @@ func Default() Config {
 // always checked, aside).
 func (c Config) Rules() int {
 	n := len(c.Max)
-	for _, b := range []bool{c.ControlClean, c.RequireRejections, c.RequireTruePositives, c.MaxInfraRate != nil, c.NoWorse} {
+	for _, b := range []bool{c.ControlClean, c.RequireRejections, c.RequireTruePositives, c.MaxInfraRate != nil, c.NoWorse, c.OnlyWhole} {
 		if b {
 			n++
 		}
@@ -171,6 +176,9 @@ func (c Config) minDecided() float64 {
 
 // Validate checks every rule; messages name the flag.
 func (c Config) Validate() error {
+	if c.OnlyWhole && (c.Rules() > 1 || len(c.Conditions) > 0) {
+		return fmt.Errorf("--only-whole checks that the storm is whole and nothing else: drop the other rules and --conditions (or drop --only-whole)")
+	}
 	seen := map[string]bool{}
 	for _, r := range c.Max {
 		if !slices.Contains(MaxKeys(), r.Key) || r.Max < 0 {
@@ -251,6 +259,10 @@ func (b Breach) String() string {
 // given: a storm missing runs it planned never passes.
 const RulePartial = "partial"
 
+// RuleMalformed is the rule of the breach a storm or baseline with
+// malformed artifacts adds: what could be read is gated, and never passes.
+const RuleMalformed = "malformed"
+
 // Storm is a stored storm as gate checks it: its summary, and what it is
 // missing of the runs it planned (stormdir.PartialOf; nil when it holds
 // them all).
@@ -278,6 +290,9 @@ type Result struct {
 // Lines are the gate's output: one line per broken rule, or one line
 // saying it passed.
 func (r *Result) Lines() []string {
+	if r.Passed && r.Config.OnlyWhole {
+		return []string{fmt.Sprintf("gate passed: the storm is whole: %s, every planned run recorded (--only-whole: no other rule checked)", plural.Count(r.Cells, "cell"))}
+	}
 	if r.Passed {
 		return []string{fmt.Sprintf("gate passed: %s, %s; %s", plural.Count(r.Cells, "cell"), plural.Count(r.Rules, "rule"), r.Calibration.text())}
 	}
@@ -369,6 +384,15 @@ func Check(st Storm, base *Storm, c Config) *Result {
 		for _, r := range st.Partial.Reasons() {
 			res.Broken = append(res.Broken, Breach{Rule: RulePartial, Reason: r})
 		}
+	}
+	if c.OnlyWhole {
+		if len(s.Cells) == 0 {
+			res.Broken = append(res.Broken, Breach{Rule: RulePartial, Reason: "the storm holds no cells: nothing of it can be shown whole"})
+		}
+		res.Calibration = Calibration{Claim: NoClaim}
+		res.Cells = len(s.Cells)
+		res.Passed = len(res.Broken) == 0
+		return res
 	}
 	res.Calibration = calibrate(s)
 	if res.Calibration.Claim == Uncalibrated {

@@ -146,6 +146,23 @@ func TestGateConfig(t *testing.T) {
 			wantErr: []string{"--min-decided", "-0.1"},
 		},
 		{
+			name: "--only-whole alone: no default rules",
+			cfg:  gate.Config{OnlyWhole: true},
+			want: gate.Config{OnlyWhole: true},
+		},
+		{
+			name:    "--only-whole with a rule",
+			cfg:     gate.Config{OnlyWhole: true, NoWorse: true},
+			want:    gate.Config{OnlyWhole: true, NoWorse: true},
+			wantErr: []string{"--only-whole", "drop the other rules"},
+		},
+		{
+			name:    "--only-whole with --conditions",
+			cfg:     gate.Config{OnlyWhole: true, Conditions: []string{"seq*"}},
+			want:    gate.Config{OnlyWhole: true, Conditions: []string{"seq*"}},
+			wantErr: []string{"--only-whole", "--conditions"},
+		},
+		{
 			name:    "empty glob",
 			cfg:     gate.Config{Conditions: []string{""}, ControlClean: true},
 			want:    gate.Config{Conditions: []string{""}, ControlClean: true},
