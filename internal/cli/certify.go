@@ -17,6 +17,7 @@ import (
 	devkitengine "github.com/stormctl/stormctl/engine/devkit"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/redisserver"
+	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
@@ -311,20 +312,26 @@ func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry,
 			card.StormNote = "partial: " + card.StormNote
 		}
 	}
-	card.Engine, card.EngineNote, card.Runtime = stormRanBy(out, why)
+	card.Engine, card.EngineNote, card.Runtime = stormRanBy(out, sum, why)
 	if card.Engine == certify.EngineUnknown {
 		fmt.Fprintf(opts.IO.ErrOut, "stormctl: warning: certify %s: %s: the card says the storm's engine is UNKNOWN\n", opts.World, card.EngineNote)
 	}
 }
 
-// stormRanBy is what ran the storm in dir, as its storm.json records it:
-// its engine (storm.DefaultEngine when it names none), with why when that
+// stormRanBy is what ran the storm in dir, as its storm.json records it,
+// when a storm ran (sum, its summary, is not nil): no engine when none
+// did, though storm.json is written before any world or engine opens (a
+// storm whose engine failed to open names one it never ran). Else its
+// engine (storm.DefaultEngine when it names none), with why when that
 // is the model (why the real runtime did not run it), and under another
 // engine the first cell's runtime (every cell of certify's storm has the
 // same). A storm.json that cannot be read makes the engine
 // certify.EngineUnknown, its note saying why: a card never names an
 // engine it cannot show ran.
-func stormRanBy(dir, why string) (eng, note string, rt *stormdir.Runtime) {
+func stormRanBy(dir string, sum *reports.Summary, why string) (eng, note string, rt *stormdir.Runtime) {
+	if sum == nil {
+		return "", "", nil
+	}
 	m, err := stormdir.ReadMeta(dir)
 	if err != nil {
 		return certify.EngineUnknown, fmt.Sprintf("the storm's storm.json could not be read (%v), so what ran it is not known", err), nil

@@ -13,8 +13,11 @@ import (
 
 // TestStormRanBy: the card's engine is what the storm's storm.json
 // records: the model (with why the real runtime did not run it), the
-// devkit engine with the runtime of its cells (none recorded: none), and
-// UNKNOWN, saying why, when storm.json is missing or unreadable.
+// devkit engine with the runtime of its cells (none recorded: none),
+// UNKNOWN, saying why, when storm.json is missing or unreadable, and none
+// when no storm ran, whatever storm.json says (it is written before the
+// worlds and engines open: a devkit engine that failed to open ran
+// nothing).
 func TestStormRanBy(t *testing.T) {
 	t.Parallel()
 	rt := stormdir.Runtime{Engine: "devkit", Versions: map[string]string{"@workflow/core": "4.8.9"}, Queue: "world-local"}
@@ -25,13 +28,16 @@ func TestStormRanBy(t *testing.T) {
 		eng     string
 		note    string // a word the note holds ("": none)
 		runtime bool
+		notRun  bool // the storm returned no summary: nothing ran
 	}{
-		{"no storm.json", nil, "", certify.EngineUnknown, "could not be read", false},
-		{"storm.json cut short", nil, `{"schema":`, certify.EngineUnknown, "could not be read", false},
-		{"the model", &stormdir.Meta{Schema: reports.SchemaVersion}, "", "model", "too new", false},
-		{"the model, named", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "model"}}, "", "model", "too new", false},
-		{"the devkit engine", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "devkit"}, Runtimes: []stormdir.Runtime{rt}}, "", "devkit", "", true},
-		{"the devkit engine, no runtime recorded", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "devkit"}}, "", "devkit", "", false},
+		{"no storm.json", nil, "", certify.EngineUnknown, "could not be read", false, false},
+		{"storm.json cut short", nil, `{"schema":`, certify.EngineUnknown, "could not be read", false, false},
+		{"the model", &stormdir.Meta{Schema: reports.SchemaVersion}, "", "model", "too new", false, false},
+		{"the model, named", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "model"}}, "", "model", "too new", false, false},
+		{"the devkit engine", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "devkit"}, Runtimes: []stormdir.Runtime{rt}}, "", "devkit", "", true, false},
+		{"the devkit engine, no runtime recorded", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "devkit"}}, "", "devkit", "", false, false},
+		{"storm.json written, nothing ran", &stormdir.Meta{Schema: reports.SchemaVersion, Config: stormdir.Config{Engine: "devkit"}}, "", "", "", false, true},
+		{"no storm.json, nothing ran", nil, "", "", "", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -46,7 +52,11 @@ func TestStormRanBy(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			eng, note, got := stormRanBy(dir, "contract too new")
+			sum := reports.NewSummary(nil)
+			if tc.notRun {
+				sum = nil
+			}
+			eng, note, got := stormRanBy(dir, sum, "contract too new")
 			if eng != tc.eng || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) || (got != nil) != tc.runtime {
 				t.Errorf("stormRanBy = %q, %q, %+v; want %q, a note holding %q, runtime %v", eng, note, got, tc.eng, tc.note, tc.runtime)
 			}
