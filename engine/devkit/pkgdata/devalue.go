@@ -79,12 +79,18 @@ func decodeBytes(raw json.RawMessage, b []byte, depth int) (json.RawMessage, err
 	return json.Marshal(v)
 }
 
-// unflatten decodes devalue's flat array into plain values (objects, arrays,
+// unflatten decodes devalue's flat array (or a bare sentinel) into plain values (objects, arrays,
 // strings, numbers, booleans, nil). Dates are their strings; Sets arrays;
 // Maps arrays of [key, value]; NaN, infinities and undefined are nil; a
 // custom type ([tag, i]) the value its reducer made; other tagged values
 // {"$type": tag, "value": [...]}.
 func unflatten(b []byte) (any, error) {
+	var sentinel int
+	if json.Unmarshal(b, &sentinel) == nil {
+		// A top-level undefined, NaN, infinity or -0 is its bare sentinel
+		// (devalue's stringify gives "-1" for undefined), not an array.
+		return devalueDecoder{}.hydrate(sentinel, 0)
+	}
 	var values []json.RawMessage
 	if err := json.Unmarshal(b, &values); err != nil {
 		return nil, fmt.Errorf("%w: %v", errDevalue, err)

@@ -28,6 +28,8 @@ func TestDecode(t *testing.T) {
 			`[{"i":0,"path":"timer","sync":"sync(r=0,b=0)"},{"i":1,"path":"timer","sync":"sync(r=1,b=0)"}]`},
 		{"undefined fields dropped, sentinels null", bin(`devl[{"a":1,"b":-1,"c":-3},[-4,2]," x"]`), `{"a":[null," x"],"c":null}`},
 		{"tagged values", bin(`devl[[1,2,3],["Date","2026-12-04T00:00:00.000Z"],["Set",4],["null","k",4],7]`), `["2026-12-04T00:00:00.000Z",[7],{"k":7}]`},
+		{"a top-level undefined is its bare sentinel", bin(`devl-1`), `null`},
+		{"a top-level NaN is its bare sentinel", bin(`devl-3`), `null`},
 		{"gzip of devalue (5.0)", bin(gz(`devl[[1],7]`)), `[7]`},
 		{"a custom type is what its reducer made", bin(`devl[["Error",1],{"name":2,"message":3},"TypeError","boom"]`), `{"message":"boom","name":"TypeError"}`},
 		{"plain JSON passes", json.RawMessage(`{"output":3}`), `{"output":3}`},
@@ -38,7 +40,7 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%s: Decode = %s, %v; want %s", tc.name, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{`devl{`, `devl[[5]]`, `devl[[0]]`} {
+	for _, bad := range []string{`devl{`, `devl[[5]]`, `devl[[0]]`, `devl5`} {
 		if _, err := Decode(bin(bad)); !errors.Is(err, errDevalue) {
 			t.Errorf("Decode(%q) = %v, want errDevalue", bad, err)
 		}
