@@ -21,7 +21,8 @@ import (
 func TestFinishedConsumer(t *testing.T) {
 	base := simulate(t, shaped(baseShape), nil, IDsPositional)
 	base = base[:len(base)-1] // without run_completed: the replay derives it
-	at := func(l []eventlog.Event, typ eventlog.Type) int {
+	at := func(t *testing.T, l []eventlog.Event, typ eventlog.Type) int {
+		t.Helper()
 		i := find(l, typ)
 		if i < 0 {
 			t.Fatalf("the log has no %s", typ)
@@ -29,10 +30,12 @@ func TestFinishedConsumer(t *testing.T) {
 		return i
 	}
 	// copyAfter inserts a copy of the first event of type typ right after
-	// the first event of type after that has the same correlation id.
-	copyAfter := func(typ, after eventlog.Type) func([]eventlog.Event) ([]eventlog.Event, int) {
-		return func(l []eventlog.Event) ([]eventlog.Event, int) {
-			e := l[at(l, typ)]
+	// the first event of type after that has the same correlation id; its
+	// failures are the subtest's (t is the subtest's own).
+	copyAfter := func(typ, after eventlog.Type) func(*testing.T, []eventlog.Event) ([]eventlog.Event, int) {
+		return func(t *testing.T, l []eventlog.Event) ([]eventlog.Event, int) {
+			t.Helper()
+			e := l[at(t, l, typ)]
 			j := slices.IndexFunc(l, func(x eventlog.Event) bool { return x.Type == after && x.CorrelationID == e.CorrelationID })
 			if j < 0 {
 				t.Fatalf("no %s for %s", after, e.CorrelationID)
@@ -45,32 +48,32 @@ func TestFinishedConsumer(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		// edit returns the edited log and the index of the event the
+		// edit returns (failing the subtest t when it cannot) the edited log and the index of the event the
 		// replay must diverge at (ignored when kind is "").
-		edit func([]eventlog.Event) ([]eventlog.Event, int)
+		edit func(*testing.T, []eventlog.Event) ([]eventlog.Event, int)
 		kind string
 	}{
-		{"no duplicate", func(l []eventlog.Event) ([]eventlog.Event, int) { return l, -1 }, ""},
+		{"no duplicate", func(_ *testing.T, l []eventlog.Event) ([]eventlog.Event, int) { return l, -1 }, ""},
 		{"step_created twice before the step completed", copyAfter(eventlog.StepCreated, eventlog.StepCreated), ""},
 		{"step_created twice, the second after step_started", copyAfter(eventlog.StepCreated, eventlog.StepStarted), ""},
 		{"step_created again after step_completed", copyAfter(eventlog.StepCreated, eventlog.StepCompleted), "unconsumed"},
 		{"step_completed twice", copyAfter(eventlog.StepCompleted, eventlog.StepCompleted), "unconsumed"},
-		{"step_created twice under another step's name", func(l []eventlog.Event) ([]eventlog.Event, int) {
-			l, i := copyAfter(eventlog.StepCreated, eventlog.StepCreated)(l)
+		{"step_created twice under another step's name", func(t *testing.T, l []eventlog.Event) ([]eventlog.Event, int) {
+			l, i := copyAfter(eventlog.StepCreated, eventlog.StepCreated)(t, l)
 			l[i].Payload = mustJSON(stepCreated{Name: "b", Args: mustJSON(1)})
 			return l, i
 		}, "step_name"},
 		{"wait_created twice with one resumeAt", copyAfter(eventlog.WaitCreated, eventlog.WaitCreated), ""},
-		{"wait_created twice, completed for the last resumeAt", func(l []eventlog.Event) ([]eventlog.Event, int) {
-			l, i := copyAfter(eventlog.WaitCreated, eventlog.WaitCreated)(l)
+		{"wait_created twice, completed for the last resumeAt", func(t *testing.T, l []eventlog.Event) ([]eventlog.Event, int) {
+			l, i := copyAfter(eventlog.WaitCreated, eventlog.WaitCreated)(t, l)
 			resumeAt(l, i, 2*time.Second)
-			l[at(l, eventlog.WaitCompleted)].Payload = mustJSON(waitCompleted{ResumeAt: simNow.Add(2 * time.Second)})
+			l[at(t, l, eventlog.WaitCompleted)].Payload = mustJSON(waitCompleted{ResumeAt: simNow.Add(2 * time.Second)})
 			return l, -1
 		}, ""},
-		{"wait_created twice, completed for the first resumeAt", func(l []eventlog.Event) ([]eventlog.Event, int) {
-			l, i := copyAfter(eventlog.WaitCreated, eventlog.WaitCreated)(l)
+		{"wait_created twice, completed for the first resumeAt", func(t *testing.T, l []eventlog.Event) ([]eventlog.Event, int) {
+			l, i := copyAfter(eventlog.WaitCreated, eventlog.WaitCreated)(t, l)
 			resumeAt(l, i, 2*time.Second)
-			return l, at(l, eventlog.WaitCompleted)
+			return l, at(t, l, eventlog.WaitCompleted)
 		}, "wait_resume_at"},
 		{"wait_created again after wait_completed", copyAfter(eventlog.WaitCreated, eventlog.WaitCompleted), "unconsumed"},
 		{"hook_created twice before the hook was disposed", copyAfter(eventlog.HookCreated, eventlog.HookCreated), ""},
@@ -81,15 +84,15 @@ func TestFinishedConsumer(t *testing.T) {
 		{"hook_received after hook_disposed: ignored", copyAfter(eventlog.HookReceived, eventlog.HookDisposed), ""},
 		// A step worker's own attribute carries the step's id and is not
 		// replayed, wherever it lands.
-		{"a step's attribute after step_completed: not replayed", func(l []eventlog.Event) ([]eventlog.Event, int) {
-			c := at(l, eventlog.StepCompleted)
+		{"a step's attribute after step_completed: not replayed", func(t *testing.T, l []eventlog.Event) ([]eventlog.Event, int) {
+			c := at(t, l, eventlog.StepCompleted)
 			attr := eventlog.Event{Type: eventlog.AttrSet, CorrelationID: l[c].CorrelationID, Dedup: StepAttrDedup + "k",
 				Payload: mustJSON(attrSet{Key: "k", Value: mustJSON("v")})}
 			return slices.Insert(slices.Clone(l), c+1, attr), -1
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log, idx := tc.edit(slices.Clone(base))
+			log, idx := tc.edit(t, slices.Clone(base))
 			for _, wake := range allWakes {
 				out := Replay(shaped(baseShape), "run-sim", log, IDsPositional, wake, simNow)
 				if tc.kind == "" {
