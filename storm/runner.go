@@ -354,15 +354,15 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	stats := c.eng.Finish(runID)
 	var bug *crash.Error
 	if errors.As(driveErr, &bug) {
-		r.sink.end(runID) // a bug: the run measured nothing, the storm stops
+		r.sink.discard(runID) // a bug: the run measured nothing, the storm stops
 		return driveErr
 	}
 	if err := c.eng.Panicked(); err != nil {
-		r.sink.end(runID)
+		r.sink.discard(runID)
 		return err
 	}
 	if ctx.Err() != nil {
-		r.sink.end(runID) // interrupted: an unfinished run is not an outcome
+		r.sink.discard(runID) // interrupted: an unfinished run is not an outcome
 		return nil
 	}
 	ended := time.Now()
@@ -398,7 +398,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// runs.jsonl's line comes last: a run it lists has its history and
 	// final log on disk, and a run it does not list is run again by
 	// --resume, its partial history and final log dropped.
-	if err := r.out.WriteHistory(ops); err != nil {
+	if err := r.sink.write(runID, ops); err != nil {
 		return err
 	}
 	if err := r.out.WriteEvents(c.key, runID, collected.Final); err != nil {
@@ -472,17 +472,25 @@ func (r *runner) writeSummary() error {
 // Operations of a run that was recorded (late writers) go straight to
 // history.jsonl; those of a run not yet begun are kept for it: an engine
 // whose runtime mints run ids records a run's first operations before
-// Start has said its id (flush writes what no run claimed).
+// Start has said its id (flush writes what no run claimed). Between a
+// run's end and its record (its analysis can take seconds) a late
+// writer's operations are held, and written after the run's own: a
+// delivery still running when its run ended has its operations in
+// history.jsonl in the order it made them, which replay serves.
 type historySink struct {
 	mu      sync.Mutex
 	byRun   map[string][]history.Op
 	pending map[string][]history.Op
-	ended   map[string]bool
-	out     *stormdir.Writer
+	// ending holds the operations recorded between a run's end and its
+	// write.
+	ending map[string][]history.Op
+	ended  map[string]bool
+	out    *stormdir.Writer
 }
 
 func newHistorySink(out *stormdir.Writer) *historySink {
-	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
+	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{},
+		ending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
 }
 
 // Record keeps op for its run, or writes it when its run was recorded.
@@ -490,6 +498,11 @@ func (h *historySink) Record(op history.Op) {
 	h.mu.Lock()
 	if buf, ok := h.byRun[op.RunID]; ok {
 		h.byRun[op.RunID] = append(buf, op)
+		h.mu.Unlock()
+		return
+	}
+	if buf, ok := h.ending[op.RunID]; ok {
+		h.ending[op.RunID] = append(buf, op)
 		h.mu.Unlock()
 		return
 	}
@@ -523,18 +536,44 @@ func (h *historySink) rename(from, to string) {
 	h.mu.Unlock()
 }
 
-// end returns runID's operations; later ones go straight to history.jsonl.
+// end returns runID's operations; later ones are held until write has
+// written these.
 func (h *historySink) end(runID string) []history.Op {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ops := h.byRun[runID]
 	delete(h.byRun, runID)
-	h.ended[runID] = true
+	h.ending[runID] = []history.Op{}
 	return ops
 }
 
+// write writes runID's operations, as end returned them, then those held
+// since; later ones go straight to history.jsonl.
+func (h *historySink) write(runID string, ops []history.Op) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops = append(ops, h.ending[runID]...)
+	delete(h.ending, runID)
+	h.ended[runID] = true
+	if len(ops) == 0 {
+		return nil
+	}
+	return h.out.WriteHistory(ops)
+}
+
+// discard drops runID's operations (a run the storm does not record);
+// later ones go straight to history.jsonl.
+func (h *historySink) discard(runID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.byRun, runID)
+	delete(h.ending, runID)
+	h.ended[runID] = true
+}
+
 // flush writes the operations kept for runs that never began (none of the
-// model's: it begins every run before its first operation).
+// model's: it begins every run before its first operation), and those held
+// for a run whose record was not written.
 func (h *historySink) flush() error {
 	h.mu.Lock()
 	var ops []history.Op
@@ -542,6 +581,10 @@ func (h *historySink) flush() error {
 		ops = append(ops, h.pending[id]...)
 	}
 	clear(h.pending)
+	for _, id := range slices.Sorted(maps.Keys(h.ending)) {
+		ops = append(ops, h.ending[id]...) // a run whose record was not written: its late writers'
+	}
+	clear(h.ending)
 	h.mu.Unlock()
 	if len(ops) == 0 {
 		return nil

@@ -13,7 +13,10 @@ import (
 // TestHistorySink: a run's operations are kept for it from before its
 // engine said its id (an engine that mints ids records first) to its end,
 // under the id Start returned; later ones (late writers) and those of runs
-// that never began go to history.jsonl.
+// that never began go to history.jsonl, a late writer's after the run's
+// own even when it wrote while the run's were being analysed (history.jsonl
+// keeps a delivery's operations in the order it made them: replay serves
+// them so); a discarded run's are dropped, its late writers' kept.
 func TestHistorySink(t *testing.T) {
 	dir := t.TempDir()
 	out, err := stormdir.OpenWriter(dir, &stormdir.Meta{Schema: reports.SchemaVersion})
@@ -40,7 +43,15 @@ func TestHistorySink(t *testing.T) {
 	if want := []string{"engines:create_run", "engines:append", "engines:list"}; !slices.Equal(kinds(got), want) {
 		t.Errorf("the run's operations: %v, want %v", kinds(got), want)
 	}
-	h.Record(op("engines", history.OpAppend)) // a late writer
+	h.Record(op("engines", history.OpAppendFenced)) // a late writer, while the run is analysed
+	if err := h.write("engines", got); err != nil {
+		t.Fatal(err)
+	}
+	h.Record(op("engines", history.OpAppend)) // a late writer, after the run's record
+	h.begin("dropped")
+	h.Record(op("dropped", history.OpList))
+	h.discard("dropped") // interrupted
+	h.Record(op("dropped", history.OpAppend))
 	if err := h.flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +63,17 @@ func TestHistorySink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(written["engines"]) != 1 || len(written["never"]) != 1 || len(written) != 2 {
-		t.Errorf("%s holds %v, want the late append and the run that never began", filepath.Base(stormdir.FileHistory), written)
+	want := map[string][]string{
+		"engines": {"engines:create_run", "engines:append", "engines:list", "engines:" + history.OpAppendFenced, "engines:append"},
+		"never":   {"never:list"},
+		"dropped": {"dropped:append"},
+	}
+	for run, w := range want {
+		if g := kinds(written[run]); !slices.Equal(g, w) {
+			t.Errorf("%s holds %v for run %s, want %v", filepath.Base(stormdir.FileHistory), g, run, w)
+		}
+	}
+	if len(written) != len(want) {
+		t.Errorf("%s holds runs %v, want %v", filepath.Base(stormdir.FileHistory), written, want)
 	}
 }
