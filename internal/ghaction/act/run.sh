@@ -127,7 +127,10 @@ if [ "$name" = workflow_dispatch ] && [ "$status" = 0 ]; then
     run="$state/runs/main/$(date +%s)"
     mkdir -p "$run"
     cp -r "$merged" "$run/storm-merged"
-    # act's artifact server keeps gzip-encoded uploads as NAME.gz__
+    # act's artifact server keeps upload-artifact v4's upload as one
+    # NAME.zip (gh run download unzips it), v3's files gzip-encoded as
+    # NAME.gz__
+    find "$run" -name '*.zip' | while read -r f; do unzip -q -o "$f" -d "$(dirname "$f")" && rm "$f"; done
     find "$run" -name '*.gz__' | while read -r f; do gunzip -c "$f" > "${f%.gz__}" && rm "$f"; done
     echo "run.sh: the merged storm is stored as main's: $run" >&2
   fi
