@@ -39,6 +39,12 @@ type RunFindings struct {
 	// (ScanCreations): the world broke its uniqueness contract. Unlike
 	// Duplicates (two events at one seq), it counts under every scheme.
 	DuplicateCreates int `json:"duplicate_creates"`
+	// DuplicateEnds counts the terminal events (run_completed, run_failed)
+	// beyond the first in the final log (checkEnds): the world ended a run
+	// twice. Omitted at 0, so the JSON of storms recorded before it was
+	// counted (2026-12-06) reads as it did; forensics DIR counts it from
+	// any storm's final logs.
+	DuplicateEnds int `json:"duplicate_ends,omitempty"`
 	// Slot holds the slot scheme's findings (nil under other schemes).
 	Slot *SlotFindings `json:"slot,omitempty"`
 }
@@ -54,6 +60,7 @@ func (f *RunFindings) Add(o RunFindings) {
 	f.Duplicates += o.Duplicates
 	f.Unpositioned += o.Unpositioned
 	f.DuplicateCreates += o.DuplicateCreates
+	f.DuplicateEnds += o.DuplicateEnds
 	if o.Slot != nil {
 		if f.Slot == nil {
 			f.Slot = &SlotFindings{}
@@ -106,6 +113,7 @@ func checks() []check {
 		checkReads,       // reads.go
 		checkSlots,       // slot.go
 		checkCreates,     // creates.go
+		checkEnds,        // ends.go
 	}
 }
 

@@ -56,7 +56,8 @@ types overtook which (count, mean and max delta), mint-to-commit windows per
 event type (p50/p90/p99/max), non-prefix reads, cursor skips, density
 (gaps, dup seqs: two events at one position) and dup creates (a step, wait
 or hook the final log creates more than once for one correlation id or
-token: the world broke its uniqueness contract). Each run is read by its condition's scheme, as the
+token: the world broke its uniqueness contract) and dup ends (terminal
+events beyond a run's first: the world ended a run twice). Each run is read by its condition's scheme, as the
 storm's storm.json records it, and the cells come in storm.json's order, as
 report lists them. Nothing is re-run; a newer checker can analyse an old
 storm. Runs recorded without a root-cause class get one;
@@ -260,9 +261,9 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 		o := c.Order
 		rows = append(rows, []string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
 			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS), fmt.Sprint(f.Reads), pct(f.NonPrefixReads, f.Reads),
-			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates), fmt.Sprint(f.DuplicateCreates)})
+			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates), fmt.Sprint(f.DuplicateCreates), fmt.Sprint(f.DuplicateEnds)})
 	}
-	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates"}
+	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates", "dup ends"}
 	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}

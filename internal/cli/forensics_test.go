@@ -162,7 +162,8 @@ func TestForensicsCellOrder(t *testing.T) {
 // entity beyond its first (dup creates) apart from two events at one seq
 // (dup seqs), in its JSON and its table: a run whose world let one step in
 // three times and one wait twice counts 3 under dup creates and 0 under
-// dup seqs (its seqs are dense), and a run without duplicates counts 0.
+// dup seqs (its seqs are dense), and 1 under dup ends for its second
+// run_completed; a run without duplicates counts 0 under each.
 func TestForensicsDuplicateCreates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storm")
 	cells := []history.CellKey{
@@ -184,7 +185,7 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 			ev(4, eventlog.StepCompleted, "s1"), ev(5, eventlog.RunCompleted, "")},
 		{ev(1, eventlog.RunCreated, ""), ev(2, eventlog.StepCreated, "s1"), ev(3, eventlog.WaitCreated, "w1"),
 			ev(4, eventlog.StepCreated, "s1"), ev(5, eventlog.WaitCreated, "w1"), ev(6, eventlog.StepCreated, "s1"),
-			ev(7, eventlog.StepCompleted, "s1"), ev(8, eventlog.RunCompleted, "")},
+			ev(7, eventlog.StepCompleted, "s1"), ev(8, eventlog.RunCompleted, ""), ev(9, eventlog.RunCompleted, "")},
 	}
 	for i, k := range cells {
 		rec := reports.RunRecord{CellKey: history.NewCellKey(k.World, k.Scenario, k.Condition), Index: i,
@@ -218,6 +219,9 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 		if got := string(c.Findings["duplicate_creates"]); got != want[c.World] || string(c.Findings["duplicates"]) != "0" {
 			t.Errorf("%s: duplicate_creates %s, duplicates %s; want %s and 0", c.World, got, c.Findings["duplicates"], want[c.World])
 		}
+		if got, want := string(c.Findings["duplicate_ends"]), map[string]string{"local": "", "devkit-local": "1"}[c.World]; got != want {
+			t.Errorf("%s: duplicate_ends %q, want %q (omitted at 0)", c.World, got, want)
+		}
 	}
 
 	code, stdout, stderr = run(t.Context(), "forensics", dir, "--format", "markdown")
@@ -237,13 +241,13 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 			rows[cols[0]] = cols
 		}
 	}
-	if !strings.HasSuffix(header, "dup seqs,dup creates") {
-		t.Fatalf("table header %q does not end with dup seqs, dup creates:\n%s", header, stdout)
+	if !strings.HasSuffix(header, "dup seqs,dup creates,dup ends") {
+		t.Fatalf("table header %q does not end with dup seqs, dup creates, dup ends:\n%s", header, stdout)
 	}
-	for cell, n := range map[string]string{"local/step-storm/seq": "0", "devkit-local/step-storm/seq": "3"} {
+	for cell, n := range map[string][2]string{"local/step-storm/seq": {"0", "0"}, "devkit-local/step-storm/seq": {"3", "1"}} {
 		r := rows[cell]
-		if len(r) < 2 || r[len(r)-1] != n || r[len(r)-2] != "0" {
-			t.Errorf("%s: row %q, want dup seqs 0 and dup creates %s", cell, r, n)
+		if len(r) < 3 || r[len(r)-2] != n[0] || r[len(r)-3] != "0" || r[len(r)-1] != n[1] {
+			t.Errorf("%s: row %q, want dup seqs 0, dup creates %s, dup ends %s", cell, r, n[0], n[1])
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/stormctl/stormctl/explain"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -219,8 +220,9 @@ func (s Summary) MarkdownTables(w io.Writer) error {
 	return err
 }
 
-// classNote counts a cell's runs per root-cause class and the divergences
-// recoveries cleared, when there are any.
+// classNote counts a cell's runs per root-cause class, the divergences
+// recoveries cleared and the terminal events its world accepted for runs
+// already ended (forensics' DuplicateEnds), when there are any.
 func classNote(c *reports.Cell) string {
 	parts := ClassCounts(c)
 	note := ""
@@ -229,6 +231,9 @@ func classNote(c *reports.Cell) string {
 	}
 	if c.Recovered > 0 {
 		note += fmt.Sprintf(" (%d recovered divergences)", c.Recovered)
+	}
+	if c.DuplicateEnds > 0 {
+		note += fmt.Sprintf(" (world layer: %s beyond a run's first)", plural.Count(c.DuplicateEnds, "terminal event"))
 	}
 	return note
 }

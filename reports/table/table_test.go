@@ -28,7 +28,7 @@ func testSummary(interrupted bool) *reports.Summary {
 				CellKey: history.NewCellKey("local", "step-storm", "main"),
 				Runs:    24, Completed: 1, Corrupted: 23,
 				Rejections:  0,
-				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12, DuplicateCreates: 818},
+				RunFindings: forensics.RunFindings{Reads: 812, NonPrefixReads: 97, CursorSkips: 41, Inversions: 63, Displaced: 12, DuplicateCreates: 818, DuplicateEnds: 9},
 				Divergences: 30, Recoveries: 5, Invocations: 480,
 			},
 			{
@@ -51,7 +51,7 @@ var tableHeaders = []string{
 func TestRender(t *testing.T) {
 	t.Parallel()
 	compact := []string{
-		"local step-storm main: 23 corrupted / 1 completed",
+		"local step-storm main: 23 corrupted / 1 completed (world layer: 9 terminal events beyond a run's first)",
 		"local step-storm seq+callsite+ordered: 0 corrupted / 1 silent / 1 gap / 22 completed (7 rejections: 2 true positive, 0 benign, 0 unknown)",
 	}
 	tests := []struct {
