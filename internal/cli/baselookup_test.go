@@ -110,18 +110,7 @@ func TestBaseLookupTakesTheNewestWholeStorm(t *testing.T) {
 			stored: func(t *testing.T, state string) {
 				storeMerged(t, state, "100", whole)
 				storeMerged(t, state, "200", whole)
-				runs := filepath.Join(state, "runs", "main", "200", "stormctl-merged", stormdir.FileRuns)
-				f, err := os.OpenFile(runs, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = f.WriteString(`{"world":"local","scen`)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				cutRuns(t, filepath.Join(state, "runs", "main", "200", "stormctl-merged"))
 			},
 			found: "100",
 			says: []string{

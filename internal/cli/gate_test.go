@@ -262,17 +262,7 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 func TestGateNeverPassesWhatItCouldNotRead(t *testing.T) {
 	cut := func(t *testing.T) string {
 		dir := fixtureStorm(t, "clean")
-		f, err := os.OpenFile(filepath.Join(dir, stormdir.FileRuns), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.WriteString(`{"world":"local","scen`)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		cutRuns(t, dir)
 		return dir
 	}
 	tests := []struct {
@@ -301,5 +291,22 @@ func TestGateNeverPassesWhatItCouldNotRead(t *testing.T) {
 				t.Errorf("gate --format json: passed %v, %v:\n%s", res.Passed, err, stdout)
 			}
 		})
+	}
+}
+
+// cutRuns appends a line cut off mid-record to the runs.jsonl of the storm
+// in dir: a malformed artifact, as a storm killed mid-write leaves it.
+func cutRuns(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, stormdir.FileRuns), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`{"world":"local","scen`)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
