@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -107,6 +108,27 @@ type Invocation struct {
 	// Behaviours are its replays' distinct behaviours, most frequent
 	// first: more than one means it varied from the same reads.
 	Behaviours []Behaviour `json:"behaviours"`
+	// Unordered says where its recorded operations are not in the order
+	// they started ("" when they are): a replay serves them in the
+	// recorded order, so one that never reproduces may be a record out of
+	// order, not an engine that varies (history.jsonl of a storm recorded
+	// before 2026-12-06 could hold a late writer's first lines ahead of its
+	// run's).
+	Unordered string `json:"unordered,omitempty"`
+}
+
+// unordered says where one of ops (one invocation's, as recorded) ended
+// before the operation recorded ahead of it started, "" when none did.
+// Operations that overlapped (the runtime's concurrent creates, recorded
+// as they returned) are in order whichever comes first.
+func unordered(ops []history.Op) string {
+	for k := 1; k < len(ops); k++ {
+		if ops[k].End.Before(ops[k-1].Start) {
+			return fmt.Sprintf("its operation %d (%s) ended %s before operation %d, recorded ahead of it, started",
+				k, describeOp(ops[k]), ops[k-1].Start.Sub(ops[k].End).Round(time.Millisecond), k-1)
+		}
+	}
+	return ""
 }
 
 // Behaviour is what some replays of an invocation did.
@@ -300,6 +322,7 @@ func report(in Input, invs []invocation, reads map[int]read, final map[string]ev
 			}
 		}
 		ir.Recorded, ir.Failed = recordedWrites(ops), wroteFailure(ops)
+		ir.Unordered = unordered(ops)
 		if ir.Failed {
 			failing = append(failing, i)
 			if rep.Recorded == nil {

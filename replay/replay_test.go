@@ -181,3 +181,32 @@ func TestUnreplayable(t *testing.T) {
 }
 
 func errorsAs(err error, target **UnreplayableError) bool { return errors.As(err, target) }
+
+// TestUnordered: an invocation's record is out of order only where an
+// operation ended before the one recorded ahead of it started (a late
+// writer's lines ahead of its run's, in a storm recorded before
+// 2026-12-06); overlapping operations (the runtime's concurrent creates,
+// recorded as they returned) are in order either way.
+func TestUnordered(t *testing.T) {
+	t.Parallel()
+	at := func(s, e int) history.Op {
+		base := time.Date(2026, 12, 6, 2, 2, 0, 0, time.UTC)
+		return history.Op{Kind: history.OpList, Start: base.Add(time.Duration(s) * time.Second), End: base.Add(time.Duration(e) * time.Second)}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []history.Op
+		want string // a part of the answer ("": in order)
+	}{
+		{"none", nil, ""},
+		{"one after another", []history.Op{at(0, 1), at(1, 2), at(3, 4)}, ""},
+		{"overlapping, recorded as they returned", []history.Op{at(0, 1), at(2, 5), at(1, 3)}, ""},
+		{"a later operation recorded first", []history.Op{at(30, 35), at(0, 1), at(1, 2)}, "operation 1 (list after start limit 0) ended 29s before operation 0"},
+		{"later in the record", []history.Op{at(0, 1), at(40, 41), at(2, 3)}, "operation 2"},
+	} {
+		got := unordered(tc.ops)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: unordered = %q, want one holding %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -274,6 +274,9 @@ func (p replayReport) write(w io.Writer, style table.Style) error {
 				fmt.Fprintf(&b, "  left its record: %s\n", bh.Deviation)
 			}
 		}
+		if inv.Unordered != "" && inv.Verdict != replay.Every {
+			fmt.Fprintf(&b, "  its record is out of order: %s (a storm recorded before 2026-12-06 could write a late delivery's first operations ahead of its run's: storm it again)\n", inv.Unordered)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
