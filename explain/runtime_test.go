@@ -169,3 +169,33 @@ func TestRuntimeStuckNoReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeEndedTwice: a run whose final log holds a second terminal
+// event (world-local 4.4.1 let two run_failed in at once) says so in its
+// evidence, as a world-layer finding; a run that ended once says nothing
+// of it. (The fixture's log is cut before its end: the test ends it.)
+func TestRuntimeEndedTwice(t *testing.T) {
+	t.Parallel()
+	in := readRuntimeFixture(t, filepath.Join("testdata", "devkit", "stale-prefix.inflight"))
+	const says = "the world ended the run more than once"
+	last := in.Final[len(in.Final)-1]
+	end := func(id string) eventlog.Event {
+		return eventlog.Event{ID: id, Type: eventlog.RunFailed, MintedAt: last.MintedAt, CommittedAt: last.CommittedAt}
+	}
+	for _, tc := range []struct {
+		name string
+		ends []eventlog.Event
+		says bool
+	}{
+		{"ended once", []eventlog.Event{end("evnt_zz1")}, false},
+		{"ended twice", []eventlog.Event{end("evnt_zz1"), end("evnt_zz2")}, true},
+	} {
+		in := in
+		in.Final = append(slices.Clone(in.Final), tc.ends...)
+		ex := Classify(in)
+		got := slices.ContainsFunc(ex.Evidence, func(s string) bool { return strings.Contains(s, says) && strings.Contains(s, "evnt_zz2") })
+		if got != tc.says {
+			t.Errorf("%s: evidence %q; a line saying %q: %v, want %v", tc.name, ex.Evidence, says, got, tc.says)
+		}
+	}
+}
