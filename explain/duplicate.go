@@ -144,20 +144,20 @@ func (r *run) duplicateCreate(ex *Explanation, ref engine.Outcome) bool {
 
 // noteDuplicates adds to ex's evidence the duplicate creations the final
 // log holds that its class does not rest on (none when it has none), and
-// the run's ends beyond its first (forensics.ExtraEnds).
+// the run's ends beyond its first (what forensics.ExtraEnds counts).
 func (r *run) noteDuplicates(ex *Explanation) {
 	if r.dupNote != "" {
 		ex.Evidence = append(ex.Evidence, r.dupNote)
 	}
-	if n := forensics.ExtraEnds(r.ordered); n > 0 {
-		var ends []string
-		for _, e := range r.ordered {
-			if e.Type.IsTerminal() {
-				ends = append(ends, string(e.Type)+" "+e.ID)
-			}
+	var ends []string
+	for _, e := range r.ordered {
+		if e.Type.IsTerminal() {
+			ends = append(ends, string(e.Type)+" "+e.ID)
 		}
+	}
+	if len(ends) > 1 {
 		ex.Evidence = append(ex.Evidence, fmt.Sprintf("the final log holds %d terminal events (%s): the world ended the run more than once, a world-layer finding",
-			n+1, joinList(ends)))
+			len(ends), joinList(ends)))
 	}
 }
 

@@ -398,7 +398,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// runs.jsonl's line comes last: a run it lists has its history and
 	// final log on disk, and a run it does not list is run again by
 	// --resume, its partial history and final log dropped.
-	if err := r.sink.write(runID, ops); err != nil {
+	if err := r.sink.write(runID); err != nil {
 		return err
 	}
 	if err := r.out.WriteEvents(c.key, runID, collected.Final); err != nil {
@@ -472,25 +472,21 @@ func (r *runner) writeSummary() error {
 // Operations of a run that was recorded (late writers) go straight to
 // history.jsonl; those of a run not yet begun are kept for it: an engine
 // whose runtime mints run ids records a run's first operations before
-// Start has said its id (flush writes what no run claimed). Between a
-// run's end and its record (its analysis can take seconds) a late
-// writer's operations are held, and written after the run's own: a
-// delivery still running when its run ended has its operations in
-// history.jsonl in the order it made them, which replay serves.
+// Start has said its id (flush writes what no run claimed). A run's
+// operations are kept until its record is written, not just until its end
+// (its analysis can take seconds): a delivery still running when its run
+// ended has its operations in history.jsonl after the run's, in the order
+// it made them, which replay serves.
 type historySink struct {
 	mu      sync.Mutex
 	byRun   map[string][]history.Op
 	pending map[string][]history.Op
-	// ending holds the operations recorded between a run's end and its
-	// write.
-	ending map[string][]history.Op
-	ended  map[string]bool
-	out    *stormdir.Writer
+	ended   map[string]bool
+	out     *stormdir.Writer
 }
 
 func newHistorySink(out *stormdir.Writer) *historySink {
-	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{},
-		ending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
+	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
 }
 
 // Record keeps op for its run, or writes it when its run was recorded.
@@ -498,11 +494,6 @@ func (h *historySink) Record(op history.Op) {
 	h.mu.Lock()
 	if buf, ok := h.byRun[op.RunID]; ok {
 		h.byRun[op.RunID] = append(buf, op)
-		h.mu.Unlock()
-		return
-	}
-	if buf, ok := h.ending[op.RunID]; ok {
-		h.ending[op.RunID] = append(buf, op)
 		h.mu.Unlock()
 		return
 	}
@@ -536,24 +527,23 @@ func (h *historySink) rename(from, to string) {
 	h.mu.Unlock()
 }
 
-// end returns runID's operations; later ones are held until write has
-// written these.
+// end returns runID's operations up to its end, the ones its outcome is
+// judged on; later ones are kept after them until write.
 func (h *historySink) end(runID string) []history.Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops := slices.Clip(h.byRun[runID]) // a later append copies, never shares
+	h.byRun[runID] = ops
+	return ops
+}
+
+// write writes runID's operations, those after its end too; later ones
+// go straight to history.jsonl.
+func (h *historySink) write(runID string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ops := h.byRun[runID]
 	delete(h.byRun, runID)
-	h.ending[runID] = []history.Op{}
-	return ops
-}
-
-// write writes runID's operations, as end returned them, then those held
-// since; later ones go straight to history.jsonl.
-func (h *historySink) write(runID string, ops []history.Op) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ops = append(ops, h.ending[runID]...)
-	delete(h.ending, runID)
 	h.ended[runID] = true
 	if len(ops) == 0 {
 		return nil
@@ -567,13 +557,13 @@ func (h *historySink) discard(runID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.byRun, runID)
-	delete(h.ending, runID)
 	h.ended[runID] = true
 }
 
 // flush writes the operations kept for runs that never began (none of the
-// model's: it begins every run before its first operation), and those held
-// for a run whose record was not written.
+// model's: it begins every run before its first operation), and those of
+// a run that ended but whose record was not written (the storm stopped on
+// an error between).
 func (h *historySink) flush() error {
 	h.mu.Lock()
 	var ops []history.Op
@@ -581,10 +571,10 @@ func (h *historySink) flush() error {
 		ops = append(ops, h.pending[id]...)
 	}
 	clear(h.pending)
-	for _, id := range slices.Sorted(maps.Keys(h.ending)) {
-		ops = append(ops, h.ending[id]...) // a run whose record was not written: its late writers'
+	for _, id := range slices.Sorted(maps.Keys(h.byRun)) {
+		ops = append(ops, h.byRun[id]...)
 	}
-	clear(h.ending)
+	clear(h.byRun)
 	h.mu.Unlock()
 	if len(ops) == 0 {
 		return nil
