@@ -17,6 +17,7 @@ import (
 
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/pgattach"
 )
 
@@ -235,9 +236,9 @@ func RunForensics(ctx context.Context, cfg ForensicsConfig, deps ForensicsDeps) 
 // bareRead is side (a): every row's id and commit time, read to completion
 // through pgx on a connection of its own.
 func bareRead(ctx context.Context, url, table string) (int64, error) {
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := pgconnect.Connect(ctx, url)
 	if err != nil {
-		return 0, eventlog.Unavailable("bench: connect", err)
+		return 0, fmt.Errorf("bench: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	rows, err := conn.Query(ctx, "SELECT id, pg_xact_commit_timestamp(xmin) FROM "+table)

@@ -16,12 +16,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 )
 
 // Options select what to read.
@@ -171,16 +170,16 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		o.Schema = "workflow"
 	}
 	info := Info{Table: pgx.Identifier{o.Schema, "workflow_events"}.Sanitize()}
-	cfg, err := pgx.ParseConfig(o.URL)
+	cfg, err := pgconnect.ParseConfig(o.URL)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(RootCause(err), o.URL))
+		return info, nil, pgconnect.Error(o.URL, err)
 	}
 	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
 		return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return info, nil, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(RootCause(err), o.URL))
+		return info, nil, pgconnect.Error(o.URL, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
@@ -379,51 +378,4 @@ func mintTime(id string) time.Time {
 		return time.Time{}
 	}
 	return t
-}
-
-// RootCause is a one-line reason for a failed connection instead of pgx's
-// multi-line account of every attempt: the server's own error when it sent
-// one (such as database "x" does not exist), else the innermost error of the
-// last attempt (such as "dial tcp 127.0.0.1:1: connect: connection
-// refused"; with sslmode=prefer the first attempt's "server refused TLS
-// connection" says nothing).
-func RootCause(err error) error {
-	if pe := lastPgError(err); pe != nil {
-		return pe
-	}
-	for {
-		var next error
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			if errs := u.Unwrap(); len(errs) > 0 {
-				next = errs[len(errs)-1]
-			}
-		case interface{ Unwrap() error }:
-			next = u.Unwrap()
-		}
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
-
-// lastPgError is the server error of the last attempt that got one, walking
-// joined errors from the end (with sslmode=prefer the first attempt's may
-// be a refusal of TLS), or nil.
-func lastPgError(err error) *pgconn.PgError {
-	switch u := err.(type) {
-	case *pgconn.PgError:
-		return u
-	case interface{ Unwrap() []error }:
-		errs := u.Unwrap()
-		for i := len(errs) - 1; i >= 0; i-- {
-			if pe := lastPgError(errs[i]); pe != nil {
-				return pe
-			}
-		}
-	case interface{ Unwrap() error }:
-		return lastPgError(u.Unwrap())
-	}
-	return nil
 }

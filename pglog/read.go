@@ -10,8 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/pgattach"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/worlds/devkit"
 )
 
@@ -53,9 +52,9 @@ func Read(ctx context.Context, o Options) (Log, error) {
 		o.Schema = "workflow"
 	}
 	log := Log{RunID: o.RunID}
-	conn, err := pgx.Connect(ctx, o.URL)
+	conn, err := pgconnect.Connect(ctx, o.URL)
 	if err != nil {
-		return log, eventlog.Unavailable("connect to "+redact.Server(o.URL), redact.Wrap(pgattach.RootCause(err), o.URL))
+		return log, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})

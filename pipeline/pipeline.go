@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,11 @@ type Run struct {
 	// could not start it, DriveErr why the scenario's driver gave up.
 	Stats              history.RunStats
 	StartErr, DriveErr error
+	// TimedOut says the run's --timeout ran out before it ended: a start
+	// cut off by it is a stuck run, not a failed one.
+	TimedOut bool
+	// Timeout is the storm's --timeout, for a stuck run's detail.
+	Timeout time.Duration
 	// Faults label the nemesis faults that overlapped the run.
 	Faults []string
 	// Recorded, for a stored run (Stored), is its record as the storm
@@ -169,11 +175,16 @@ func (r Run) Classifies() bool {
 // run's detail says why its driver gave up, if it did.
 func outcome(sc scenarios.Scenario, r Run) (history.Outcome, string) {
 	o, detail := decide(sc, r.Final, r.ReadErr, r.Stats, r.Stopped)
-	if r.StartErr != nil {
+	switch {
+	case r.StartErr == nil:
+	case r.TimedOut && errors.Is(r.StartErr, context.DeadlineExceeded):
+		// The run's own time ran out while it was being started: no
+		// terminal event before the timeout, which is what stuck means.
+		o, detail = history.Stuck, fmt.Sprintf("no terminal event before the timeout (%s): the run's start had not finished: %s", r.Timeout, r.StartErr)
+	case errors.Is(r.StartErr, eventlog.ErrUnavailable):
+		o, detail = history.Infra, r.StartErr.Error()
+	default:
 		o, detail = history.Failed, r.StartErr.Error()
-		if errors.Is(r.StartErr, eventlog.ErrUnavailable) {
-			o = history.Infra
-		}
 	}
 	if r.DriveErr != nil && o == history.Stuck {
 		detail += "; driver: " + r.DriveErr.Error()

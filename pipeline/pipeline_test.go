@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -159,6 +160,9 @@ func TestOutcomeOfTheEngine(t *testing.T) {
 	}{
 		{"start failed", Run{StartErr: errors.New("boom")}, history.Failed, "boom"},
 		{"start met an unavailable store", Run{StartErr: unavailable}, history.Infra, unavailable.Error()},
+		{"start cut off by the run's timeout", Run{StartErr: fmt.Errorf("write run_created: lock: %w", context.DeadlineExceeded), TimedOut: true, Timeout: time.Millisecond},
+			history.Stuck, "no terminal event before the timeout (1ms): the run's start had not finished: write run_created: lock: context deadline exceeded"},
+		{"a deadline of the store's own, the run's time left", Run{StartErr: fmt.Errorf("create: %w", context.DeadlineExceeded)}, history.Failed, "create: context deadline exceeded"},
 		{"stuck, driver gave up", Run{DriveErr: errors.New("no hook")}, history.Stuck, "no terminal event before the timeout; driver: no hook"},
 		{"stuck, driver fine", Run{}, history.Stuck, "no terminal event before the timeout"},
 	} {

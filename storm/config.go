@@ -2,7 +2,9 @@ package storm
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -61,6 +63,17 @@ const DefaultRunsInFlight = 8
 // from planning a storm that never ends.
 const MaxRuns = 1_000_000
 
+// MaxConcurrency bounds --concurrency, the invocations of one run that may
+// overlap: world-local's own queue lets at most 1,000 deliveries run at
+// once in a process, and the engine team's soak runs 40; a bound past that
+// only plans a storm the machine cannot run (each invocation holds a
+// goroutine, a connection wait and a loaded log).
+const MaxConcurrency = 1000
+
+// MaxRunsInFlight bounds --runs-in-flight: past the runs of any storm a
+// machine can keep going at once (the engine team's soak keeps 40).
+const MaxRunsInFlight = 1000
+
 // MaxRounds bounds --rounds: 64 rounds of 8 branches make a blocked-branch
 // run of about 8,000 events, far past what a 2-core machine storms in one
 // --timeout.
@@ -82,10 +95,10 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 	switch {
 	case c.Runs < 1 || c.Runs > MaxRuns:
 		return nil, fmt.Errorf("--runs must be in [1, %d], got %d", MaxRuns, c.Runs)
-	case c.Concurrency < 1:
-		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
-	case c.RunsInFlight < 0:
-		return nil, fmt.Errorf("--runs-in-flight must be at least 1, got %d", c.RunsInFlight)
+	case c.Concurrency < 1 || c.Concurrency > MaxConcurrency:
+		return nil, fmt.Errorf("--concurrency must be in [1, %d], got %d", MaxConcurrency, c.Concurrency)
+	case c.RunsInFlight < 0 || c.RunsInFlight > MaxRunsInFlight:
+		return nil, fmt.Errorf("--runs-in-flight must be in [1, %d], got %d", MaxRunsInFlight, c.RunsInFlight)
 	case c.TimeScale <= 0 || c.TimeScale > 100:
 		return nil, fmt.Errorf("--time-scale must be in (0, 100], got %g", c.TimeScale)
 	case c.Rounds < 1 || c.Rounds > MaxRounds:
@@ -166,7 +179,11 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 				if why := e.NoEngines[eng]; why != "" {
 					return nil, fmt.Errorf("%s: engine %s cannot run on world %s: %s", by, eng, w, why)
 				}
-				return nil, fmt.Errorf("%s: engine %s runs on %s only, not on world %s", by, eng, cmp.Or(strings.Join(reg.WithEngine(eng), ", "), "no world"), w)
+				where := reg.WithEngine(eng)
+				for _, f := range reg.FormsWithEngine(eng) {
+					where = append(where, f+" worlds")
+				}
+				return nil, fmt.Errorf("%s: engine %s runs on %s only, not on world %s", by, eng, cmp.Or(joinAnd(where), "no world"), w)
 			}
 			if g := cond.Knobs.Guard; g != eventlog.GuardNone && !slices.Contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
@@ -307,10 +324,17 @@ func FirstDuplicate(xs []string) (string, bool) {
 	return "", false
 }
 
-// checkWritable makes sure the output directory can be created and written.
+// checkWritable makes sure the output directory can be created and written;
+// a directory it had to create for that is removed again.
 func checkWritable(dir string) error {
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out %s: cannot create it: %w", dir, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// Made for the probe only: the storm makes it when it starts, so a
+		// plan that never runs leaves nothing.
+		defer os.Remove(dir)
 	}
 	f, err := os.CreateTemp(dir, ".probe-*")
 	if err != nil {
@@ -318,4 +342,12 @@ func checkWritable(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// joinAnd joins items as a list in words: "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

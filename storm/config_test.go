@@ -1,6 +1,8 @@
 package storm_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -283,12 +285,10 @@ func TestConfigValidatePlan(t *testing.T) {
 			if tc.byWorld != nil && !reflect.DeepEqual(plan.LatencyByWorld, tc.byWorld) {
 				t.Errorf("plan.LatencyByWorld = %v, want %v", plan.LatencyByWorld, tc.byWorld)
 			}
-			entries, err := os.ReadDir(c.Out)
-			if err != nil {
-				t.Fatalf("Validate did not create --out: %v", err)
-			}
-			if len(entries) != 0 {
-				t.Errorf("Validate left files in --out: %v", entries)
+			// Validate probes --out and leaves nothing: the storm makes it
+			// when it starts, so a plan that never runs leaves no directory.
+			if _, err := os.Stat(c.Out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Validate left --out behind (stat: %v)", err)
 			}
 		})
 	}

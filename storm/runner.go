@@ -141,7 +141,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		err = leftover.Claim(tmp, leftover.KindStorm)
 	}
 	if err != nil {
-		out.Close()
+		r.abandon(ctx)
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create a temp dir for the worlds: %w", err)
 	}
@@ -159,15 +159,15 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		keepFiles(tmp, cfg.Keep, deps.Logger)
 	}()
 	if openErr != nil {
-		out.Close()
+		r.abandon(ctx)
 		return nil, openErr
 	}
 	if err := r.describe(cells); err != nil {
-		out.Close()
+		r.abandon(ctx)
 		return nil, err
 	}
 	if err := r.startNemesis(ctx, cells); err != nil {
-		out.Close()
+		r.abandon(ctx)
 		return nil, err
 	}
 	if deps.Progress != nil {
@@ -202,6 +202,21 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		runErr = ErrInterrupted
 	}
 	return r.summary, runErr
+}
+
+// abandon closes the artifacts of a storm that stopped before its first
+// run: a new storm's directory is removed (it measured nothing, and the
+// same command must be able to run again once what stopped it is fixed),
+// a resumed one's stays as it was, and so does an interrupted one's
+// (Ctrl-C: --resume continues it, as any interrupted storm).
+func (r *runner) abandon(ctx context.Context) {
+	if r.plan.Resume != nil || ctx.Err() != nil {
+		r.out.Close()
+		return
+	}
+	if err := r.out.Discard(); err != nil {
+		r.deps.Logger.Warn("the storm measured nothing, but its directory could not be removed", "err", err)
+	}
 }
 
 // openCells opens one world and one engine per cell.
@@ -385,7 +400,8 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	res := pipeline.Process(c.plan, pipeline.Run{
 		ID: runID, Index: idx, Started: started, Stopped: stopped, Ended: ended,
 		Ops: ops, Collected: collected, Stats: stats, StartErr: startErr, DriveErr: driveErr,
-		Faults: r.faultsOf(c.key, started, time.Now()),
+		Faults:   r.faultsOf(c.key, started, time.Now()),
+		TimedOut: errors.Is(rctx.Err(), context.DeadlineExceeded), Timeout: cfg.Timeout,
 	})
 	rec := res.Record
 	if ex := res.Explained; ex != nil && r.timelineWanted(c.key, ex.Class) {

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +32,9 @@ const (
 // Writer appends a storm's files as it goes, so an interrupted storm keeps
 // everything it measured. Safe for concurrent use.
 type Writer struct {
-	dir     string
+	dir string
+	// created says OpenWriter made dir itself (it did not exist).
+	created bool
 	mu      sync.Mutex
 	runs    *os.File
 	history *os.File
@@ -47,13 +51,14 @@ func OpenWriter(dir string, meta *Meta) (*Writer, error) {
 // history.jsonl with flag (truncated for a new storm, appended to for a
 // resumed one).
 func openWriter(dir string, meta *Meta, flag int) (*Writer, error) {
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(filepath.Join(dir, DirEvents), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	if err := WriteJSON(filepath.Join(dir, FileStorm), meta); err != nil {
 		return nil, err
 	}
-	a := &Writer{dir: dir}
+	a := &Writer{dir: dir, created: errors.Is(statErr, fs.ErrNotExist)}
 	var err error
 	if a.runs, err = os.OpenFile(filepath.Join(dir, FileRuns), flag, 0o644); err != nil {
 		return nil, fmt.Errorf("create %s: %w", FileRuns, err)
@@ -134,6 +139,37 @@ func (a *Writer) Close() error {
 		}
 	}
 	return nil
+}
+
+// Discard closes the files of a new storm that measured nothing and
+// removes what OpenWriter made of it: the artifacts it writes and, when
+// OpenWriter created it, the directory itself, so the same command can run
+// again as it was. Whatever else the directory holds stays. It is for a
+// storm that stopped before its first run (a store unreachable, a
+// prerequisite missing), never for a resumed one.
+func (a *Writer) Discard() error {
+	closeErr := a.Close()
+	var errs []error
+	for _, name := range []string{FileStorm, FileRuns, FileHistory, FileSummary, FileMD} {
+		if err := os.Remove(filepath.Join(a.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range []string{DirEvents, DirTimelines} {
+		// Empty when nothing ran; a directory with files in it stays.
+		if err := os.Remove(filepath.Join(a.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if a.created {
+		if err := os.Remove(a.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove the storm directory %s, which measured nothing: %w", a.dir, err)
+	}
+	return closeErr
 }
 
 // WriteSummary writes summary.json and summary.md (atomically each).

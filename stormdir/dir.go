@@ -26,9 +26,13 @@ type Dir struct {
 }
 
 // Open opens the storm directory at path: it reads its storm.json
-// (ReadMeta). A directory without storm.json is refused with ErrNotStorm;
+// (ReadMeta). A file is refused as not a directory (as LoadStorm does), a
+// directory without storm.json with ErrNotStorm;
 // errors are *ArtifactErrors.
 func Open(path string) (*Dir, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return nil, &ArtifactError{File: path, Err: errors.New("not a directory")}
+	}
 	if _, err := os.Stat(filepath.Join(path, FileStorm)); errors.Is(err, fs.ErrNotExist) {
 		return nil, &ArtifactError{File: path, Err: ErrNotStorm}
 	}

@@ -94,6 +94,33 @@ type Registry struct {
 	// endpoints are the entries' endpoint flags, each once, in the order
 	// they were first registered.
 	endpoints []Endpoint
+	// forms are the families of worlds registered when a storm names one
+	// (package:NAME), for messages that list where an engine runs.
+	forms []Form
+}
+
+// Form is a family of worlds that are registered one by one as a storm
+// names them, not in advance: package:NAME, a World package's world.
+type Form struct {
+	// Pattern is how a world of the family is named, e.g. "package:NAME".
+	Pattern string
+	// Engines names the engines besides the model that run on its worlds.
+	Engines []string
+}
+
+// AddForm declares a family of worlds registered on demand.
+func (r *Registry) AddForm(f Form) { r.forms = append(r.forms, f) }
+
+// FormsWithEngine lists the patterns of the families of worlds engine runs
+// on (AddForm), e.g. "package:NAME".
+func (r *Registry) FormsWithEngine(engine string) []string {
+	var out []string
+	for _, f := range r.forms {
+		if slices.Contains(f.Engines, engine) {
+			out = append(out, f.Pattern)
+		}
+	}
+	return out
 }
 
 // WithEngine lists the worlds engine runs on, by name.

@@ -189,6 +189,11 @@ func ExitCode(err error, w io.Writer) int {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, ErrInterrupted):
+		var si *stormInterrupted
+		if errors.As(err, &si) {
+			fmt.Fprintf(w, "stormctl: interrupted; the partial table is above and what was measured is in %s: stormctl storm --resume %s continues the storm\n", si.dir, si.dir)
+			return ExitInterrupted
+		}
 		fmt.Fprintln(w, "stormctl: interrupted; partial results above and in the output directory")
 		return ExitInterrupted
 	case errors.Is(err, ErrGateFailed):

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -75,17 +74,6 @@ func addFormatFlag(cmd *cobra.Command, p *Format, notes map[Format]string) {
 	if err := cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formatNames(), cobra.ShellCompDirectiveNoFileComp)); err != nil {
 		panic(fmt.Sprintf("--format of %s: %v", cmd.Name(), err)) // declared just above: only a second declaration gets here
 	}
-}
-
-// flagError types an error of cobra's flag parsing as bad usage. A flag
-// value that refuses with its own *UsageError (Format) gives the whole
-// message: pflag's prefix would only repeat the flag and value it names.
-func flagError(_ *cobra.Command, err error) error {
-	var ue *UsageError
-	if errors.As(err, &ue) {
-		return ue
-	}
-	return &UsageError{Err: err}
 }
 
 // Printable is a command's result as every format prints it. Its JSON is

@@ -275,8 +275,41 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			return err
 		}
 	}
-	return runErr
+	return stoppedWhere(runErr, cfg.Out, res != nil)
 }
+
+// stoppedWhere adds to the error of a storm that stopped early what became
+// of its directory, so the same command is not met by "already holds a
+// storm" unawares: a storm that stopped before its first run measured
+// nothing and left no directory (storm.Run removes a new one), a resumed
+// one's directory is as it was, and one that measured runs keeps them for
+// --resume DIR.
+func stoppedWhere(err error, dir string, resumed bool) error {
+	var ie *InfraError
+	_, statErr := os.Stat(filepath.Join(dir, stormdir.FileStorm))
+	kept := statErr == nil
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		if kept {
+			return &stormInterrupted{dir: dir}
+		}
+		return err
+	case errors.As(err, &ie) && !kept:
+		return &InfraError{Err: fmt.Errorf("%w; nothing was measured and nothing was kept", ie.Err)}
+	case errors.As(err, &ie) && resumed:
+		return &InfraError{Err: fmt.Errorf("%w; the storm in %s is as it was: --resume %s continues it once that is fixed", ie.Err, dir, dir)}
+	case errors.As(err, &ie):
+		return &InfraError{Err: fmt.Errorf("%w; the runs measured so far are in %s: --resume %s continues the storm once that is fixed", ie.Err, dir, dir)}
+	}
+	return err
+}
+
+// stormInterrupted is a storm stopped by Ctrl-C whose directory holds what
+// it measured: ExitCode's line says that --resume continues it.
+type stormInterrupted struct{ dir string }
+
+func (e *stormInterrupted) Error() string        { return "storm interrupted" }
+func (e *stormInterrupted) Is(target error) bool { return target == ErrInterrupted }
 
 // runPlan runs one validated plan as `storm` does: a header line (after
 // label) and live progress on stderr, artifacts appended to the plan's

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkitvercel"
 	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/vercel"
 )
@@ -37,6 +38,7 @@ func Registry(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() err
 		logger = slog.New(slog.DiscardHandler)
 	}
 	r := &worlds.Registry{}
+	r.AddForm(pkgworld.Form) // package:NAME worlds register when a storm names them
 	stops := make([]func() error, 0, len(packages))
 	for _, p := range packages {
 		stops = append(stops, p.Register(r, s, logger))

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 
 	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
 	"github.com/stormctl/stormctl/worlds/postgres"
@@ -218,9 +218,9 @@ func (h *Host) clusterConn(ctx context.Context) (*pgx.Conn, error) {
 		return nil, errors.New("devkit: the host is stopped")
 	}
 	if h.cfg.URL != "" {
-		conn, err := pgx.Connect(ctx, h.cfg.URL)
+		conn, err := pgconnect.Connect(ctx, h.cfg.URL)
 		if err != nil {
-			return nil, fmt.Errorf("devkit-postgres: connect to --pg-url's server: %w", redactErr(err, h.cfg.URL))
+			return nil, fmt.Errorf("devkit-postgres: %w (check --pg-url: host, port, user, password and database)", err)
 		}
 		return conn, nil
 	}
@@ -294,9 +294,9 @@ func (h *Host) dropDatabases() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, h.cfg.URL)
+	conn, err := pgconnect.Connect(ctx, h.cfg.URL)
 	if err != nil {
-		return fmt.Errorf("devkit-postgres: drop its databases %s: %w", strings.Join(h.created, ", "), redactErr(err, h.cfg.URL))
+		return fmt.Errorf("devkit-postgres: drop its databases %s: %w", strings.Join(h.created, ", "), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var errs []error
@@ -308,11 +308,6 @@ func (h *Host) dropDatabases() error {
 	}
 	h.created = nil
 	return errors.Join(errs...)
-}
-
-// redactErr is err with url's password masked.
-func redactErr(err error, url string) error {
-	return errors.New(redact.Text(err.Error(), url))
 }
 
 // urlOf is the URL of database name in the cluster (or on Config.URL's

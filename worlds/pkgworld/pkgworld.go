@@ -34,9 +34,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkit"
@@ -51,6 +50,11 @@ const Prefix = "package:"
 // such name or version on the registry), or a directory without a
 // package.json: the user's input, not the machine's (exit 2).
 var ErrNotFound = errors.New("no such package")
+
+// Form is the family of package worlds, as a registry declares it
+// (worlds.Registry.AddForm): each runs the devkit engine, whose host loads
+// the package.
+var Form = worlds.Form{Pattern: Prefix + "NAME", Engines: []string{"devkit"}}
 
 // Ref is a package as named after Prefix.
 type Ref struct {
@@ -412,9 +416,9 @@ func Open(ctx context.Context, in Installed, opts Options) (*World, error) {
 // read ("" when track_commit_timestamp is on). A server that cannot be
 // reached is the machine's (worlds.ErrPrerequisite wraps it).
 func commitClock(ctx context.Context, server string) (string, error) {
-	conn, err := pgx.Connect(ctx, server)
+	conn, err := pgconnect.Connect(ctx, server)
 	if err != nil {
-		return "", worlds.Prerequisite(fmt.Sprintf("@workflow/world-postgres's server %s: %s", redact.Server(server), redact.Text(err.Error(), server)))
+		return "", worlds.Prerequisite(fmt.Sprintf("@workflow/world-postgres's server: %s", err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var on string
@@ -468,7 +472,7 @@ func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
 		Schemes:     []string{string(eventlog.SchemeULID)},
 		Limits:      limits,
 		Endpoints:   endpoints,
-		Engines:     []string{"devkit"},
+		Engines:     Form.Engines,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			if w.Kind == devkit.ThirdParty {
 				return devkit.OpenPackage(ctx, w.host, opts)

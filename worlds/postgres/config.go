@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -42,7 +43,7 @@ type Config struct {
 	// Keep keeps the schema and its data when the World closes, for
 	// inspection; otherwise Close drops it.
 	Keep bool
-	// ConnectTimeout bounds each connection attempt (0: 10 s).
+	// ConnectTimeout bounds each connection attempt (0: pgconnect.Timeout).
 	ConnectTimeout time.Duration
 	// Nemesis opens the World for fault injection: its pool connects
 	// through a latency proxy on loopback, and it offers the targets of
@@ -52,6 +53,9 @@ type Config struct {
 	// Cluster is the embedded cluster URL points at (nil for another
 	// server): the target of pg-restart.
 	Cluster *Cluster
+	// Flag is the flag that gave URL ("--pg-url"), for what a failed
+	// connection tells the user to check; empty for the embedded cluster.
+	Flag string
 }
 
 // withDefaults returns c with empty fields defaulted and the schema name
@@ -67,7 +71,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.PoolSize = DefaultPoolSize
 	}
 	if c.ConnectTimeout <= 0 {
-		c.ConnectTimeout = 10 * time.Second
+		c.ConnectTimeout = pgconnect.Timeout
 	}
 	c.Latency = worlds.ProfileOrNone(c.Latency)
 	name, err := schemaName(c.Schema)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stormctl/stormctl/flagspec"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
@@ -53,7 +54,7 @@ func register(r *worlds.Registry, s worlds.Setup, logger *slog.Logger) func() er
 		Register(r, src)
 		return stop
 	}
-	base.URL = url
+	base.URL, base.Flag = url, "--"+URLFlag.Name
 	var warn sync.Once
 	Register(r, func(ctx context.Context) (Config, error) {
 		warn.Do(func() { warnCommitTimestamps(ctx, base, logger) })
@@ -65,7 +66,7 @@ func register(r *worlds.Registry, s worlds.Setup, logger *slog.Logger) func() er
 // warnCommitTimestamps says plainly when a server given with --pg-url cannot
 // give commit times, and how to fix that; the storm runs on regardless.
 func warnCommitTimestamps(ctx context.Context, cfg Config, logger *slog.Logger) {
-	conn, err := pgx.Connect(ctx, cfg.URL)
+	conn, err := pgconnect.Connect(ctx, cfg.URL)
 	if err != nil {
 		return // Open reports the connection error itself
 	}

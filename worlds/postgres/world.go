@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/pgconnect"
 	"github.com/stormctl/stormctl/internal/redact"
 	"github.com/stormctl/stormctl/nemesis"
 	"github.com/stormctl/stormctl/worlds"
@@ -123,7 +124,7 @@ func Open(ctx context.Context, cfg Config) (*World, error) {
 
 func open(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*World, error) {
 	if err := pool.Ping(ctx); err != nil {
-		return nil, storeErr(ctx, "connect to "+redact.Server(cfg.URL), redact.Wrap(err, cfg.URL))
+		return nil, connectErr(ctx, cfg, err)
 	}
 	commitTS, err := CheckCommitTimestamps(ctx, pool)
 	if err != nil {
@@ -145,6 +146,20 @@ func open(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*World, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// connectErr is a failed first connection to cfg's server as one plain line
+// (pgconnect.Error), telling the user which flag to check when the server
+// was theirs; Ctrl-C stays a cancellation.
+func connectErr(ctx context.Context, cfg Config, err error) error {
+	if ctx.Err() != nil {
+		return storeErr(ctx, "connect to "+redact.Server(cfg.URL), redact.Wrap(err, cfg.URL))
+	}
+	err = pgconnect.Error(cfg.URL, err)
+	if cfg.Flag != "" {
+		return fmt.Errorf("%w (check %s: host, port, user, password and database)", err, cfg.Flag)
+	}
+	return err
 }
 
 // newEntropy is a ChaCha8 stream seeded from seed, the ULID entropy source.
