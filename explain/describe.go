@@ -11,6 +11,7 @@ var descriptions = map[string]string{
 	Density:         "a positioned log's load met a gap (seq, sequence)",
 	BlockedBranch:   "a stuck run waits on an operation nobody completes",
 	Slow:            "a stuck run that was still working when it timed out, or whose pending operations were none of them due: the timeout cut a run in progress, not a blocked one",
+	Starved:         "an infra run, not a stuck one: it did not end while the harness's host process that ran it was saturated (its event loop busy 90% or more for at least half the run's life): a harness finding, no evidence about the runtime or its world",
 	Unknown:         "none of these could be shown: the output says what evidence was missing",
 }
 

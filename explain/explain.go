@@ -25,12 +25,16 @@ const (
 	Density         = "density"
 	BlockedBranch   = "blocked-branch"
 	Slow            = "slow"
-	Unknown         = "unknown"
+	// Starved is a harness finding: a run that did not end while the
+	// harness's host process that ran it was saturated (an infra run,
+	// never a stuck one): no evidence about the runtime or its world.
+	Starved = "starved"
+	Unknown = "unknown"
 )
 
 // Classes returns every class, in the order tables list them.
 func Classes() []string {
-	return []string{StalePrefix, CursorSkip, WakeOrder, DuplicateCreate, Hole, Density, BlockedBranch, Slow, Unknown}
+	return []string{StalePrefix, CursorSkip, WakeOrder, DuplicateCreate, Hole, Density, BlockedBranch, Slow, Starved, Unknown}
 }
 
 // Explains reports whether a run with this outcome gets a class: corrupted,
@@ -83,6 +87,10 @@ type Input struct {
 	// still worked or a timer was not yet due is not called blocked.
 	Steps     map[string]engine.StepFunc
 	TimerTick time.Duration
+	// Harness is how busy the harness was over the run's life (the devkit
+	// engine's host), nil when the engine does not say: an infra run it
+	// starved is explained by it (Starved).
+	Harness *history.Harness
 }
 
 // Event is an event of the final log as an explanation names it.
@@ -426,6 +434,10 @@ func Classify(in Input) (ex Explanation) {
 
 // classify sets ex's class and evidence.
 func classify(in Input, ex *Explanation) {
+	if in.Outcome == history.Infra && in.Harness.Starved() {
+		starved(in.Harness, ex)
+		return
+	}
 	if !Explains(in.Outcome) {
 		return
 	}

@@ -79,6 +79,13 @@ func finish(ex *Explanation) {
 		steps = blockedSteps(ex)
 	case Slow:
 		steps = slowSteps(ex)
+	case Starved:
+		steps = []string{
+			"the run started on one of its cell's host processes, where the published runtime delivers all its invocations",
+			"that host's event loop was saturated for most of the run's life: every delivery waited for the others, of this run and of its neighbours",
+			"the run had no terminal event by the timeout: it waited for the harness's host, not for the runtime or its world",
+			"this is the harness's finding, reported infra and never stuck: storm with --admission auto (the default), more --hosts or fewer --runs-in-flight",
+		}
 	default:
 		steps = divergenceSteps(ex)
 	}
@@ -99,6 +106,8 @@ func finish(ex *Explanation) {
 // summary is one line on what the class rests on.
 func summary(ex *Explanation) string {
 	switch ex.Class {
+	case Starved:
+		return "the harness starved it: " + ex.Evidence[0]
 	case StalePrefix, CursorSkip:
 		if ex.Writer != nil && ex.Offending != nil && len(ex.Missing) > 0 {
 			m := named(ex.Missing)[0]

@@ -83,3 +83,19 @@ func (r *run) stuck(ex *Explanation) {
 	}
 	ex.Evidence = append(ex.Evidence, fmt.Sprintf("nothing committed for %s before the run's end (last commit at %s)", ms(r.in.Ended.Sub(last)), clock(last)))
 }
+
+// starved explains an infra run the harness starved: the host process
+// that ran it was saturated for most of its life, so what it did (or did
+// not) is no evidence about the runtime.
+func starved(h *history.Harness, ex *Explanation) {
+	ex.Class = Starved
+	machine := "not read"
+	if h.MachineBusy >= 0 {
+		machine = fmt.Sprintf("%.0f%% busy", 100*h.MachineBusy)
+	}
+	ex.Evidence = append(ex.Evidence,
+		fmt.Sprintf("its host (%d) reported its event loop at %.0f%% busy or more for %.0f%% of the run's life (%s; median %.0f%%, p99 %.0f%%; loop delay p99 up to %.0f ms)",
+			h.Host, 100*history.SaturatedELU, 100*h.Saturated, plural.Count(h.Samples, "report"), 100*h.ELUP50, 100*h.ELUP99, h.DelayP99Ms),
+		"the machine's CPU over the run's life: "+machine,
+		fmt.Sprintf("the run's share of its host's CPU: %.1f s, of stormctl's: %.2f s", h.HostCPUMs/1000, h.StormctlCPUMs/1000))
+}

@@ -52,4 +52,81 @@ type RunStats struct {
 	LastStoreOK        time.Time `json:"last_store_ok,omitzero"`
 	LastUnavailable    time.Time `json:"last_unavailable,omitzero"`
 	LastUnavailableErr string    `json:"last_unavailable_err,omitempty"`
+	// Messages counts the run's flow messages by what enqueued them, as
+	// an engine whose runtime has a queue counts them (the devkit engine's
+	// host); Wakes counts the flow deliveries a message's previous delivery
+	// scheduled (@workflow/core answers a delivery with a wake-up time
+	// while any wait of the run is pending, and world-local's queue
+	// delivers the same message again then), Retries those after a failed
+	// delivery. Every message lives until the run has no wait pending, so
+	// the messages are what multiplies a run's invocations.
+	Messages *Messages `json:"messages,omitempty"`
+	Wakes    int64     `json:"wakes,omitempty"`
+	Retries  int64     `json:"retries,omitempty"`
+	// Harness is how busy the harness was over the run's life (the devkit
+	// engine's host and the machine), nil when the engine does not say.
+	Harness *Harness `json:"harness,omitempty"`
+}
+
+// Messages counts a run's flow messages by what enqueued them.
+type Messages struct {
+	// Start is the run's start; Hook a hook resumed (the drivers' pokes
+	// and hook sends); Step a step that finished; Recovery a divergence's
+	// recovery replay; Flow an invocation re-invoking its own run; Other
+	// anything else.
+	Start    int64 `json:"start,omitempty"`
+	Hook     int64 `json:"hook,omitempty"`
+	Step     int64 `json:"step,omitempty"`
+	Recovery int64 `json:"recovery,omitempty"`
+	Flow     int64 `json:"flow,omitempty"`
+	Other    int64 `json:"other,omitempty"`
+}
+
+// Total is every message counted.
+func (m Messages) Total() int64 { return m.Start + m.Hook + m.Step + m.Recovery + m.Flow + m.Other }
+
+// SaturatedELU is the event-loop utilisation past which a host's loop is
+// saturated: every delivery waits for the others, and a run on it makes
+// no progress of its own.
+const SaturatedELU = 0.9
+
+// StarvedShare is the share of its life a run's host must have been
+// saturated for a run that did not end to have been starved by the
+// harness, not stuck in the runtime.
+const StarvedShare = 0.5
+
+// Harness is how busy the harness was over one run's life: the host
+// process that ran it (its event loop, as it reported every half second)
+// and the machine.
+type Harness struct {
+	// Host is which of its cell's host processes ran the run (1-based).
+	Host int `json:"host"`
+	// Samples is how many of the host's health reports fell in the run's
+	// life; ELUP50 and ELUP99 are its event loop's utilisation over them
+	// (0 to 1), Saturated the share of them at SaturatedELU or more, and
+	// DelayP99Ms the worst of their 99th-percentile loop delays.
+	Samples    int     `json:"samples"`
+	ELUP50     float64 `json:"elu_p50"`
+	ELUP99     float64 `json:"elu_p99"`
+	Saturated  float64 `json:"saturated"`
+	DelayP99Ms float64 `json:"delay_p99_ms"`
+	// MachineBusy is the machine's CPU busy share over the run's life (0
+	// to 1 of all its cores), -1 when it could not be read.
+	MachineBusy float64 `json:"machine_busy"`
+	// HostCPUMs is the run's share of its host's CPU time (each report's
+	// CPU split evenly among the runs live on the host then), RecordingMs
+	// the part of it that was stormctl's own recording, StormctlCPUMs its
+	// share of stormctl's own process's CPU (split among every run live
+	// in the storm).
+	HostCPUMs     float64 `json:"host_cpu_ms"`
+	RecordingMs   float64 `json:"recording_ms"`
+	StormctlCPUMs float64 `json:"stormctl_cpu_ms"`
+}
+
+// Starved says the harness starved the run: its host's loop was saturated
+// for at least StarvedShare of its life. A run that did not end then is
+// no evidence about the runtime (its deliveries waited for the host, not
+// for the runtime), and is never counted as stuck.
+func (h *Harness) Starved() bool {
+	return h != nil && h.Samples > 0 && h.Saturated >= StarvedShare
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/stormdir"
@@ -143,7 +144,10 @@ func Process(c Cell, r Run) Result {
 		rec.Judged = true
 	}
 	res := Result{Record: rec, Analysis: an}
-	if c.Scenario.Program != nil && r.classifies(rec.Outcome, rec.Class) {
+	// An infra run the harness starved is explained by the harness's own
+	// account (class starved), not by the runtime's.
+	starved := rec.Outcome == history.Infra && rec.Stats.Harness.Starved() && (r.Classify != ClassifyMissing || rec.Class == "")
+	if c.Scenario.Program != nil && (r.classifies(rec.Outcome, rec.Class) || starved) {
 		in := explainInput(c, rec, r.Final, r.Ops)
 		ex := explain.Classify(in)
 		res.Record.Class, res.Record.Timeline = ex.Class, ""
@@ -186,10 +190,51 @@ func outcome(sc scenarios.Scenario, r Run) (history.Outcome, string) {
 	default:
 		o, detail = history.Failed, r.StartErr.Error()
 	}
+	if o == history.Stuck && r.Stats.Harness.Starved() {
+		o, detail = history.Infra, StarvedDetail(r.Stats.Harness)
+	}
+	if o == history.Stuck && !r.Stopped.IsZero() {
+		if n := writtenBefore(r.Ops, r.Stopped, ProgressWindow); n > 0 {
+			detail += fmt.Sprintf("; still making progress at the timeout: %s written in its last %s (a longer --timeout would likely decide it)",
+				plural.Count(n, "event"), ProgressWindow)
+		}
+	}
 	if r.DriveErr != nil && o == history.Stuck {
 		detail += "; driver: " + r.DriveErr.Error()
 	}
 	return o, detail
+}
+
+// ProgressWindow is how far back from a stuck run's end its writes count as
+// progress at the timeout: a run still writing then was cut while
+// working, not hung.
+const ProgressWindow = 30 * time.Second
+
+// writtenBefore counts the events the run's operations wrote in the window
+// before end (appends the store took).
+func writtenBefore(ops []history.Op, end time.Time, window time.Duration) int {
+	n := 0
+	for _, op := range ops {
+		if op.Kind != history.OpAppend || op.Err != "" || op.End.After(end) || op.End.Before(end.Add(-window)) {
+			continue
+		}
+		n += len(op.Wrote)
+	}
+	return n
+}
+
+// StarvedDetail is the detail of a run the harness starved (infra): its
+// host's event loop was saturated for most of its life, so its deliveries
+// waited for the host, not for the runtime; what the run did is no
+// evidence about the runtime or its world.
+func StarvedDetail(h *history.Harness) string {
+	machine := "unknown"
+	if h.MachineBusy >= 0 {
+		machine = fmt.Sprintf("%.0f%%", 100*h.MachineBusy)
+	}
+	return fmt.Sprintf("starved by the harness: no terminal event before the timeout while its host (%d) was saturated %.0f%% of the run's life "+
+		"(event loop busy p50 %.0f%%, p99 %.0f%%; loop delay p99 up to %.0f ms; machine CPU %s busy): its deliveries waited for the harness's host, not for the runtime",
+		h.Host, 100*h.Saturated, 100*h.ELUP50, 100*h.ELUP99, h.DelayP99Ms, machine)
 }
 
 // explainInput is what explaining a run of cell c needs: its record, final
@@ -200,7 +245,7 @@ func explainInput(c Cell, rec reports.RunRecord, final []eventlog.Event, ops []h
 	return explain.Input{
 		RunID: rec.RunID, Cell: rec.CellKey.String(), Outcome: rec.Outcome, Detail: rec.Detail,
 		Program: c.Scenario.Program, Knobs: c.Knobs, Final: final, Ops: ops, Ended: rec.Ended,
-		Steps: c.Scenario.Steps, TimerTick: engine.TimerTickAt(c.TimeScale),
+		Steps: c.Scenario.Steps, TimerTick: engine.TimerTickAt(c.TimeScale), Harness: rec.Stats.Harness,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/scenarios"
@@ -163,6 +164,10 @@ func TestOutcomeOfTheEngine(t *testing.T) {
 		{"start cut off by the run's timeout", Run{StartErr: fmt.Errorf("write run_created: lock: %w", context.DeadlineExceeded), TimedOut: true, Timeout: time.Millisecond},
 			history.Stuck, "no terminal event before the timeout (1ms): the run's start had not finished: write run_created: lock: context deadline exceeded"},
 		{"a deadline of the store's own, the run's time left", Run{StartErr: fmt.Errorf("create: %w", context.DeadlineExceeded)}, history.Failed, "create: context deadline exceeded"},
+		{"its host saturated most of its life: starved, infra, never stuck", Run{Stats: history.RunStats{Harness: &history.Harness{Host: 2, Samples: 40, ELUP50: 0.97, ELUP99: 1, Saturated: 0.8, DelayP99Ms: 420, MachineBusy: 0.98}}},
+			history.Infra, "starved by the harness: no terminal event before the timeout while its host (2) was saturated 80% of the run's life (event loop busy p50 97%, p99 100%; loop delay p99 up to 420 ms; machine CPU 98% busy)"},
+		{"its host busy but not saturated for long: stuck, the runtime's", Run{Stats: history.RunStats{Harness: &history.Harness{Host: 1, Samples: 40, ELUP50: 0.7, Saturated: 0.2, MachineBusy: 0.6}}},
+			history.Stuck, "no terminal event before the timeout"},
 		{"stuck, driver gave up", Run{DriveErr: errors.New("no hook")}, history.Stuck, "no terminal event before the timeout; driver: no hook"},
 		{"stuck, driver fine", Run{}, history.Stuck, "no terminal event before the timeout"},
 	} {
@@ -171,5 +176,61 @@ func TestOutcomeOfTheEngine(t *testing.T) {
 		if o != tc.want || !strings.HasPrefix(detail, tc.wantDetail) {
 			t.Errorf("%s: %s %q, want %s %q", tc.name, o, detail, tc.want, tc.wantDetail)
 		}
+	}
+}
+
+// TestStuckButProgressing checks that a stuck run still writing in its last
+// ProgressWindow says so: a long but healthy run is not a hung one.
+func TestStuckButProgressing(t *testing.T) {
+	t.Parallel()
+	sc, err := scenarios.Lookup("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	write := func(ago time.Duration, events int, errClass string) history.Op {
+		return history.Op{Kind: history.OpAppend, Start: end.Add(-ago - time.Millisecond), End: end.Add(-ago),
+			Wrote: make([]history.OpEvent, events), Err: errClass}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []history.Op
+		want string
+	}{
+		{"writing to the end", []history.Op{write(5*time.Second, 2, ""), write(time.Second, 1, "")},
+			"no terminal event before the timeout; still making progress at the timeout: 3 events written in its last 30s (a longer --timeout would likely decide it)"},
+		{"silent for the window", []history.Op{write(2*ProgressWindow, 5, "")}, "no terminal event before the timeout"},
+		{"only refused writes", []history.Op{write(time.Second, 1, "conflict")}, "no terminal event before the timeout"},
+	} {
+		o, detail := outcome(sc, Run{Ops: tc.ops, Stopped: end})
+		if o != history.Stuck || detail != tc.want {
+			t.Errorf("%s: %s %q\nwant stuck %q", tc.name, o, detail, tc.want)
+		}
+	}
+}
+
+// TestStarvedRunsAreTheHarnesss checks a live run the harness starved all
+// the way through: infra with the harness's detail and class starved,
+// never explained as the runtime's stuck run; its stored record keeps them.
+func TestStarvedRunsAreTheHarnesss(t *testing.T) {
+	t.Parallel()
+	sc, err := scenarios.Lookup("step-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Key: history.NewCellKey("devkit-local", "step-storm", "main"), Scenario: sc}
+	end := time.Now()
+	h := &history.Harness{Host: 1, Samples: 600, ELUP50: 1, ELUP99: 1, Saturated: 0.96, DelayP99Ms: 950, MachineBusy: 0.7}
+	live := Run{ID: "wrun_starved", Started: end.Add(-240 * time.Second), Stopped: end, Ended: end, Stats: history.RunStats{Harness: h}}
+	res := Process(c, live)
+	if res.Record.Outcome != history.Infra || res.Record.Class != explain.Starved || !strings.HasPrefix(res.Record.Detail, "starved by the harness") {
+		t.Errorf("live: %s class %q detail %q, want infra, starved", res.Record.Outcome, res.Record.Class, res.Record.Detail)
+	}
+	if ex := res.Explained; ex == nil || !strings.HasPrefix(ex.Summary, "starved: the harness starved it: its host (1) reported its event loop at 90% busy or more for 96% of the run's life") {
+		t.Errorf("the starved run's explanation: %+v", ex)
+	}
+	again := Process(c, Stored(res.Record, nil, nil))
+	if again.Record.Outcome != history.Infra || again.Record.Class != explain.Starved {
+		t.Errorf("stored: %s class %q", again.Record.Outcome, again.Record.Class)
 	}
 }

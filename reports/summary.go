@@ -103,6 +103,9 @@ type Cell struct {
 	// Faulted counts the runs a nemesis fault overlapped, per outcome
 	// (storm --nemesis; absent without one).
 	Faulted map[history.Outcome]int `json:"faulted,omitempty"`
+	// Harness is the harness's health over the cell's runs, for an engine
+	// that reports it (the devkit engine); absent otherwise.
+	Harness *CellHarness `json:"harness,omitempty"`
 }
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
@@ -161,6 +164,12 @@ func (c *Cell) Add(r RunRecord) {
 			c.Guard = &history.GuardCounts{}
 		}
 		c.Guard.Add(*r.Guard)
+	}
+	if r.Stats.Harness != nil {
+		if c.Harness == nil {
+			c.Harness = &CellHarness{}
+		}
+		c.Harness.add(r)
 	}
 	c.RunFindings.Add(r.Findings)
 	if r.Findings.Slot != nil {

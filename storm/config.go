@@ -70,6 +70,10 @@ const MaxRuns = 1_000_000
 // goroutine, a connection wait and a loaded log).
 const MaxConcurrency = 1000
 
+// MaxHosts bounds --hosts, the host processes of one cell of the devkit
+// engine.
+const MaxHosts = 16
+
 // MaxRunsInFlight bounds --runs-in-flight: past the runs of any storm a
 // machine can keep going at once (the engine team's soak keeps 40).
 const MaxRunsInFlight = 1000
@@ -107,6 +111,10 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
+	case c.Hosts < 0 || c.Hosts > MaxHosts:
+		return nil, fmt.Errorf("--hosts must be in [0, %d] (0: one per core), got %d", MaxHosts, c.Hosts)
+	case c.Admission != "" && !slices.Contains(AdmissionModes(), c.Admission):
+		return nil, fmt.Errorf("--admission: unknown mode %q (valid: %s)", c.Admission, strings.Join(AdmissionModes(), ", "))
 	case c.Engine != "" && !slices.Contains(engine.Engines(), c.Engine):
 		return nil, fmt.Errorf("--engine: unknown engine %q (valid: %s)", c.Engine, strings.Join(engine.Engines(), ", "))
 	}

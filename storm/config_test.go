@@ -34,13 +34,14 @@ var defaults = stormdir.Config{
 	Latency:      "auto",
 	Timeout:      240 * time.Second,
 	PageSize:     0, // each world's own
+	Admission:    storm.AdmissionAuto,
 }
 
 func TestConfigDefaults(t *testing.T) {
 	full := stormdir.Config{
 		Worlds: []string{"w"}, Scenarios: []string{"s"}, Conditions: []string{"c"},
 		Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.5, Rounds: 2, Latency: "none",
-		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true,
+		Timeout: time.Second, PageSize: 7, Out: "dir", Keep: true, Hosts: 3, Admission: "off",
 	}
 	with := func(edit func(c *stormdir.Config)) stormdir.Config {
 		c := defaults

@@ -110,6 +110,25 @@ type Describer interface {
 	Describe() stormdir.Runtime
 }
 
+// Loader is implemented by an engine that can say how busy it is: the
+// runner admits a new run of its cells only while there is room
+// (Admission).
+type Loader interface {
+	Load() Load
+}
+
+// Load is how busy an engine is where its next run would go (the devkit
+// engine: its least busy host process).
+type Load struct {
+	// Busy is the event loop's recent utilisation (0 to 1), Delay its
+	// recent worst loop delay; Known says they were reported lately.
+	Busy  float64
+	Delay time.Duration
+	Known bool
+	// Runs counts the runs live there.
+	Runs int
+}
+
 // openModel opens our model of the replay runtime on the cell's world.
 func openModel(ctx context.Context, s EngineSetup) (Engine, error) {
 	return engine.New(ctx, engine.Config{

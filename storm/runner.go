@@ -106,6 +106,11 @@ type runner struct {
 	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
 	meta stormdir.Meta
 	nem  *nemesis.Runner
+	// admit holds back runs of loaded engines until there is room;
+	// cpu samples the machine's CPU for it and for the runs' evidence.
+	admit *admission
+	cpu   *machineCPU
+	self  *selfCPU
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -120,6 +125,9 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	meta := stormdir.Meta{Schema: reports.SchemaVersion, Version: deps.Version, Config: cfg, Conditions: plan.Conditions,
 		Cells: keys, PageSizes: plan.PageSizes, RunsInFlight: plan.RunsInFlight, GoMaxProcs: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Latency: plan.Latency.Windows(),
 		Endpoints: plan.Endpoints, WorldEnv: plan.WorldEnv, LatencyByWorld: plan.LatencyByWorld}
+	if cfg.Admission != AdmissionOff {
+		meta.AdmissionRule = DefaultAdmissionRule.String()
+	}
 	out, prior, err := openArtifacts(&meta, plan.Resume)
 	if err != nil {
 		return nil, err
@@ -131,6 +139,12 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 		timelines: pipeline.Timelines{},
 	}
 	r.tally = reports.NewTally(r.summary)
+	r.cpu, r.self = newMachineCPU(), newSelfCPU()
+	r.admit = &admission{rule: DefaultAdmissionRule, off: cfg.Admission == AdmissionOff, cpu: r.cpu}
+	cpuCtx, stopCPU := context.WithCancel(ctx)
+	cpuDone := make(chan struct{})
+	go func() { defer close(cpuDone); r.sampleCPU(cpuCtx) }()
+	defer func() { stopCPU(); <-cpuDone }()
 	if err := r.addPrior(prior); err != nil {
 		out.Close()
 		return nil, err
@@ -216,6 +230,23 @@ func (r *runner) abandon(ctx context.Context) {
 	}
 	if err := r.out.Discard(); err != nil {
 		r.deps.Logger.Warn("the storm measured nothing, but its directory could not be removed", "err", err)
+	}
+}
+
+// sampleCPU samples the machine's CPU and splits stormctl's own among the
+// live runs, every cpuInterval until ctx ends.
+func (r *runner) sampleCPU(ctx context.Context) {
+	t := time.NewTicker(cpuInterval)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		r.cpu.sample(now)
+		r.self.tick()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -340,16 +371,24 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		return nil
 	}
 	cfg := r.plan.Config
+	admitted, err := r.admit.wait(ctx, c.eng)
+	if err != nil {
+		return nil // interrupted while waiting for room: the run never started
+	}
+	defer admitted()
 	runID := RunID(cfg.Seed, r.started, c.key, idx)
 	r.sink.begin(runID)
 	env := scenarios.Env{Scale: cfg.TimeScale, Seed: cfg.Seed, MaxFactDelay: r.plan.Latency.MaxFactDelay(), Rounds: cfg.Rounds}
 	started := time.Now()
+	r.self.begin(runID)
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var driveErr error
 	id, startErr := c.eng.Start(rctx, runID, c.plan.Scenario.Input(env, idx))
 	if id != "" && id != runID {
 		r.sink.rename(runID, id) // the engine's runtime minted the run's id
+		r.self.begin(id)
+		r.self.end(runID)
 		runID = id
 	}
 	if startErr == nil {
@@ -367,17 +406,28 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// wait out writes that outlive the run (slot scheme, writeGrace).
 	stopped := time.Now()
 	stats := c.eng.Finish(runID)
+	if stats.Harness != nil {
+		h := *stats.Harness
+		h.MachineBusy = -1
+		if busy, ok := r.cpu.busy(started, stopped); ok {
+			h.MachineBusy = busy
+		}
+		stats.Harness = &h
+	}
 	var bug *crash.Error
 	if errors.As(driveErr, &bug) {
 		r.sink.discard(runID) // a bug: the run measured nothing, the storm stops
+		r.self.end(runID)
 		return driveErr
 	}
 	if err := c.eng.Panicked(); err != nil {
 		r.sink.discard(runID)
+		r.self.end(runID)
 		return err
 	}
 	if ctx.Err() != nil {
 		r.sink.discard(runID) // interrupted: an unfinished run is not an outcome
+		r.self.end(runID)
 		return nil
 	}
 	ended := time.Now()
@@ -404,6 +454,13 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 		TimedOut: errors.Is(rctx.Err(), context.DeadlineExceeded), Timeout: cfg.Timeout,
 	})
 	rec := res.Record
+	// Its share of stormctl's own CPU: while it ran and while it was
+	// collected and analysed.
+	if selfShare := r.self.end(runID); rec.Stats.Harness != nil {
+		h := *rec.Stats.Harness
+		h.StormctlCPUMs = float64(selfShare) / float64(time.Millisecond)
+		rec.Stats.Harness = &h
+	}
 	if ex := res.Explained; ex != nil && r.timelineWanted(c.key, ex.Class) {
 		path, err := ex.WriteTimeline(cfg.Out)
 		if err != nil {

@@ -49,6 +49,14 @@ type Config struct {
 	// (--devkit-channel: "" or "stable", "beta").
 	Engine        string `json:"engine,omitempty"`
 	DevkitChannel string `json:"devkit_channel,omitempty"`
+	// Hosts is how many host processes the devkit engine spreads each
+	// cell's runs over (--hosts); 0: one per core.
+	Hosts int `json:"hosts,omitempty"`
+	// Admission is when runs of an engine that says how busy it is start
+	// (--admission): "auto" (or "", a storm.json from before it) while
+	// its host and the machine have room, "off" as --runs-in-flight
+	// allows.
+	Admission string `json:"admission,omitempty"`
 }
 
 // DefaultSeed is the seed of a storm that names none (storm --seed). A
@@ -84,6 +92,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 240 * time.Second
+	}
+	if c.Admission == "" {
+		c.Admission = "auto" // storm.AdmissionAuto (this package cannot import storm)
 	}
 	if c.Out == "" {
 		c.Out = filepath.Join("storms", time.Now().UTC().Format("20060102-150405"))

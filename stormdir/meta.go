@@ -27,6 +27,10 @@ type Meta struct {
 	// its worlds' own): it depends on the machine, like gomaxprocs.
 	RunsInFlight int `json:"runs_in_flight_used"`
 	GoMaxProcs   int `json:"gomaxprocs"`
+	// AdmissionRule is the rule runs of an engine that says how busy it is
+	// were admitted by (config.admission auto), in words; "" when off or
+	// in a storm.json from before admission.
+	AdmissionRule string `json:"admission_rule,omitempty"`
 	// Latency is the mint-to-commit profile's windows, each labelled
 	// measured or assumption.
 	Latency []worlds.Window `json:"latency_windows,omitempty"`
@@ -75,6 +79,10 @@ type Runtime struct {
 	// world's own, or world-local's composed with its storage); "" in a
 	// storm.json from before it was stored.
 	Queue string `json:"queue,omitempty"`
+	// Hosts is how many host processes the cell's runs were spread over
+	// (each run's stats.harness.host says which); 0 in a storm.json from
+	// before runs were spread.
+	Hosts int `json:"hosts,omitempty"`
 }
 
 // RuntimeOf returns the runtime that ran cell k, if storm.json says one did.

@@ -253,6 +253,10 @@ var resumeFlags = []struct {
 	{"timeout", func(c Config) string { return c.Timeout.String() }},
 	{"page-size", func(c Config) string { return fmt.Sprint(c.PageSize) }},
 	{"shard", func(c Config) string { return c.Shard.String() }},
+	{"hosts", func(c Config) string { return fmt.Sprint(c.Hosts) }},
+	// A storm.json from before --admission started its runs as auto does
+	// not; "" is read as it is stored.
+	{"admission", func(c Config) string { return c.Admission }},
 }
 
 // Config is the resumed storm's config: storm.json's, in the resumed

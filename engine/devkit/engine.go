@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -33,9 +34,24 @@ type Config struct {
 	// Checkout is a vercel/workflow checkout (--devkit-dir) whose built
 	// packages run instead of the published ones; "" runs the published.
 	Checkout string
+	// Hosts is how many host processes each cell's runs are spread over
+	// (--hosts); 0: one per core the machine has (runtime.NumCPU), at
+	// most storm.MaxHosts.
+	Hosts int
 	// Progress gets the lines a first install and build print.
 	Progress io.Writer
 	Logger   *slog.Logger
+}
+
+// HostsFor is how many host processes a cell gets when --hosts is n (0:
+// one per core of the machine), at most storm.MaxHosts: each is a Node
+// process with the runtime, its world and its queue, and one event loop,
+// so one host is one core at most.
+func HostsFor(n int) int {
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	return max(1, min(n, storm.MaxHosts))
 }
 
 // Opener opens a storm's devkit engines, one per cell, preparing each kit
@@ -118,7 +134,7 @@ func (o *Opener) Open(ctx context.Context, s storm.EngineSetup) (storm.Engine, e
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, kit, store, wf, s)
+	return start(ctx, kit, rs, store, wf, s, HostsFor(o.cfg.Hosts))
 }
 
 // kit returns the kit of kind k, preparing it the first time.
@@ -149,25 +165,30 @@ func (o *Opener) kit(ctx context.Context, k dkworld.Kind) (Kit, error) {
 	return kit, nil
 }
 
-// Engine is one cell's published runtime, in a host process of its own.
-// It implements storm.Engine, storm.Collector, storm.Schemer and
-// storm.Describer.
+// Engine is one cell's published runtime, in host processes of its own
+// (hostProc): a run and all its deliveries stay in the host it was started
+// in (world-local's queue is in the process), and a new run goes to the
+// host with the fewest runs. It implements storm.Engine, storm.Collector,
+// storm.Schemer, storm.Describer and storm.Loader.
 type Engine struct {
 	kit    Kit
-	store  dkworld.Store
 	wf     devkitscen.Workflow
 	sink   worlds.Sink
 	logger *slog.Logger
-	proc   host
-	info   openInfo
+	// hosts are the cell's host processes, at least one.
+	hosts []*hostProc
 	// grace bounds each of Finish's calls to the host (finishGrace; tests
 	// shorten it).
 	grace time.Duration
-	// scheme is what info.Spec says the package orders logs by (schemeOf).
+	// scheme is what the hosts' spec says the package orders logs by
+	// (schemeOf).
 	scheme eventlog.Scheme
 
 	mu   sync.Mutex
 	runs map[string]*run
+	// placed says which host ran each run, kept after Finish (Collect
+	// reads the run's log from its host).
+	placed map[string]*hostProc
 	// ended are the runs whose terminal event the runtime wrote before
 	// Start returned their id.
 	ended map[string]bool
@@ -193,13 +214,33 @@ type host interface {
 	Stop() error
 }
 
+// hostProc is one host process of a cell: the published runtime on a
+// store of its own.
+type hostProc struct {
+	// n numbers the cell's hosts from 1.
+	n      int
+	proc   host
+	store  dkworld.Store
+	info   openInfo
+	health *health
+	// live counts the runs placed on it and not finished, liveRuns those
+	// of them started (Engine.mu).
+	live     int
+	liveRuns map[*run]bool
+}
+
 // run is what the engine knows of one of its runs.
 type run struct {
 	token    string
+	host     *hostProc
+	started  time.Time
 	done     chan struct{}
 	doneOnce sync.Once
 	endedAt  time.Time
 	stats    history.RunStats
+	// hostCPU and recording are the run's shares of its host's CPU and of
+	// the host's recording, report by report (Engine.mu).
+	hostCPU, recording time.Duration
 }
 
 // end marks the run ended (its terminal event seen) at the first call
@@ -220,22 +261,46 @@ type openInfo struct {
 	Queue string `json:"queue"`
 }
 
-// start starts the host of one cell and opens the runtime in it.
-func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Workflow, s storm.EngineSetup) (*Engine, error) {
-	e := &Engine{kit: kit, store: store, wf: wf, sink: s.Sink, logger: s.Logger, grace: finishGrace, runs: map[string]*run{}, ended: map[string]bool{}}
+// start starts a cell's n host processes, each on a store of its own
+// (the first is store; the others come from rs), and opens the runtime in
+// each.
+func start(ctx context.Context, kit Kit, rs runtimeStore, store dkworld.Store, wf devkitscen.Workflow, s storm.EngineSetup, n int) (*Engine, error) {
+	e := &Engine{kit: kit, wf: wf, sink: s.Sink, logger: s.Logger, grace: finishGrace, runs: map[string]*run{}, ended: map[string]bool{}, placed: map[string]*hostProc{}}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			var err error
+			if store, err = rs.RuntimeStore(ctx); err != nil {
+				e.Close()
+				return nil, fmt.Errorf("devkit engine: a store for host %d of cell %s: %w", i, s.Key, err)
+			}
+		}
+		h, err := e.startHost(ctx, kit, store, s, i)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.hosts = append(e.hosts, h)
+	}
+	return e, nil
+}
+
+// startHost starts host process i of the cell and opens the runtime in it
+// on store.
+func (e *Engine) startHost(ctx context.Context, kit Kit, store dkworld.Store, s storm.EngineSetup, i int) (*hostProc, error) {
+	h := &hostProc{n: i, store: store, health: &health{}, liveRuns: map[*run]bool{}}
 	var env []string
 	if len(store.Env) > 0 {
 		env = append(os.Environ(), store.Env...)
 	}
-	proc, err := sidecar.StartCommand(sidecar.Command{Script: kit.Host, Dir: kit.Dir, Env: env, Notice: e.notice})
+	proc, err := sidecar.StartCommand(sidecar.Command{Script: kit.Host, Dir: kit.Dir, Env: env, Notice: func(line []byte) { e.notice(h, line) }})
 	if err != nil {
 		return nil, err
 	}
-	e.proc = proc
-	args := map[string]any{"world": string(store.Kind), "workflows": kit.Workflows, "steps": kit.Steps}
+	h.proc = proc
+	args := map[string]any{"world": string(store.Kind), "workflows": kit.Workflows, "steps": kit.Steps, "healthMs": healthInterval.Milliseconds()}
 	if store.Package != "" {
 		args["package"] = store.Package
 	}
@@ -248,34 +313,48 @@ func start(ctx context.Context, kit Kit, store dkworld.Store, wf devkitscen.Work
 	if store.Project != "" {
 		args["project"] = store.Project
 	}
-	if err := proc.Call(ctx, "open", args, &e.info); err != nil {
+	if err := proc.Call(ctx, "open", args, &h.info); err != nil {
 		_ = proc.Stop()
 		what := "world-" + string(store.Kind)
 		if store.Package != "" {
 			what = "the package in " + store.Package
 		}
-		return nil, fmt.Errorf("devkit engine: open the runtime on %s (cell %s): %w", what, s.Key, redact.Wrap(err, append(envValues(store.Env), store.Env...)...))
+		return nil, fmt.Errorf("devkit engine: open the runtime on %s (cell %s, host %d): %w", what, s.Key, i, redact.Wrap(err, append(envValues(store.Env), store.Env...)...))
 	}
-	if e.scheme, err = schemeOf(e.info.Spec); err != nil {
+	scheme, err := schemeOf(h.info.Spec)
+	if err != nil {
 		_ = proc.Stop()
 		return nil, fmt.Errorf("devkit engine: the runtime on world-%s (cell %s): %w", store.Kind, s.Key, err)
 	}
-	if e.info.Versions == nil {
-		e.info.Versions = map[string]string{}
+	if e.scheme == "" {
+		e.scheme = scheme
 	}
-	if e.info.Node != "" {
-		e.info.Versions["node"] = e.info.Node
+	if h.info.Versions == nil {
+		h.info.Versions = map[string]string{}
 	}
-	return e, nil
+	if h.info.Node != "" {
+		h.info.Versions["node"] = h.info.Node
+	}
+	return h, nil
 }
+
+// healthInterval is how often a host reports its health.
+const healthInterval = 500 * time.Millisecond
 
 // notice takes a line the host wrote of its own accord: an operation of
 // the runtime at the world boundary goes to the storm's history and the
 // run's evidence; a terminal event ends the run.
-func (e *Engine) notice(line []byte) {
+func (e *Engine) notice(h *hostProc, line []byte) {
 	var n notice
 	if err := json.Unmarshal(line, &n); err != nil {
 		e.fail(fmt.Errorf("devkit engine: an unreadable notice from the host (a bug: the history would miss an operation): %w", err))
+		return
+	}
+	if n.Notice == "health" && h != nil {
+		var hn healthNotice
+		if err := json.Unmarshal(line, &hn); err == nil {
+			e.report(h, hn.sample())
+		}
 		return
 	}
 	if n.Notice != "op" || n.RunID == "" {
@@ -325,6 +404,22 @@ func (e *Engine) notice(line []byte) {
 	}
 }
 
+// report keeps one of host h's health reports and splits its CPU, and its
+// recording's, evenly among the runs live on h.
+func (e *Engine) report(h *hostProc, s healthSample) {
+	h.health.add(s)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := time.Duration(len(h.liveRuns))
+	if n == 0 {
+		return
+	}
+	for r := range h.liveRuns {
+		r.hostCPU += s.CPU / n
+		r.recording += s.Recording / n
+	}
+}
+
 // terminal says a run ends with an event of type t.
 func terminal(t eventlog.Type) bool {
 	return t == eventlog.RunCompleted || t == eventlog.RunFailed || t == runCancelled
@@ -362,21 +457,77 @@ func (e *Engine) Start(ctx context.Context, id string, input any) (string, error
 	var out struct {
 		RunID string `json:"runId"`
 	}
-	if err := e.proc.Call(ctx, "start", map[string]any{"workflowId": e.wf.ID(), "input": json.RawMessage(raw)}, &out); err != nil {
+	h := e.place()
+	started := time.Now()
+	if err := h.proc.Call(ctx, "start", map[string]any{"workflowId": e.wf.ID(), "input": json.RawMessage(raw)}, &out); err != nil {
+		e.unplace(h)
 		return "", e.transport("start", err)
 	}
 	if out.RunID == "" {
+		e.unplace(h)
 		return "", errors.New("devkit engine: the runtime's start() returned no run id")
 	}
-	r := &run{token: token, done: make(chan struct{})}
+	r := &run{token: token, host: h, started: started, done: make(chan struct{})}
 	e.mu.Lock()
 	e.runs[out.RunID] = r
+	e.placed[out.RunID] = h
+	h.liveRuns[r] = true
 	if e.ended[out.RunID] {
 		delete(e.ended, out.RunID)
 		r.end()
 	}
 	e.mu.Unlock()
 	return out.RunID, nil
+}
+
+// place picks the host a new run starts on, and counts the run on it: the
+// one with the fewest runs live, then the least busy lately, then the
+// first.
+func (e *Engine) place() *hostProc {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	best := e.hosts[0]
+	bestELU, _, _ := best.health.recent(now, loadWindow)
+	for _, h := range e.hosts[1:] {
+		elu, _, _ := h.health.recent(now, loadWindow)
+		if h.live < best.live || h.live == best.live && elu < bestELU {
+			best, bestELU = h, elu
+		}
+	}
+	best.live++
+	return best
+}
+
+// unplace undoes place for a run that did not start.
+func (e *Engine) unplace(h *hostProc) {
+	e.mu.Lock()
+	h.live--
+	e.mu.Unlock()
+}
+
+// loadWindow is the span of a host's reports its recent load is read over.
+const loadWindow = 3 * time.Second
+
+// Load is how much room the engine has for another run (storm.Loader):
+// the recent event-loop utilisation and loop delay of the host a new run
+// would go to, and the runs live on it.
+func (e *Engine) Load() storm.Load {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var best *storm.Load
+	for _, h := range e.hosts {
+		elu, delay, known := h.health.recent(now, loadWindow)
+		l := storm.Load{Busy: elu, Delay: delay, Known: known, Runs: h.live}
+		if best == nil || l.Runs < best.Runs || l.Runs == best.Runs && l.Busy < best.Busy {
+			best = &l
+		}
+	}
+	if best == nil {
+		return storm.Load{}
+	}
+	return *best
 }
 
 // tokenOf is a run's hook-token prefix: the runner's id for it, which is
@@ -407,7 +558,7 @@ func (e *Engine) ResumeHook(ctx context.Context, runID, token string, payload an
 	if err != nil {
 		return err
 	}
-	err = e.proc.Call(ctx, "resumeHook", map[string]any{"token": devkitscen.HookToken(r.token, token), "payload": payload}, nil)
+	err = r.host.proc.Call(ctx, "resumeHook", map[string]any{"token": devkitscen.HookToken(r.token, token), "payload": payload}, nil)
 	var se *sidecar.Error
 	switch {
 	case err == nil:
@@ -433,14 +584,15 @@ func hookNotFound(se *sidecar.Error) bool {
 	return se.Name == "HookNotFoundError" || ((se.Status == 404 || strings.Contains(msg, "not found")) && strings.Contains(msg, "hook"))
 }
 
-// Log reads the run's whole log through the world's events.list, as a
-// driver sees it: hook tokens are the scenario's.
+// Log reads the run's log through the world's events.list, as a driver
+// sees it: its hook and wait events (all a scenario's driver reads: hook
+// tokens, the scenario's; waits' wake-up times), in log order.
 func (e *Engine) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
 	r, err := e.run(runID)
 	if err != nil {
 		return nil, err
 	}
-	return e.events(ctx, runID, r.token, "driver")
+	return e.read(ctx, r.host, runID, r.token, "driver", "driver")
 }
 
 // collectTimeout bounds the engine's read of an ended run.
@@ -449,15 +601,26 @@ const collectTimeout = 3 * time.Minute
 // collectPage is the page size of the engine's own reads of a log.
 const collectPage = 1000
 
-// events reads a run's whole log under actor.
-func (e *Engine) events(ctx context.Context, runID, token, actor string) ([]eventlog.Event, error) {
+// events reads a run's whole log under actor, from its host h.
+func (e *Engine) events(ctx context.Context, h *hostProc, runID, token, actor string) ([]eventlog.Event, error) {
+	return e.read(ctx, h, runID, token, actor, "")
+}
+
+// read reads a run's log under actor, from its host h: every event (only
+// ""), or only the hook and wait events (only "driver": what the
+// scenarios' drivers read, some polling every 250 ms).
+func (e *Engine) read(ctx context.Context, h *hostProc, runID, token, actor, only string) ([]eventlog.Event, error) {
 	var out struct {
 		Events []json.RawMessage `json:"events"`
 	}
 	// Pages as large as the packages serve: world-local reads the run's
 	// whole directory for every page, so its default of 20 makes a long
 	// run's read quadratic.
-	if err := e.proc.Call(ctx, "events", map[string]any{"runId": runID, "actor": actor, "limit": collectPage}, &out); err != nil {
+	args := map[string]any{"runId": runID, "actor": actor, "limit": collectPage}
+	if only != "" {
+		args["only"] = only
+	}
+	if err := h.proc.Call(ctx, "events", args, &out); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -518,6 +681,8 @@ type status struct {
 		Message string `json:"message"`
 		EventID string `json:"eventId"`
 	} `json:"divergences"`
+	Retries  int64             `json:"retries"`
+	Messages *history.Messages `json:"messages"`
 }
 
 // Finish cancels the run through the runtime if it has not ended (so
@@ -542,15 +707,15 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	case <-r.done:
 	default:
 		// The cut: what the runtime did for the run until now.
-		counts, known = e.counts(runID, "at the cut")
+		counts, known = e.counts(r.host, runID, "at the cut")
 		ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
-		if err := e.proc.Call(ctx, "cancel", map[string]any{"runId": runID}, nil); err != nil {
+		if err := r.host.proc.Call(ctx, "cancel", map[string]any{"runId": runID}, nil); err != nil {
 			err = e.transport("cancel", err) // a host gone is the run's infrastructure evidence
 			e.logger.Warn("devkit engine: cancel a run that did not end", "run", runID, "err", err)
 		}
 		cancel()
 	}
-	if after, ok := e.settled(runID); ok {
+	if after, ok := e.settled(r.host, runID); ok {
 		counts, known = after, true
 	}
 	if !known {
@@ -564,7 +729,20 @@ func (e *Engine) Finish(runID string) history.RunStats {
 		stats.Invocations, stats.Replays = counts.Invocations, counts.Invocations
 		stats.MaxConcurrent = counts.MaxConcurrent
 		stats.Recoveries, stats.Divergences = counts.Recoveries, int64(len(counts.Divergences))
+		stats.Retries, stats.Wakes = counts.Retries, max(0, counts.Redeliveries-counts.Retries)
+		stats.Messages = counts.Messages
 	}
+	// The run's life: from its start to its terminal event, or to the cut.
+	end := r.endedAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	harness := r.host.health.over(r.host.n, r.started, end)
+	harness.HostCPUMs = float64(r.hostCPU) / float64(time.Millisecond)
+	harness.RecordingMs = float64(r.recording) / float64(time.Millisecond)
+	stats.Harness = &harness
+	r.host.live--
+	delete(r.host.liveRuns, r)
 	if e.hostErr != nil && (r.endedAt.IsZero() || r.endedAt.After(e.hostGone)) {
 		// The host went while the run was live: its infrastructure. A run
 		// that ended before is not charged with a loss it never saw.
@@ -576,14 +754,14 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	return stats
 }
 
-// counts reads the host's counts of the run (status), within a budget of
+// counts reads host h's counts of the run (status), within a budget of
 // their own; when says which read it is, for the warning of one that
 // failed.
-func (e *Engine) counts(runID, when string) (status, bool) {
+func (e *Engine) counts(h *hostProc, runID, when string) (status, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
 	defer cancel()
 	var st status
-	if err := e.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st); err != nil {
+	if err := h.proc.Call(ctx, "status", map[string]any{"runId": runID}, &st); err != nil {
 		err = e.transport("status", err)
 		e.logger.Warn("devkit engine: read the run's counts "+when, "run", runID, "err", err)
 		return status{}, false
@@ -603,8 +781,8 @@ const (
 // some are, for up to callGrace; then, or when a read fails, the last read
 // that answered is the run's (with a warning when deliveries were still
 // running: its counts may miss what they did).
-func (e *Engine) settled(runID string) (status, bool) {
-	st, ok := e.counts(runID, "after it ended")
+func (e *Engine) settled(h *hostProc, runID string) (status, bool) {
+	st, ok := e.counts(h, runID, "after it ended")
 	deadline := time.Now().Add(e.callGrace())
 	for wait := settlePoll; ok && st.Inflight > 0; wait = min(2*wait, settlePollMax) {
 		left := time.Until(deadline)
@@ -614,7 +792,7 @@ func (e *Engine) settled(runID string) (status, bool) {
 			break
 		}
 		time.Sleep(min(wait, left))
-		next, nok := e.counts(runID, "while its deliveries end")
+		next, nok := e.counts(h, runID, "while its deliveries end")
 		if !nok {
 			break
 		}
@@ -650,12 +828,18 @@ func (e *Engine) fail(err error) {
 func (e *Engine) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), e.callGrace())
 	defer cancel()
-	if err := e.proc.Call(ctx, "close", nil, nil); err != nil && !errors.Is(err, sidecar.ErrExited) {
-		e.logger.Warn("devkit engine: close the runtime", "err", err)
+	var wg sync.WaitGroup
+	for _, h := range e.hosts {
+		wg.Go(func() {
+			if err := h.proc.Call(ctx, "close", nil, nil); err != nil && !errors.Is(err, sidecar.ErrExited) {
+				e.logger.Warn("devkit engine: close the runtime", "host", h.n, "err", err)
+			}
+			if err := h.proc.Stop(); err != nil {
+				e.logger.Warn("devkit engine: stop the host", "host", h.n, "err", err)
+			}
+		})
 	}
-	if err := e.proc.Stop(); err != nil {
-		e.logger.Warn("devkit engine: stop the host", "err", err)
-	}
+	wg.Wait()
 }
 
 // Collect reads what the runtime's store holds of an ended run: its log
@@ -674,22 +858,30 @@ func (e *Engine) Collect(ctx context.Context, runID string) worlds.Collected {
 	if r, err := e.run(runID); err == nil {
 		token = r.token
 	}
-	c.Final, c.ReadErr = e.events(ctx, runID, token, "storm")
+	e.mu.Lock()
+	h := e.placed[runID]
+	e.mu.Unlock()
+	if h == nil {
+		c.ReadErr = fmt.Errorf("devkit engine: run %s: %w", runID, eventlog.ErrNoRun)
+		return c
+	}
+	c.Final, c.ReadErr = e.events(ctx, h, runID, token, "storm")
 	if c.ReadErr != nil {
 		return c
 	}
 	var times []worlds.CommitTime
+	store := h.store
 	switch {
-	case e.store.CommitTimes != nil:
-		times, c.CommitErr = e.store.CommitTimes(ctx, runID)
-	case e.store.Kind == dkworld.Postgres:
-		times, c.CommitErr = dkworld.PostgresCommitTimes(ctx, e.store.URL, runID)
-	case e.store.Kind == dkworld.Local:
-		times, c.CommitErr = dkworld.LocalCommitTimes(e.store.DataDir, runID)
-	case e.store.Kind == dkworld.ThirdParty:
+	case store.CommitTimes != nil:
+		times, c.CommitErr = store.CommitTimes(ctx, runID)
+	case store.Kind == dkworld.Postgres:
+		times, c.CommitErr = dkworld.PostgresCommitTimes(ctx, store.URL, runID)
+	case store.Kind == dkworld.Local:
+		times, c.CommitErr = dkworld.LocalCommitTimes(store.DataDir, runID)
+	case store.Kind == dkworld.ThirdParty:
 		c.CommitErr = errors.New("devkit engine: the package's store has no commit clock stormctl can read")
 	default:
-		c.CommitErr = fmt.Errorf("devkit engine: no commit times of world-%s", e.store.Kind)
+		c.CommitErr = fmt.Errorf("devkit engine: no commit times of world-%s", store.Kind)
 	}
 	c.CommitSource = "world"
 	if c.CommitErr == nil {
@@ -721,12 +913,13 @@ func schemeOf(spec *int) (eventlog.Scheme, error) {
 // Describe says what runs the cell: the channel's packages and their
 // versions.
 func (e *Engine) Describe() stormdir.Runtime {
+	h := e.hosts[0]
 	src := cmp.Or(e.kit.Source, "published")
-	if e.store.Package != "" {
-		src += "; world: the package in " + e.store.Package
+	if h.store.Package != "" {
+		src += "; world: the package in " + h.store.Package
 	}
 	return stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(e.kit.Channel), Source: src,
-		Versions: e.info.Versions, Scheme: string(e.Scheme()), Queue: e.info.Queue}
+		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts)}
 }
 
 // envValues are the values of KEY=VALUE settings: what an error quoting
@@ -749,7 +942,7 @@ func Engines(c stormdir.Config, endpoints []stormdir.Endpoint, progress io.Write
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Channel: ch, Progress: progress, Logger: logger}
+	cfg := Config{Channel: ch, Hosts: c.Hosts, Progress: progress, Logger: logger}
 	for _, ep := range endpoints {
 		if ep.Flag == dkworld.DirFlag.Name {
 			cfg.Checkout = ep.Value

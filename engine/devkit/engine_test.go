@@ -67,7 +67,7 @@ func stormControl(t *testing.T, reg *worlds.Registry, world string) (stormdir.Co
 	t.Helper()
 	cfg := stormdir.Config{Worlds: []string{world}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: engine.EngineDevkit,
-		Out: filepath.Join(t.TempDir(), "storm")}
+		Hosts: 2, Out: filepath.Join(t.TempDir(), "storm")}
 	p, err := storm.NewPlan(cfg.Defaults(), reg)
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +102,24 @@ func TestStormDevkitEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt, ok := d.Meta.RuntimeOf(history.NewCellKey(dkworld.LocalName, "control", "main"))
-	if !ok || rt.Engine != engine.EngineDevkit || rt.Versions["@workflow/core"] == "" || rt.Scheme != string(eventlog.SchemeULID) {
-		t.Errorf("storm.json's runtime of the cell: %+v, %v; want the devkit engine with @workflow/core's version, scheme ulid", rt, ok)
+	if !ok || rt.Engine != engine.EngineDevkit || rt.Versions["@workflow/core"] == "" || rt.Scheme != string(eventlog.SchemeULID) || rt.Hosts != 2 {
+		t.Errorf("storm.json's runtime of the cell: %+v, %v; want the devkit engine with @workflow/core's version, scheme ulid, 2 hosts", rt, ok)
+	}
+	if d.Meta.AdmissionRule == "" {
+		t.Error("storm.json records no admission rule")
+	}
+	recs, err := d.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		h := r.Stats.Harness
+		if h == nil || h.Host < 1 || h.Host > 2 || h.Samples == 0 || h.HostCPUMs <= 0 || h.StormctlCPUMs <= 0 {
+			t.Errorf("run %s: harness %+v, want its host (1 or 2), its reports and its CPU shares", r.RunID, h)
+		}
+		if m := r.Stats.Messages; m == nil || m.Start != 1 || m.Total() < 2 {
+			t.Errorf("run %s: messages %+v, want its start's and more", r.RunID, m)
+		}
 	}
 	events, err := os.ReadDir(filepath.Join(cfg.Out, "events", "devkit-local_control_main"))
 	if err != nil || len(events) != 2 {
@@ -152,7 +168,9 @@ func TestRuntimeFailureIsReportedWithItsMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := devkitengine.NewOpener(devkitengine.Config{Channel: devkitengine.Stable}).Open
+	// One host: the two runs must meet in one store (a hook token is
+	// unique within a store; each host has a store of its own).
+	open := devkitengine.NewOpener(devkitengine.Config{Channel: devkitengine.Stable, Hosts: 1}).Open
 	eng, err := open(t.Context(), storm.EngineSetup{Key: history.NewCellKey(dkworld.LocalName, "control", "main"), World: w, Sink: discard{}, Scenario: sc})
 	skipOnPrerequisite(t, err)
 	if err != nil {
@@ -208,7 +226,13 @@ func storedFailure(t *testing.T, w worlds.World, runID, eventID string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(st.DataDir, "events", runID+"-"+eventID+".json"))
+	// The engine's host has a store of its own beside the world's (one of
+	// its runtime stores: RuntimeStore makes a new one every call).
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(st.DataDir), "runtime-local*", "events", runID+"-"+eventID+".json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("the run_failed's file in the runtime's store: %v, %v", files, err)
+	}
+	b, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,10 +170,13 @@ type listArgs struct {
 
 // listResult is a page as the package answered it.
 type listResult struct {
-	Events  []pkgEvent `json:"events"`
-	Data    []pkgEvent `json:"data"`
-	Cursor  *string    `json:"cursor"`
-	HasMore bool       `json:"hasMore"`
+	Events []pkgEvent `json:"events"`
+	Data   []pkgEvent `json:"data"`
+	// IDs are the events' ids, in order, as the host sends a read's
+	// result (docs/host-protocol.md): a read's summary needs no more.
+	IDs     []string `json:"ids"`
+	Cursor  *string  `json:"cursor"`
+	HasMore bool     `json:"hasMore"`
 }
 
 // toOp turns an op notice into the storm's history: an append of the
@@ -242,7 +245,7 @@ func toOp(n notice, token string) (history.Op, error) {
 			if jerr := json.Unmarshal(n.Result, &r); jerr != nil {
 				return op, fmt.Errorf("devkit engine: unreadable list result: %w", jerr)
 			}
-			op.Read = summarize(r, token)
+			op.Read = summarize(r)
 		}
 	default:
 		return op, fmt.Errorf("devkit engine: unknown op notice %q", n.Op)
@@ -251,10 +254,20 @@ func toOp(n notice, token string) (history.Op, error) {
 }
 
 // summarize is the history's account of a page the package returned.
-func summarize(r listResult, token string) *history.ReadSummary {
+func summarize(r listResult) *history.ReadSummary {
 	p := eventlog.Page{More: r.HasMore}
+	ids := r.IDs
 	for _, pe := range append(r.Events, r.Data...) {
-		p.Events = append(p.Events, toEvent(pe, token))
+		ids = append(ids, pe.EventID)
+	}
+	for _, id := range ids {
+		// A read's summary is its events' ids and positions: no payload
+		// of them is decoded (the final log's are).
+		e := eventlog.Event{ID: id}
+		if pos, ok := slotOf(id); ok {
+			e.Seq = pos
+		}
+		p.Events = append(p.Events, e)
 	}
 	return history.Summarize(p)
 }
@@ -273,7 +286,7 @@ func snapshotOp(n notice, token string) (history.Op, bool) {
 		return history.Op{}, false
 	}
 	op := history.Op{Kind: history.OpList, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.End), End: msTime(n.End),
-		Read: summarize(*n.Snapshot, token), Snapshot: true}
+		Read: summarize(*n.Snapshot), Snapshot: true}
 	var a createArgs
 	if len(n.Args) > 0 {
 		_ = json.Unmarshal(n.Args, &a) // toOp refused the notice if unreadable

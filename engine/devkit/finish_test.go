@@ -137,10 +137,12 @@ func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := tc.host
-			r := &run{token: "wrun_A", done: make(chan struct{})}
-			e := &Engine{sink: &recorder{}, proc: h, grace: 50 * time.Millisecond, logger: slog.New(slog.DiscardHandler),
-				runs: map[string]*run{n.RunID: r}, ended: map[string]bool{}}
-			e.notice(line)
+			hp := &hostProc{n: 1, proc: h, health: &health{}, live: 1, liveRuns: map[*run]bool{}}
+			r := &run{token: "wrun_A", host: hp, done: make(chan struct{})}
+			hp.liveRuns[r] = true
+			e := &Engine{sink: &recorder{}, hosts: []*hostProc{hp}, grace: 50 * time.Millisecond, logger: slog.New(slog.DiscardHandler),
+				runs: map[string]*run{n.RunID: r}, ended: map[string]bool{}, placed: map[string]*hostProc{n.RunID: hp}}
+			e.notice(hp, line)
 			if tc.ended {
 				e.mu.Lock()
 				r.end()
@@ -155,7 +157,13 @@ func TestFinishKeepsTheCountsOfACutRun(t *testing.T) {
 			if (got.LastUnavailableErr != "") != tc.infra {
 				t.Errorf("last_unavailable_err %q, want one: %v", got.LastUnavailableErr, tc.infra)
 			}
-			got.LastStoreOK, got.LastUnavailable, got.LastUnavailableErr = time.Time{}, time.Time{}, ""
+			if got.Harness == nil || got.Harness.Host != 1 {
+				t.Errorf("harness %+v, want the run's host's account (host 1)", got.Harness)
+			}
+			if hp.live != 0 || len(hp.liveRuns) != 0 {
+				t.Errorf("the host still counts %d live runs after Finish", hp.live)
+			}
+			got.LastStoreOK, got.LastUnavailable, got.LastUnavailableErr, got.Harness = time.Time{}, time.Time{}, "", nil
 			if got != tc.want {
 				t.Errorf("stats %+v\nwant  %+v", got, tc.want)
 			}

@@ -104,7 +104,7 @@ func TestImplicitWrites(t *testing.T) {
 			}
 			rec := &recorder{}
 			e := &Engine{sink: rec, runs: map[string]*run{n.RunID: {token: "wrun_A", done: make(chan struct{})}}, ended: map[string]bool{}}
-			e.notice(tc.line)
+			e.notice(nil, tc.line)
 			if len(rec.ops) != len(tc.want) {
 				t.Fatalf("recorded %d ops, want %d: %+v", len(rec.ops), len(tc.want), rec.ops)
 			}
@@ -147,7 +147,7 @@ func TestImplicitWritesInForensics(t *testing.T) {
 	e := &Engine{sink: rec, runs: map[string]*run{}, ended: map[string]bool{}}
 	var final []eventlog.Event
 	for _, line := range recordedNotices(t) {
-		e.notice(line)
+		e.notice(nil, line)
 		var n notice
 		if err := json.Unmarshal(line, &n); err != nil {
 			t.Fatal(err)

@@ -47,7 +47,7 @@ type BenchOptions struct {
 func NewCmdBench(f *Factory, runF func(context.Context, *BenchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure stormctl's PostgreSQL paths against the server's physical limit",
+		Short: "Measure stormctl against physical limits: PostgreSQL's paths, the real runtime's host",
 		Long: `Benchmarks of the postgres world against the same server's limit, side by
 side in one invocation (this machine's noise between identical runs is
 10-60%, so only the ratios of two sides measured in the same rounds mean
@@ -57,7 +57,7 @@ removes it at the end.`,
   stormctl bench forensics --events 20000 --runs 200`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newCmdBenchAppend(f, runF), newCmdBenchForensics(f, runF))
+	cmd.AddCommand(newCmdBenchAppend(f, runF), newCmdBenchForensics(f, runF), newCmdBenchDevkit(f, nil))
 	for _, c := range cmd.Commands() {
 		c.SetFlagErrorFunc(flagError)
 	}

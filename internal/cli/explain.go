@@ -47,8 +47,10 @@ the event the engine's error names, the evidence).
 per actor, reads as bars, appends from mint to commit, the offending write
 and the stale view in red), at most 2 MB.
 
-A run that completed (or failed or was infra) has nothing to explain: it is
-said so and explain exits 0. An unknown run or a malformed or partial storm
+A run that completed (or failed, or was infra on an unreachable store) has
+nothing to explain: it is said so and explain exits 0. An infra run the
+harness starved (its host process saturated for most of its life) is
+explained as such: class starved, with its host's account. An unknown run or a malformed or partial storm
 directory exits 2.`,
 		Example: `  stormctl explain storms/20261202-141100 wrun_01M8XAJJ280489258ZKCJDT6A5
   stormctl explain storms/20261202-141100 wrun_01M8... --format json | jq .missing

@@ -150,6 +150,8 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.IntVar(&c.Runs, "runs", d.Runs, "runs per cell")
 	fl.IntVar(&c.Concurrency, "concurrency", d.Concurrency, "overlapping invocations per run")
 	fl.IntVar(&c.RunsInFlight, "runs-in-flight", d.RunsInFlight, runsInFlightHelp(surface))
+	fl.StringVar(&c.Admission, "admission", d.Admission, "when a run of the devkit engine starts: auto ("+storm.DefaultAdmissionRule.String()+"; one starts whatever the load when none is in flight; --runs-in-flight stays the bound) or off (as --runs-in-flight allows: for experiments). Either way a run that does not end while its host was saturated is the harness's: infra, class starved, never stuck")
+	fl.IntVar(&c.Hosts, "hosts", d.Hosts, "host processes each devkit-engine cell spreads its runs over (a run and all its deliveries stay in one; a new run goes to the host with the fewest); 0: one per core")
 	fl.Uint64Var(&c.Seed, "seed", stormdir.DefaultSeed, "seed for jitter, latency draws and ids")
 	fl.Float64Var(&c.TimeScale, "time-scale", d.TimeScale, "multiply every scenario duration (steps, watchdogs, sleeps) by this")
 	fl.IntVar(&c.Rounds, "rounds", d.Rounds, "rounds of step-storm, hook-storm and blocked-branch (8 branches each); more rounds make longer runs (blocked-branch: about 127 events a round)")

@@ -58,13 +58,13 @@ func TestStormFlags(t *testing.T) {
 				"--world", "local", "--scenario", "control", "--condition", "seq", "--runs", "3", "--concurrency", "4",
 				"--runs-in-flight", "5", "--seed", "6", "--time-scale", "0.25", "--rounds", "9", "--latency", "fixed:5ms",
 				"--timeout", "90s", "--page-size", "7", "--out", "somewhere", "--keep", "--format", "json",
-				"--cpu-profile", "cpu.out",
+				"--cpu-profile", "cpu.out", "--hosts", "3", "--admission", "off",
 			},
 			func(c *stormdir.Config) {
 				*c = stormdir.Config{
 					Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"seq"},
 					Runs: 3, Concurrency: 4, RunsInFlight: 5, Seed: 6, TimeScale: 0.25, Rounds: 9, Latency: "fixed:5ms",
-					Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true,
+					Timeout: 90 * time.Second, PageSize: 7, Out: "somewhere", Keep: true, Hosts: 3, Admission: "off",
 				}
 			},
 			"json", "cpu.out",

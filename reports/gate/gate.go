@@ -263,6 +263,12 @@ const RulePartial = "partial"
 // malformed artifacts adds: what could be read is gated, and never passes.
 const RuleMalformed = "malformed"
 
+// RuleStarved is the rule a cell breaks, whatever the rules given, when
+// the harness starved most of its runs (their host saturated: infra runs
+// of class starved): such a storm measured stormctl's own host, not the
+// runtime, and never passes.
+const RuleStarved = "starved"
+
 // Storm is a stored storm as gate checks it: its summary, and what it is
 // missing of the runs it planned (stormdir.PartialOf; nil when it holds
 // them all).
@@ -423,6 +429,14 @@ func Check(st Storm, base *Storm, c Config) *Result {
 		if cell.Runs == 0 {
 			empty[cell.Key()] = true
 			add("runs", cell, "no runs recorded (an interrupted storm, or a shard not merged)")
+		}
+	}
+	// The harness rule: a cell most of whose runs the harness starved
+	// measured the harness, whichever cells the rules look at.
+	for _, cell := range s.Cells {
+		if h := cell.Harness; h != nil && 2*h.Starved > cell.Runs {
+			add(RuleStarved, cell, "the harness starved %d of %d runs (their host process saturated, reported infra): the storm measured stormctl's host, not the runtime; storm again with --admission auto, more --hosts or fewer --runs-in-flight",
+				h.Starved, cell.Runs)
 		}
 	}
 	// The evidence rule: a gated cell whose runs mostly decided nothing

@@ -3,6 +3,8 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -51,19 +53,36 @@ func Write(dir string, s *reports.Summary, d Data) ([]string, error) {
 		{FileWindows, windowsPlot},
 		{FileInversions, inversionsPlot},
 	} {
-		pl, width, err := p.make(s, d)
-		if err != nil {
-			return written, fmt.Errorf("plot %s: %w", p.name, err)
+		if err := save(dir, p.name, p.make, s, d); err != nil {
+			return written, err
 		}
-		if pl == nil {
-			continue
+		if _, err := os.Stat(filepath.Join(dir, p.name)); err == nil {
+			written = append(written, p.name)
 		}
-		if err := pl.Save(width, 12*vg.Centimeter, filepath.Join(dir, p.name)); err != nil {
-			return written, fmt.Errorf("write %s: %w", p.name, err)
-		}
-		written = append(written, p.name)
 	}
 	return written, nil
+}
+
+// save draws and writes one plot (none when make has nothing to draw). A
+// panic of the plotting library is this plot's error: a picture that
+// cannot be drawn never costs the storm what it measured.
+func save(dir, name string, make func(*reports.Summary, Data) (*plot.Plot, vg.Length, error), s *reports.Summary, d Data) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("plot %s: the plotting library failed: %v", name, p)
+		}
+	}()
+	pl, width, err := make(s, d)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", name, err)
+	}
+	if pl == nil {
+		return nil
+	}
+	if err := pl.Save(width, 12*vg.Centimeter, filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }
 
 func cellLabels(s *reports.Summary) []string {
@@ -135,10 +154,13 @@ func windowsPlot(_ *reports.Summary, d Data) (*plot.Plot, vg.Length, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	names := make([]string, len(types))
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, t := range types {
 		vals := make(plotter.Values, 0, len(pooled[t]))
 		for _, v := range pooled[t] {
-			vals = append(vals, max(v, 0.01)) // log scale: floor at 10 µs
+			v = max(v, 0.01) // log scale: floor at 10 µs
+			vals = append(vals, v)
+			lo, hi = min(lo, v), max(hi, v)
 		}
 		box, err := plotter.NewBoxPlot(vg.Centimeter, float64(i), vals)
 		if err != nil {
@@ -148,6 +170,11 @@ func windowsPlot(_ *reports.Summary, d Data) (*plot.Plot, vg.Length, error) {
 		names[i] = fmt.Sprintf("%s\n(n=%d)", t, len(vals))
 	}
 	p.NominalX(names...)
+	if hi <= lo {
+		// One value in all: the axis would pad it by ±1, below zero on a
+		// log scale. A decade either side instead.
+		p.Y.Min, p.Y.Max = lo/10, hi*10
+	}
 	return p, width(len(types)), nil
 }
 

@@ -162,23 +162,87 @@ func (s Summary) Table(w io.Writer) error {
 // columns when a cell ran the slot scheme, faulted when a fault overlapped a
 // run.
 func (s Summary) header() []string {
-	return withFaulted(header(hasSlots(s.Summary)), hasFaulted(s.Summary), "faulted")
+	h := withFaulted(header(hasSlots(s.Summary)), hasFaulted(s.Summary), "faulted")
+	if hasHarness(s.Summary) {
+		h = append(h, harnessHeader...)
+	}
+	return h
 }
 
 // rows are the full table's rows, a cell each.
 func (s Summary) rows() [][]string {
-	slots, faulted := hasSlots(s.Summary), hasFaulted(s.Summary)
+	slots, faulted, harness := hasSlots(s.Summary), hasFaulted(s.Summary), hasHarness(s.Summary)
 	var rows [][]string
 	for _, c := range s.Cells {
-		rows = append(rows, withFaulted(row(c, slots), faulted, FaultedNote(c)))
+		r := withFaulted(row(c, slots), faulted, FaultedNote(c))
+		if harness {
+			r = append(r, harnessRow(c)...)
+		}
+		rows = append(rows, r)
 	}
 	return rows
+}
+
+// harnessHeader are the harness-health columns of a storm with cells of
+// an engine that reports its health (the devkit engine): how busy the
+// hosts that ran a cell's runs were (their event loops' utilisation, the
+// median run's median and the 99th percentile of the runs' 99th), the
+// worst loop delay, the CPU seconds a run cost its host and stormctl,
+// the share of the hosts' CPU that was stormctl's own recording, and the
+// runs the harness starved.
+var harnessHeader = []string{"host busy p50/p99", "loop delay p99 ms", "CPU-s a run host/stormctl", "recording", "starved"}
+
+// harnessRow is a cell's harness-health cells ("-" for a cell without).
+func harnessRow(c *reports.Cell) []string {
+	h := c.Harness
+	if h == nil {
+		return []string{"-", "-", "-", "-", "-"}
+	}
+	return []string{
+		fmt.Sprintf("%.0f%%/%.0f%%", 100*h.BusyP50(), 100*h.BusyP99()),
+		fmt.Sprintf("%.0f", h.DelayP99Ms()),
+		fmt.Sprintf("%.1f/%.2f", h.HostCPUPerRun(), h.StormctlCPUPerRun()),
+		percentOrUnknown(h.RecordingShare()),
+		strconv.Itoa(h.Starved),
+	}
+}
+
+// percentOrUnknown is a share as a percentage, "?" when negative (unknown).
+func percentOrUnknown(x float64) string {
+	if x < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
+
+// hasHarness reports whether any cell has the harness's health.
+func hasHarness(s *reports.Summary) bool {
+	for _, c := range s.Cells {
+		if c.Harness != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// harnessNote is a cell's harness health for its compact line.
+func harnessNote(c *reports.Cell) string {
+	h := c.Harness
+	if h == nil {
+		return ""
+	}
+	note := fmt.Sprintf(" (harness: host busy p50 %.0f%% p99 %.0f%%, loop delay p99 %.0f ms, %.1f CPU-s a run on the host and %.2f in stormctl, recording %s of the host's CPU",
+		100*h.BusyP50(), 100*h.BusyP99(), h.DelayP99Ms(), h.HostCPUPerRun(), h.StormctlCPUPerRun(), percentOrUnknown(h.RecordingShare()))
+	if h.Starved > 0 {
+		note += fmt.Sprintf("; %s STARVED by the harness, reported infra: no evidence about the runtime", plural.Count(h.Starved, "run"))
+	}
+	return note + ")"
 }
 
 // result is a cell's compact result with its notes: verdicts, guard, slot
 // findings, classes.
 func result(c *reports.Cell) string {
-	return c.Compact() + verdictNote(c) + guardNote(c) + slotNote(c) + classNote(c)
+	return c.Compact() + verdictNote(c) + guardNote(c) + slotNote(c) + classNote(c) + harnessNote(c)
 }
 
 func compactLines(w io.Writer, s *reports.Summary, bullet string) error {

@@ -231,3 +231,36 @@ func hasLine(out, line string) bool {
 	}
 	return false
 }
+
+// TestHarnessColumns checks that a storm with cells of an engine that
+// reports its health shows the harness-health columns and a harness note
+// per such cell, "-" for the others, and that a storm without shows none.
+func TestHarnessColumns(t *testing.T) {
+	t.Parallel()
+	real := &reports.Cell{CellKey: history.NewCellKey("devkit-local", "step-storm", "main")}
+	real.Add(reports.RunRecord{Outcome: history.Corrupted, Stats: history.RunStats{Harness: &history.Harness{Samples: 20, ELUP50: 0.55, ELUP99: 0.98,
+		DelayP99Ms: 140, HostCPUMs: 9000, StormctlCPUMs: 300, RecordingMs: 270}}})
+	real.Add(reports.RunRecord{Outcome: history.Infra, Stats: history.RunStats{Harness: &history.Harness{Samples: 20, ELUP50: 1, ELUP99: 1, Saturated: 0.95,
+		DelayP99Ms: 900, HostCPUMs: 11000, StormctlCPUMs: 100, RecordingMs: 330}}})
+	model := &reports.Cell{CellKey: history.NewCellKey("devkit-local", "step-storm", "main/engine=model")}
+	model.Add(reports.RunRecord{Outcome: history.Corrupted})
+	var b strings.Builder
+	if err := (table.Summary{Summary: &reports.Summary{Cells: []*reports.Cell{real, model}}}).Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"host busy p50/p99", "loop delay p99 ms", "CPU-s a run host/stormctl", "recording", "starved",
+		"100%/100%", "10.0/0.20", "3.0%",
+		"(harness: host busy p50 100% p99 100%, loop delay p99 900 ms, 10.0 CPU-s a run on the host and 0.20 in stormctl, recording 3.0% of the host's CPU; 1 run STARVED by the harness, reported infra: no evidence about the runtime)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := (table.Summary{Summary: &reports.Summary{Cells: []*reports.Cell{model}}}).Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "host busy") || strings.Contains(b.String(), "harness:") {
+		t.Errorf("a storm of the model shows harness columns:\n%s", b.String())
+	}
+}

@@ -47,10 +47,13 @@ type World struct {
 	dataDir string   // Local: the package's data directory
 	dbURL   string   // Postgres: the world's database
 	backend *Backend // Vercel: the server and project its package calls
-	// runtimeURLs are the databases RuntimeStore made (Postgres).
-	runtimeURLs []string
-	latency     worlds.Profile
-	version     string // the package's version (WindowError names it)
+	// runtimeURLs are the databases RuntimeStore made (Postgres);
+	// runtimeStores counts the stores it made (each gets a directory of
+	// its own).
+	runtimeURLs   []string
+	runtimeStores int
+	latency       worlds.Profile
+	version       string // the package's version (WindowError names it)
 	// serverWindow: the mint-to-commit window is the backend's to spend
 	// (Vercel), not the sidecar's: writes ask the sidecar for none.
 	serverWindow bool
@@ -434,8 +437,9 @@ type Store struct {
 }
 
 // RuntimeStore returns a fresh store of the world's kind beside the world's
-// own, for a runtime that opens the package itself (the devkit engine): a
-// directory next to the world's data directory, or a new, empty database
+// own, for a runtime that opens the package itself (the devkit engine, one
+// per host process): a directory of its own next to the world's data
+// directory, or a new, empty database
 // of the host's cluster (the runtime's package migrates it, whatever its
 // version). A Vercel world's runtime shares its backend and project (the
 // runs are the runtime's, with ids of its own, and its faults under the
@@ -464,9 +468,16 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 			pkg = l.Package
 		}
 	}
+	w.mu.Lock()
+	w.runtimeStores++
+	suffix := ""
+	if w.runtimeStores > 1 {
+		suffix = fmt.Sprintf("-%d", w.runtimeStores) // one runtime per host process: a store each
+	}
+	w.mu.Unlock()
 	switch w.kind {
 	case Local:
-		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local"), Package: pkg, Env: env}, nil
+		return Store{Kind: Local, DataDir: filepath.Join(w.dir, "runtime-local"+suffix), Package: pkg, Env: env}, nil
 	case Postgres:
 		url, err := w.host.emptyDatabase(ctx)
 		if err != nil {
@@ -480,12 +491,12 @@ func (w *World) RuntimeStore(ctx context.Context) (Store, error) {
 		if w.dir == "" {
 			return Store{}, errors.New("devkit-vercel: Options.Dir is empty: the runtime's queue needs a data directory")
 		}
-		return Store{Kind: Vercel, DataDir: filepath.Join(w.dir, "runtime-queue"), URL: w.backend.URL, Project: w.backend.Project}, nil
+		return Store{Kind: Vercel, DataDir: filepath.Join(w.dir, "runtime-queue"+suffix), URL: w.backend.URL, Project: w.backend.Project}, nil
 	case ThirdParty:
 		if w.dir == "" || pkg == "" {
 			return Store{}, fmt.Errorf("%s: a runtime needs the package's directory and a data directory for its queue", w.host.cfg.PackageName)
 		}
-		return Store{Kind: ThirdParty, DataDir: filepath.Join(w.dir, "runtime-queue"), Package: pkg, Env: env}, nil
+		return Store{Kind: ThirdParty, DataDir: filepath.Join(w.dir, "runtime-queue"+suffix), Package: pkg, Env: env}, nil
 	}
 	return Store{}, fmt.Errorf("devkit: unknown kind %q", w.kind)
 }

@@ -23,7 +23,7 @@ import http from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
@@ -60,18 +60,63 @@ function replacer(_key, value) {
   return value;
 }
 
+// recording is the time this host spent on stormctl's own recording
+// (serialising notices and answers, and writing them), in ms: the health
+// notices report it, so a storm can say what share of the host's CPU was
+// the harness's and not the runtime's.
+const recording = { ms: 0 };
+
+// pending holds the lines written since the last flush: every line of one
+// turn of the event loop goes out in one write (a step-storm host sends
+// thousands of notices a second; one write each was a syscall each).
+let pending = [];
+let flushing = false;
+
+function flush() {
+  flushing = false;
+  if (pending.length === 0) return;
+  const t0 = performance.now();
+  const out = pending.join('');
+  pending = [];
+  answers.write(out);
+  recording.ms += performance.now() - t0;
+}
+
 function send(msg) {
+  const t0 = performance.now();
   let line;
   try {
     line = JSON.stringify(msg, replacer);
   } catch (err) {
     line = JSON.stringify({ ...msg, result: undefined, unserializable: String(err?.message ?? err) });
   }
-  answers.write(line + '\n');
+  sendLine(line);
+  recording.ms += performance.now() - t0;
+}
+
+function sendLine(line) {
+  pending.push(line + '\n');
+  if (!flushing) {
+    flushing = true;
+    setImmediate(flush);
+  }
 }
 
 function notice(kind, fields) {
   send({ notice: kind, ...fields });
+}
+
+// noticeWithIds sends an op notice whose field (result of a list, snapshot
+// of a create) is {ids, cursor, hasMore}: the ids of the events the read
+// returned, in order. stormctl keeps of a read only what it saw (which
+// events, in which order: history.jsonl's read summary), and the final
+// log, read whole with the events op, carries every event; sending every
+// page's events again (each replay of a run lists its whole log) was most
+// of the host's recording, 13-22% of a world-postgres host's CPU, and most
+// of stormctl's own decoding.
+function noticeWithIds(n, field, events, cursor, hasMore) {
+  const ids = Array.isArray(events) ? events.map((e) => (typeof e?.eventId === 'string' ? e.eventId : null)) : null;
+  send({ notice: 'op', ...n, [field]: { ids, cursor: cursor ?? null, hasMore: hasMore ?? null } });
 }
 
 function errorOf(err) {
@@ -177,6 +222,7 @@ function statsOf(runId) {
       divergences: [],
       cancelled: false,
       drained: [],
+      messages: {},
     };
     runs.set(runId, s);
   }
@@ -187,6 +233,57 @@ function settleDrain(s) {
   if (s.inflight === 0 && s.inflightSteps === 0) {
     for (const resolve of s.drained.splice(0)) resolve();
   }
+}
+
+// ---------------------------------------------------------------- health
+
+// startHealth sends, every intervalMs, how busy this host was over the last
+// interval: its event loop's utilisation (the share of the time the loop
+// ran callbacks rather than waiting: 1 is a saturated loop, whose every
+// delivery waits for the others), the loop's delay (how late a timer
+// fired: p50, p99, max in ms), the process's CPU (user and system ms, the
+// libuv thread pool's file reads included), the ms of it that were
+// stormctl's own recording, and the deliveries in flight. stormctl admits
+// new runs by it and judges a run that did not end against it: a run whose
+// host was saturated was starved by the harness, not stuck in the runtime.
+function startHealth(intervalMs) {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let elu = performance.eventLoopUtilization();
+  let cpu = process.cpuUsage();
+  let rec = recording.ms;
+  let at = now();
+  const timer = setInterval(() => {
+    const t = now();
+    const e = performance.eventLoopUtilization(elu);
+    const c = process.cpuUsage(cpu);
+    let deliveries = 0;
+    let busyRuns = 0;
+    for (const s of runs.values()) {
+      const n = s.inflight + s.inflightSteps;
+      deliveries += n;
+      if (n > 0) busyRuns++;
+    }
+    notice('health', {
+      at: t,
+      span: t - at,
+      elu: e.utilization,
+      delayP50: delay.percentile(50) / 1e6,
+      delayP99: delay.percentile(99) / 1e6,
+      delayMax: delay.max / 1e6,
+      cpuUser: c.user / 1000,
+      cpuSystem: c.system / 1000,
+      recordMs: recording.ms - rec,
+      deliveries,
+      busyRuns,
+    });
+    elu = performance.eventLoopUtilization();
+    cpu = process.cpuUsage();
+    rec = recording.ms;
+    at = t;
+    delay.reset();
+  }, intervalMs);
+  timer.unref();
 }
 
 // ---------------------------------------------------------------- the world
@@ -224,12 +321,13 @@ function instrument(world) {
       const res = await calls.run(published, () => create(runId, data, params));
       const n = { op: 'create', runId: runId ?? res?.event?.runId ?? res?.run?.runId ?? null, actor, start, end: now(), args, result: res?.event ?? null };
       if (res?.run?.startedAt) n.run = { startedAt: res.run.startedAt };
-      if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
-        n.snapshot = { events: res.events ?? null, cursor: res.cursor ?? null, hasMore: res.hasMore ?? null };
-      }
       const implicit = published.filter((e) => e.eventId !== res?.event?.eventId);
       if (implicit.length) n.implicit = implicit;
-      notice('op', n);
+      if (res && (Array.isArray(res.events) || res.cursor !== undefined || res.hasMore !== undefined)) {
+        noticeWithIds(n, 'snapshot', res.events, res.cursor, res.hasMore);
+      } else {
+        notice('op', n);
+      }
       recordTerminalDivergence(n.runId, data);
       return res;
     } catch (err) {
@@ -271,12 +369,9 @@ function instrument(world) {
     const published = [];
     try {
       const page = await calls.run(published, () => list(params));
-      const n = {
-        op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args,
-        result: { events: page?.data ?? null, cursor: page?.cursor ?? null, hasMore: page?.hasMore ?? null },
-      };
+      const n = { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args };
       if (published.length) n.implicit = published;
-      notice('op', n);
+      noticeWithIds(n, 'result', page?.data, page?.cursor, page?.hasMore);
       return page;
     } catch (err) {
       const n = { op: 'list', runId: params?.runId ?? null, actor, start, end: now(), args, result: null, error: errorOf(err) };
@@ -290,9 +385,32 @@ function instrument(world) {
     if (message?.replayDivergence && message?.runId) {
       recordDivergence(message.runId, message.replayDivergence);
     }
+    if (typeof queueName === 'string' && queueName.startsWith(FLOW_PREFIX) && message?.runId) {
+      const m = statsOf(message.runId).messages;
+      const origin = messageOrigin(message);
+      m[origin] = (m[origin] ?? 0) + 1;
+    }
     return queue(queueName, message, opts);
   };
   return world;
+}
+
+// messageOrigin says what enqueued a flow message of a run, by the context
+// it was enqueued in: the run's start ("start"), a hook resumed ("hook":
+// the drivers' pokes and hook sends), a step that finished ("step"), a
+// divergence's recovery replay ("recovery"), a flow invocation re-invoking
+// its run ("flow"), anything else ("other"). Every flow message a delivery
+// answers with a wake-up time (core's timeoutSeconds, while any wait of the
+// run is pending) is delivered again then: the messages are what
+// multiplies a run's invocations, and this says where they came from.
+function messageOrigin(message) {
+  const actor = actorNow();
+  if (message.replayDivergence) return 'recovery';
+  if (actor === 'starter') return 'start';
+  if (actor === 'hook-sender') return 'hook';
+  if (actor.startsWith('step-')) return 'step';
+  if (actor.startsWith('inv-')) return 'flow';
+  return 'other';
 }
 
 // published reports an event the package made visible in its storage: to
@@ -617,6 +735,16 @@ function serve(handlers) {
   });
 }
 
+// listenLoopback listens on a free loopback port and answers every request
+// 404: the runtime's port discovery finds it (see doOpen).
+function listenLoopback() {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer((_req, res) => res.writeHead(404).end());
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
 async function open(req) {
   if (state.opened) throw new Error('open: the host already has a world (one per process)');
   state.opened = doOpen(req);
@@ -722,6 +850,12 @@ async function doOpen(req) {
   } else if (req.world !== 'postgres') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
     if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
+    // The runtime runs inside an HTTP server in every deployment, and asks
+    // for its port on every delivery (core's getPortLazy caches only a port
+    // it found: in a process listening on none, each delivery took a
+    // process.report.getReport() and a /proc scan, 2.5% of a host's CPU).
+    // A loopback listener that answers nothing gives it the one it expects.
+    state.server = await listenLoopback();
     await world.start?.();
   } else {
     state.server = await serve({ flow, step });
@@ -729,6 +863,7 @@ async function doOpen(req) {
     process.env.WORKFLOW_LOCAL_BASE_URL = baseUrl;
     await world.start?.();
   }
+  if (req.world !== 'replay') startHealth(req.healthMs || 500);
   const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step), queue };
   if (baseUrl) out.baseUrl = baseUrl;
   return out;
@@ -1136,9 +1271,18 @@ async function events(req) {
       seen.add(page.cursor);
       cursor = page.cursor;
     }
+    if (req.only === 'driver') {
+      // A scenario's driver reads hooks' tokens and waits' times, nothing
+      // else (some poll every 250 ms): only those events go back.
+      return { events: all.filter((e) => DRIVER_TYPES.has(e?.eventType)), pages };
+    }
     return { events: all, pages };
   });
 }
+
+// DRIVER_TYPES are the event types an events read with only "driver"
+// answers with.
+const DRIVER_TYPES = new Set(['hook_created', 'wait_created', 'wait_completed']);
 
 async function status(req) {
   await ready();
@@ -1164,6 +1308,7 @@ async function status(req) {
     recoveryQueued: s.recoveryQueued,
     divergences: s.divergences,
     skipped: s.skipped,
+    messages: s.messages,
   };
   if (run.error) {
     out.error = run.error;
@@ -1274,6 +1419,7 @@ rl.on('close', async () => {
   }, CLOSE_CAP_MS);
   cap.unref();
   await shutdown();
+  flush();
   answers.end(() => process.exit(0));
   setTimeout(() => process.exit(0), 1000).unref();
 });
