@@ -22,7 +22,8 @@ type DevkitConfig struct {
 	Scenario string `json:"scenario"`
 	// InFlight are the levels of runs in flight, each a storm per engine.
 	InFlight []int `json:"in_flight"`
-	// Runs is the runs of each storm (0: 2 x the level, at least 4).
+	// Runs is the runs of each storm (0: DefaultDevkitRuns, and at least
+	// the level).
 	Runs int `json:"runs"`
 	// Hosts is the real runtime's host processes per cell.
 	Hosts int `json:"hosts"`
@@ -65,7 +66,7 @@ func (c DevkitConfig) Validate() error {
 	}
 	switch {
 	case c.Runs < 0 || c.Runs > 1000:
-		return fmt.Errorf("--runs %d: want 0 (twice the level, at least 4) to 1000", c.Runs)
+		return fmt.Errorf("--runs %d: want 0 (%d, and at least the level) to 1000", c.Runs, DefaultDevkitRuns)
 	case c.Hosts < 1 || c.Hosts > 16:
 		return fmt.Errorf("--hosts %d: want 1 to 16", c.Hosts)
 	case c.Timeout <= 0:
@@ -76,12 +77,17 @@ func (c DevkitConfig) Validate() error {
 	return nil
 }
 
+// DefaultDevkitRuns is the runs of each storm of a benchmark that names
+// none: enough to see a level's decided share, few enough that the level
+// of 8, collapsing, ends within one --timeout and its cancel.
+const DefaultDevkitRuns = 8
+
 // RunsAt is the runs of the storms at level n.
 func (c DevkitConfig) RunsAt(n int) int {
 	if c.Runs > 0 {
 		return c.Runs
 	}
-	return max(4, 2*n)
+	return max(n, DefaultDevkitRuns)
 }
 
 // Engines are the benchmark's two sides, in table order.

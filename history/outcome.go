@@ -12,7 +12,7 @@ const (
 	Hole      Outcome = "hole"      // a load refused an empty slot for good (slot scheme)
 	Stuck     Outcome = "stuck"     // no terminal event in time
 	Failed    Outcome = "failed"    // another terminal error
-	Infra     Outcome = "infra"     // the store was unreachable; never corruption
+	Infra     Outcome = "infra"     // the store was unreachable, or the harness starved the run; never corruption
 )
 
 // Outcomes lists every outcome in table order.
@@ -42,7 +42,7 @@ var meanings = map[Outcome]string{
 	Hole:      "slot scheme: a load refused an empty slot for good",
 	Stuck:     "no terminal event before --timeout",
 	Failed:    "another terminal error, or an error stormctl does not recognise, with its text",
-	Infra:     "the run stopped on an unreachable store: its last error, within 90 s of its end, said so and nothing answered after it; never counted as corruption",
+	Infra:     "the run stopped on an unreachable store (its last error, within 90 s of its end, said so and nothing answered after it), or the harness starved it (the devkit engine's host saturated for most of its life, class starved); never counted as corruption",
 }
 
 // Meaning says what the outcome says of a run, in a few words ("" for a

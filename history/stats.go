@@ -114,11 +114,13 @@ type Harness struct {
 	// to 1 of all its cores), -1 when it could not be read.
 	MachineBusy float64 `json:"machine_busy"`
 	// HostCPUMs is the run's share of its host's CPU time (each report's
-	// CPU split evenly among the runs live on the host then), RecordingMs
-	// the part of it that was stormctl's own recording, StormctlCPUMs its
-	// share of stormctl's own process's CPU (split among every run live
-	// in the storm).
+	// CPU split evenly among the runs live on the host then), LoopBusyMs
+	// its share of the time the host's event loop was busy, RecordingMs
+	// the part of that which was stormctl's own recording (both wall time
+	// of the loop's thread), StormctlCPUMs its share of stormctl's own
+	// process's CPU (split among every run live in the storm).
 	HostCPUMs     float64 `json:"host_cpu_ms"`
+	LoopBusyMs    float64 `json:"loop_busy_ms"`
 	RecordingMs   float64 `json:"recording_ms"`
 	StormctlCPUMs float64 `json:"stormctl_cpu_ms"`
 }

@@ -22,8 +22,9 @@ type CellHarness struct {
 	// 99th percentile over its life; delayMax the worst loop delay (ms).
 	busy50, busy99 []float64
 	delayMax       float64
-	// hostCPU, stormctlCPU and recording sum the runs' shares (ms).
-	hostCPU, stormctlCPU, recording float64
+	// hostCPU, loopBusy, stormctlCPU and recording sum the runs' shares
+	// (ms).
+	hostCPU, loopBusy, stormctlCPU, recording float64
 }
 
 // add counts one run's account.
@@ -37,6 +38,7 @@ func (h *CellHarness) add(r RunRecord) {
 	h.busy99 = append(h.busy99, a.ELUP99)
 	h.delayMax = max(h.delayMax, a.DelayP99Ms)
 	h.hostCPU += a.HostCPUMs
+	h.loopBusy += a.LoopBusyMs
 	h.stormctlCPU += a.StormctlCPUMs
 	h.recording += a.RecordingMs
 }
@@ -59,13 +61,18 @@ func (h *CellHarness) HostCPUPerRun() float64 { return h.perRun(h.hostCPU) }
 // StormctlCPUPerRun is stormctl's own CPU seconds a run cost, on average.
 func (h *CellHarness) StormctlCPUPerRun() float64 { return h.perRun(h.stormctlCPU) }
 
-// RecordingShare is the share of the hosts' CPU that was stormctl's own
-// recording (0 to 1), -1 when the hosts reported no CPU.
+// RecordingShare is the share of the hosts' event-loop busy time that was
+// stormctl's own recording (0 to 1: the loop is what saturates), -1 when
+// the hosts reported none (a storm.json from before loop busy time was
+// kept falls back to the hosts' CPU).
 func (h *CellHarness) RecordingShare() float64 {
-	if h.hostCPU <= 0 {
-		return -1
+	switch {
+	case h.loopBusy > 0:
+		return h.recording / h.loopBusy
+	case h.hostCPU > 0:
+		return h.recording / h.hostCPU
 	}
-	return h.recording / h.hostCPU
+	return -1
 }
 
 func (h *CellHarness) perRun(ms float64) float64 {

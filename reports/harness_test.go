@@ -51,6 +51,11 @@ func TestCellHarness(t *testing.T) {
 			t.Errorf("summary.json's harness has no %q: %s", k, b)
 		}
 	}
+	busy := &Cell{}
+	busy.Add(RunRecord{Outcome: history.Completed, Stats: history.RunStats{Harness: &history.Harness{Samples: 4, HostCPUMs: 9000, LoopBusyMs: 2000, RecordingMs: 50}}})
+	if got := busy.Harness.RecordingShare(); !near(got, 0.025) {
+		t.Errorf("recording share %.4f, want 50 of 2000 ms of the loop's busy time (not of the CPU)", got)
+	}
 	if (&CellHarness{}).RecordingShare() != -1 {
 		t.Error("no host CPU reported: the recording's share is not unknown")
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/eventlog"
 )
 
 const (
@@ -35,6 +36,7 @@ func BlockedBranch() Scenario {
 		Program: stormProgram(stormShape{roundHooks: true, race: raceBlocked}),
 		Steps:   settleSteps(),
 		Input:   stormInputFor,
+		Reads:   []eventlog.Type{eventlog.HookCreated},
 		Drive: func(ctx context.Context, h Hooks, runID string, env Env) error {
 			return driveRoundHooks(ctx, h, runID, env, func(r, _ int) time.Duration {
 				return blockedBurstOffset(env.Seed, runID, r)

@@ -59,6 +59,7 @@ func Control() Scenario {
 			return controlInput{Iterations: controlIterations, Scale: env.Scale}
 		},
 		Drive: driveControl,
+		Reads: []eventlog.Type{eventlog.WaitCreated, eventlog.WaitCompleted},
 		Check: checkControl,
 	}
 }

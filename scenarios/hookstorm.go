@@ -32,6 +32,7 @@ func HookStorm() Scenario {
 		Program: stormProgram(stormShape{roundHooks: true, race: raceHook}),
 		Steps:   steps("recover", "finalize", "release", "reconcile"),
 		Input:   stormInputFor,
+		Reads:   []eventlog.Type{eventlog.HookCreated},
 		Drive: func(ctx context.Context, h Hooks, runID string, env Env) error {
 			return driveRoundHooks(ctx, h, runID, env, hookStormOffset)
 		},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,35 @@ type Hooks interface {
 	Log(ctx context.Context, runID string) ([]eventlog.Event, error)
 }
 
+// TypedLogger is implemented by Hooks that can read a run's log of some
+// event types only, for less than the whole log costs (the devkit engine:
+// its host leaves the others out of its answer).
+type TypedLogger interface {
+	LogOf(ctx context.Context, runID string, types []eventlog.Type) ([]eventlog.Event, error)
+}
+
+// Only returns h with its Log answering the events of types only, in log
+// order (through TypedLogger when h has it).
+func Only(h Hooks, types []eventlog.Type) Hooks { return onlyHooks{h, types} }
+
+// onlyHooks is Only's Hooks.
+type onlyHooks struct {
+	Hooks
+	types []eventlog.Type
+}
+
+// Log reads the run's log and keeps the events of the types.
+func (o onlyHooks) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	if tl, ok := o.Hooks.(TypedLogger); ok {
+		return tl.LogOf(ctx, runID, o.types)
+	}
+	log, err := o.Hooks.Log(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(log, func(e eventlog.Event) bool { return !slices.Contains(o.types, e.Type) }), nil
+}
+
 // Scenario is one storm shape. Steps are pure functions of their arguments,
 // so every run has exactly one correct result, which Check verifies.
 type Scenario struct {
@@ -69,6 +99,13 @@ type Scenario struct {
 	Input func(env Env, runIndex int) any
 	// Drive sends the run its out-of-band events until ctx ends.
 	Drive func(ctx context.Context, h Hooks, runID string, env Env) error
+	// Reads are the event types Drive reads from the run's log (Hooks.Log),
+	// none when it reads none. The runner gives Drive a Hooks whose Log
+	// answers those only (Only), on every engine, so a driver that needs
+	// more fails on the model as on the real runtime, and an engine whose
+	// reads are costly (the devkit engine's host: some drivers poll every
+	// 250 ms) reads no more than that.
+	Reads []eventlog.Type
 	// Check returns an error describing the first way output disagrees with
 	// the run's ledger (the silent-corruption check).
 	Check func(input, output json.RawMessage) error

@@ -394,7 +394,8 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if startErr == nil {
 		dctx, stopDriver := context.WithCancel(rctx)
 		var dg errgroup.Group
-		dg.Go(crash.Go(func() error { return c.plan.Scenario.Drive(dctx, c.eng, runID, env) }))
+		hooks := scenarios.Only(c.eng, c.plan.Scenario.Reads)
+		dg.Go(crash.Go(func() error { return c.plan.Scenario.Drive(dctx, hooks, runID, env) }))
 		select {
 		case <-c.eng.Done(runID):
 		case <-rctx.Done():

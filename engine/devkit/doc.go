@@ -13,8 +13,13 @@
 // newest mutually consistent 5.0 betas), installed by npm from a lock
 // embedded here, with stormctl's scenarios (package devkitscen) compiled by
 // the channel's own builder. An Engine (engine.go) is one cell's runtime:
-// a Node process of its own (node/host.mjs) hosting core on the world's own
-// queue (world-local's on devkit-vercel), reached over the sidecar's protocol (package sidecar). The host
+// host processes of its own (node/host.mjs, Config.Hosts of them, each on
+// a store of its own; a run stays in the host it started in), each hosting
+// core on the world's own queue (world-local's on devkit-vercel), reached
+// over the protocol of docs/host-protocol.md (package sidecar). Each host
+// reports its health every half second (health.go): the engine says how
+// busy it is (Load, for the storm's admission) and each run's record
+// carries its host's account (history.Harness). The host
 // reports every events.create and events.list the runtime makes as it
 // returns; events.go turns them into the storm's history, with the
 // package's own ids and times: on this engine stormctl mints no event id

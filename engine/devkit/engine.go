@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/scenarios"
 	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
 	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/stormdir"
@@ -206,6 +207,8 @@ var (
 	_ storm.Schemer   = (*Engine)(nil)
 	_ storm.Describer = (*Engine)(nil)
 	_ host            = (*sidecar.Process)(nil)
+
+	_ scenarios.TypedLogger = (*Engine)(nil)
 )
 
 // host is what the engine asks of its host process (a *sidecar.Process).
@@ -238,9 +241,10 @@ type run struct {
 	doneOnce sync.Once
 	endedAt  time.Time
 	stats    history.RunStats
-	// hostCPU and recording are the run's shares of its host's CPU and of
-	// the host's recording, report by report (Engine.mu).
-	hostCPU, recording time.Duration
+	// hostCPU, busy and recording are the run's shares of its host's CPU,
+	// of its event loop's busy time and of the host's recording, report by
+	// report (Engine.mu).
+	hostCPU, busy, recording time.Duration
 }
 
 // end marks the run ended (its terminal event seen) at the first call
@@ -404,8 +408,8 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 	}
 }
 
-// report keeps one of host h's health reports and splits its CPU, and its
-// recording's, evenly among the runs live on h.
+// report keeps one of host h's health reports and splits its CPU, its
+// loop's busy time and its recording's evenly among the runs live on h.
 func (e *Engine) report(h *hostProc, s healthSample) {
 	h.health.add(s)
 	e.mu.Lock()
@@ -416,6 +420,7 @@ func (e *Engine) report(h *hostProc, s healthSample) {
 	}
 	for r := range h.liveRuns {
 		r.hostCPU += s.CPU / n
+		r.busy += s.Busy / n
 		r.recording += s.Recording / n
 	}
 }
@@ -584,15 +589,22 @@ func hookNotFound(se *sidecar.Error) bool {
 	return se.Name == "HookNotFoundError" || ((se.Status == 404 || strings.Contains(msg, "not found")) && strings.Contains(msg, "hook"))
 }
 
-// Log reads the run's log through the world's events.list, as a driver
-// sees it: its hook and wait events (all a scenario's driver reads: hook
-// tokens, the scenario's; waits' wake-up times), in log order.
+// Log reads the run's whole log through the world's events.list, as a
+// driver sees it: hook tokens are the scenario's.
 func (e *Engine) Log(ctx context.Context, runID string) ([]eventlog.Event, error) {
+	return e.LogOf(ctx, runID, nil)
+}
+
+// LogOf reads the run's log as Log does, with only the events of types
+// (nil: all): the host leaves the others out of its answer
+// (scenarios.TypedLogger; a scenario's driver reads a few types, some
+// polling every 250 ms).
+func (e *Engine) LogOf(ctx context.Context, runID string, types []eventlog.Type) ([]eventlog.Event, error) {
 	r, err := e.run(runID)
 	if err != nil {
 		return nil, err
 	}
-	return e.read(ctx, r.host, runID, r.token, "driver", "driver")
+	return e.read(ctx, r.host, runID, r.token, "driver", types)
 }
 
 // collectTimeout bounds the engine's read of an ended run.
@@ -603,13 +615,12 @@ const collectPage = 1000
 
 // events reads a run's whole log under actor, from its host h.
 func (e *Engine) events(ctx context.Context, h *hostProc, runID, token, actor string) ([]eventlog.Event, error) {
-	return e.read(ctx, h, runID, token, actor, "")
+	return e.read(ctx, h, runID, token, actor, nil)
 }
 
-// read reads a run's log under actor, from its host h: every event (only
-// ""), or only the hook and wait events (only "driver": what the
-// scenarios' drivers read, some polling every 250 ms).
-func (e *Engine) read(ctx context.Context, h *hostProc, runID, token, actor, only string) ([]eventlog.Event, error) {
+// read reads a run's log under actor, from its host h: the events of types
+// only (nil: every event).
+func (e *Engine) read(ctx context.Context, h *hostProc, runID, token, actor string, types []eventlog.Type) ([]eventlog.Event, error) {
 	var out struct {
 		Events []json.RawMessage `json:"events"`
 	}
@@ -617,8 +628,8 @@ func (e *Engine) read(ctx context.Context, h *hostProc, runID, token, actor, onl
 	// whole directory for every page, so its default of 20 makes a long
 	// run's read quadratic.
 	args := map[string]any{"runId": runID, "actor": actor, "limit": collectPage}
-	if only != "" {
-		args["only"] = only
+	if types != nil {
+		args["types"] = types
 	}
 	if err := h.proc.Call(ctx, "events", args, &out); err != nil {
 		if ctx.Err() != nil {
@@ -739,6 +750,7 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	}
 	harness := r.host.health.over(r.host.n, r.started, end)
 	harness.HostCPUMs = float64(r.hostCPU) / float64(time.Millisecond)
+	harness.LoopBusyMs = float64(r.busy) / float64(time.Millisecond)
 	harness.RecordingMs = float64(r.recording) / float64(time.Millisecond)
 	stats.Harness = &harness
 	r.host.live--

@@ -17,9 +17,12 @@ type healthSample struct {
 	ELU float64
 	// DelayP99 is the 99th percentile of the loop's delay.
 	DelayP99 time.Duration
-	// CPU is the process's CPU time over the span (user and system),
-	// Recording the part of it that was stormctl's own recording.
-	CPU, Recording time.Duration
+	// CPU is the process's CPU time over the span (user and system, the
+	// thread pool's too); Busy the time its event loop was busy over the
+	// span (ELU x Span); Recording the part of Busy that was stormctl's own
+	// recording (both wall time of the loop's thread, so their ratio holds
+	// however contended the machine is).
+	CPU, Busy, Recording time.Duration
 	// Deliveries counts the queue deliveries in flight at At.
 	Deliveries int
 }
@@ -40,7 +43,7 @@ type healthNotice struct {
 func (n healthNotice) sample() healthSample {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	return healthSample{At: msTime(n.At), Span: ms(n.Span), ELU: n.ELU, DelayP99: ms(n.DelayP99),
-		CPU: ms(n.CPUUser + n.CPUSystem), Recording: ms(n.RecordMs), Deliveries: n.Deliveries}
+		CPU: ms(n.CPUUser + n.CPUSystem), Busy: ms(n.ELU * n.Span), Recording: ms(n.RecordMs), Deliveries: n.Deliveries}
 }
 
 // maxSamples bounds the samples a health keeps: 12 hours of half-second

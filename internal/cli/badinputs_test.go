@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/nettest"
 	"github.com/stormctl/stormctl/stormdir"
 )
 
@@ -227,7 +227,7 @@ var placeholders = map[string]func(t *testing.T) string{
 			m["runtimes"] = []stormdir.Runtime{{Cell: history.NewCellKey("local", "control", "main"), Engine: "devkit", Channel: "stable", Source: "published", Scheme: "ulid"}}
 		}))
 	},
-	"NOTPG": func(t *testing.T) string { return notPostgres(t) },
+	"NOTPG": func(t *testing.T) string { return nettest.Serve(t, nettest.HTTP400) },
 	"RUN":   func(t *testing.T) string { return templateStorm(t).runs[0] },
 	"RUN2":  func(t *testing.T) string { return templateStorm(t).runs[1] },
 }
@@ -240,33 +240,6 @@ var placeholderRE = regexp.MustCompile(`\b(` + strings.Join(func() []string {
 	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
 	return names
 }(), "|") + `)\b`)
-
-// notPostgres is the address of a loopback server that is not PostgreSQL:
-// it answers whatever it is sent as an HTTP server would, until the test
-// ends.
-func notPostgres(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 512)
-				c.Read(buf)
-				c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
 
 // editStormJSON edits a stored storm's storm.json as a JSON object.
 func editStormJSON(edit func(m map[string]any)) func(*testing.T, string) {

@@ -47,14 +47,14 @@ silent, corrupted), the outcomes (infra runs the harness starved counted),
 the wall time, the CPU seconds a run cost (this process and its children:
 the hosts and the world's sidecar), and for the real runtime its hosts' own
 account: loop busy p50/p99, the CPU a run cost its host and stormctl, the
-share of the hosts' CPU that was stormctl's recording, and the most flow
+share of the hosts' busy event-loop time that was stormctl's recording, and the most flow
 invocations of one run in flight at once.
 
 Nothing is timed against a target: the two engines and the levels are
 measured side by side in one invocation, so their ratios mean something on
 a noisy machine. --admission auto's rule was read off this table
 (docs/results/2026-12-06-bench-devkit.md).`,
-		Example: `  # the full table (about 20 minutes on 2 cores)
+		Example: `  # the full table (about 15 minutes on 2 cores)
   stormctl bench devkit --format markdown
   # one level, quickly
   stormctl bench devkit --in-flight 2 --runs 2`,
@@ -72,7 +72,7 @@ a noisy machine. --admission auto's rule was read off this table
 	fl.StringVar(&c.World, "world", d.World, "the cell's world: a world both engines run on (devkit-local, devkit-postgres, devkit-vercel)")
 	fl.StringVar(&c.Scenario, "scenario", d.Scenario, "the cell's scenario (see `stormctl scenarios`)")
 	fl.IntSliceVar(&c.InFlight, "in-flight", d.InFlight, "levels of runs in flight, a storm per engine each")
-	fl.IntVar(&c.Runs, "runs", 0, "runs of each storm (default twice the level, at least 4)")
+	fl.IntVar(&c.Runs, "runs", 0, fmt.Sprintf("runs of each storm (default %d, and at least the level)", bench.DefaultDevkitRuns))
 	fl.IntVar(&c.Hosts, "hosts", d.Hosts, "host processes of the real runtime's cell")
 	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck (or infra, when the harness starved it)")
 	fl.Float64Var(&c.TimeScale, "time-scale", d.TimeScale, "multiply every scenario duration (steps, watchdogs, sleeps) by this")

@@ -92,7 +92,7 @@ func TestCommentGolden(t *testing.T) {
 }
 
 // TestActionDocShowsTheComment: the example comment of each document
-// showing the worked example (docs/github-action.md, README.md) is what
+// showing the worked example (docs/github-action.md) is what
 // stormctl comment prints for its golden file's command (-update rewrites
 // it).
 func TestActionDocShowsTheComment(t *testing.T) {

@@ -5,7 +5,7 @@
 // workflow's, its outputs a job's), action.yml is copied where the
 // reusable workflow's `uses: ./.stormctl` finds it (so every `with:` given
 // to the action is checked against its inputs), and the example workflow
-// of each of ExampleDocs (docs/github-action.md and README.md) is written
+// of each of ExampleDocs (docs/github-action.md) is written
 // as a DevKit repository would add it, and once more calling the reusable
 // workflow locally (so its `with:` is checked against that workflow's
 // inputs).
@@ -30,8 +30,9 @@ const (
 	Workflows  = ".github/workflows"
 	// ExampleDoc holds the example workflow a DevKit repository adds.
 	ExampleDoc = "docs/github-action.md"
-	// ExampleReadme shows the same example workflow on the front page.
-	ExampleReadme = "README.md"
+	// FrontPage links to ExampleDoc and holds no copy of the example
+	// (a copy would drift, and the front page stays short).
+	FrontPage = "README.md"
 	// ActionCheckout is where the reusable workflow checks stormctl out,
 	// and so where its `uses: ./.stormctl` looks for action.yml.
 	ActionCheckout = ".stormctl"
@@ -39,7 +40,7 @@ const (
 	ReusableWorkflow = "storm-gate.yml"
 )
 
-// ExampleMarker is the line of ExampleDoc (and ExampleReadme) right above
+// ExampleMarker is the line of ExampleDoc right above
 // the example workflow's fenced block.
 const ExampleMarker = "<!-- example-workflow: checked by actionlint (.ci/run, internal/ghaction) -->"
 
@@ -55,7 +56,6 @@ type ExampleDocument struct {
 func ExampleDocs() []ExampleDocument {
 	return []ExampleDocument{
 		{Path: ExampleDoc, Workflow: "example-devkit-storm"},
-		{Path: ExampleReadme, Workflow: "example-readme-devkit-storm"},
 	}
 }
 

@@ -8,61 +8,24 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/nettest"
 	"github.com/stormctl/stormctl/internal/pgconnect"
 )
-
-// listen serves every connection on a loopback port with serve, until the
-// test ends, and returns the port's address.
-func listen(t *testing.T, serve func(net.Conn)) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
-	return l.Addr().String()
-}
-
-// closedPort is a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // TestConnectSaysWhyInOneLine connects to servers that cannot be used as
 // PostgreSQL and checks the one line each failure gives: what failed, no
 // secret, no repeated lookup error, infrastructure (ErrUnavailable).
 func TestConnectSaysWhyInOneLine(t *testing.T) {
 	t.Parallel()
-	silent := listen(t, func(c net.Conn) {
+	silent := nettest.Serve(t, func(c net.Conn) {
 		// Reads the TLS request and never answers, as a Redis server does.
 		buf := make([]byte, 64)
 		c.Read(buf)
 		<-t.Context().Done()
 		c.Close()
 	})
-	http := listen(t, func(c net.Conn) {
-		buf := make([]byte, 64)
-		c.Read(buf)
-		c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
-		c.Close()
-	})
-	refused := closedPort(t)
+	http := nettest.Serve(t, nettest.HTTP400)
+	refused := nettest.ClosedPort(t)
 	for _, tc := range []struct {
 		name, url, want string
 	}{
@@ -120,7 +83,7 @@ func TestCancelledIsNotUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := pgconnect.Connect(ctx, "postgres://u@"+closedPort(t)+"/app")
+	_, err := pgconnect.Connect(ctx, "postgres://u@"+nettest.ClosedPort(t)+"/app")
 	if !errors.Is(err, context.Canceled) || errors.Is(err, eventlog.ErrUnavailable) {
 		t.Errorf("got %v, want a cancellation", err)
 	}

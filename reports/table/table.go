@@ -188,7 +188,7 @@ func (s Summary) rows() [][]string {
 // hosts that ran a cell's runs were (their event loops' utilisation, the
 // median run's median and the 99th percentile of the runs' 99th), the
 // worst loop delay, the CPU seconds a run cost its host and stormctl,
-// the share of the hosts' CPU that was stormctl's own recording, and the
+// the share of the hosts' busy event-loop time that was stormctl's own recording, and the
 // runs the harness starved.
 var harnessHeader = []string{"host busy p50/p99", "loop delay p99 ms", "CPU-s a run host/stormctl", "recording", "starved"}
 
@@ -231,7 +231,7 @@ func harnessNote(c *reports.Cell) string {
 	if h == nil {
 		return ""
 	}
-	note := fmt.Sprintf(" (harness: host busy p50 %.0f%% p99 %.0f%%, loop delay p99 %.0f ms, %.1f CPU-s a run on the host and %.2f in stormctl, recording %s of the host's CPU",
+	note := fmt.Sprintf(" (harness: host busy p50 %.0f%% p99 %.0f%%, loop delay p99 %.0f ms, %.1f CPU-s a run on the host and %.2f in stormctl, recording %s of the host's busy loop",
 		100*h.BusyP50(), 100*h.BusyP99(), h.DelayP99Ms(), h.HostCPUPerRun(), h.StormctlCPUPerRun(), percentOrUnknown(h.RecordingShare()))
 	if h.Starved > 0 {
 		note += fmt.Sprintf("; %s STARVED by the harness, reported infra: no evidence about the runtime", plural.Count(h.Starved, "run"))

@@ -251,7 +251,7 @@ func TestHarnessColumns(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"host busy p50/p99", "loop delay p99 ms", "CPU-s a run host/stormctl", "recording", "starved",
 		"100%/100%", "10.0/0.20", "3.0%",
-		"(harness: host busy p50 100% p99 100%, loop delay p99 900 ms, 10.0 CPU-s a run on the host and 0.20 in stormctl, recording 3.0% of the host's CPU; 1 run STARVED by the harness, reported infra: no evidence about the runtime)"} {
+		"(harness: host busy p50 100% p99 100%, loop delay p99 900 ms, 10.0 CPU-s a run on the host and 0.20 in stormctl, recording 3.0% of the host's busy loop; 1 run STARVED by the harness, reported infra: no evidence about the runtime)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}

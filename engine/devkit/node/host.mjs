@@ -1271,18 +1271,15 @@ async function events(req) {
       seen.add(page.cursor);
       cursor = page.cursor;
     }
-    if (req.only === 'driver') {
-      // A scenario's driver reads hooks' tokens and waits' times, nothing
-      // else (some poll every 250 ms): only those events go back.
-      return { events: all.filter((e) => DRIVER_TYPES.has(e?.eventType)), pages };
+    if (Array.isArray(req.types)) {
+      // A scenario's driver reads a few types (hooks' tokens, waits'
+      // times), some polling every 250 ms: only those go back.
+      const types = new Set(req.types);
+      return { events: all.filter((e) => types.has(e?.eventType)), pages };
     }
     return { events: all, pages };
   });
 }
-
-// DRIVER_TYPES are the event types an events read with only "driver"
-// answers with.
-const DRIVER_TYPES = new Set(['hook_created', 'wait_created', 'wait_completed']);
 
 async function status(req) {
   await ready();
