@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // CommitEvent is one event with what commit-order forensics need.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // naiveCommitOrder is the O(n^2) definition the fast path must match.

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // creation reports whether events of type t create an entity whose

@@ -1,6 +1,6 @@
 package forensics
 
-import "github.com/stormctl/stormctl/eventlog"
+import "github.com/stormctl/stormctl/internal/eventlog"
 
 // checkEnds counts the terminal events (run_completed, run_failed) a run's
 // final log holds beyond its first: the world accepted the end of a run

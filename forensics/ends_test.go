@@ -3,7 +3,7 @@ package forensics
 import (
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 func TestExtraEnds(t *testing.T) {

@@ -3,8 +3,8 @@ package forensics
 import (
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // CommitEvents joins a run's final log with commit times: the store's own

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/internal/texttest"
+	"github.com/stormctl/stormctl/internal/base/texttest"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // fixture is one testdata/analyze case: a run's final log and history, and

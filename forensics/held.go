@@ -3,7 +3,7 @@ package forensics
 import (
 	"slices"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Held is what one reader holds after its loads, built load by load as

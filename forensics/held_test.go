@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // heldPage is one page of a TestHeld case: after "" reads from the start;

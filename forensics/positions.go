@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Position is one event of a positioned log reduced to its place: its seq

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // positions reads a log written as positions separated by spaces, a

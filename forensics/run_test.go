@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/internal/fuzzbytes"
+	"github.com/stormctl/stormctl/internal/base/fuzzbytes"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // t0 is the origin of the millisecond times the fixtures use.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 func TestAnalyzeSlots(t *testing.T) {

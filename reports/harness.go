@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // CellHarness is the harness's health over a cell's runs, from each run's

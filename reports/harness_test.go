@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // TestCellHarness checks a cell's harness account over its runs: the

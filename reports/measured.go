@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Measured is the number of a cell's runs that measured something: its runs

@@ -3,7 +3,7 @@ package reports_test
 import (
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 )
 

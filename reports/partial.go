@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stormctl/stormctl/internal/plural"
+	"github.com/stormctl/stormctl/internal/base/plural"
 )
 
 // Partial is what a stored storm is missing of the runs it planned: every

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/verdict"
+	"github.com/stormctl/stormctl/internal/analysis/verdict"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // RunRecord is one line of runs.jsonl. **contract**

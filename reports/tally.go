@@ -1,9 +1,9 @@
 package reports
 
 import (
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Tally is the one cell aggregator: it counts runs into a summary's cells

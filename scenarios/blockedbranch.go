@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 const (

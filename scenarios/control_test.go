@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // controlLedger is the one correct output of a control run of n iterations,

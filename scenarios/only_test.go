@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // fakeLog answers Log with its events and, when typed, LogOf too.

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Env is what a scenario needs to know about the storm it runs in.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // simRun runs a scenario's program in virtual time over an in-memory log,

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // The settle step's duration: the harness's jitter, 5 fixed buckets 250 ms

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 var stepStormWant = stormWant{win: pathStep, won: settleWon}

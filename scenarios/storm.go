@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/internal/engine"
 )
 
 // stormInput is the input of step-storm, hook-storm and blocked-branch runs.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/internal/engine"
 )
 
 // The wake-loop's shape (the harness's defaults).

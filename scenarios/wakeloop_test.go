@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 func hb() WakeRace                  { return WakeRace{Winner: causeHeartbeat} }

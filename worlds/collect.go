@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Collected is what a world holds of a run once the run ended: the

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/flagspec"
-	"github.com/stormctl/stormctl/internal/leftover"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/flagspec"
+	"github.com/stormctl/stormctl/internal/base/leftover"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 // Values are the endpoint flags' values by flag name, without dashes ("" or

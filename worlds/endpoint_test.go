@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/flagspec"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/flagspec"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Profile shapes the window between minting an event's id and committing it.

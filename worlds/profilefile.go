@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // ProfileFilePrefix starts a --latency value that names a profile file.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Sink receives recorded operations. Implementations must be safe for

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 // Factory opens a world instance.

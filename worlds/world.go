@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // World is one event-log store under test.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )

@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/pgattach"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog/pgattach"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )

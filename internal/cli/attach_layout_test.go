@@ -2,12 +2,13 @@ package cli_test
 
 import (
 	"encoding/json"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/pgtest"
+	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )
 
 // TestForensicsAttachLayouts attaches to a table of each layout (pgattach's
@@ -27,7 +28,7 @@ func TestForensicsAttachLayouts(t *testing.T) {
 		{"seq", "seq", "layout: seq column — seq orders each run (id order in a run where a row has none); 5 rows", false},
 	}
 	for _, tt := range tests {
-		b, err := os.ReadFile(filepath.Join("..", "..", "pgattach", "testdata", "layouts", tt.fixture+".txt"))
+		b, err := os.ReadFile(filepath.Join(filetest.Repo("internal", "prodlog", "pgattach", "testdata"), "layouts", tt.fixture+".txt"))
 		if err != nil {
 			t.Fatal(err)
 		}

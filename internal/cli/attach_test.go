@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/pgtest"
+	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )
 
 // withURL is url changed by edit.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,19 +16,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/base/nettest"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/nettest"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // readme is the front page: TestMainJobDurationAgrees reads its "What it
 // prints".
-const readme = "../../README.md"
+var readme = filetest.Repo("README.md")
 
 // badInputsDoc is the page whose "Bad inputs" table TestBadInputs runs: its
 // golden file.
-const badInputsDoc = "../../docs/exit-codes.md"
+var badInputsDoc = filetest.Repo("docs", "exit-codes.md")
 
 var update = flag.Bool("update", false, "rewrite the golden files with what stormctl prints: docs/exit-codes.md's bad-inputs table (TestBadInputs), testdata/comment (TestCommentGolden)")
 

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +13,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // actionStep returns the run script of the step with the given id in the
 // repository's action.yml.
 func actionStep(t *testing.T, id string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../action.yml")
+	b, err := os.ReadFile(filetest.Repo("action.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

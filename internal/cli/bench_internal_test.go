@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/bench"
+	"github.com/stormctl/stormctl/internal/tools/bench"
 	"github.com/stormctl/stormctl/reports/table"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/bench"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/tools/bench"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 

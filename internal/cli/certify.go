@@ -12,18 +12,18 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/certify"
-	"github.com/stormctl/stormctl/engine"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/redisserver"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/certify"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/redisserver"
 )
 
 // CertifyOptions are the certify command's options.
@@ -186,7 +186,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	if err := devkitengine.CheckPackage(devkitengine.Stable, "", spec.SpecVersion); err != nil {
 		stormEngine, why = engine.EngineModel, err.Error()
 	}
-	if opts.PgURL != "" && w.Kind != devkit.Postgres {
+	if opts.PgURL != "" && w.Kind != devkitworld.Postgres {
 		fmt.Fprintf(progress, "stormctl: warning: --pg-url: %s is not @workflow/world-postgres, so that server is not used\n", w.ID())
 	}
 	if srv := w.Server(); srv != "" {
@@ -220,12 +220,12 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 
 // applies says which checks the package's contract makes apply, and how
 // the suite writes to it.
-func applies(w *pkgworld.World, spec devkit.Spec, entry worlds.Entry) string {
+func applies(w *pkgworld.World, spec devkitworld.Spec, entry worlds.Entry) string {
 	parts := []string{"the legacy contract (scheme ulid: ids minted by the package order and cursor the log; no fence, no guard): the suite's ulid checks apply, fenced appends and the keys the contract leaves unenforced are skipped"}
 	if len(spec.Bare) > 0 {
 		parts = append(parts, fmt.Sprintf("%s written without data (the package's schema drops it)", strings.Join(spec.Bare, ", ")))
 	}
-	if w.Kind == devkit.ThirdParty {
+	if w.Kind == devkitworld.ThirdParty {
 		parts = append(parts, "a WorkflowAPIError of status 409 is read as its conflict (contracts before EntityConflictError)")
 	}
 	if entry.Limits.Lifecycle != "" {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/certify"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/certify"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestStormRanBy: the card's engine is what the storm's storm.json

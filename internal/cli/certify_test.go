@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/certify"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/tools/certify"
 )
 
 // TestCertifyOptions: certify's defaults and flags reach its options.

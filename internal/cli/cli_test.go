@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/filetest"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 )

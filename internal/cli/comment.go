@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports/comment"
 	"github.com/stormctl/stormctl/reports/gate"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // CommentOptions are the comment command's options.

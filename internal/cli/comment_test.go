@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,7 +99,7 @@ func TestCommentGolden(t *testing.T) {
 func TestActionDocShowsTheComment(t *testing.T) {
 	for _, d := range ghaction.ExampleDocs() {
 		t.Run(d.Path, func(t *testing.T) {
-			doc, err := filepath.Abs(filepath.Join("..", "..", d.Path))
+			doc, err := filepath.Abs(filetest.Repo(d.Path))
 			if err != nil {
 				t.Fatal(err)
 			}

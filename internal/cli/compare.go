@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 	"github.com/stormctl/stormctl/reports/compare"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // CompareOptions are the compare command's options.

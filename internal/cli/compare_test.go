@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestCompareCommand(t *testing.T) {

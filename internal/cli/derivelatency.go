@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // deriveLatency writes forensics --derive-latency's profile: derived from

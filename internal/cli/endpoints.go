@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/stormctl/stormctl/flagspec"
+	"github.com/stormctl/stormctl/internal/base/flagspec"
 	"github.com/stormctl/stormctl/worlds"
 )
 

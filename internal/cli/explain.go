@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/pipeline"
+	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 )
 
 // ExplainOptions are the explain command's options.

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/analysis/timeline"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
-	"github.com/stormctl/stormctl/timeline"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 )

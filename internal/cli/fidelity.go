@@ -12,13 +12,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
-	"github.com/stormctl/stormctl/fidelity"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -13,12 +13,12 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/fidelity"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/base/filetest"
+	"github.com/stormctl/stormctl/internal/base/texttest"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/filetest"
-	"github.com/stormctl/stormctl/internal/texttest"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 )
 
 // TestFidelityFrom judges stored fixture storms (testdata/storms/fidelity-*.txt)

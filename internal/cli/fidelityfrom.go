@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/fidelity"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // fidelityFrom judges stored storms: each --from is a storm directory or a

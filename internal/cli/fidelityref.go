@@ -7,13 +7,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/fidelity"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/fidelity"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/fidelity"
 )
 
 // engineStorm is fixture storm name with storm.json saying which engine

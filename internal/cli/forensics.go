@@ -13,15 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/explain"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 
-	"github.com/stormctl/stormctl/pipeline"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // ForensicsOptions are the forensics command's options.

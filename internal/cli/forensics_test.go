@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestForensicsSchemeFromStormJSON: forensics DIR reads each run by the

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // fixtureStorm writes the storm described by testdata/storms/NAME.txt (one

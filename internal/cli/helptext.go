@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/internal/nemesis"
+	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/worlds"
 )
 

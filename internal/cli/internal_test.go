@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/local"
 )
 
@@ -138,8 +138,8 @@ func TestInternalErrors(t *testing.T) {
 type lostWindow struct{ worlds.World }
 
 func (lostWindow) SelfCheck() error {
-	return &devkit.WindowError{World: "devkit-local", Package: "@workflow/world-local", Version: "9.9.9",
-		Type: eventlog.StepCreated, Asked: devkit.WindowCheckAfter, Hook: devkit.HookEventsFile}
+	return &devkitworld.WindowError{World: "devkit-local", Package: "@workflow/world-local", Version: "9.9.9",
+		Type: eventlog.StepCreated, Asked: devkitworld.WindowCheckAfter, Hook: devkitworld.HookEventsFile}
 }
 
 // TestWindowNotSpentIsInfra: a storm whose world's delay hook never fired

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
 	"github.com/stormctl/stormctl/worlds/builtin"
 )
 

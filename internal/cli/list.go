@@ -3,18 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports/merge"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // MergeOptions are the merge command's options.

@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // TestMergeShards runs one tiny storm whole and as --shard 1/2 and 2/2 (all

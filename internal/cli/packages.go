@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/stormctl/stormctl/engine"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 )

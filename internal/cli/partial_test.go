@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // gateCells are the storm-gate workflow's storm: 2 worlds x 3 scenarios x

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 )
 

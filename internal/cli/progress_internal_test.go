@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 )
 

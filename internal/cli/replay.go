@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/reports/table"
 )
 

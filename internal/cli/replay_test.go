@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/tools/replay"
 )
 
 // schema1Corrupted is the corrupted step-storm run of the stored storm

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
-	"github.com/stormctl/stormctl/replay"
-	"github.com/stormctl/stormctl/storedrun"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/tools/evidence"
+	"github.com/stormctl/stormctl/internal/tools/replay"
 )
 
 // openReplayRuntime opens the published runtime a devkit run's storm ran
@@ -17,7 +17,7 @@ import (
 // that replays its invocations. A run it cannot be opened for is refused
 // with one line (an *replay.UnreplayableError); node or npm missing is the
 // machine's set-up (exit 3).
-func openReplayRuntime(ctx context.Context, io *IOStreams, sr *storedrun.Run) (*devkitengine.Replayer, error) {
+func openReplayRuntime(ctx context.Context, io *IOStreams, sr *evidence.Run) (*devkitengine.Replayer, error) {
 	refuse := func(format string, a ...any) error {
 		return &UsageError{Err: &replay.UnreplayableError{RunID: sr.Record.RunID, Reason: fmt.Sprintf(format, a...)}}
 	}

@@ -8,18 +8,18 @@ import (
 	"os"
 	"strings"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/locallog"
-	"github.com/stormctl/stormctl/pglog"
-	"github.com/stormctl/stormctl/replay"
+	"github.com/stormctl/stormctl/internal/base/redact"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog/locallog"
+	"github.com/stormctl/stormctl/internal/prodlog/pglog"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/scenarios"
-	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
-	"github.com/stormctl/stormctl/stormdir"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -111,7 +111,7 @@ func readStoredLog(ctx context.Context, opts *ReplayOptions) (storedLog, error) 
 		if err != nil {
 			return storedLog{}, &UsageError{Err: err}
 		}
-		return storedLog{runID: log.RunID, workflow: log.Workflow, source: opts.LocalDir, world: devkit.LocalName, events: log.Events}, nil
+		return storedLog{runID: log.RunID, workflow: log.Workflow, source: opts.LocalDir, world: devkitworld.LocalName, events: log.Events}, nil
 	}
 	if err := postgres.ValidURL("--pg-url", opts.PGURL); err != nil {
 		return storedLog{}, &UsageError{Err: err}
@@ -125,7 +125,7 @@ func readStoredLog(ctx context.Context, opts *ReplayOptions) (storedLog, error) 
 	case err != nil:
 		return storedLog{}, &UsageError{Err: err}
 	}
-	return storedLog{runID: log.RunID, workflow: log.Workflow, source: redact.Server(opts.PGURL), world: devkit.PostgresName, events: log.Events}, nil
+	return storedLog{runID: log.RunID, workflow: log.Workflow, source: redact.Server(opts.PGURL), world: devkitworld.PostgresName, events: log.Events}, nil
 }
 
 // runtimeWorkflow is the stormctl scenario workflow, compiled for the
@@ -151,7 +151,7 @@ func isSlotID(id string) bool {
 // installing them the first time.
 func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario string) (*devkitengine.Replayer, error) {
 	rt := stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(devkitengine.Stable), Source: "published"}
-	if l.world == devkit.LocalName && len(l.events) > 0 && isSlotID(l.events[0].ID) {
+	if l.world == devkitworld.LocalName && len(l.events) > 0 && isSlotID(l.events[0].ID) {
 		rt.Channel = string(devkitengine.Beta)
 	}
 	cache, err := os.UserCacheDir()
@@ -168,7 +168,7 @@ func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario st
 // scenarioOf maps a stored run's workflow name to the stormctl scenario
 // whose code replays it through the model, or says why none does.
 func scenarioOf(runID, workflow string) (scenarios.Scenario, error) {
-	name, ok := devkit.ScenarioOf(workflow)
+	name, ok := devkitworld.ScenarioOf(workflow)
 	if ok {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
@@ -179,7 +179,7 @@ func scenarioOf(runID, workflow string) (scenarios.Scenario, error) {
 	switch {
 	case workflow == "":
 		return scenarios.Scenario{}, fmt.Errorf("run %s has events but no run record: its workflow is unknown", runID)
-	case workflow == devkit.WorkflowName(""):
+	case workflow == devkitworld.WorkflowName(""):
 		return scenarios.Scenario{}, fmt.Errorf("run %s names its workflow %q, which names no scenario (stormctl writes stormctl/<scenario>)", runID, workflow)
 	}
 	if w, ok := runtimeWorkflow(workflow); ok {

@@ -2,12 +2,13 @@ package cli_test
 
 import (
 	"encoding/json"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/pgtest"
-	"github.com/stormctl/stormctl/replay"
-	devkitscen "github.com/stormctl/stormctl/scenarios/devkit"
+	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )
 
 // The runs of pglog/testdata/stepstorm.jsonl: a step-storm of the model on
@@ -27,7 +28,7 @@ const (
 func TestReplayPGURL(t *testing.T) {
 	url := pgtest.Cluster(t)
 	conn := pgtest.Connect(t, url)
-	pgtest.LoadWorldPostgres(t, conn, "../../pglog/testdata/stepstorm.jsonl")
+	pgtest.LoadWorldPostgres(t, conn, filetest.Repo("internal", "prodlog", "pglog", "testdata", "stepstorm.jsonl"))
 	core, err := devkitscen.Lookup("step-storm")
 	if err != nil {
 		t.Fatal(err)

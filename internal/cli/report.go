@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // ReportOptions are the report command's options.

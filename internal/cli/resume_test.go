@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // stormctl returns a command running this test binary as stormctl with

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 // schema 1 (camelCase keys in storm.json, runs.jsonl and history.jsonl):
 // local world, control and step-storm under main and
 // seq+callsite+ordered, one run a cell, trimmed to three cells.
-var schema1Storm = filepath.Join("..", "..", "stormdir", "testdata", "schema1")
+var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "schema1")
 
 // TestReadsSchema1Storms: every command that reads a stored storm prints,
 // on a storm of schema 1, what the build that wrote it printed.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/replay"
-	"github.com/stormctl/stormctl/shrink"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/internal/tools/shrink"
 )
 
 // ShrinkOptions are the shrink command's options.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/shrink"
+	"github.com/stormctl/stormctl/internal/tools/shrink"
 )
 
 // TestShrinkCommand: shrink writes the minimal schedule of a stored

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // TestStoppedWhereSaysWhatWasKept checks the line a storm that stopped

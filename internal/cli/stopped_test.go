@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // TestStormEndsAsItSays runs storms a new user starts and stops as they

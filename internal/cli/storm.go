@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/engine"
-	devkitengine "github.com/stormctl/stormctl/engine/devkit"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engine"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,18 +16,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/internal/plural"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/plural"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/nemesis"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
 	"github.com/stormctl/stormctl/worlds"
-	dkworld "github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
@@ -218,7 +218,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 		return usage("--devkit-channel: %w", err)
 	}
 	po := pkgworld.Options{Env: opts.WorldEnv, PgURL: opts.Endpoints[postgres.URLFlag.Name], Keep: cfg.Keep}
-	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, po, devkitPair{Channel: ch, Checkout: opts.Endpoints[dkworld.DirFlag.Name]}, logger)
+	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, po, devkitPair{Channel: ch, Checkout: opts.Endpoints[devkitworld.DirFlag.Name]}, logger)
 	defer func() {
 		if err := stopPackages(); err != nil {
 			logger.Warn("stopping the package worlds' sidecars", "err", err)
@@ -352,7 +352,7 @@ func engineDefaults(fl *pflag.FlagSet, c *stormdir.Config) error {
 		return nil
 	}
 	for _, w := range c.Worlds {
-		if k, ok := dkworld.KindOf(strings.TrimSpace(w)); ok {
+		if k, ok := devkitworld.KindOf(strings.TrimSpace(w)); ok {
 			if err := devkitengine.CheckPair(ch, k); err != nil {
 				return err
 			}

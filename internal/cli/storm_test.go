@@ -14,11 +14,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/filetest"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 func TestStormFlags(t *testing.T) {

@@ -2,6 +2,7 @@ package ghaction_test
 
 import (
 	"bytes"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ import (
 )
 
 // root is the repository this test runs in.
-const root = "../.."
+var root = filetest.Repo()
 
 // TestLayout: the repository lays out whole: every workflow, action.yml
 // where storm-gate.yml checks stormctl out, its steps lifted with every

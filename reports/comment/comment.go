@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/stormctl/stormctl/internal/plural"
+	"github.com/stormctl/stormctl/internal/base/plural"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 	"github.com/stormctl/stormctl/reports/gate"

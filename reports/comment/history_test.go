@@ -2,13 +2,13 @@ package comment_test
 
 import (
 	"bytes"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/comment"
 )
@@ -156,7 +156,7 @@ func FuzzParseHistory(f *testing.F) {
 	f.Add([]byte(block(row, "", row)))
 	f.Add([]byte("<!-- stormctl-comment history v1\n-->"))
 	f.Add(body(f, nil, "abc1234"))
-	if prev, err := os.ReadFile(filepath.Join("..", "..", "internal", "cli", "testdata", "comment", "previous.md")); err == nil {
+	if prev, err := os.ReadFile(filetest.Repo("internal", "cli", "testdata", "comment", "previous.md")); err == nil {
 		f.Add(prev)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/stats"
 	"github.com/stormctl/stormctl/reports/table"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/internal/filetest"
+	"github.com/stormctl/stormctl/internal/base/filetest"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stormctl/stormctl/explain"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/internal/plural"
+	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/base/plural"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/compare"
 )

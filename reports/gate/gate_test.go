@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/filetest"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/gate"
 )

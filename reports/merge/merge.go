@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // Shard is one shard directory given to Merge.

@@ -3,16 +3,17 @@ package merge_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/merge"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // shardOf returns a merge.Shard of a testdata/storms directory owning the
@@ -23,7 +24,7 @@ func shardOf(dir string, i, n int) merge.Shard {
 
 func TestMergeRefuses(t *testing.T) {
 	t.Parallel()
-	ok := filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok")
+	ok := filetest.Repo("internal", "storm", "stormdir", "testdata", "storms", "ok")
 	cells := []history.CellKey{
 		{World: "local", Scenario: "control", Condition: "main"},
 		{World: "local", Scenario: "control", Condition: "seq"},
@@ -38,7 +39,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a run index the shard does not own", cells, []merge.Shard{shardOf(ok, 1, 2)}, []string{"run index 1", "shard 1/2 does not run"}},
 		{"the same runs twice", cells, []merge.Shard{shardOf(ok, 1, 1), shardOf(ok, 1, 1)}, []string{"run index 0 of local/control/main", "and in"}},
 		{"a cell the storm does not have", cells[:1], []merge.Shard{shardOf(ok, 1, 1)}, []string{"local/control/seq", "not a cell of the storm"}},
-		{"a cut-off runs.jsonl", cells, []merge.Shard{shardOf(filepath.Join("..", "..", "stormdir", "testdata", "storms", "truncated"), 1, 1)}, []string{"runs.jsonl:4"}},
+		{"a cut-off runs.jsonl", cells, []merge.Shard{shardOf(filetest.Repo("internal", "storm", "stormdir", "testdata", "storms", "truncated"), 1, 1)}, []string{"runs.jsonl:4"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +77,7 @@ func TestMergeRefuses(t *testing.T) {
 func TestMergeCopiesTimelines(t *testing.T) {
 	t.Parallel()
 	shard := filepath.Join(t.TempDir(), "shard")
-	if err := os.CopyFS(shard, os.DirFS(filepath.Join("..", "..", "stormdir", "testdata", "storms", "ok"))); err != nil {
+	if err := os.CopyFS(shard, os.DirFS(filetest.Repo("internal", "storm", "stormdir", "testdata", "storms", "ok"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(shard, stormdir.FileHistory), nil, 0o644); err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/texttest"
+	"github.com/stormctl/stormctl/internal/base/texttest"
 	"github.com/stormctl/stormctl/reports/stats"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 )
 

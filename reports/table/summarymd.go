@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/plots"
-	"github.com/stormctl/stormctl/stormdir"
 )
 
 // SummaryMarkdown renders summary.md: the summary in markdown, then the

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/forensics"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
 )

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkitvercel"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
@@ -24,7 +24,7 @@ var packages = []worlds.Package{
 	local.Package,
 	postgres.Package,
 	vercel.Package,
-	devkit.Package,
+	devkitworld.Package,
 	devkitvercel.Package,
 }
 

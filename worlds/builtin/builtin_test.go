@@ -6,11 +6,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/builtin"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -90,9 +90,9 @@ func TestRegistry(t *testing.T) {
 // what it needs matches worlds.ErrPrerequisite (exit 3), wrapped or not,
 // and still matches its own sentinel; an unreachable store does not.
 func TestPrerequisites(t *testing.T) {
-	for _, sentinel := range []error{postgres.ErrNoPostgres, devkit.ErrNoNode, devkit.ErrInstall, devkit.ErrWindowNotSpent} {
-		err := error(&devkit.WindowError{World: "devkit-local"})
-		if sentinel != devkit.ErrWindowNotSpent {
+	for _, sentinel := range []error{postgres.ErrNoPostgres, devkitworld.ErrNoNode, devkitworld.ErrInstall, devkitworld.ErrWindowNotSpent} {
+		err := error(&devkitworld.WindowError{World: "devkit-local"})
+		if sentinel != devkitworld.ErrWindowNotSpent {
 			err = fmt.Errorf("open: %w", sentinel)
 		}
 		if !errors.Is(err, worlds.ErrPrerequisite) || !errors.Is(err, sentinel) {

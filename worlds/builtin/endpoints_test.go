@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/internal/base/redact"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/builtin"
 	"github.com/stormctl/stormctl/worlds/postgres"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
 )
 

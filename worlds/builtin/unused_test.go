@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/conditions"
-	"github.com/stormctl/stormctl/engine"
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
-	"github.com/stormctl/stormctl/storm"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -17,11 +17,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/storm"
-	"github.com/stormctl/stormctl/stormdir"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
 	"github.com/stormctl/stormctl/worlds/devkitvercel"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/vercel/backend"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
@@ -59,7 +59,7 @@ func shared(t *testing.T) *devkitvercel.Host {
 			t.Skipf("skipping: devkit-vercel needs %s: %v", bin, err)
 		}
 	}
-	hostOnce.Do(func() { host = devkitvercel.NewHost(devkit.Config{Logger: slog.New(slog.DiscardHandler)}) })
+	hostOnce.Do(func() { host = devkitvercel.NewHost(devkitworld.Config{Logger: slog.New(slog.DiscardHandler)}) })
 	return host
 }
 
@@ -68,7 +68,7 @@ func open(t *testing.T, opts worlds.Options) worlds.World {
 	t.Helper()
 	w, err := devkitvercel.Open(t.Context(), shared(t), opts)
 	switch {
-	case errors.Is(err, devkit.ErrNoNode):
+	case errors.Is(err, devkitworld.ErrNoNode):
 		t.Skipf("skipping: %v", err)
 	case err != nil:
 		t.Fatalf("open devkit-vercel: %v", err)
@@ -92,7 +92,7 @@ func TestConformance(t *testing.T) {
 // be one the emulation implements (a 501 would have stopped the storm
 // too), and the events' create and list must be among them.
 func TestEndpointsCalled(t *testing.T) {
-	h := devkitvercel.NewHost(devkit.Config{Logger: slog.New(slog.DiscardHandler)})
+	h := devkitvercel.NewHost(devkitworld.Config{Logger: slog.New(slog.DiscardHandler)})
 	shared(t) // skips without node
 	t.Cleanup(func() {
 		if err := h.Stop(); err != nil {

@@ -12,16 +12,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/vercel/backend"
 	"github.com/stormctl/stormctl/worlds/vercel/dynamo"
 )
 
 // Name is the world's name in the registry.
-const Name = devkit.VercelName
+const Name = devkitworld.VercelName
 
 // ErrNotImplemented is matched by the error SelfCheck returns once the
 // package called an endpoint the emulation does not implement: the machine
@@ -32,7 +32,7 @@ var ErrNotImplemented = worlds.Prerequisite("the world-vercel backend emulation 
 // devkit sidecar that runs the package, and the backend server (started on
 // the first Open) every World's tenant is served by.
 type Host struct {
-	dk     *devkit.Host
+	dk     *devkitworld.Host
 	logger *slog.Logger
 
 	mu       sync.Mutex
@@ -43,11 +43,11 @@ type Host struct {
 }
 
 // NewHost returns a host that starts nothing until a world opens.
-func NewHost(cfg devkit.Config) *Host {
+func NewHost(cfg devkitworld.Config) *Host {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{dk: devkit.NewHost(cfg), logger: cfg.Logger}
+	return &Host{dk: devkitworld.NewHost(cfg), logger: cfg.Logger}
 }
 
 // server returns the backend server, started the first time, and a new
@@ -100,7 +100,7 @@ func (h *Host) Stop() error {
 // World is one devkit-vercel world: the package's storage, reached through
 // the sidecar, against a tenant of the backend of its own.
 type World struct {
-	*devkit.World
+	*devkitworld.World
 	srv     *backend.Server
 	base    string
 	project string
@@ -172,7 +172,7 @@ func Open(ctx context.Context, h *Host, opts worlds.Options) (_ *World, err erro
 	srv.Register(project, h2)
 	dopts := opts
 	dopts.Nemesis = false // the faults are the tenant's, above
-	if w.World, err = devkit.OpenVercel(ctx, h.dk, devkit.Backend{URL: base, Project: project}, dopts); err != nil {
+	if w.World, err = devkitworld.OpenVercel(ctx, h.dk, devkitworld.Backend{URL: base, Project: project}, dopts); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -196,10 +196,10 @@ func (w *World) release() {
 // engine): the World's own backend and project, with a directory for the
 // runtime's in-process queue, and the tenant's commit times (when its
 // DynamoDB store acknowledged each write, Source "server").
-func (w *World) RuntimeStore(ctx context.Context) (devkit.Store, error) {
+func (w *World) RuntimeStore(ctx context.Context) (devkitworld.Store, error) {
 	st, err := w.World.RuntimeStore(ctx)
 	if err != nil {
-		return devkit.Store{}, err
+		return devkitworld.Store{}, err
 	}
 	st.CommitTimes = func(_ context.Context, runID string) ([]worlds.CommitTime, error) {
 		return w.tenant.CommitTimes(runID), nil
@@ -268,7 +268,7 @@ func (w *World) Targets() []nemesis.Target {
 
 // Entry describes devkit-vercel to the registry, opened on h.
 func Entry(h *Host) worlds.Entry {
-	lim := devkit.Limits(devkit.Vercel)
+	lim := devkitworld.Limits(devkitworld.Vercel)
 	return worlds.Entry{
 		Name: Name,
 		Description: "the published @workflow/world-vercel's storage, run in a Node sidecar against stormctl's emulation of its backend " +
@@ -291,7 +291,7 @@ func Entry(h *Host) worlds.Entry {
 // Package is devkit-vercel as stormctl builds it in: its worlds on one
 // host (a sidecar and a backend server of their own).
 var Package = worlds.Package{Register: func(r *worlds.Registry, s worlds.Setup, logger *slog.Logger) func() error {
-	h := NewHost(devkit.Config{Progress: s.Progress, Logger: logger})
+	h := NewHost(devkitworld.Config{Progress: s.Progress, Logger: logger})
 	r.Register(Entry(h))
 	return h.Stop
 }}

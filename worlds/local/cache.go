@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // eventCache keeps the events a World has read. An event file is immutable

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // marker is one idempotency key an event claims.

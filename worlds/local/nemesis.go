@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 var _ nemesis.Targeter = (*World)(nil)

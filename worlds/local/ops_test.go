@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
 	"github.com/stormctl/stormctl/worlds/worldtest"

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // CreateRun records the run and the scheme stamped on it. Runs are ulid, seq

@@ -9,7 +9,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // listSeq reads a seq run without taking its serializer: read the counter

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
 

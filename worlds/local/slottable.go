@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // The state of one slot in a slot table. A slot is reserved when a write

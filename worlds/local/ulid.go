@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 )
 

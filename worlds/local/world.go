@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 

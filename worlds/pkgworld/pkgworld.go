@@ -34,12 +34,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/pgconnect"
-	"github.com/stormctl/stormctl/internal/redact"
+	"github.com/stormctl/stormctl/internal/base/redact"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
-	"github.com/stormctl/stormctl/worlds/devkit/sidecar"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
+	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 
@@ -139,7 +139,7 @@ type Installed struct {
 	Name    string
 	Version string
 	Dir     string
-	Kind    devkit.Kind
+	Kind    devkitworld.Kind
 }
 
 // ID is the package as name@version.
@@ -300,12 +300,12 @@ func readPackage(r Ref, dir string) (Installed, error) {
 	if err := json.Unmarshal(b, &pkg); err != nil {
 		return Installed{}, fmt.Errorf("package %s: package.json: %w", r, err)
 	}
-	in := Installed{Ref: r, Name: pkg.Name, Version: pkg.Version, Dir: dir, Kind: devkit.ThirdParty}
+	in := Installed{Ref: r, Name: pkg.Name, Version: pkg.Version, Dir: dir, Kind: devkitworld.ThirdParty}
 	switch pkg.Name {
 	case "@workflow/world-local":
-		in.Kind = devkit.Local
+		in.Kind = devkitworld.Local
 	case "@workflow/world-postgres":
-		in.Kind = devkit.Postgres
+		in.Kind = devkitworld.Postgres
 	}
 	return in, nil
 }
@@ -313,7 +313,7 @@ func readPackage(r Ref, dir string) (Installed, error) {
 // World is an installed package served by a sidecar of its own.
 type World struct {
 	Installed
-	host *devkit.Host
+	host *devkitworld.Host
 	// server is the PostgreSQL server world-postgres runs on ("": the
 	// embedded cluster); noClock, when set, says why its commit times
 	// cannot be read there.
@@ -392,7 +392,7 @@ func Open(ctx context.Context, in Installed, opts Options) (*World, error) {
 		return nil, err
 	}
 	w := &World{Installed: in}
-	if in.Kind == devkit.Postgres {
+	if in.Kind == devkitworld.Postgres {
 		var err error
 		if w.server, err = PostgresServer(opts.Env, opts.PgURL); err != nil {
 			return nil, err
@@ -407,7 +407,7 @@ func Open(ctx context.Context, in Installed, opts Options) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.host = devkit.NewHost(devkit.Config{Layout: &l, PackageName: in.Name, CacheDir: opts.CacheDir, Progress: opts.Progress, Logger: opts.Logger,
+	w.host = devkitworld.NewHost(devkitworld.Config{Layout: &l, PackageName: in.Name, CacheDir: opts.CacheDir, Progress: opts.Progress, Logger: opts.Logger,
 		URL: w.server, Keep: opts.Keep})
 	return w, nil
 }
@@ -441,14 +441,14 @@ func (w *World) Server() string {
 }
 
 // Spec is the contract the package implements, as its sidecar found it.
-func (w *World) Spec(ctx context.Context) (devkit.Spec, error) { return w.host.Spec(ctx, w.Kind) }
+func (w *World) Spec(ctx context.Context) (devkitworld.Spec, error) { return w.host.Spec(ctx, w.Kind) }
 
 // Entry is the package's registry entry, named name (the world as given,
 // package:...): scheme ulid, the legacy contract's limits and those its
 // spec shows (the event types its schema keeps no data for), the model
 // engine only.
-func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
-	limits := devkit.Limits(w.Kind)
+func (w *World) Entry(name string, spec devkitworld.Spec) worlds.Entry {
+	limits := devkitworld.Limits(w.Kind)
 	for _, t := range spec.Bare {
 		if limits.Bare == nil {
 			limits.Bare = map[eventlog.Type]string{}
@@ -459,11 +459,11 @@ func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
 		limits.CommitClock = w.noClock
 	}
 	desc := fmt.Sprintf("the World package %s, run in a Node sidecar through its factory", w.ID())
-	if w.Kind != devkit.ThirdParty {
+	if w.Kind != devkitworld.ThirdParty {
 		desc = fmt.Sprintf("the World package %s, run in a Node sidecar as devkit-%s runs it", w.ID(), w.Kind)
 	}
 	var endpoints []worlds.Endpoint
-	if w.Kind == devkit.Postgres {
+	if w.Kind == devkitworld.Postgres {
 		endpoints = []worlds.Endpoint{postgres.URLFlag}
 	}
 	return worlds.Entry{
@@ -474,15 +474,15 @@ func (w *World) Entry(name string, spec devkit.Spec) worlds.Entry {
 		Endpoints:   endpoints,
 		Engines:     Form.Engines,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
-			if w.Kind == devkit.ThirdParty {
-				return devkit.OpenPackage(ctx, w.host, opts)
+			if w.Kind == devkitworld.ThirdParty {
+				return devkitworld.OpenPackage(ctx, w.host, opts)
 			}
-			dw, err := devkit.Open(ctx, w.host, w.Kind, opts)
+			dw, err := devkitworld.Open(ctx, w.host, w.Kind, opts)
 			if err != nil {
 				return nil, err
 			}
 			if w.noClock != "" {
-				return devkit.WithoutCommitTimes(dw), nil
+				return devkitworld.WithoutCommitTimes(dw), nil
 			}
 			return dw, nil
 		},

@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkit"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
@@ -214,7 +214,7 @@ func TestPostgresOnServer(t *testing.T) {
 	}
 	// The runtime's store names the host's databases on the server.
 	st, err := ww.(interface {
-		RuntimeStore(context.Context) (devkit.Store, error)
+		RuntimeStore(context.Context) (devkitworld.Store, error)
 	}).RuntimeStore(t.Context())
 	if err != nil {
 		t.Fatal(err)

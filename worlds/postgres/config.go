@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/pgconnect"
+	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
 	"github.com/stormctl/stormctl/worlds"
 )
 

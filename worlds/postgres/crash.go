@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 // Outage crashes the cluster (Crash), keeps it down for d (less if ctx ends

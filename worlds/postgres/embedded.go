@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
 )
 
 // Settings of an embedded cluster, sized for a storm: ~200 clients (a pool

@@ -20,7 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
 

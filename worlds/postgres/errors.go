@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // tokenKeyPrefix starts the second idempotency key of a hook_created draft.

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/leftover"
+	"github.com/stormctl/stormctl/internal/base/leftover"
 )
 
 // SweepLeftovers removes the directories of embedded clusters whose

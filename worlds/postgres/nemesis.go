@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 var _ nemesis.Targeter = (*World)(nil)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/nemesis/nemesistest"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
+	"github.com/stormctl/stormctl/worlds/nemesistest"
 	"github.com/stormctl/stormctl/worlds/postgres"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )

@@ -15,10 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/pgtest"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/postgres"
+	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 	"github.com/stormctl/stormctl/worlds/worldtest"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/stormctl/stormctl/flagspec"
-	"github.com/stormctl/stormctl/internal/pgconnect"
-	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/flagspec"
+	"github.com/stormctl/stormctl/internal/base/redact"
+	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 

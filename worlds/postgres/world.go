@@ -16,10 +16,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/pgconnect"
-	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/redact"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 

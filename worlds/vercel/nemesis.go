@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/nemesis"
 )
 
 var _ nemesis.Targeter = (*World)(nil)

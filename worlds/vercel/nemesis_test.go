@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/nemesis"
-	"github.com/stormctl/stormctl/nemesis/nemesistest"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
+	"github.com/stormctl/stormctl/worlds/nemesistest"
 	"github.com/stormctl/stormctl/worlds/vercel"
 )
 

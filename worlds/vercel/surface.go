@@ -10,10 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/flagspec"
-	"github.com/stormctl/stormctl/internal/redact"
-	"github.com/stormctl/stormctl/nemesis"
+	"github.com/stormctl/stormctl/internal/base/flagspec"
+	"github.com/stormctl/stormctl/internal/base/redact"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel"
 	"github.com/stormctl/stormctl/worlds/worldtest"

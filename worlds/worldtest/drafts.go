@@ -3,7 +3,7 @@ package worldtest
 import (
 	"fmt"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // mix returns n drafts with distinct idempotency keys, cycling through

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // testFencedBatch: on a log of 3 events, a fenced batch at the right position

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // testIdempotency: a store accepts at most one event per idempotency key

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Watchdog bounds how long a test waits for something that must happen (a

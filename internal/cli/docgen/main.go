@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/base/clidoc"
 	"github.com/stormctl/stormctl/internal/cli"
-	"github.com/stormctl/stormctl/internal/clidoc"
 )
 
 //go:generate go run .

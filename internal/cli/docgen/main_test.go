@@ -1,10 +1,11 @@
 package main
 
 import (
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/clidoc"
+	"github.com/stormctl/stormctl/internal/base/clidoc"
 )
 
 // TestReferenceIsCurrent fails while docs/cli is not exactly what the
@@ -15,7 +16,7 @@ func TestReferenceIsCurrent(t *testing.T) {
 	if len(pages) < 2 {
 		t.Fatalf("the command tree made %d pages", len(pages))
 	}
-	drift, err := clidoc.Check("../../../"+refDir, pages)
+	drift, err := clidoc.Check(filetest.Repo(refDir), pages)
 	if err != nil {
 		t.Fatal(err)
 	}

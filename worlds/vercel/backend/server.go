@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stormctl/stormctl/internal/httpserve"
+	"github.com/stormctl/stormctl/internal/base/httpserve"
 )
 
 // Routes are the endpoints @workflow/world-vercel 4.7.4 calls (under its

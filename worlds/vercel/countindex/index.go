@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Defaults of the legacy index (DOMAIN.md: 24 h TTL, 16-id window).

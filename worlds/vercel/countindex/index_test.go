@@ -10,7 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds/vercel/countindex"
 )
 

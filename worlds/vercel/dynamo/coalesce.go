@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // A seq read Queries the whole run for every page (seed gotcha 7, option

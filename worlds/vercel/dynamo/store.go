@@ -27,8 +27,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // TablePrefix starts the name of every table a Store creates.

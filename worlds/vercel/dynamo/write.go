@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stormctl/stormctl/clock"
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/base/clock"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // MaxTransactItems is the most actions one TransactWriteItems may hold

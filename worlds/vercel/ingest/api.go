@@ -3,8 +3,8 @@ package ingest
 import (
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/history"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // DefaultMaxBody is the largest request body the server reads (1 MiB);

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/dynamo"
 )

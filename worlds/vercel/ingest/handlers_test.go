@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds/vercel/ingest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"go.uber.org/goleak"
 
-	"github.com/stormctl/stormctl/eventlog"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/countindex"
 	"github.com/stormctl/stormctl/worlds/vercel/dynamo"

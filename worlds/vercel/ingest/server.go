@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/eventlog"
-	"github.com/stormctl/stormctl/internal/httpserve"
+	"github.com/stormctl/stormctl/internal/base/httpserve"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/vercel/countindex"
 	"github.com/stormctl/stormctl/worlds/vercel/dynamo"

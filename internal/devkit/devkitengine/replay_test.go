@@ -1,0 +1,130 @@
+package devkitengine_test
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/evidence"
+	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
+)
+
+// TestReplayThroughRuntime: a small step-storm of the published runtime
+// on devkit-local, and every run of it replayed through the same runtime
+// from its recorded operations, and prefix by prefix from its final log. A corrupted run's recorded divergence
+// (core's own CORRUPTED_EVENT_LOG, its text the runtime's) reproduces
+// every time; every invocation that was not cut by the run's end does
+// again what it recorded. A storm whose runs all happen to stay clean
+// replays them all the same and skips the corrupted case, saying so.
+func TestReplayThroughRuntime(t *testing.T) {
+	needs(t)
+	if testing.Short() {
+		t.Skip("skipping in -short: storms the published runtime for a few minutes")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	reg := registry(t)
+	cfg := stormdir.Config{Worlds: []string{devkitworld.LocalName}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
+		Runs: 4, Rounds: 3, TimeScale: 1, Latency: "none", Timeout: 3 * time.Minute, Seed: 11, Engine: engine.EngineDevkit,
+		Out: filepath.Join(t.TempDir(), "storm")}
+	p, err := storm.NewPlan(cfg.Defaults(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines, err := devkitengine.Engines(p.Config, nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Engines: engines, Version: "test"})
+	skipOnPrerequisite(t, err)
+	if err != nil {
+		t.Fatalf("storm: %v", err)
+	}
+	dir, err := stormdir.Open(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := dir.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupted := 0
+	for _, rec := range runs {
+		if rec.Outcome != history.Corrupted && rec.Outcome != history.Completed {
+			continue // stuck or infra: a record cut anywhere
+		}
+		sr, err := evidence.Load(cfg.Out, rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := sr.ReplayInput()
+		if err := replay.Servable(in); err != nil {
+			t.Fatalf("run %s: %v", rec.RunID, err)
+		}
+		rt, err := devkitengine.ReplayerFor(t.Context(), cache, sr.Runtime, rec.CellKey.World, rec.CellKey.Scenario, nil)
+		skipOnPrerequisite(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Runtime = rt
+		rep, err := replay.Run(t.Context(), in, replay.Options{Repeat: 2})
+		if err != nil {
+			rt.Close()
+			t.Fatalf("replay %s: %v", rec.RunID, err)
+		}
+		// Its final log, as a production store holds it, replays prefix by
+		// prefix through the same runtime: a divergence there is core's.
+		prefixes, err := replay.Prefixes(t.Context(), replay.StoredLog{RunID: rec.RunID, Source: "test", Scenario: rec.CellKey.Scenario,
+			Events: sr.Final, Runtime: rt}, replay.PrefixOptions{})
+		rt.Close()
+		if err != nil {
+			t.Fatalf("replay the prefixes of %s: %v", rec.RunID, err)
+		}
+		if f := prefixes.First; prefixes.Failed != nil || (f != nil && !strings.HasPrefix(f.Error, "Workflow replay diverged ")) {
+			t.Errorf("run %s: prefixes %s", rec.RunID, prefixes.Summary)
+		}
+		t.Logf("run %s (%s): %s", rec.RunID, rec.Outcome, prefixes.Summary)
+		for _, inv := range rep.Invocations {
+			if inv.Verdict != replay.Every && inv.Verdict != replay.Cut {
+				t.Errorf("run %s (%s): %s replayed %s: %+v", rec.RunID, rec.Outcome, inv.Actor, inv.Verdict, inv.Behaviours)
+			}
+		}
+		if rec.Outcome != history.Corrupted {
+			continue
+		}
+		corrupted++
+		// The recorded divergence is core's CORRUPTED_EVENT_LOG, in the
+		// runtime's own words (the model never says "Workflow replay
+		// diverged"), and the replay raises it again, word for word.
+		if rep.Recorded == nil || !strings.HasPrefix(rep.Recorded.Error, "Workflow replay diverged ") || rep.Recorded.Error != rec.Detail {
+			t.Fatalf("run %s: recorded divergence %+v; want the runtime's run_failed message %q", rec.RunID, rep.Recorded, rec.Detail)
+		}
+		if rep.Verdict != replay.Every || rep.Reproduced != 2 {
+			t.Errorf("run %s: the recorded divergence reproduced %d of 2 times (%s): %s", rec.RunID, rep.Reproduced, rep.Verdict, rep.Summary)
+		}
+		for _, inv := range rep.Invocations {
+			if !inv.Failed {
+				continue
+			}
+			d := inv.Behaviours[0].Divergence
+			if d == nil || d.Kind != "corrupted_event_log" || d.Error != rep.Recorded.Error || d.ID == "" {
+				t.Errorf("run %s: %s's replay raised %+v; want the recorded CORRUPTED_EVENT_LOG at its event", rec.RunID, inv.Actor, d)
+			}
+		}
+	}
+	if corrupted == 0 {
+		t.Skipf("no run of this %d-run step-storm was corrupted (outcomes emerge): its runs replayed as recorded, but there was no recorded divergence to reproduce", len(runs))
+	}
+}

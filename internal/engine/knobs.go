@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stormctl/stormctl/internal/base/knob"
+	"github.com/stormctl/stormctl/internal/eventlog"
+)
+
+// Knobs are the independent settings a storm condition fixes, as one
+// value: the scheme the world orders a run's log by, the engine's policy,
+// and which engine runs the condition's runs. Each is a knob of KnobTable.
+// The runtime (Config), the verdicts' and the explainer's reference
+// replays all take them whole.
+type Knobs struct {
+	Scheme eventlog.Scheme `json:"scheme"`
+	Policy
+	// Engine names the engine that runs the condition's runs: "" (the
+	// storm's --engine, the model unless it says otherwise), EngineModel
+	// or EngineDevkit. A policy is the model's: the devkit engine runs the
+	// published runtime's own, so a condition on it keeps main's.
+	Engine string `json:"engine,omitempty"`
+}
+
+// The engines a condition can name (Knobs.Engine).
+const (
+	// EngineModel is this package's model of the replay runtime.
+	EngineModel = "model"
+	// EngineDevkit is the published @workflow/core, run by package
+	// engine/devkit on the DevKit's own world packages.
+	EngineDevkit = "devkit"
+)
+
+// Engines lists the engines a condition can name, in the order help lists
+// them.
+func Engines() []string { return []string{EngineModel, EngineDevkit} }
+
+// KnobTable returns the condition knobs in the conditions listing's column
+// order: the scheme, then the engine's policy knobs (PolicyKnobs). It
+// drives ParseCondition's overrides, Knobs.Validate, `stormctl conditions`
+// and its help.
+func KnobTable() []knob.Knob[Knobs] {
+	scheme := knob.Knob[Knobs]{
+		Name: "scheme", Help: "how a run's log is ordered and cursored",
+		Set: func(k *Knobs, v string) (err error) {
+			k.Scheme, err = eventlog.ParseScheme(v)
+			return err
+		},
+		Get: func(k Knobs) string { return string(k.Scheme) },
+	}
+	for _, s := range eventlog.Schemes() {
+		scheme.Values = append(scheme.Values, string(s))
+	}
+	eng := knob.Knob[Knobs]{
+		Name: "engine", Help: "which engine runs the runs: the model, or the published runtime (devkit worlds only); unset: the storm's --engine",
+		Values: Engines(),
+		Set:    func(k *Knobs, v string) error { k.Engine = v; return nil },
+		Get:    func(k Knobs) string { return k.Engine },
+		Check: func(k Knobs) error {
+			if k.Engine != "" && !slices.Contains(Engines(), k.Engine) {
+				return fmt.Errorf("unknown engine %q (valid: %s)", k.Engine, strings.Join(Engines(), ", "))
+			}
+			return nil
+		},
+		Cell: func(k Knobs) string {
+			if k.Engine == "" {
+				return "-"
+			}
+			return k.Engine
+		},
+	}
+	table := append([]knob.Knob[Knobs]{scheme}, knob.Embed(PolicyKnobs(), func(k *Knobs) *Policy { return &k.Policy })...)
+	return append(table, eng)
+}
+
+// Validate names the first knob, in KnobTable order, with an unknown value,
+// then refuses a slot-only knob moved from its default under another scheme.
+func (k Knobs) Validate() error {
+	table := KnobTable()
+	if err := knob.Validate(table, k); err != nil {
+		return err
+	}
+	if k.Engine == EngineDevkit && (k.Policy != DefaultPolicy() || k.Scheme != eventlog.SchemeULID) {
+		return fmt.Errorf("engine=devkit runs the published runtime with its own ids, scheme and policy: only main's knobs apply (scheme, fence, on-reject, ids, wake, admission, guard, writes, seal and page are the model's)")
+	}
+	if k.Scheme == eventlog.SchemeSlot {
+		return nil
+	}
+	defaults := Knobs{Scheme: k.Scheme, Policy: DefaultPolicy()}
+	var slotOnly []string
+	moved := false
+	for _, kn := range table {
+		if kn.SlotOnly {
+			slotOnly = append(slotOnly, kn.Name)
+			moved = moved || kn.Get(k) != kn.Get(defaults)
+		}
+	}
+	if moved {
+		return fmt.Errorf("%s apply to scheme=slot only (this condition's scheme is %s)", strings.Join(slotOnly, " and "), k.Scheme)
+	}
+	return nil
+}
+
+// Cells returns the knobs' cells of the conditions listing, one per knob
+// with a column (KnobColumns), in table order; a slot-only knob shows "-"
+// under another scheme.
+func (k Knobs) Cells() []string {
+	var cells []string
+	for _, kn := range KnobTable() {
+		switch {
+		case kn.Hidden:
+		case kn.SlotOnly && k.Scheme != eventlog.SchemeSlot:
+			cells = append(cells, "-")
+		default:
+			cells = append(cells, kn.ShowCell(k))
+		}
+	}
+	return cells
+}
+
+// KnobColumns returns the headers of the conditions listing's knob columns,
+// in table order.
+func KnobColumns() []string {
+	var cols []string
+	for _, kn := range KnobTable() {
+		if !kn.Hidden {
+			cols = append(cols, kn.Name)
+		}
+	}
+	return cols
+}

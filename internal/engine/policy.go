@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/base/knob"
+	"github.com/stormctl/stormctl/internal/eventlog"
+)
+
+// IDPolicy is how correlation ids are drawn.
+type IDPolicy string
+
+// WakePolicy is how branches resumed by the log are scheduled.
+type WakePolicy string
+
+// FencePolicy is which appends are fenced.
+type FencePolicy string
+
+// RejectPolicy is what a writer does after a fenced rejection.
+type RejectPolicy string
+
+// AdmissionPolicy is how many invocations of one run may replay at once.
+type AdmissionPolicy string
+
+// WritesPolicy is how an unfenced, unguarded suspension issues the appends
+// of its decisions.
+type WritesPolicy string
+
+// SealPolicy is what a reader does about an empty slot below a committed one
+// (the slot scheme's hole).
+type SealPolicy string
+
+// Policy values.
+const (
+	IDsPositional IDPolicy = "positional"
+	IDsCallsite   IDPolicy = "callsite"
+
+	// WakeOrdered delivers results in log order and lets each woken branch
+	// run until it blocks before the next delivery (strict in-order
+	// delivery: #3196's fixes and the seed's Phase D).
+	WakeOrdered WakePolicy = "ordered"
+	// WakeEngine is the shipped engine's delivery: log order through
+	// delivery barriers, with its one named gap (GapBufferedHook).
+	WakeEngine WakePolicy = "engine"
+	// WakeShuffle resumes the branches a run of consecutive facts woke
+	// through goroutines of their own, on every replay, so they draw ids in
+	// whatever order the Go scheduler gives: far more nondeterminism than
+	// the real engine has, kept for sensitivity studies.
+	WakeShuffle WakePolicy = "shuffle"
+	// WakeRacy is the old name of WakeShuffle, still accepted.
+	WakeRacy WakePolicy = "racy"
+
+	FenceNone          FencePolicy = "none"
+	FenceDecisions     FencePolicy = "decisions"
+	FenceDecisionsOnly FencePolicy = "decisions-only"
+	FenceAll           FencePolicy = "all"
+
+	RejectRederive RejectPolicy = "rederive"
+	RejectRepost   RejectPolicy = "repost"
+
+	AdmitAll          AdmissionPolicy = "none"
+	AdmitSingleRunner AdmissionPolicy = "single-runner"
+
+	// SealNone refuses the load (spec 6): the invocation is retried as a
+	// recovery, and a hole that outlives the recovery budget fails the run
+	// with CORRUPTED_EVENT_LOG rather than replay across it.
+	SealNone SealPolicy = "none"
+	// SealNoop waits on the hole, re-reading, for SealAfter; a slot still
+	// empty then is sealed with a noop (spec 7, Corfu-style hole filling)
+	// and the load goes on.
+	SealNoop SealPolicy = "noop"
+
+	// WritesSerial appends a suspension's decisions one at a time, in the
+	// order the workflow code called them (the model before h4's
+	// measurement; every preset's default). The zero value reads as it.
+	WritesSerial WritesPolicy = "serial"
+	// WritesParallel issues them as @workflow/core 4.8.9's suspension
+	// handler does: every hook_created at once, then every hook_disposed at
+	// once, then every step_created and wait_created at once; whatever else
+	// a replay derived (attr_set, run_completed, run_failed) follows, one
+	// append at a time in call order.
+	WritesParallel WritesPolicy = "parallel"
+)
+
+// DefaultSealAfter is how long a reader waits on an empty slot before it
+// seals it, at time scale 1, unless the condition sets seal-after. It sits
+// above the measured step_created window's p99 (about 400 ms for p50 31 ms
+// with its tail to 2 s) and below that tail: a writer slower than nearly
+// all others is sealed out, and a reader waits at most half a second per
+// hole. Storms that ran with a longer wait (1 s) sealed nothing: every
+// hole filled by its own commit first.
+const DefaultSealAfter = 500 * time.Millisecond
+
+// Policy is the engine's share of a storm condition. Each field is a knob
+// of PolicyKnobs.
+type Policy struct {
+	IDs       IDPolicy        `json:"ids"`
+	Wake      WakePolicy      `json:"wake"`
+	Fence     FencePolicy     `json:"fence"`
+	OnReject  RejectPolicy    `json:"on_reject"`
+	Admission AdmissionPolicy `json:"admission"`
+	// Seal and SealAfter matter under the slot scheme only; empty means
+	// SealNone (storms recorded before seals existed).
+	Seal      SealPolicy    `json:"seal,omitempty"`
+	SealAfter time.Duration `json:"seal_after,omitempty"`
+	// Guard is the legacy interim guard stamped on every run; under a guard
+	// decisions carry the writer's count.
+	Guard eventlog.Guard `json:"guard"`
+	// Writes is how an unfenced, unguarded suspension issues its appends;
+	// empty means WritesSerial (storms recorded before the knob, and
+	// every preset), so serial conditions record as they always did.
+	Writes WritesPolicy `json:"writes,omitempty"`
+	// Page is how many events each page of an invocation's log load asks
+	// for; 0 (every preset, and storms recorded before the knob) leaves the
+	// storm's page size (--page-size, else the world's own for the scheme).
+	// Core reads world-local's log in its default pages of 20.
+	Page int `json:"page,omitempty"`
+}
+
+// DefaultPolicy is the policy a condition preset starts from: the legacy
+// contract's engine, unfenced and unguarded.
+func DefaultPolicy() Policy {
+	return Policy{IDs: IDsPositional, Wake: WakeEngine, Fence: FenceNone, OnReject: RejectRederive,
+		Admission: AdmitAll, Seal: SealNone, Guard: eventlog.GuardNone}
+}
+
+// PolicyKnobs is the table of the policy's knobs, in the order of the
+// conditions listing's columns. It is the one place a knob is declared:
+// Validate, the --condition override parser, `stormctl conditions` and its
+// help read it.
+func PolicyKnobs() []knob.Knob[Policy] {
+	wake := choice("wake", "how results reach the workflow code (racy is the old name of shuffle)",
+		func(p *Policy) *WakePolicy { return &p.Wake }, WakeOrdered, WakeEngine, WakeShuffle, WakeRacy)
+	wake.Set = func(p *Policy, v string) error { p.Wake = WakePolicy(v).Canonical(); return nil }
+	seal := choice("seal", "what a reader does about an empty slot below a committed one",
+		func(p *Policy) *SealPolicy { return &p.Seal }, SealNone, SealNoop)
+	seal.SlotOnly = true
+	seal.Get = func(p Policy) string { return string(cmp.Or(p.Seal, SealNone)) }
+	// Get reads an unset Seal (storms recorded before seals) as none, so
+	// Validate cannot see an empty override ("slot/seal="): Set refuses it.
+	valid := strings.Join(seal.Values, ", ")
+	seal.Set = func(p *Policy, v string) error {
+		if v == "" {
+			return fmt.Errorf("unknown seal %q (valid: %s)", v, valid)
+		}
+		p.Seal = SealPolicy(v)
+		return nil
+	}
+	seal.Cell = func(p Policy) string {
+		if !p.Sealing() {
+			return string(p.Seal)
+		}
+		return string(p.Seal) + " after " + cmp.Or(p.SealAfter, DefaultSealAfter).String()
+	}
+	writes := knob.Knob[Policy]{
+		Name: "writes", Help: "how an unfenced suspension issues its appends: one at a time, or as core 4.8.9 (hooks at once, then steps and waits at once)",
+		Values: []string{string(WritesSerial), string(WritesParallel)},
+		// Set stores serial as the zero value, so that main/writes=serial
+		// is main, knob for knob and in what a storm records.
+		Set: func(p *Policy, v string) error {
+			if v == "" {
+				return fmt.Errorf("unknown writes %q (valid: %s, %s)", v, WritesSerial, WritesParallel)
+			}
+			p.Writes = WritesPolicy(v)
+			if p.Writes == WritesSerial {
+				p.Writes = ""
+			}
+			return nil
+		},
+		Get: func(p Policy) string { return string(cmp.Or(p.Writes, WritesSerial)) },
+		Check: func(p Policy) error {
+			switch cmp.Or(p.Writes, WritesSerial) {
+			case WritesSerial:
+				return nil
+			case WritesParallel:
+				if p.Fenced() || p.Guard != eventlog.GuardNone {
+					return fmt.Errorf("writes=parallel applies to unfenced, unguarded conditions (fence=none, guard=none; this one has fence=%s, guard=%s): a fenced suspension is one batch, and the guard orders a suspension's appends by count", p.Fence, p.Guard)
+				}
+				return nil
+			}
+			return fmt.Errorf("unknown writes %q (valid: %s, %s)", p.Writes, WritesSerial, WritesParallel)
+		},
+	}
+	return []knob.Knob[Policy]{
+		choice("fence", "which appends are fenced",
+			func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll),
+		choice("on-reject", "what a writer does after a fenced rejection",
+			func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost),
+		choice("ids", "how correlation ids are drawn",
+			func(p *Policy) *IDPolicy { return &p.IDs }, IDsPositional, IDsCallsite),
+		wake,
+		choice("admission", "how many invocations of one run may replay at once",
+			func(p *Policy) *AdmissionPolicy { return &p.Admission }, AdmitAll, AdmitSingleRunner),
+		{
+			Name: "guard", Help: "the legacy interim guard a world applies instead of a fence",
+			Values: names(eventlog.Guards(), eventlog.Guard.String),
+			Set: func(p *Policy, v string) (err error) {
+				p.Guard, err = eventlog.ParseGuard(v)
+				return err
+			},
+			Get: func(p Policy) string { return p.Guard.String() },
+		},
+		writes,
+		seal,
+		{
+			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +
+				DefaultSealAfter.String() + ", scaled by --time-scale)",
+			SlotOnly: true, Hidden: true,
+			Set: func(p *Policy, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return fmt.Errorf("invalid seal-after %q: want a positive duration such as 500ms", v)
+				}
+				p.SealAfter = d
+				return nil
+			},
+			Get: func(p Policy) string { return p.SealAfter.String() },
+			Check: func(p Policy) error {
+				if p.SealAfter < 0 {
+					return fmt.Errorf("invalid seal-after %s: want a duration >= 0", p.SealAfter)
+				}
+				return nil
+			},
+		},
+		{
+			Name: "page", Help: "events per page of an invocation's log load (a count; 0, the default, is the storm's --page-size, else the world's own; core reads world-local in pages of 20)",
+			Set: func(p *Policy, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("invalid page %q: want a count of events >= 0 such as 20 (0: the storm's page size)", v)
+				}
+				p.Page = n
+				return nil
+			},
+			Get: func(p Policy) string { return strconv.Itoa(p.Page) },
+			Check: func(p Policy) error {
+				if p.Page < 0 {
+					return fmt.Errorf("invalid page %d: want a count of events >= 0", p.Page)
+				}
+				return nil
+			},
+			Cell: func(p Policy) string {
+				if p.Page == 0 {
+					return "-"
+				}
+				return strconv.Itoa(p.Page)
+			},
+		},
+	}
+}
+
+// choice declares a knob whose value is one of values, held in the field
+// that field returns.
+func choice[V ~string](name, help string, field func(*Policy) *V, values ...V) knob.Knob[Policy] {
+	return knob.Knob[Policy]{
+		Name: name, Help: help, Values: names(values, func(v V) string { return string(v) }),
+		Set: func(p *Policy, v string) error { *field(p) = V(v); return nil },
+		Get: func(p Policy) string { return string(*field(&p)) },
+	}
+}
+
+func names[V any](values []V, name func(V) string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = name(v)
+	}
+	return out
+}
+
+// Validate names the first knob, in PolicyKnobs order, with an unknown value.
+func (p Policy) Validate() error { return knob.Validate(PolicyKnobs(), p) }
+
+// Sealing reports whether readers seal holes.
+func (p Policy) Sealing() bool { return p.Seal == SealNoop }
+
+// GapBufferedHook names the wake gap WakeEngine models, from the delivery
+// barriers of core before #3196: a hook payload that no Next is waiting for
+// is buffered behind an unarmed barrier; a wait_completed (and a hook
+// payload behind it) consumed after it in the same load defers behind that
+// barrier until the payload is claimed or the replay idles, while a step
+// result skips barriers that cannot resolve on their own and is delivered at
+// once. So a step result that the log puts after a wait's completion can
+// reach the code first: it wins a race against that wait and its branch
+// draws ids first.
+const GapBufferedHook = "buffered-hook"
+
+// Canonical returns the policy under its current name (racy: shuffle).
+func (w WakePolicy) Canonical() WakePolicy {
+	if w == WakeRacy {
+		return WakeShuffle
+	}
+	return w
+}
+
+// Shuffled reports whether the policy is the shuffle wake (or its old name).
+func (w WakePolicy) Shuffled() bool { return w.Canonical() == WakeShuffle }
+
+// Fenced reports whether decisions are appended as one fenced batch.
+func (p Policy) Fenced() bool { return p.Fence != FenceNone }
+
+// ParallelWrites reports whether a suspension's decisions are appended
+// concurrently, phase by phase (WritesParallel): unfenced and unguarded
+// only, as Validate insists.
+func (p Policy) ParallelWrites() bool {
+	return p.Writes == WritesParallel && !p.Fenced() && p.Guard == eventlog.GuardNone
+}

@@ -1,0 +1,516 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/devkit/serialized"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
+)
+
+// Runtime re-executes one recorded invocation through a real runtime
+// (the devkit engine's published @workflow/core) against a read-only world
+// that serves the invocation's operations: the replay of a run the model
+// did not run.
+type Runtime interface {
+	Replay(ctx context.Context, inv RuntimeInvocation) (RuntimeResult, error)
+}
+
+// RuntimeInvocation is one recorded invocation as a runtime's replay
+// world serves it.
+type RuntimeInvocation struct {
+	RunID string `json:"runId"`
+	// Ops are its recorded operations, in order: a create's answer that
+	// carried the log (a snapshot) is part of its create.
+	Ops []RuntimeOp `json:"ops"`
+	// Created is the run's run_created as the package listed it: the run
+	// entity a run_started answers is built from it.
+	Created json.RawMessage `json:"-"`
+	// Clock is the runtime's clock at the start: its first operation's.
+	Clock time.Time `json:"-"`
+	// Recovery is the count of the replay divergences the delivery
+	// carries (0: a plain delivery).
+	Recovery int `json:"-"`
+	// Scratch takes the calls past Ops into a scratch log (creates
+	// answered with no event, lists with an empty page) instead of
+	// leaving the record there: a prefix replay, which has no record of
+	// what its invocation wrote.
+	Scratch bool `json:"-"`
+}
+
+// RuntimeOp is one recorded operation of an invocation, with what the
+// store answered: a list's page, or a create's event (the id the store
+// minted), run entity and snapshot, or the store's error.
+type RuntimeOp struct {
+	Kind string `json:"kind"` // "list" or "create"
+	// After is a list's cursor: the id of the event it reads after.
+	After   string            `json:"after,omitempty"`
+	Events  []json.RawMessage `json:"events,omitempty"`
+	HasMore bool              `json:"hasMore,omitempty"`
+	// EventType and CorrelationID name a create; Event is the event the
+	// store answered (nil when it wrote none), StartedAt the run's
+	// startedAt a run_started answered and Snapshot the log it carried.
+	EventType     string           `json:"eventType,omitempty"`
+	CorrelationID string           `json:"correlationId,omitempty"`
+	Event         json.RawMessage  `json:"event,omitempty"`
+	StartedAt     *float64         `json:"startedAt,omitempty"`
+	Snapshot      *RuntimeSnapshot `json:"snapshot,omitempty"`
+	// End is when the operation returned (ms since the epoch): the
+	// runtime's clock once it is served.
+	End   float64       `json:"end"`
+	Error *RuntimeError `json:"error,omitempty"`
+}
+
+// RuntimeSnapshot is the log a create's answer carried.
+type RuntimeSnapshot struct {
+	Events  []json.RawMessage `json:"events"`
+	HasMore bool              `json:"hasMore,omitempty"`
+}
+
+// RuntimeError is a store's error as the package threw it: the runtime
+// tells them apart by name.
+type RuntimeError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// RuntimeResult is what one replay through a runtime did.
+type RuntimeResult struct {
+	// Status is the flow handler's HTTP status, Body its error text.
+	Status int    `json:"status"`
+	Body   string `json:"body,omitempty"`
+	// Done are the calls served, in order; Deviation the first that was
+	// not the record's next (Op indexes RuntimeInvocation.Ops).
+	Done      []RuntimeCall     `json:"done"`
+	Deviation *RuntimeDeviation `json:"deviation"`
+	// Divergence is the replay divergence the runtime reported: by queueing
+	// a recovery replay, or (Terminal) by failing the run with
+	// CORRUPTED_EVENT_LOG; Failed the run_failed it wrote, if any.
+	Divergence *RuntimeDivergence `json:"divergence"`
+	Failed     *RuntimeFailure    `json:"failed"`
+}
+
+// RuntimeCall is one call the replay world served.
+type RuntimeCall struct {
+	Op string `json:"op"` // "list" or "create"
+	// At is the create's index in RuntimeInvocation.Ops.
+	At            int             `json:"at"`
+	EventType     string          `json:"eventType,omitempty"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	EventData     json.RawMessage `json:"eventData,omitempty"`
+}
+
+// RuntimeDeviation is where a runtime's replay left its record.
+type RuntimeDeviation struct {
+	Op       int    `json:"op"`
+	Recorded string `json:"recorded"`
+	Replayed string `json:"replayed"`
+}
+
+// RuntimeDivergence is a replay divergence the runtime reported.
+type RuntimeDivergence struct {
+	Message  string `json:"message"`
+	EventID  string `json:"eventId"`
+	Terminal bool   `json:"terminal"`
+}
+
+// RuntimeFailure is a run_failed the replay wrote.
+type RuntimeFailure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RuntimeRecoveries is the published runtime's recovery budget (core's
+// REPLAY_DIVERGENCE_MAX_RETRIES, 3 in 4.8.9 and the 5.0 betas): an
+// invocation that wrote the run's CORRUPTED_EVENT_LOG was the delivery
+// carrying that many divergences.
+const RuntimeRecoveries = 3
+
+// runtimeScript turns invocation inv's recorded operations into what the
+// runtime's replay world serves, and maps each of its operations back to
+// its index among inv.ops. A run whose record cannot be served (an event
+// the final log holds without the package's own copy, a batch create)
+// gives an *UnreplayableError.
+func runtimeScript(in Input, inv invocation, reads map[int]read, final map[string]eventlog.Event) (RuntimeInvocation, []int, error) {
+	refuse := func(format string, a ...any) error {
+		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
+	}
+	ri := RuntimeInvocation{RunID: in.RunID}
+	var back []int
+	raw := func(e eventlog.Event) (json.RawMessage, error) {
+		if len(e.Package) == 0 {
+			return nil, refuse("its final log holds its events without the package's own copy of them (recorded before stormctl kept them): storm it again with this build to replay it through the runtime")
+		}
+		return e.Package, nil
+	}
+	page := func(evs []eventlog.Event) ([]json.RawMessage, error) {
+		out := make([]json.RawMessage, 0, len(evs))
+		for _, e := range evs {
+			r, err := raw(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	for k, i := range inv.ops {
+		op := in.Ops[i]
+		if op.Implicit {
+			// The package wrote it inside another call of the invocation's
+			// (5.0's synthetic step_created, run_created): the runtime makes
+			// no call for it, and the call's own answer is recorded.
+			continue
+		}
+		if len(ri.Ops) == 0 {
+			ri.Clock = op.Start
+		}
+		ro := RuntimeOp{End: ms(op.End), Error: runtimeError(op)}
+		switch op.Kind {
+		case history.OpList:
+			evs, err := page(reads[i].events)
+			if err != nil {
+				return ri, nil, err
+			}
+			if op.Snapshot {
+				n := len(ri.Ops)
+				if n == 0 || ri.Ops[n-1].Kind != "create" || ri.Ops[n-1].Snapshot != nil {
+					return ri, nil, refuse("%s's history records a snapshot read no create answered", inv.actor)
+				}
+				ri.Ops[n-1].Snapshot = &RuntimeSnapshot{Events: evs, HasMore: op.Read != nil && op.Read.More}
+				continue
+			}
+			ro.Kind, ro.After, ro.Events = "list", op.After.ID, evs
+			ro.HasMore = op.Read != nil && op.Read.More
+		case history.OpAppend:
+			if len(op.Wrote) != 1 {
+				return ri, nil, refuse("%s wrote %d events in one call (a batch create), which the runtime's replay world does not serve", inv.actor, len(op.Wrote))
+			}
+			w := op.Wrote[0]
+			ro.Kind, ro.EventType, ro.CorrelationID = "create", string(w.Type), w.CorrelationID
+			if w.ID != "" && op.Err == "" {
+				e, ok := final[w.ID]
+				if !ok {
+					return ri, nil, refuse("%s wrote event %s, which the final log does not hold", inv.actor, w.ID)
+				}
+				r, err := raw(e)
+				if err != nil {
+					return ri, nil, err
+				}
+				ro.Event = r
+			}
+			if w.Type == runStarted && op.Err == "" {
+				at, err := startedAt(in, op, final)
+				if err != nil {
+					return ri, nil, err
+				}
+				v := ms(at)
+				ro.StartedAt = &v
+			}
+		default:
+			return ri, nil, refuse("%s made a %s, which the runtime's replay world does not serve", inv.actor, op.Kind)
+		}
+		ri.Ops = append(ri.Ops, ro)
+		back = append(back, k)
+	}
+	for _, e := range in.Final {
+		if e.Type == eventlog.RunCreated {
+			r, err := raw(e)
+			if err != nil {
+				return ri, nil, err
+			}
+			ri.Created = r
+			break
+		}
+	}
+	if ri.Created == nil {
+		return ri, nil, refuse("its final log holds no run_created: the run entity a run_started answers cannot be rebuilt")
+	}
+	if wroteFailure(opsOf(in, inv)) {
+		ri.Recovery = RuntimeRecoveries
+	}
+	return ri, back, nil
+}
+
+// startedAt is the run's startedAt a run_started op was answered with:
+// recorded with it (run_started_at), else the one its written event says
+// (world-local sets startedAt when it writes run_started), else the one
+// run_started event of the log; several (racing starts) and no record
+// leave it unknown.
+func startedAt(in Input, op history.Op, final map[string]eventlog.Event) (time.Time, error) {
+	if !op.RunStartedAt.IsZero() {
+		return op.RunStartedAt, nil
+	}
+	created := func(e eventlog.Event) (time.Time, bool) {
+		var pe struct {
+			CreatedAt time.Time `json:"createdAt"`
+		}
+		if json.Unmarshal(e.Package, &pe) != nil || pe.CreatedAt.IsZero() {
+			return time.Time{}, false
+		}
+		return pe.CreatedAt, true
+	}
+	if id := op.Wrote[0].ID; id != "" {
+		if t, ok := created(final[id]); ok {
+			return t, nil
+		}
+	}
+	var starts []eventlog.Event
+	for _, e := range in.Final {
+		if e.Type == runStarted {
+			starts = append(starts, e)
+		}
+	}
+	if len(starts) == 1 {
+		if t, ok := created(starts[0]); ok {
+			return t, nil
+		}
+	}
+	return time.Time{}, &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(
+		"its history does not record the startedAt %s's run_started was answered with, and the log holds %d run_started events: storm it again with this build to replay it through the runtime",
+		op.Actor, len(starts))}
+}
+
+// runtimeError is the error a recorded op's store answered, named as the
+// package named it.
+func runtimeError(op history.Op) *RuntimeError {
+	switch op.Err {
+	case "":
+		return nil
+	case "conflict":
+		return &RuntimeError{Name: "EntityConflictError", Message: op.ErrText}
+	case "refused":
+		// "run R: T refused by the store: NAME: message"
+		if _, rest, ok := strings.Cut(op.ErrText, "refused by the store: "); ok {
+			if name, msg, ok := strings.Cut(rest, ": "); ok {
+				return &RuntimeError{Name: name, Message: msg}
+			}
+		}
+	}
+	return &RuntimeError{Name: "Error", Message: op.ErrText}
+}
+
+// ms is t in milliseconds since the epoch, fractional.
+func ms(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
+
+// opsOf is invocation inv's recorded operations.
+func opsOf(in Input, inv invocation) []history.Op {
+	out := make([]history.Op, len(inv.ops))
+	for k, i := range inv.ops {
+		out[k] = in.Ops[i]
+	}
+	return out
+}
+
+// replayRuntime re-executes invocation inv once through in.Runtime.
+func replayRuntime(ctx context.Context, in Input, inv invocation, reads map[int]read, final map[string]eventlog.Event) (attempt, error) {
+	ri, back, err := runtimeScript(in, inv, reads, final)
+	if err != nil {
+		return attempt{}, err
+	}
+	res, err := in.Runtime.Replay(ctx, ri)
+	if err != nil {
+		return attempt{}, fmt.Errorf("replay %s through the runtime: %w", inv.actor, err)
+	}
+	ops := opsOf(in, inv)
+	// The log the invocation replayed: every event served, in order.
+	var read []eventlog.Event
+	served := make([]bool, len(ri.Ops))
+	for _, c := range res.Done {
+		if c.Op == "create" && c.At >= 0 && c.At < len(served) {
+			served[c.At] = true
+		}
+	}
+	listed := 0
+	for j, ro := range ri.Ops {
+		if ro.Kind == "list" && listed < countLists(res.Done) {
+			listed++
+			served[j] = true
+		}
+		if served[j] {
+			read = append(read, servedEvents(reads, in.Ops, inv.ops, back[j])...)
+		}
+	}
+	a := attempt{b: runtimeBehaviour(res, read)}
+	if res.Divergence != nil {
+		a.diverged = 1
+	}
+	a.b.Deviation = runtimeDeviation(ri, back, ops, res, served, final)
+	return a, nil
+}
+
+// countLists counts the lists among calls served.
+func countLists(done []RuntimeCall) int {
+	n := 0
+	for _, c := range done {
+		if c.Op == "list" {
+			n++
+		}
+	}
+	return n
+}
+
+// servedEvents are the events recorded op k of an invocation served: a
+// list's page, or the snapshot read recorded right after a create.
+func servedEvents(reads map[int]read, ops []history.Op, invOps []int, k int) []eventlog.Event {
+	i := invOps[k]
+	if ops[i].Kind == history.OpList {
+		return reads[i].events
+	}
+	if k+1 < len(invOps) && ops[invOps[k+1]].Kind == history.OpList && ops[invOps[k+1]].Snapshot {
+		return reads[invOps[k+1]].events
+	}
+	return nil
+}
+
+// runtimeDeviation is where a runtime's replay first left its record: a
+// call the record does not hold next (the runtime's world refused it), a
+// create whose payload differs from the recorded event's, or a recorded
+// operation the replay never made.
+func runtimeDeviation(ri RuntimeInvocation, back []int, ops []history.Op, res RuntimeResult, served []bool, final map[string]eventlog.Event) *Deviation {
+	at := func(j int) int {
+		if j < len(back) {
+			return back[j]
+		}
+		return len(ops)
+	}
+	var dev *Deviation
+	if d := res.Deviation; d != nil {
+		dev = &Deviation{Op: at(d.Op), Recorded: d.Recorded, Replayed: d.Replayed}
+	}
+	for _, c := range res.Done {
+		if c.Op != "create" || c.At < 0 || c.At >= len(ri.Ops) {
+			continue
+		}
+		k := at(c.At)
+		if dev != nil && dev.Op <= k {
+			break
+		}
+		w := ops[k].Wrote[0]
+		e, ok := final[w.ID]
+		if !ok || w.ID == "" {
+			continue
+		}
+		if why := samePackageData(e, c.EventData); why != "" {
+			dev = &Deviation{Op: k, Recorded: describeOp(ops[k]), Replayed: "create " + c.EventType + " " + c.CorrelationID + " (" + why + ")"}
+		}
+	}
+	if dev != nil {
+		return dev
+	}
+	if j := slices.Index(served, false); j >= 0 {
+		return &Deviation{Op: at(j), Recorded: describeOp(ops[at(j)])}
+	}
+	return nil
+}
+
+// samePackageData says how a create's eventData differs from the
+// recorded event's, as the package stored it ("" when it does not): as
+// JSON values, timestamps to the millisecond, a wait's resumeAt not at all
+// (the writer's clock); of a run_failed only its code and message (its
+// stack names the host's frames).
+func samePackageData(e eventlog.Event, data json.RawMessage) string {
+	rec, got := packageData(e), data
+	if e.Type == eventlog.RunFailed {
+		rec, got = failureFields(rec), failureFields(got)
+	}
+	return samePayload(eventlog.Event{Type: e.Type, Payload: rec}, eventlog.Draft{Type: e.Type, Payload: got})
+}
+
+// packageData is the eventData of an event as the package stored it.
+func packageData(e eventlog.Event) json.RawMessage {
+	var pe struct {
+		EventData json.RawMessage `json:"eventData"`
+	}
+	_ = json.Unmarshal(e.Package, &pe)
+	return pe.EventData
+}
+
+// failureFields keeps a run_failed's code and message, as the runtime
+// stored them (its error serialized in 5.0).
+func failureFields(eventData json.RawMessage) json.RawMessage {
+	out, _ := json.Marshal(serialized.RunFailure(eventData))
+	return out
+}
+
+// divergentEvent reads the event core's CORRUPTED_EVENT_LOG message names.
+var divergentEvent = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s|$)`)
+
+// runtimeBehaviour describes what one runtime replay concluded, having
+// read the events read.
+func runtimeBehaviour(res RuntimeResult, read []eventlog.Event) Behaviour {
+	b := Behaviour{Times: 1}
+	var parts []string
+	if d := res.Divergence; d != nil {
+		id := d.EventID
+		if id == "" {
+			if m := divergentEvent.FindStringSubmatch(d.Message); m != nil {
+				id = m[1]
+			}
+		}
+		kind := "replay_divergence"
+		if d.Terminal {
+			kind = "corrupted_event_log"
+		}
+		div := &Divergence{Kind: kind, Error: d.Message, Index: -1, ID: id}
+		if i := slices.IndexFunc(read, func(e eventlog.Event) bool { return e.ID == id }); i >= 0 {
+			div.Index, div.Type, div.CorrelationID = i, read[i].Type, read[i].CorrelationID
+		}
+		b.Divergence = div
+		// The runtime's messages end with "Learn more: <url>" lines: the
+		// first line says what diverged (Error keeps them all).
+		parts = append(parts, fmt.Sprintf("diverged at event %d (%s): %s", div.Index, strings.TrimSpace(string(div.Type)+" "+id), firstLine(d.Message)))
+	}
+	var made []string
+	for _, c := range res.Done {
+		if c.Op != "create" || c.EventType == string(runStarted) {
+			continue
+		}
+		s := strings.TrimSpace(c.EventType + " " + c.CorrelationID)
+		var d struct {
+			StepName string `json:"stepName"`
+		}
+		if c.EventType == string(eventlog.StepCreated) && json.Unmarshal(c.EventData, &d) == nil && d.StepName != "" {
+			s += " (" + shortStep(d.StepName) + ")"
+		}
+		made = append(made, s)
+	}
+	switch {
+	case res.Failed != nil && res.Divergence == nil:
+		parts = append(parts, fmt.Sprintf("failed the run (%s: %s)", res.Failed.Code, res.Failed.Message))
+	case len(made) > 0 && res.Divergence == nil:
+		parts = append(parts, "derived "+strings.Join(made, ", "))
+	case res.Divergence == nil && res.Status >= 200 && res.Status < 300:
+		parts = append(parts, "derived nothing new")
+	}
+	if res.Status < 200 || res.Status >= 300 {
+		parts = append(parts, fmt.Sprintf("its delivery answered %d (%s)", res.Status, firstLine(res.Body)))
+	}
+	b.What = strings.Join(parts, "; then ")
+	return b
+}
+
+// shortStep is a step's name without its module path
+// ("step//./workflows/step-storm//settle" is "settle").
+func shortStep(name string) string {
+	if i := strings.LastIndex(name, "//"); i >= 0 {
+		return name[i+2:]
+	}
+	return name
+}
+
+// firstLine is s's first line.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// runStarted is the published runtime's event that starts an invocation's
+// run (the model writes none).
+const runStarted eventlog.Type = "run_started"
