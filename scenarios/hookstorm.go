@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/eventlog"
-	"golang.org/x/sync/errgroup"
 )
 
 const (

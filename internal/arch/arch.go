@@ -30,8 +30,15 @@ var Floors = []Floor{
 	{"ground", "small helpers that know nothing of storms: a clock, plurals, redaction, crash capture, knob tables, leftovers, flag specs, test helpers", []string{"internal/base/...", "internal/arch"}},
 	{"records", "the event-log contract and the run vocabulary (operations, outcomes, cell keys, run stats); a PostgreSQL connection that fails in one plain line", []string{"internal/eventlog/...", "internal/history"}},
 	{"faults and forensics", "fault kinds and schedules; the forensics of one run's log and reads", []string{"internal/nemesis/...", "forensics/..."}},
-	{"stores", "the worlds (event-log stores) and their registry; production logs read back", []string{"worlds/...", "internal/prodlog/..."}},
-	{"engines", "the engine seam and its registry; the model runtime with its conditions; the devkit engine with its host, sidecar scripts, scenarios and Node workspace; the scenarios", []string{"internal/engines/...", "internal/engine/...", "internal/devkit/...", "scenarios/..."}},
+	// internal/devkit/node, the Node workspace (the devkit engine's host
+	// and builder, the devkit worlds' sidecar, the modules they share and
+	// every install's manifests), imports nothing of the module and is run
+	// by both the devkit engine (engines) and the devkit worlds' sidecar
+	// (worlds/devkitworld/sidecar, here): it stands on this floor, below
+	// both, although its path is under internal/devkit (the longest
+	// matching path places it).
+	{"stores", "the worlds (event-log stores) and their registry; production logs read back; the Node workspace the devkit worlds' sidecar and the devkit engine both run", []string{"worlds/...", "internal/prodlog/...", "internal/devkit/node"}},
+	{"engines", "the engine seam and its registry; the model runtime with its conditions; the devkit engine with its scenarios; the scenarios", []string{"internal/engines/...", "internal/engine/...", "internal/devkit/...", "scenarios/..."}},
 	{"analysis", "one run's outcome, verdicts, class and story (the pipeline); reports, tables and gates; the storm directory", []string{"internal/analysis/...", "reports/...", "internal/storm/stormdir/..."}},
 	{"storm", "the runner: plans, admission, resume", []string{"internal/storm"}},
 	{"tools", "what works on stored storms and runs: replay, shrink, schedules, fidelity, certify, bench, a stored run's evidence", []string{"internal/tools/..."}},

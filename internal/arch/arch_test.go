@@ -133,6 +133,8 @@ func TestFloorOf(t *testing.T) {
 		{"internal/storm/stormdir", "analysis"},
 		{"internal/base/clock", "ground"},
 		{"worlds/devkitworld/sidecar", "stores"},
+		{"internal/devkit/node", "stores"},
+		{"internal/devkit/devkitengine", "engines"},
 		{"internal/cli/docgen", "commands"},
 		{"internal/stormy", ""},
 	}

@@ -2,12 +2,12 @@ package cli_test
 
 import (
 	"encoding/json"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/bench"
@@ -104,8 +103,8 @@ func runBenchDevkit(ctx context.Context, opts *BenchDevkitOptions) error {
 	}()
 	if e, err := reg.Lookup(cfg.World); err != nil {
 		return usage("--world: %w", err)
-	} else if !slices.Contains(e.Engines, engine.EngineDevkit) {
-		return usage("--world %s: the real runtime runs on %s only", cfg.World, joinAnd(reg.WithEngine(engine.EngineDevkit)))
+	} else if !slices.Contains(e.Engines, opts.Factory.Engines.Published()) {
+		return usage("--world %s: the real runtime runs on %s only", cfg.World, joinAnd(reg.WithEngine(opts.Factory.Engines.Published())))
 	}
 	sweepLeftovers(opts.IO, "bench")
 	quiet := &IOStreams{In: opts.IO.In, Out: io.Discard, ErrOut: opts.IO.ErrOut, ErrTTY: opts.IO.ErrTTY}
@@ -116,7 +115,7 @@ func runBenchDevkit(ctx context.Context, opts *BenchDevkitOptions) error {
 			Admission: storm.AdmissionOff, Hosts: cfg.Hosts, Seed: stormdir.DefaultSeed,
 			Out: filepath.Join(out, fmt.Sprintf("%s-%d", eng, level)),
 		}.Defaults()
-		plan, err := storm.NewPlan(c, reg)
+		plan, err := storm.NewPlan(c, reg, opts.Factory.Engines)
 		if err != nil {
 			return nil, 0, &UsageError{Err: err}
 		}

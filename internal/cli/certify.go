@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -182,9 +181,9 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	// The storm's engine: the real runtime, or where the published runtime
 	// cannot host the package, the model's, saying why. The card says what
 	// ran it once it has (certifyStorm).
-	stormEngine, why := engine.EngineDevkit, ""
+	stormEngine, why := opts.Factory.Engines.Published(), ""
 	if err := devkitengine.CheckPackage(devkitengine.Stable, "", spec.SpecVersion); err != nil {
-		stormEngine, why = engine.EngineModel, err.Error()
+		stormEngine, why = opts.Factory.Engines.Model(), err.Error()
 	}
 	if opts.PgURL != "" && w.Kind != devkitworld.Postgres {
 		fmt.Fprintf(progress, "stormctl: warning: --pg-url: %s is not @workflow/world-postgres, so that server is not used\n", w.ID())
@@ -299,7 +298,7 @@ func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry,
 	reg, stop := opts.Factory.Worlds(worlds.Setup{Progress: opts.IO.ErrOut}, logger)
 	defer func() { _ = stop() }()
 	reg.Register(entry)
-	plan, err := storm.NewPlan(cfg, reg)
+	plan, err := storm.NewPlan(cfg, reg, opts.Factory.Engines)
 	if err != nil {
 		card.StormNote = "could not plan it: " + err.Error()
 		return
@@ -312,7 +311,7 @@ func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry,
 			card.StormNote = "partial: " + card.StormNote
 		}
 	}
-	card.Engine, card.EngineNote, card.Runtime = stormRanBy(out, sum, why)
+	card.Engine, card.EngineNote, card.Runtime = stormRanBy(out, sum, why, opts.Factory.Engines.Default().Name())
 	if card.Engine == certify.EngineUnknown {
 		fmt.Fprintf(opts.IO.ErrOut, "stormctl: warning: certify %s: %s: the card says the storm's engine is UNKNOWN\n", opts.World, card.EngineNote)
 	}
@@ -322,13 +321,13 @@ func certifyStorm(ctx context.Context, opts *CertifyOptions, entry worlds.Entry,
 // when a storm ran (sum, its summary, is not nil): no engine when none
 // did, though storm.json is written before any world or engine opens (a
 // storm whose engine failed to open names one it never ran). Else its
-// engine (storm.DefaultEngine when it names none), with why when that
+// engine (the default engine when it names none), with why when that
 // is the model (why the real runtime did not run it), and under another
 // engine the first cell's runtime (every cell of certify's storm has the
 // same). A storm.json that cannot be read makes the engine
 // certify.EngineUnknown, its note saying why: a card never names an
 // engine it cannot show ran.
-func stormRanBy(dir string, sum *reports.Summary, why string) (eng, note string, rt *stormdir.Runtime) {
+func stormRanBy(dir string, sum *reports.Summary, why, defaultEngine string) (eng, note string, rt *stormdir.Runtime) {
 	if sum == nil {
 		return "", "", nil
 	}
@@ -336,8 +335,8 @@ func stormRanBy(dir string, sum *reports.Summary, why string) (eng, note string,
 	if err != nil {
 		return certify.EngineUnknown, fmt.Sprintf("the storm's storm.json could not be read (%v), so what ran it is not known", err), nil
 	}
-	eng = cmp.Or(m.Config.Engine, storm.DefaultEngine)
-	if eng == storm.DefaultEngine {
+	eng = cmp.Or(m.Config.Engine, defaultEngine)
+	if eng == defaultEngine {
 		return eng, why, nil
 	}
 	for i := range m.Runtimes {

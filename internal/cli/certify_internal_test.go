@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/engines/model"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/certify"
 	"github.com/stormctl/stormctl/reports"
@@ -56,7 +57,7 @@ func TestStormRanBy(t *testing.T) {
 			if tc.notRun {
 				sum = nil
 			}
-			eng, note, got := stormRanBy(dir, sum, "contract too new")
+			eng, note, got := stormRanBy(dir, sum, "contract too new", model.Name)
 			if eng != tc.eng || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) || (got != nil) != tc.runtime {
 				t.Errorf("stormRanBy = %q, %q, %+v; want %q, a note holding %q, runtime %v", eng, note, got, tc.eng, tc.note, tc.runtime)
 			}

@@ -20,6 +20,9 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/builtin"
 )
@@ -90,7 +93,9 @@ type Factory struct {
 	// from s (the endpoint flags' values, --keep), and a function that
 	// releases what it started (an embedded PostgreSQL cluster).
 	Worlds func(s worlds.Setup, logger *slog.Logger) (*worlds.Registry, func() error)
-	Logger func() *slog.Logger
+	// Engines are the engines a storm may run (internal/engines/builtinengines).
+	Engines *engines.Registry
+	Logger  func() *slog.Logger
 }
 
 // NewFactory returns the production factory on the process's stdio.
@@ -100,6 +105,7 @@ func NewFactory() *Factory {
 		IO:      io,
 		Version: version(),
 		Worlds:  DefaultWorlds,
+		Engines: builtinengines.Engines(),
 		Logger: func() *slog.Logger {
 			return slog.New(newLineHandler(io.ErrOut, slog.LevelWarn))
 		},

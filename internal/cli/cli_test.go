@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -30,6 +31,7 @@ func testFactory() (f *cli.Factory, stdout, stderr *bytes.Buffer) {
 		IO:      &cli.IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr},
 		Version: testVersion,
 		Worlds:  cli.DefaultWorlds,
+		Engines: builtinengines.Engines(),
 		Logger:  func() *slog.Logger { return slog.New(slog.DiscardHandler) },
 	}
 	return f, stdout, stderr

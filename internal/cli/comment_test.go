@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/ghaction"
 )
 

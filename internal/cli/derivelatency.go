@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/fidelity"
@@ -24,7 +23,7 @@ func deriveLatency(opts *ForensicsOptions, meta *stormdir.Meta, sum *reports.Sum
 	var names []string
 	for _, c := range sum.Cells {
 		cond, ok := meta.Conditions[c.Condition]
-		if !ok || storm.EngineOf(meta.Config, cond.Knobs) != engine.EngineDevkit {
+		if !ok || !opts.Engines.Traits(storm.EngineOf(opts.Engines, meta.Config, cond.Knobs)).Published {
 			continue
 		}
 		cells = append(cells, c)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/stormctl/stormctl/internal/base/crash"
 	"github.com/stormctl/stormctl/worlds"
 )

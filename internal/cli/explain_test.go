@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/internal/analysis/explain"
 	"github.com/stormctl/stormctl/internal/analysis/timeline"
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -32,7 +33,7 @@ func sharpStorm(ctx context.Context, t *testing.T, dir string) {
 	p, err := storm.NewPlan(stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
 		Runs: 3, TimeScale: 0.25, Timeout: 60 * time.Second, Seed: 3, Out: dir,
-	}.Defaults(), &reg)
+	}.Defaults(), &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatalf("NewPlan: %v", err)
 	}

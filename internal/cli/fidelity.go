@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/fidelity"
@@ -226,7 +226,7 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	if _, err := worlds.ParseProfile(opts.ModelLatency, stormdir.DefaultSeed); err != nil {
 		return usage("--model-latency: %w", err)
 	}
-	if err := checkModelCondition(opts.ModelCondition); err != nil {
+	if err := checkModelCondition(opts.ModelCondition, opts.Factory.Engines); err != nil {
 		return err
 	}
 	if !opts.WorldsGiven {
@@ -241,7 +241,7 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 // checkModelCondition refuses a --model-condition that does not parse, or
 // that would not run the model on main's contract: another preset (the
 // real runtime has no other), or engine=devkit.
-func checkModelCondition(item string) error {
+func checkModelCondition(item string, engs *engines.Registry) error {
 	c, err := conditions.Parse(item)
 	if err != nil {
 		return usage("--model-condition: %w", err)
@@ -249,7 +249,7 @@ func checkModelCondition(item string) error {
 	if preset, _, _ := strings.Cut(c.Name, "/"); preset != fidelity.Main {
 		return usage("--model-condition %s: the model side must run main's contract, as the real runtime does: give main with /key=value overrides (such as main/writes=parallel)", c.Name)
 	}
-	if c.Knobs.Engine == engine.EngineDevkit {
+	if engs.Traits(c.Knobs.Engine).Published {
 		return usage("--model-condition %s: engine=devkit is the real side; the model side runs the model", c.Name)
 	}
 	return nil
@@ -303,7 +303,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		RunsInFlight: opts.RunsInFlight, Out: out}
 	plans := make([]*storm.Plan, len(opts.Worlds))
 	for i, w := range opts.Worlds {
-		plan, err := storm.NewPlan(storms.Config(w), reg)
+		plan, err := storm.NewPlan(storms.Config(w), reg, opts.Factory.Engines)
 		if err != nil {
 			return &UsageError{Err: err}
 		}

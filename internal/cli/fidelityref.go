@@ -25,14 +25,14 @@ func fidelityReference(ctx context.Context, opts *FidelityOptions, reg *worlds.R
 	// Every plan is validated before any storm starts: a world the real
 	// runtime does not run on is refused here, in one line.
 	var plans []*storm.Plan
-	real := reg.WithEngine(engine.EngineDevkit)
+	real := reg.WithEngine(opts.Factory.Engines.Published())
 	for _, w := range opts.Worlds {
 		if !slices.Contains(real, w) {
 			return usage("--world %s: the real runtime (--reference devkit) runs on %s only", w, strings.Join(real, ", "))
 		}
 		modelCfg, realCfg := storms.ReferenceConfigs(w, opts.ModelLatency, opts.ModelCondition, opts.DevkitChannel)
 		for _, cfg := range []stormdir.Config{modelCfg, realCfg} {
-			plan, err := storm.NewPlan(cfg, reg)
+			plan, err := storm.NewPlan(cfg, reg, opts.Factory.Engines)
 			if err != nil {
 				return &UsageError{Err: err}
 			}
@@ -101,11 +101,11 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	if err != nil {
 		return usage("--model-condition: %w", err)
 	}
-	want := map[string]engine.Knobs{engine.EngineModel: modelCond.Knobs, engine.EngineDevkit: main.Knobs}
-	want[engine.EngineModel] = withoutEngine(want[engine.EngineModel])
+	want := map[string]engine.Knobs{opts.Factory.Engines.Model(): modelCond.Knobs, opts.Factory.Engines.Published(): main.Knobs}
+	want[opts.Factory.Engines.Model()] = withoutEngine(want[opts.Factory.Engines.Model()])
 	sides := map[string]*reports.Summary{
-		engine.EngineModel:  {Schema: reports.SchemaVersion},
-		engine.EngineDevkit: {Schema: reports.SchemaVersion},
+		opts.Factory.Engines.Model():     {Schema: reports.SchemaVersion},
+		opts.Factory.Engines.Published(): {Schema: reports.SchemaVersion},
 	}
 	from := map[string]map[string]string{} // world -> engine -> storm dirs
 	seen := map[string]string{}            // engine + cell -> dir
@@ -119,7 +119,7 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 			if !ok {
 				continue
 			}
-			eng := storm.EngineOf(st.Meta.Config, cond.Knobs)
+			eng := storm.EngineOf(opts.Factory.Engines, st.Meta.Config, cond.Knobs)
 			if withoutEngine(cond.Knobs) != want[eng] {
 				continue // not the condition this side is compared under
 			}
@@ -139,17 +139,17 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	}
 	ws := opts.Worlds
 	if !opts.WorldsGiven {
-		all := &reports.Summary{Cells: append(append([]*reports.Cell{}, sides[engine.EngineModel].Cells...), sides[engine.EngineDevkit].Cells...)}
+		all := &reports.Summary{Cells: append(append([]*reports.Cell{}, sides[opts.Factory.Engines.Model()].Cells...), sides[opts.Factory.Engines.Published()].Cells...)}
 		ws = storedWorlds(all, known)
 	}
 	storms := map[string]fidelity.EngineStorms{}
 	for _, w := range ws {
 		if f := from[w]; f != nil {
-			storms[w] = fidelity.EngineStorms{Model: f[engine.EngineModel], Real: f[engine.EngineDevkit]}
+			storms[w] = fidelity.EngineStorms{Model: f[opts.Factory.Engines.Model()], Real: f[opts.Factory.Engines.Published()]}
 		}
 	}
 	// Both sides' cells are under main's name now.
-	pairs := fidelity.PairsOf(sides[engine.EngineModel], sides[engine.EngineDevkit], fidelity.Main, ws, fidelity.ReferenceScenarios())
+	pairs := fidelity.PairsOf(sides[opts.Factory.Engines.Model()], sides[opts.Factory.Engines.Published()], fidelity.Main, ws, fidelity.ReferenceScenarios())
 	rep := fidelity.NewReferenceReport(fidelity.Compare(pairs), storms)
 	rep.SetModelCondition(modelCond.Name)
 	return finishReference(opts, rep, loadErr)

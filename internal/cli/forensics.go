@@ -15,20 +15,22 @@ import (
 
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
-
-	"github.com/stormctl/stormctl/internal/analysis/pipeline"
-	"github.com/stormctl/stormctl/internal/storm/stormdir"
 )
 
 // ForensicsOptions are the forensics command's options.
 type ForensicsOptions struct {
-	IO     *IOStreams
-	Dir    string
-	Format Format
+	// Engines are the engines a stored storm may name.
+	Engines *engines.Registry
+	IO      *IOStreams
+	Dir     string
+	Format  Format
 	// Pairs bounds the type-pair rows printed per cell in table format.
 	Pairs int
 	// Reclassify computes every run's class again with this build's
@@ -46,7 +48,7 @@ type ForensicsOptions struct {
 
 // NewCmdForensics returns `stormctl forensics`.
 func NewCmdForensics(f *Factory, runF func(context.Context, *ForensicsOptions) error) *cobra.Command {
-	opts := &ForensicsOptions{IO: f.IO}
+	opts := &ForensicsOptions{IO: f.IO, Engines: f.Engines}
 	cmd := &cobra.Command{
 		Use:   "forensics DIR | --pg-url URL",
 		Short: "Commit-order, window, read and density forensics of a stored storm",

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"io"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
@@ -76,13 +76,13 @@ func NewCmdConditions(f *Factory, runF func(context.Context, *ListOptions) error
 			l.json = js
 			return l
 		}, runF)
-	cmd.Long = "List the condition presets and their knobs.\n\n" + knobHelp()
+	cmd.Long = "List the condition presets and their knobs.\n\n" + knobHelp(f.Engines)
 	return cmd
 }
 
 // knobHelp lists the knobs of engine.KnobTable: name, values and what each
-// decides.
-func knobHelp() string {
+// decides; the engine knob's values are the engine registry's names.
+func knobHelp(engs *engines.Registry) string {
 	var b strings.Builder
 	b.WriteString("Any preset takes /key=value overrides in --condition (seq/wake=ordered), one\nper knob:\n\n")
 	table := engine.KnobTable()
@@ -95,8 +95,12 @@ func knobHelp() string {
 		if k.SlotOnly {
 			b.WriteString(" (slot only)")
 		}
-		if k.Values != nil {
-			fmt.Fprintf(&b, "\n  %-*s  valid: %s", width, "", strings.Join(k.Values, ", "))
+		values := k.Values
+		if k.Name == "engine" {
+			values = engs.Names()
+		}
+		if values != nil {
+			fmt.Fprintf(&b, "\n  %-*s  valid: %s", width, "", strings.Join(values, ", "))
 		}
 		b.WriteString("\n")
 	}
@@ -127,12 +131,21 @@ func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *c
 			reg, _ := o.Factory.Worlds(worlds.Setup{}, o.Factory.Logger())
 			for _, e := range reg.Entries() {
 				conds := storm.SupportedPresets(e)
-				engines := []string{storm.DefaultEngine}
-				if s := devkitengine.Support(e.Name); s != "" && slices.Contains(e.Engines, engine.EngineDevkit) {
-					engines = append(engines, s)
+				var engs []string
+				for _, p := range o.Factory.Engines.Plugins() {
+					switch {
+					case p == o.Factory.Engines.Default():
+						engs = append(engs, p.Name())
+					case slices.Contains(e.Engines, p.Name()):
+						if ws, ok := p.(engines.WorldSupport); !ok {
+							engs = append(engs, p.Name())
+						} else if s := ws.Support(e.Name); s != "" {
+							engs = append(engs, s)
+						}
+					}
 				}
-				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), strings.Join(engines, "; "), e.Description})
-				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "conditions": conds, "engines": engines, "description": e.Description})
+				l.rows = append(l.rows, []string{e.Name, strings.Join(e.Schemes, ", "), strings.Join(conds, ", "), strings.Join(engs, "; "), e.Description})
+				js = append(js, map[string]any{"name": e.Name, "schemes": e.Schemes, "conditions": conds, "engines": engs, "description": e.Description})
 			}
 			l.json = js
 			return l

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 )
@@ -90,7 +89,7 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 		entry := w.Entry(name, spec)
 		if err := devkitengine.CheckPackage(devkit.Channel, devkit.Checkout, spec.SpecVersion); err != nil {
 			entry.Engines = nil
-			entry.NoEngines = map[string]string{engine.EngineDevkit: err.Error()}
+			entry.NoEngines = map[string]string{devkitengine.Name: err.Error()}
 		}
 		reg.Register(entry)
 	}

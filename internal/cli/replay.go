@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -20,11 +20,13 @@ const maxRepeat = 10000
 
 // ReplayOptions are the replay command's options.
 type ReplayOptions struct {
-	IO     *IOStreams
-	Dir    string
-	RunID  string
-	Repeat int
-	Format Format
+	// Engines are the engines --engine and a stored run may name.
+	Engines *engines.Registry
+	IO      *IOStreams
+	Dir     string
+	RunID   string
+	Repeat  int
+	Format  Format
 	// PGURL, Schema and Condition are the production-log mode's: a
 	// world-postgres database, its schema, and the condition whose engine
 	// policy the prefixes replay under. RunID is then --run's.
@@ -40,7 +42,7 @@ type ReplayOptions struct {
 
 // NewCmdReplay returns `stormctl replay`. runF replaces runReplay in tests.
 func NewCmdReplay(f *Factory, runF func(context.Context, *ReplayOptions) error) *cobra.Command {
-	opts := &ReplayOptions{IO: f.IO}
+	opts := &ReplayOptions{IO: f.IO, Engines: f.Engines}
 	cmd := &cobra.Command{
 		Use:   "replay DIR RUN | --pg-url URL --run ID | --local-dir DIR --run ID",
 		Short: "Re-execute a stored run's invocations from the pages they read, or every prefix of a production log, and say where it diverges",
@@ -131,9 +133,9 @@ table or unknown workflow, 3 for a database that does not answer.`,
 				return usage("--repeat replays a storm directory's invocations; --%s replays every prefix of the stored log once (the model's engine and ordered wakes are deterministic)", src)
 			case opts.RunID == "":
 				return usage("--%s needs --run ID: the run whose log to replay", src)
-			case opts.Engine != "" && opts.Engine != engine.EngineModel && opts.Engine != engine.EngineDevkit:
+			case opts.Engine != "" && !opts.Engines.Traits(opts.Engine).Model && !opts.Engines.Traits(opts.Engine).Published:
 				return usage("--engine must be model or devkit, got %q", opts.Engine)
-			case opts.Engine == engine.EngineDevkit && cmd.Flags().Changed("condition"):
+			case opts.Engines.Traits(opts.Engine).Published && cmd.Flags().Changed("condition"):
 				return usage("--condition is the model's engine policy; --engine devkit replays with the published runtime's own")
 			case src == "local-dir" && cmd.Flags().Changed("schema"):
 				return usage("--schema is world-postgres's; --local-dir reads a world-local data directory")
@@ -172,7 +174,7 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 		return err
 	}
 	in := sr.ReplayInput()
-	if in.Engine == engine.EngineDevkit {
+	if opts.Engines.Traits(in.Engine).Published {
 		// Refuse what the runtime cannot be served before starting it.
 		if !sr.HasRuntime {
 			return &UsageError{Err: &replay.UnreplayableError{RunID: sr.Record.RunID, Reason: fmt.Sprintf(

@@ -11,7 +11,6 @@ import (
 	"github.com/stormctl/stormctl/internal/base/redact"
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/prodlog/locallog"
@@ -36,12 +35,12 @@ type storedLog struct {
 // or the published runtime.
 func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 	switch opts.Engine {
-	case "", engine.EngineModel, engine.EngineDevkit:
+	case "", opts.Engines.Model(), opts.Engines.Published():
 	default:
 		return usage("--engine must be model or devkit, got %q", opts.Engine)
 	}
 	var cond conditions.Condition
-	if opts.Engine != engine.EngineDevkit {
+	if !opts.Engines.Traits(opts.Engine).Published {
 		var err error
 		if cond, err = conditions.Parse(opts.Condition); err != nil {
 			return usage("--condition: %v", err)
@@ -56,13 +55,13 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 	}
 	eng := opts.Engine
 	if eng == "" {
-		eng = engine.EngineModel
+		eng = opts.Engines.Model()
 		if _, ok := runtimeWorkflow(l.workflow); ok {
-			eng = engine.EngineDevkit // the published runtime's own run: only it draws its ids
+			eng = opts.Engines.Published() // the published runtime's own run: only it draws its ids
 		}
 	}
 	in := replay.StoredLog{RunID: l.runID, Source: l.source, Workflow: l.workflow, Events: l.events}
-	if eng == engine.EngineDevkit {
+	if opts.Engines.Traits(eng).Published {
 		w, ok := runtimeWorkflow(l.workflow)
 		if !ok {
 			return usage("run %s is of workflow %q, which is no workflow the published runtime can load here (stormctl's scenarios compiled for the devkit engine are named workflow//./workflows/<scenario>//<name>): replay it with --engine model", l.runID, l.workflow)
@@ -150,7 +149,7 @@ func isSlotID(id string) bool {
 // world-local directory whose events have slot ids (5.0's spec 7),
 // installing them the first time.
 func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario string) (*devkitengine.Replayer, error) {
-	rt := stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(devkitengine.Stable), Source: "published"}
+	rt := stormdir.Runtime{Engine: devkitengine.Name, Channel: string(devkitengine.Stable), Source: "published"}
 	if l.world == devkitworld.LocalName && len(l.events) > 0 && isSlotID(l.events[0].ID) {
 		rt.Channel = string(devkitengine.Beta)
 	}
@@ -204,8 +203,8 @@ func (p prefixReport) Markdown(w io.Writer) error { return p.write(w, "- ") }
 func (p prefixReport) write(w io.Writer, bullet string) error {
 	r := p.r
 	var b strings.Builder
-	how := "the published runtime"
-	if r.Engine != engine.EngineDevkit {
+	how := "the published runtime" // which runs no condition of ours
+	if r.Condition != "" {
 		how = "condition " + r.Condition
 	}
 	fmt.Fprintf(&b, "%s (workflow %s: scenario %s, %s; %s): %s\n", r.Run, r.Workflow, r.Scenario, how, r.Source, r.Summary)

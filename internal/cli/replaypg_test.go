@@ -2,10 +2,10 @@ package cli_test
 
 import (
 	"encoding/json"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/worlds/postgres/pgtest"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/cli"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -30,7 +31,7 @@ func tinyStorm(ctx context.Context, t *testing.T, dir string, shard stormdir.Sha
 	p, err := storm.NewPlan(stormdir.Config{
 		Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 3, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 7, Out: dir, Shard: shard,
-	}.Defaults(), &reg)
+	}.Defaults(), &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatalf("NewPlan: %v", err)
 	}

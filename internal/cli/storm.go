@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,7 +15,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stormctl/stormctl/internal/base/plural"
+	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/nemesis"
@@ -129,7 +129,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 				}
 			}
 			opts.Config.Nemesis = nemesisOf(opts.Nemesis)
-			if err := engineDefaults(cmd.Flags(), &opts.Config); err != nil {
+			if err := engineDefaults(cmd.Flags(), f.Engines, &opts.Config); err != nil {
 				return &UsageError{Err: err}
 			}
 			if runF != nil {
@@ -159,7 +159,7 @@ start, end); runs.jsonl marks each run a fault overlapped.`,
 	fl.DurationVar(&c.Timeout, "timeout", d.Timeout, "a run without a terminal event after this is stuck")
 	fl.IntVar(&c.PageSize, "page-size", d.PageSize, "events per page when an invocation loads its log (default: the world's own for the scheme, 100; vercel seq 1000, since every seq page there reads the whole run)")
 	fl.StringVar(&c.Out, "out", "", "artifact directory (default storms/<UTC time>)")
-	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(engine.Engines())+" (default model; devkit: the published @workflow/core on devkit-local, devkit-postgres, devkit-vercel and package:… worlds; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
+	fl.StringVar(&c.Engine, "engine", "", "the engine of conditions that name none: "+joinOr(f.Engines.Names())+" (default model; devkit: the published @workflow/core on devkit-local, devkit-postgres, devkit-vercel and package:… worlds; its defaults: --condition main, --latency none; see docs/engine-devkit.md)")
 	fl.StringVar(&c.DevkitChannel, "devkit-channel", "", "the devkit engine's packages: "+joinOr(channelNames())+" (default stable; stable: @workflow/core 4.x; beta: the newest consistent 5.0 betas)")
 	fl.BoolVar(&c.Keep, "keep", d.Keep, "keep what the worlds wrote: their temp dir, and the schemas, tables and keys on a server given by "+
 		joinOr(endpointFlags(surface, func(e worlds.Endpoint) bool { return e.Keeps }))+" (each named at the end)")
@@ -230,7 +230,7 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 	err = reg.CheckNemesis(cfg.Nemesis, cfg.Worlds, opts.Endpoints) // before NewPlan creates --out
 	var plan *storm.Plan
 	if err == nil {
-		plan, err = storm.NewPlan(cfg, reg)
+		plan, err = storm.NewPlan(cfg, reg, opts.Factory.Engines)
 	}
 	if err != nil {
 		return &UsageError{Err: err}
@@ -330,39 +330,37 @@ func stormPlan(ctx context.Context, io *IOStreams, f *Factory, reg *worlds.Regis
 	} else {
 		fmt.Fprintf(io.ErrOut, "%s: %s x %d of %s, %d in flight, artifacts in %s\n", label, plural.Count(len(plan.Cells), "cell"), cfg.Shard.RunsPerCell(cfg.Runs), plural.Count(cfg.Runs, "run"), plan.RunsInFlight, cfg.Out)
 	}
-	engines, err := devkitengine.Engines(cfg, plan.Endpoints, io.ErrOut, logger)
-	if err != nil {
-		return nil, &UsageError{Err: err}
-	}
 	return storm.Run(ctx, plan, storm.Deps{
-		Worlds: reg, Engines: engines, Logger: logger, Progress: newProgress(io), Version: f.Version,
+		Worlds: reg, EngineProgress: io.ErrOut, Logger: logger, Progress: newProgress(io), Version: f.Version,
 	})
 }
 
-// engineDefaults applies the devkit engine's defaults to what the flags
-// leave unset (--condition main: its knobs are the runtime's own;
-// --latency none: its windows emerge from the real stores), and checks
-// --devkit-channel.
-func engineDefaults(fl *pflag.FlagSet, c *stormdir.Config) error {
-	ch, err := devkitengine.ParseChannel(c.DevkitChannel)
+// engineDefaults applies the storm's engine's defaults to what the flags
+// leave unset (engines.Defaulter) and lets it refuse the storm before it
+// starts (engines.StormChecker: a channel it does not know, a world its
+// packages cannot serve).
+func engineDefaults(fl *pflag.FlagSet, reg *engines.Registry, c *stormdir.Config) error {
+	p, err := reg.Get(c.Engine)
 	if err != nil {
-		return fmt.Errorf("--devkit-channel: %w", err)
+		return fmt.Errorf("--engine: %w", err)
 	}
-	if c.Engine != engine.EngineDevkit {
-		return nil
-	}
-	for _, w := range c.Worlds {
-		if k, ok := devkitworld.KindOf(strings.TrimSpace(w)); ok {
-			if err := devkitengine.CheckPair(ch, k); err != nil {
+	// Every engine checks its own options (a condition may name any);
+	// the storm's engine checks its worlds too.
+	for _, q := range reg.Plugins() {
+		if sc, ok := q.(engines.StormChecker); ok {
+			var ws []string
+			if q == p {
+				ws = c.Worlds
+			}
+			if err := sc.CheckStorm(engines.Options{Channel: c.DevkitChannel, Hosts: c.Hosts}, ws); err != nil {
 				return err
 			}
 		}
 	}
-	if !fl.Changed("condition") {
-		c.Conditions = []string{"main"}
-	}
-	if !fl.Changed("latency") {
-		c.Latency = "none"
+	if d, ok := p.(engines.Defaulter); ok {
+		def := engines.Defaults{Conditions: c.Conditions, Latency: c.Latency}
+		d.Defaults(fl.Changed, &def)
+		c.Conditions, c.Latency = def.Conditions, def.Latency
 	}
 	return nil
 }

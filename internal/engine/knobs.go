@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/stormctl/stormctl/internal/base/knob"
@@ -17,25 +16,12 @@ import (
 type Knobs struct {
 	Scheme eventlog.Scheme `json:"scheme"`
 	Policy
-	// Engine names the engine that runs the condition's runs: "" (the
-	// storm's --engine, the model unless it says otherwise), EngineModel
-	// or EngineDevkit. A policy is the model's: the devkit engine runs the
-	// published runtime's own, so a condition on it keeps main's.
+	// Engine names the engine that runs the condition's runs, as the
+	// engine registry (internal/engines) knows it: "" for the storm's
+	// --engine. A policy is the model's: an engine that runs the
+	// published runtime refuses any but main's (engines.KnobChecker).
 	Engine string `json:"engine,omitempty"`
 }
-
-// The engines a condition can name (Knobs.Engine).
-const (
-	// EngineModel is this package's model of the replay runtime.
-	EngineModel = "model"
-	// EngineDevkit is the published @workflow/core, run by package
-	// engine/devkit on the DevKit's own world packages.
-	EngineDevkit = "devkit"
-)
-
-// Engines lists the engines a condition can name, in the order help lists
-// them.
-func Engines() []string { return []string{EngineModel, EngineDevkit} }
 
 // KnobTable returns the condition knobs in the conditions listing's column
 // order: the scheme, then the engine's policy knobs (PolicyKnobs). It
@@ -55,15 +41,10 @@ func KnobTable() []knob.Knob[Knobs] {
 	}
 	eng := knob.Knob[Knobs]{
 		Name: "engine", Help: "which engine runs the runs: the model, or the published runtime (devkit worlds only); unset: the storm's --engine",
-		Values: Engines(),
-		Set:    func(k *Knobs, v string) error { k.Engine = v; return nil },
-		Get:    func(k Knobs) string { return k.Engine },
-		Check: func(k Knobs) error {
-			if k.Engine != "" && !slices.Contains(Engines(), k.Engine) {
-				return fmt.Errorf("unknown engine %q (valid: %s)", k.Engine, strings.Join(Engines(), ", "))
-			}
-			return nil
-		},
+		// Values are the engine registry's names: the CLI lists them, a
+		// storm's plan refuses a name it does not hold.
+		Set: func(k *Knobs, v string) error { k.Engine = v; return nil },
+		Get: func(k Knobs) string { return k.Engine },
 		Cell: func(k Knobs) string {
 			if k.Engine == "" {
 				return "-"
@@ -81,9 +62,6 @@ func (k Knobs) Validate() error {
 	table := KnobTable()
 	if err := knob.Validate(table, k); err != nil {
 		return err
-	}
-	if k.Engine == EngineDevkit && (k.Policy != DefaultPolicy() || k.Scheme != eventlog.SchemeULID) {
-		return fmt.Errorf("engine=devkit runs the published runtime with its own ids, scheme and policy: only main's knobs apply (scheme, fence, on-reject, ids, wake, admission, guard, writes, seal and page are the model's)")
 	}
 	if k.Scheme == eventlog.SchemeSlot {
 		return nil

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/eventlog"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // replay is one execution of a program over one loaded log.

@@ -2,7 +2,6 @@ package ghaction_test
 
 import (
 	"bytes"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/ghaction"
 )
 

@@ -3,12 +3,12 @@ package nemesis
 import (
 	"context"
 	"fmt"
-
-	"github.com/stormctl/stormctl/internal/base/clock"
 	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stormctl/stormctl/internal/base/clock"
 )
 
 // Gate is an http.Handler in front of a loopback HTTP server's handler

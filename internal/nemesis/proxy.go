@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/base/clock"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/stormctl/stormctl/internal/base/clock"
 )
 
 // Proxy is a TCP proxy on 127.0.0.1 in front of one loopback endpoint. A

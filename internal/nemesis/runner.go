@@ -3,15 +3,15 @@ package nemesis
 import (
 	"context"
 	"fmt"
-
 	"log/slog"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/base/clock"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/stormctl/stormctl/internal/base/clock"
 )
 
 // Record is one fault as it happened on one target: storm.json's faults.

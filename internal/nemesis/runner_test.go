@@ -2,13 +2,14 @@ package nemesis
 
 import (
 	"context"
-
-	"github.com/stormctl/stormctl/internal/base/clock"
-	"go.uber.org/goleak"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/internal/base/clock"
 )
 
 // TestMain checks that no test leaves a goroutine behind (the runner's,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/engines"
 )
 
 // Admission modes (--admission, storm.json's config.admission).
@@ -69,8 +71,8 @@ type admission struct {
 
 // wait blocks until a run of eng may start, or ctx ends. It returns the
 // function to call when the run has ended.
-func (a *admission) wait(ctx context.Context, eng Engine) (done func(), err error) {
-	l, loaded := eng.(Loader)
+func (a *admission) wait(ctx context.Context, eng engines.Engine) (done func(), err error) {
+	l, loaded := eng.(engines.Loader)
 	if !loaded {
 		return func() {}, nil
 	}
@@ -109,7 +111,7 @@ func (a *admission) pollEvery() time.Duration {
 
 // admit says whether a run of l's engine starts now, and counts it when it
 // does.
-func (a *admission) admit(now time.Time, l Loader) bool {
+func (a *admission) admit(now time.Time, l engines.Loader) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.off && a.live > 0 && !a.room(now, l) {
@@ -122,7 +124,7 @@ func (a *admission) admit(now time.Time, l Loader) bool {
 
 // room says whether the rule has room for one more run of l's engine now
 // (a.mu held).
-func (a *admission) room(now time.Time, l Loader) bool {
+func (a *admission) room(now time.Time, l engines.Loader) bool {
 	r := a.rule
 	if now.Sub(a.last) < r.Ramp {
 		return false

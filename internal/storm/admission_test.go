@@ -5,15 +5,17 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/engines"
 )
 
 // loaded is an engine that says how busy it is.
 type loaded struct {
-	Engine
-	load Load
+	engines.Engine
+	load engines.Load
 }
 
-func (l *loaded) Load() Load { return l.load }
+func (l *loaded) Load() engines.Load { return l.load }
 
 // cpuAt is a machine whose CPU was busy at share over the last samples.
 func cpuAt(now time.Time, share float64) *machineCPU {
@@ -35,23 +37,23 @@ func TestAdmissionRule(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	rule := DefaultAdmissionRule
-	idle := Load{Busy: 0.2, Known: true, Runs: 1}
+	idle := engines.Load{Busy: 0.2, Known: true, Runs: 1}
 	for _, tc := range []struct {
 		name    string
 		off     bool
 		live    int
 		since   time.Duration // since the last admission
-		load    Load
+		load    engines.Load
 		machine float64
 		want    bool
 	}{
-		{"none in flight: admitted whatever the load", false, 0, 0, Load{Busy: 1, Known: true}, 1, true},
+		{"none in flight: admitted whatever the load", false, 0, 0, engines.Load{Busy: 1, Known: true}, 1, true},
 		{"room everywhere", false, 2, rule.Ramp, idle, 0.5, true},
 		{"within the ramp of the last one", false, 2, rule.Ramp / 2, idle, 0.5, false},
-		{"its host's loop too busy", false, 2, rule.Ramp, Load{Busy: rule.MaxBusy, Known: true}, 0.5, false},
-		{"its host's load not reported lately", false, 2, rule.Ramp, Load{}, 0.5, false},
+		{"its host's loop too busy", false, 2, rule.Ramp, engines.Load{Busy: rule.MaxBusy, Known: true}, 0.5, false},
+		{"its host's load not reported lately", false, 2, rule.Ramp, engines.Load{}, 0.5, false},
 		{"the machine too busy", false, 2, rule.Ramp, idle, rule.MaxMachine + 0.05, false},
-		{"off: admitted whatever the load", true, 7, 0, Load{Busy: 1, Known: true}, 1, true},
+		{"off: admitted whatever the load", true, 7, 0, engines.Load{Busy: 1, Known: true}, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -72,7 +74,7 @@ func TestAdmissionRule(t *testing.T) {
 func TestAdmissionWaits(t *testing.T) {
 	t.Parallel()
 	rule := AdmissionRule{Ramp: 0, Window: time.Second, MaxBusy: 0.5, MaxMachine: 1.1}
-	busy := &loaded{load: Load{Busy: 0.9, Known: true}}
+	busy := &loaded{load: engines.Load{Busy: 0.9, Known: true}}
 	a := &admission{rule: rule, poll: time.Millisecond}
 	first, err := a.wait(t.Context(), busy)
 	if err != nil {
@@ -89,7 +91,7 @@ func TestAdmissionWaits(t *testing.T) {
 		t.Fatalf("once the first ended (none in flight): %v", err)
 	}
 	second()
-	type plain struct{ Engine }
+	type plain struct{ engines.Engine }
 	if _, err := a.wait(ctx, plain{}); err != nil {
 		t.Errorf("an engine that says nothing of its load waited: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -21,7 +22,10 @@ import (
 
 // Plan is a validated config resolved into cells.
 type Plan struct {
-	Config     stormdir.Config
+	Config stormdir.Config
+	// Engines are the engines the storm's conditions may name, the
+	// first the default.
+	Engines    *engines.Registry
 	Cells      []history.CellKey
 	Conditions map[string]conditions.Condition
 	// Latency is the --latency value's profile where it draws one (its
@@ -70,10 +74,6 @@ const MaxRuns = 1_000_000
 // goroutine, a connection wait and a loaded log).
 const MaxConcurrency = 1000
 
-// MaxHosts bounds --hosts, the host processes of one cell of the devkit
-// engine.
-const MaxHosts = 16
-
 // MaxRunsInFlight bounds --runs-in-flight: past the runs of any storm a
 // machine can keep going at once (the engine team's soak keeps 40).
 const MaxRunsInFlight = 1000
@@ -94,8 +94,8 @@ func PageSizeKey(world string, scheme eventlog.Scheme) string { return world + "
 // NewPlan validates a storm's config (stormdir.Config, defaulted) and
 // resolves its names into a plan: every field checked, each message naming
 // the flag at fault and the valid values.
-func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
-	p := &Plan{Config: c, Conditions: map[string]conditions.Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
+func NewPlan(c stormdir.Config, reg *worlds.Registry, engs *engines.Registry) (*Plan, error) {
+	p := &Plan{Config: c, Engines: engs, Conditions: map[string]conditions.Condition{}, PageSizes: map[string]int{}, RunsInFlight: c.RunsInFlight}
 	switch {
 	case c.Runs < 1 || c.Runs > MaxRuns:
 		return nil, fmt.Errorf("--runs must be in [1, %d], got %d", MaxRuns, c.Runs)
@@ -111,12 +111,15 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 		return nil, fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("--page-size must be at least 1, got %d", c.PageSize)
-	case c.Hosts < 0 || c.Hosts > MaxHosts:
-		return nil, fmt.Errorf("--hosts must be in [0, %d] (0: one per core), got %d", MaxHosts, c.Hosts)
+	case c.Hosts < 0 || c.Hosts > engines.MaxHosts:
+		return nil, fmt.Errorf("--hosts must be in [0, %d] (0: one per core), got %d", engines.MaxHosts, c.Hosts)
 	case c.Admission != "" && !slices.Contains(AdmissionModes(), c.Admission):
 		return nil, fmt.Errorf("--admission: unknown mode %q (valid: %s)", c.Admission, strings.Join(AdmissionModes(), ", "))
-	case c.Engine != "" && !slices.Contains(engine.Engines(), c.Engine):
-		return nil, fmt.Errorf("--engine: unknown engine %q (valid: %s)", c.Engine, strings.Join(engine.Engines(), ", "))
+	}
+	if c.Engine != "" {
+		if _, err := engs.Get(c.Engine); err != nil {
+			return nil, fmt.Errorf("--engine: %w", err)
+		}
 	}
 	if err := c.Shard.Validate(c.Runs); err != nil {
 		return nil, err
@@ -179,7 +182,19 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry) (*Plan, error) {
 			if err := Supports(e, cond.Knobs); err != nil {
 				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
 			}
-			if eng := EngineOf(c, cond.Knobs); !slices.Contains(append(e.Engines, DefaultEngine), eng) {
+			eng := EngineOf(engs, c, cond.Knobs)
+			plugin, err := engs.Get(eng)
+			if err != nil {
+				return nil, fmt.Errorf("--condition %q: %w", cond.Name, err)
+			}
+			if kc, ok := plugin.(engines.KnobChecker); ok {
+				if err := kc.CheckKnobs(cond.Knobs); err != nil {
+					return nil, fmt.Errorf("--condition %q: %w", cond.Name, err)
+				}
+			}
+			// The default engine runs on every world; another on the
+			// worlds that name it.
+			if eng != engs.Default().Name() && !slices.Contains(e.Engines, eng) {
 				by := "--engine " + eng
 				if cond.Knobs.Engine != "" {
 					by = fmt.Sprintf("--condition %q", cond.Name)

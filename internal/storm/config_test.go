@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/base/filetest"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -146,6 +147,14 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"an engine the world says why it cannot run", func(_ *testing.T, c *stormdir.Config) {
 			c.Worlds, c.Engine = []string{"unhosted"}, "devkit"
 		}, []string{"--engine devkit: engine devkit cannot run on world unhosted: its contract is newer than the runtime's"}},
+		{"an engine no registry holds", func(_ *testing.T, c *stormdir.Config) { c.Engine = "nonesuch" },
+			[]string{"--engine", `unknown engine "nonesuch"`, "valid: model, devkit"}},
+		{"a condition naming an engine no registry holds", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"main/engine=nonesuch"} },
+			[]string{"--condition", `"main/engine=nonesuch"`, `unknown engine "nonesuch"`}},
+		{"the published runtime with the model's knobs (writes)", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"main/engine=devkit/writes=parallel"} },
+			[]string{"--condition", "engine=devkit", "only main's knobs apply", "writes"}},
+		{"the published runtime with the model's knobs (page)", func(_ *testing.T, c *stormdir.Config) { c.Conditions = []string{"main/engine=devkit/page=20"} },
+			[]string{"--condition", "engine=devkit", "only main's knobs apply", "page"}},
 		{"world twice", func(_ *testing.T, c *stormdir.Config) { c.Worlds = []string{"local", "local"} }, []string{"--world", `"local"`, "twice"}},
 		{"scenario twice", func(_ *testing.T, c *stormdir.Config) { c.Scenarios = []string{"control", "hook-storm", "control"} },
 			[]string{"--scenario", `"control"`, "twice"}},
@@ -157,7 +166,7 @@ func TestConfigValidateRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			tc.edit(t, &c)
-			plan, err := storm.NewPlan(c, testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry(), builtinengines.Engines())
 			if err == nil {
 				t.Fatalf("Validate() = %+v, want an error", plan)
 			}
@@ -258,7 +267,7 @@ func TestConfigValidatePlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			tc.edit(&c)
-			plan, err := storm.NewPlan(c, testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry(), builtinengines.Engines())
 			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -330,7 +339,7 @@ func TestPlanOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			c.Worlds, c.Scenarios, c.Conditions = []string{"local", "paged"}, []string{"step-storm", "control"}, []string{"main", "seq"}
-			plan, err := storm.NewPlan(c, testRegistry())
+			plan, err := storm.NewPlan(c, testRegistry(), builtinengines.Engines())
 			if err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -373,7 +382,7 @@ func TestUnfencedWorld(t *testing.T) {
 	c := validConfig(t)
 	c.Worlds = []string{"unfenced"}
 	c.Conditions = []string{"main", "callsite", "main/ids=callsite", "callsite/wake=ordered", "main/admission=single-runner"}
-	if _, err := storm.NewPlan(c, testRegistry()); err != nil {
+	if _, err := storm.NewPlan(c, testRegistry(), builtinengines.Engines()); err != nil {
 		t.Fatalf("Validate(%v on an unfenced world): %v", c.Conditions, err)
 	}
 	e, err := testRegistry().Lookup("unfenced")

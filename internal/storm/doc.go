@@ -9,9 +9,9 @@
 //     cells, the conditions' knobs, each world's page size and runs in
 //     flight) before any store is touched. Conditions are named presets
 //     with /key=value overrides (package conditions).
-//   - Run (runner.go) opens one world and one engine per cell (engine.go:
-//     Engine, the seam an engine plugs into, and Engines, their registry;
-//     the model's *engine.Runtime is one), runs the cells' runs
+//   - Run (runner.go) opens one world and one engine per cell (each
+//     condition's engine, EngineOf, opened through its plug-in of the
+//     plan's engines.Registry: the seam is package engines), runs the cells' runs
 //     interleaved under one bound of runs in flight, gathers what each run
 //     left (worlds.Collect) and hands it to the post-run pipeline
 //     (pipeline.Process: outcome, findings, verdicts, class), and appends

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/engines/model"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
@@ -30,6 +32,22 @@ func (e mintingEngine) Start(ctx context.Context, _ string, input any) (string, 
 	return e.Runtime.Start(ctx, fmt.Sprintf("wrun_engine%03d", e.n.Add(1)), input)
 }
 
+// mintingPlugin registers mintingEngine as the model.
+type mintingPlugin struct {
+	model.Plugin
+	n *atomic.Int64
+}
+
+func (m mintingPlugin) Opener(engines.Options) (engines.Open, error) {
+	return func(ctx context.Context, s engines.Setup) (engines.Engine, error) {
+		eng, err := model.Open(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return mintingEngine{Runtime: eng.(*engine.Runtime), n: m.n}, nil
+	}, nil
+}
+
 // TestRunEngineMintedIDs: the runner drives any Engine; a run is named by
 // the id its engine's Start returned, in runs.jsonl, history.jsonl (its
 // operations from the first, recorded before the id was returned) and
@@ -40,15 +58,8 @@ func TestRunEngineMintedIDs(t *testing.T) {
 		Runs: 2, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
 	})
 	var n atomic.Int64
-	model := storm.Engines()[storm.DefaultEngine]
+	p.Engines = engines.NewRegistry(mintingPlugin{n: &n})
 	d := deps()
-	d.Engines = map[string]storm.OpenEngine{storm.DefaultEngine: func(ctx context.Context, s storm.EngineSetup) (storm.Engine, error) {
-		eng, err := model(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		return mintingEngine{Runtime: eng.(*engine.Runtime), n: &n}, nil
-	}}
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 	defer cancel()
 	sum, err := storm.Run(ctx, p, d)

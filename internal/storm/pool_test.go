@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
@@ -41,7 +42,7 @@ func TestPoolSizes(t *testing.T) {
 			reg.Register(shared)
 			c := stormdir.Config{Worlds: tc.worlds, Conditions: tc.conditions, Concurrency: tc.concurrency,
 				Out: filepath.Join(t.TempDir(), "out")}.Defaults()
-			p, err := storm.NewPlan(c, reg)
+			p, err := storm.NewPlan(c, reg, builtinengines.Engines())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestPoolSizeReachesOpen(t *testing.T) {
 	reg.Register(shared)
 	c := stormdir.Config{Worlds: []string{"shared"}, Scenarios: []string{"control"}, Conditions: []string{"main", "seq"},
 		Runs: 1, Concurrency: 30, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Out: filepath.Join(t.TempDir(), "out")}.Defaults()
-	p, err := storm.NewPlan(c, reg)
+	p, err := storm.NewPlan(c, reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package storm
 import (
 	"fmt"
 
-	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -49,9 +49,17 @@ func (r *runner) addPrior(p *prior) error {
 		if err != nil {
 			return fmt.Errorf("resume: the final log of recorded run %s: %w", rec.RunID, err)
 		}
-		an := forensics.AnalyzeRun(forensics.RunInput{Scheme: r.plan.Conditions[k.Condition].Knobs.Scheme,
-			Final: final, Ops: p.ops[rec.RunID], StoreCommitTimes: rec.CommitSource == "store"})
-		r.tally.Add(rec, an.Order, an.Commits)
+		// The pipeline's stored-run path: the cell as storm.json describes
+		// it (a runtime's own scheme included), the record standing for
+		// what is not stored, its class kept.
+		cell, err := pipeline.StoredCell(&r.meta, rec)
+		if err != nil && cell.Key != k {
+			return fmt.Errorf("resume: recorded run %s: %w", rec.RunID, err)
+		}
+		run := pipeline.Stored(rec, final, p.ops[rec.RunID])
+		run.Classify = pipeline.ClassifyNever
+		res := pipeline.Process(cell, run)
+		r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 		if rec.Class != "" && rec.Timeline != "" {
 			r.timelines.Add(k, rec.Class)
 		}

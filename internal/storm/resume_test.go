@@ -11,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -192,7 +193,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	for _, w := range deps().Worlds.Entries() {
 		reg.Register(w)
 	}
-	rp, err := storm.NewPlan(rcfg, &reg)
+	rp, err := storm.NewPlan(rcfg, &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}

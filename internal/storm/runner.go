@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -21,10 +22,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/stormctl/stormctl/internal/eventlog"
-
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 	"github.com/stormctl/stormctl/internal/base/crash"
 	"github.com/stormctl/stormctl/internal/base/leftover"
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -32,8 +34,6 @@ import (
 	"github.com/stormctl/stormctl/reports/plots"
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
-
-	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 	"github.com/stormctl/stormctl/worlds"
 )
 
@@ -51,12 +51,12 @@ type Progress interface {
 // Deps are the runner's collaborators.
 type Deps struct {
 	Worlds *worlds.Registry
-	// Engines are the engines the storm's conditions may name besides
-	// Engines()' (the devkit engine), by name.
-	Engines  map[string]OpenEngine
-	Logger   *slog.Logger
-	Progress Progress
-	Version  string
+	// EngineProgress gets an engine's lines of long first-time work (an
+	// install); nil discards them.
+	EngineProgress io.Writer
+	Logger         *slog.Logger
+	Progress       Progress
+	Version        string
 }
 
 // keepFiles removes the worlds' temp dir after the storm, unless keep
@@ -85,7 +85,7 @@ type cell struct {
 	key   history.CellKey
 	plan  pipeline.Cell
 	world worlds.World
-	eng   Engine
+	eng   engines.Engine
 }
 
 // runner is one storm in progress.
@@ -101,6 +101,8 @@ type runner struct {
 	// order and mint-to-commit windows, for the cells and the plots.
 	tally *reports.Tally
 	plots []string
+	// opens holds what each engine's plug-in opens cells with.
+	opens map[string]engines.Open
 	// timelines counts the timelines written per cell and class.
 	timelines pipeline.Timelines
 	// meta is storm.json; nem the nemesis, nil when off (nemesis.go).
@@ -132,7 +134,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{
+	r := &runner{opens: map[string]engines.Open{},
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      newHistorySink(out),
 		summary:   reports.NewSummary(keys),
@@ -250,11 +252,36 @@ func (r *runner) sampleCPU(ctx context.Context) {
 	}
 }
 
+// opener returns what opens cells of the engine called name, asking the
+// plug-in once per storm (opens holds what it said).
+func (r *runner) opener(name string) (engines.Open, error) {
+	if open, ok := r.opens[name]; ok {
+		return open, nil
+	}
+	p, err := r.plan.Engines.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := r.plan.Config
+	eps := map[string]string{}
+	for _, ep := range r.plan.Endpoints {
+		eps[ep.Flag] = ep.Value
+	}
+	progress := r.deps.EngineProgress
+	if progress == nil {
+		progress = io.Discard
+	}
+	open, err := p.Opener(engines.Options{Channel: cfg.DevkitChannel, Hosts: cfg.Hosts, Endpoints: eps, Progress: progress, Logger: r.deps.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", name, err)
+	}
+	r.opens[name] = open
+	return open, nil
+}
+
 // openCells opens one world and one engine per cell.
 func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 	cfg := r.plan.Config
-	engines := Engines()
-	maps.Copy(engines, r.deps.Engines)
 	var cells []*cell
 	for i, k := range r.plan.Cells {
 		entry, err := r.deps.Worlds.Lookup(k.World)
@@ -275,13 +302,13 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		}
 		cond := r.plan.Conditions[k.Condition]
 		rec := worlds.Record(w, r.sink)
-		name := EngineOf(cfg, cond.Knobs)
-		open, ok := engines[name]
-		if !ok {
+		name := EngineOf(r.plan.Engines, cfg, cond.Knobs)
+		open, err := r.opener(name)
+		if err != nil {
 			rec.Close()
-			return cells, fmt.Errorf("cell %s: engine %s is not built into this stormctl", k, name)
+			return cells, fmt.Errorf("cell %s: %w", k, err)
 		}
-		eng, err := open(ctx, EngineSetup{
+		eng, err := open(ctx, engines.Setup{
 			Key: k, World: rec, Sink: r.sink, Scenario: sc, Knobs: cond.Knobs,
 			Concurrency: cfg.Concurrency, PageSize: r.plan.PageSizes[PageSizeKey(k.World, cond.Knobs.Scheme)],
 			TimeScale: cfg.TimeScale, Logger: r.deps.Logger,
@@ -292,7 +319,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 		}
 		knobs := cond.Knobs
 		knobs.Engine = name // explain replays the model's runs only
-		if sch, ok := eng.(Schemer); ok {
+		if sch, ok := eng.(engines.Schemer); ok {
 			knobs.Scheme = sch.Scheme() // the runtime's logs are read by its own scheme
 		}
 		cells = append(cells, &cell{key: k, world: rec, eng: eng,
@@ -306,7 +333,7 @@ func (r *runner) openCells(ctx context.Context, tmp string) ([]*cell, error) {
 func (r *runner) describe(cells []*cell) error {
 	var rts []stormdir.Runtime
 	for _, c := range cells {
-		if d, ok := c.eng.(Describer); ok {
+		if d, ok := c.eng.(engines.Describer); ok {
 			rt := d.Describe()
 			rt.Cell = c.key
 			rts = append(rts, rt)
@@ -439,7 +466,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	rctx2, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel2()
 	var collected worlds.Collected
-	if col, ok := c.eng.(Collector); ok {
+	if col, ok := c.eng.(engines.Collector); ok {
 		collected = col.Collect(rctx2, runID)
 	} else {
 		collected = worlds.Collect(worlds.WithActor(rctx2, "storm"), c.world, runID, c.plan.Knobs.Guard)

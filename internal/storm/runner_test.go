@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stormctl/stormctl/internal/base/filetest"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
@@ -37,7 +38,7 @@ func plan(t *testing.T, cfg stormdir.Config) *storm.Plan {
 	var reg worlds.Registry
 	local.Register(&reg)
 	cfg.Out = filepath.Join(t.TempDir(), "storm")
-	p, err := storm.NewPlan(cfg.Defaults(), &reg)
+	p, err := storm.NewPlan(cfg.Defaults(), &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatalf("Validate: %v", err)
 	}

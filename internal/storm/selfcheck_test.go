@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -59,7 +60,7 @@ func TestSelfCheckStopsStorm(t *testing.T) {
 	cfg := stormdir.Config{Worlds: []string{"local"}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Runs: 6, RunsInFlight: 1, TimeScale: 0.1, Latency: "none", Timeout: 30 * time.Second, Seed: 3,
 		Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := storm.NewPlan(cfg.Defaults(), &reg)
+	p, err := storm.NewPlan(cfg.Defaults(), &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}

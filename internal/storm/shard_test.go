@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -28,7 +29,7 @@ func TestShardValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
 			c.Runs, c.Shard = tc.runs, tc.shard
-			_, err := storm.NewPlan(c, testRegistry())
+			_, err := storm.NewPlan(c, testRegistry(), builtinengines.Engines())
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)

@@ -2,11 +2,11 @@ package comment_test
 
 import (
 	"bytes"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"

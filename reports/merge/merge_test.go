@@ -3,13 +3,13 @@ package merge_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
 	"github.com/stormctl/stormctl/internal/analysis/explain"
 	"github.com/stormctl/stormctl/internal/base/plural"
 	"github.com/stormctl/stormctl/reports"

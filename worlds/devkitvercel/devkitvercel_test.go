@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
@@ -105,7 +106,7 @@ func TestEndpointsCalled(t *testing.T) {
 	cfg := stormdir.Config{Worlds: []string{devkitvercel.Name}, Scenarios: []string{"step-storm", "hook-storm", "control"},
 		Conditions: []string{"main"}, Runs: 2, TimeScale: 0.1, Timeout: 60 * time.Second, Seed: 7,
 		Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := storm.NewPlan(cfg.Defaults(), &reg)
+	p, err := storm.NewPlan(cfg.Defaults(), &reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
-
 	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/nemesis"
-	"github.com/stormctl/stormctl/worlds/nemesistest"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/local"
+	"github.com/stormctl/stormctl/worlds/nemesistest"
 )
 
 // TestNemesis runs the fault contract (nemesistest) against fs-unavailable,

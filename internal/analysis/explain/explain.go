@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
@@ -68,7 +69,7 @@ type Input struct {
 	// scheme and id policy, and its wake policy when that is deterministic
 	// (engine, ordered), ordered otherwise. Their Engine is the engine that
 	// ran the run: explain has a reference replay of the model's only ("" or
-	// engine.EngineModel); a run of another engine (the devkit engine's
+	// the model); a run of another engine (the devkit engine's
 	// @workflow/core) is classed from its history, final log and the
 	// runtime's own error, never from the model's replay.
 	engine.Knobs
@@ -308,7 +309,7 @@ type run struct {
 	writer   map[string]int // event id -> index of the op that committed it
 	wake     engine.WakePolicy
 	// reference says explain has a reference replay of the run's engine:
-	// the model's ("" or engine.EngineModel). A run of any other engine
+	// the model's ("" or the model). A run of any other engine
 	// (the devkit engine's @workflow/core) is classed from its recorded
 	// evidence only (runtimeDivergence), never from the model's replay.
 	// prepare decides it once; everything that would replay reads it.
@@ -369,7 +370,7 @@ func prepare(in Input) *run {
 			}
 		}
 	}
-	r.reference = in.Engine == "" || in.Engine == engine.EngineModel
+	r.reference = in.Engine == "" || builtinengines.Traits(in.Engine).Model
 	r.wake = in.Wake.Canonical()
 	if r.wake != engine.WakeEngine && r.wake != engine.WakeOrdered {
 		r.wake = engine.WakeOrdered

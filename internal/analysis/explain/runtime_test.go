@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/base/texttest"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -139,7 +140,7 @@ func TestRuntimeStalePrefixInFlight(t *testing.T) {
 func TestRuntimeEngineSwitch(t *testing.T) {
 	t.Parallel()
 	in := readRuntimeFixture(t, filepath.Join("testdata", "devkit", "stale-prefix.inflight"))
-	for _, eng := range []string{"", engine.EngineModel} {
+	for _, eng := range []string{"", builtinengines.Engines().Model()} {
 		in.Engine = eng
 		ex := Classify(in)
 		if ex.Divergence == "" || ex.Divergence == runtimeNames {
@@ -159,7 +160,7 @@ func TestRuntimeStuckNoReplay(t *testing.T) {
 	for _, tc := range []struct {
 		engine string
 		replay bool
-	}{{"", true}, {engine.EngineModel, true}, {engine.EngineDevkit, false}} {
+	}{{"", true}, {builtinengines.Engines().Model(), true}, {builtinengines.Engines().Published(), false}} {
 		in.Engine = tc.engine
 		ex := Classify(in)
 		replayed := slices.ContainsFunc(ex.Evidence, func(e string) bool { return strings.Contains(e, lostWake) })

@@ -29,7 +29,7 @@ type Cell struct {
 	// Knobs are the cell's condition's: the scheme orders its logs, the
 	// policy is what the reference replays (verdicts, explanations) replay
 	// with, and Engine names the engine that ran the cell ("" or
-	// engine.EngineModel: the model; explain replays no other).
+	// the model: the model; explain replays no other).
 	Knobs engine.Knobs
 	// Scenario checks a completed run's output, and its program and steps
 	// are the reference replays'. A stored run of a scenario this build
@@ -58,6 +58,10 @@ const (
 	// DIR RUN): a run whose outcome gets no class gets an explanation
 	// saying so.
 	ClassifyAlways
+	// ClassifyNever keeps a stored run's recorded class, whatever it is
+	// (a resumed storm's recorded runs: only their findings, commit order
+	// and commit times are computed again, for the cells' tallies).
+	ClassifyNever
 )
 
 // Run is what a run left behind: the evidence its record is made of.
@@ -146,7 +150,7 @@ func Process(c Cell, r Run) Result {
 	res := Result{Record: rec, Analysis: an}
 	// An infra run the harness starved is explained by the harness's own
 	// account (class starved), not by the runtime's.
-	starved := rec.Outcome == history.Infra && rec.Stats.Harness.Starved() && (r.Classify != ClassifyMissing || rec.Class == "")
+	starved := rec.Outcome == history.Infra && rec.Stats.Harness.Starved() && r.Classify != ClassifyNever && (r.Classify != ClassifyMissing || rec.Class == "")
 	if c.Scenario.Program != nil && (r.classifies(rec.Outcome, rec.Class) || starved) {
 		in := explainInput(c, rec, r.Final, r.Ops)
 		ex := explain.Classify(in)
@@ -164,6 +168,8 @@ func (r Run) classifies(o history.Outcome, class string) bool {
 		return true
 	case ClassifyMissing:
 		return explain.Explains(o) && class == ""
+	case ClassifyNever:
+		return false
 	}
 	return explain.Explains(o)
 }

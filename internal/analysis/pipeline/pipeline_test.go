@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/analysis/explain"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -119,6 +119,8 @@ func TestProcessClassify(t *testing.T) {
 			{"missing: none recorded", ClassifyMissing, "", true, explained, s.rec.Class},
 			{"always", ClassifyAlways, "", true, true, s.rec.Class},
 			{"unknown scenario", ClassifyAlways, "x", false, false, "x"},
+			{"never: recorded stands", ClassifyNever, "x", true, false, "x"},
+			{"never: none recorded stays none", ClassifyNever, "", true, false, ""},
 		} {
 			if !explained && tc.class != "" {
 				continue // a run whose outcome gets no class is never recorded with one

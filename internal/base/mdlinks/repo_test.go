@@ -1,12 +1,12 @@
 package mdlinks_test
 
 import (
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/base/mdlinks"
 )
 

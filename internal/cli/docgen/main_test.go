@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/base/clidoc"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 )
 
 // TestReferenceIsCurrent fails while docs/cli is not exactly what the

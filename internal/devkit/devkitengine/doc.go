@@ -10,10 +10,11 @@
 // runtime's own, never stormctl's model's.
 //
 // A Kit (kit.go) is one channel's packages (stable: the 4.x line; beta: the
-// newest mutually consistent 5.0 betas), installed by npm from a lock
-// embedded here, with stormctl's scenarios (package devkitscen) compiled by
-// the channel's own builder. An Engine (engine.go) is one cell's runtime:
-// host processes of its own (node/host.mjs, Config.Hosts of them, each on
+// newest mutually consistent 5.0 betas), installed by npm from a lock of
+// the Node workspace (package node), with stormctl's scenarios (package
+// devkitscen) compiled by the channel's own builder (the workspace's
+// build.mjs). An Engine (engine.go) is one cell's runtime: host processes
+// of its own (the workspace's host.mjs, Config.Hosts of them, each on
 // a store of its own; a run stays in the host it started in), each hosting
 // core on the world's own queue (world-local's on devkit-vercel), reached
 // over the protocol of docs/host-protocol.md (package sidecar). Each host

@@ -17,10 +17,9 @@ import (
 	"github.com/stormctl/stormctl/internal/base/redact"
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
-	"github.com/stormctl/stormctl/internal/storm"
-	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
@@ -37,7 +36,7 @@ type Config struct {
 	Checkout string
 	// Hosts is how many host processes each cell's runs are spread over
 	// (--hosts); 0: one per core the machine has (runtime.NumCPU), at
-	// most storm.MaxHosts.
+	// most engines.MaxHosts.
 	Hosts int
 	// Progress gets the lines a first install and build print.
 	Progress io.Writer
@@ -45,18 +44,18 @@ type Config struct {
 }
 
 // HostsFor is how many host processes a cell gets when --hosts is n (0:
-// one per core of the machine), at most storm.MaxHosts: each is a Node
+// one per core of the machine), at most engines.MaxHosts: each is a Node
 // process with the runtime, its world and its queue, and one event loop,
 // so one host is one core at most.
 func HostsFor(n int) int {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	return max(1, min(n, storm.MaxHosts))
+	return max(1, min(n, engines.MaxHosts))
 }
 
 // Opener opens a storm's devkit engines, one per cell, preparing each kit
-// once (Open is a storm.OpenEngine).
+// once (Open is a engines.Open).
 type Opener struct {
 	cfg  Config
 	mu   sync.Mutex
@@ -113,7 +112,7 @@ func CheckPackage(ch Channel, checkout string, spec *int) error {
 
 // Open opens the engine of one cell: its kit, a fresh store of its
 // world's kind, and a host process running the published runtime on it.
-func (o *Opener) Open(ctx context.Context, s storm.EngineSetup) (storm.Engine, error) {
+func (o *Opener) Open(ctx context.Context, s engines.Setup) (engines.Engine, error) {
 	rs, ok := worlds.Inner(s.World).(runtimeStore)
 	if !ok {
 		return nil, fmt.Errorf("%w (cell %s)", ErrWorld, s.Key)
@@ -169,8 +168,8 @@ func (o *Opener) kit(ctx context.Context, k devkitworld.Kind) (Kit, error) {
 // Engine is one cell's published runtime, in host processes of its own
 // (hostProc): a run and all its deliveries stay in the host it was started
 // in (world-local's queue is in the process), and a new run goes to the
-// host with the fewest runs. It implements storm.Engine, storm.Collector,
-// storm.Schemer, storm.Describer and storm.Loader.
+// host with the fewest runs. It implements engines.Engine, engines.Collector,
+// engines.Schemer, engines.Describer and engines.Loader.
 type Engine struct {
 	kit    Kit
 	wf     devkitscen.Workflow
@@ -202,11 +201,11 @@ type Engine struct {
 }
 
 var (
-	_ storm.Engine    = (*Engine)(nil)
-	_ storm.Collector = (*Engine)(nil)
-	_ storm.Schemer   = (*Engine)(nil)
-	_ storm.Describer = (*Engine)(nil)
-	_ host            = (*sidecar.Process)(nil)
+	_ engines.Engine    = (*Engine)(nil)
+	_ engines.Collector = (*Engine)(nil)
+	_ engines.Schemer   = (*Engine)(nil)
+	_ engines.Describer = (*Engine)(nil)
+	_ host              = (*sidecar.Process)(nil)
 
 	_ scenarios.TypedLogger = (*Engine)(nil)
 )
@@ -268,7 +267,7 @@ type openInfo struct {
 // start starts a cell's n host processes, each on a store of its own
 // (the first is store; the others come from rs), and opens the runtime in
 // each.
-func start(ctx context.Context, kit Kit, rs runtimeStore, store devkitworld.Store, wf devkitscen.Workflow, s storm.EngineSetup, n int) (*Engine, error) {
+func start(ctx context.Context, kit Kit, rs runtimeStore, store devkitworld.Store, wf devkitscen.Workflow, s engines.Setup, n int) (*Engine, error) {
 	e := &Engine{kit: kit, wf: wf, sink: s.Sink, logger: s.Logger, grace: finishGrace, runs: map[string]*run{}, ended: map[string]bool{}, placed: map[string]*hostProc{}}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
@@ -293,7 +292,7 @@ func start(ctx context.Context, kit Kit, rs runtimeStore, store devkitworld.Stor
 
 // startHost starts host process i of the cell and opens the runtime in it
 // on store.
-func (e *Engine) startHost(ctx context.Context, kit Kit, store devkitworld.Store, s storm.EngineSetup, i int) (*hostProc, error) {
+func (e *Engine) startHost(ctx context.Context, kit Kit, store devkitworld.Store, s engines.Setup, i int) (*hostProc, error) {
 	h := &hostProc{n: i, store: store, health: &health{}, liveRuns: map[*run]bool{}}
 	var env []string
 	if len(store.Env) > 0 {
@@ -514,23 +513,23 @@ func (e *Engine) unplace(h *hostProc) {
 // loadWindow is the span of a host's reports its recent load is read over.
 const loadWindow = 3 * time.Second
 
-// Load is how much room the engine has for another run (storm.Loader):
+// Load is how much room the engine has for another run (engines.Loader):
 // the recent event-loop utilisation and loop delay of the host a new run
 // would go to, and the runs live on it.
-func (e *Engine) Load() storm.Load {
+func (e *Engine) Load() engines.Load {
 	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var best *storm.Load
+	var best *engines.Load
 	for _, h := range e.hosts {
 		elu, delay, known := h.health.recent(now, loadWindow)
-		l := storm.Load{Busy: elu, Delay: delay, Known: known, Runs: h.live}
+		l := engines.Load{Busy: elu, Delay: delay, Known: known, Runs: h.live}
 		if best == nil || l.Runs < best.Runs || l.Runs == best.Runs && l.Busy < best.Busy {
 			best = &l
 		}
 	}
 	if best == nil {
-		return storm.Load{}
+		return engines.Load{}
 	}
 	return *best
 }
@@ -924,13 +923,13 @@ func schemeOf(spec *int) (eventlog.Scheme, error) {
 
 // Describe says what runs the cell: the channel's packages and their
 // versions.
-func (e *Engine) Describe() stormdir.Runtime {
+func (e *Engine) Describe() engines.Runtime {
 	h := e.hosts[0]
 	src := cmp.Or(e.kit.Source, "published")
 	if h.store.Package != "" {
 		src += "; world: the package in " + h.store.Package
 	}
-	return stormdir.Runtime{Engine: engine.EngineDevkit, Channel: string(e.kit.Channel), Source: src,
+	return engines.Runtime{Engine: Name, Channel: string(e.kit.Channel), Source: src,
 		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts)}
 }
 
@@ -945,20 +944,96 @@ func envValues(env []string) []string {
 	return out
 }
 
-// Engines returns what a storm of config c adds to storm.Deps.Engines: the
-// devkit engine on c's channel, on the packages of the checkout given as
-// --devkit-dir among the storm's endpoints, else the published ones.
-// Progress gets the lines of a first install.
-func Engines(c stormdir.Config, endpoints []stormdir.Endpoint, progress io.Writer, logger *slog.Logger) (map[string]storm.OpenEngine, error) {
-	ch, err := ParseChannel(c.DevkitChannel)
+// Name is how --engine and engine= name the devkit engine.
+const Name = "devkit"
+
+// Plugin is the devkit engine as the engine registry holds it: the
+// published runtime on the DevKit's own worlds and package:… worlds.
+type Plugin struct{}
+
+var (
+	_ engines.Plugin       = Plugin{}
+	_ engines.Defaulter    = Plugin{}
+	_ engines.StormChecker = Plugin{}
+	_ engines.KnobChecker  = Plugin{}
+	_ engines.WorldSupport = Plugin{}
+)
+
+// Name implements engines.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Summary implements engines.Plugin.
+func (Plugin) Summary() string {
+	return "the published @workflow/core on devkit-local, devkit-postgres, devkit-vercel and package:… worlds; its defaults: --condition main, --latency none"
+}
+
+// Traits implements engines.Plugin: the published runtime.
+func (Plugin) Traits() engines.Traits { return engines.Traits{Published: true} }
+
+// Opener implements engines.Plugin: the engine on opts' channel, on the
+// packages of the checkout given as --devkit-dir, else the published
+// ones.
+func (Plugin) Opener(opts engines.Options) (engines.Open, error) {
+	ch, err := ParseChannel(opts.Channel)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--devkit-channel: %w", err)
 	}
-	cfg := Config{Channel: ch, Hosts: c.Hosts, Progress: progress, Logger: logger}
-	for _, ep := range endpoints {
-		if ep.Flag == devkitworld.DirFlag.Name {
-			cfg.Checkout = ep.Value
+	return NewOpener(Config{Channel: ch, Hosts: opts.Hosts, Checkout: opts.Endpoints[devkitworld.DirFlag.Name], Progress: opts.Progress, Logger: opts.Logger}).Open, nil
+}
+
+// Defaults implements engines.Defaulter: a condition on the published
+// runtime is main (its knobs are the runtime's own) and its windows emerge
+// from the real stores (--latency none), unless the flags say otherwise.
+func (Plugin) Defaults(given func(flag string) bool, d *engines.Defaults) {
+	if !given("condition") {
+		d.Conditions = []string{"main"}
+	}
+	if !given("latency") {
+		d.Latency = "none"
+	}
+}
+
+// CheckStorm implements engines.StormChecker: the channel, and each devkit
+// world's package against it (CheckPair).
+func (Plugin) CheckStorm(opts engines.Options, worldNames []string) error {
+	ch, err := ParseChannel(opts.Channel)
+	if err != nil {
+		return fmt.Errorf("--devkit-channel: %w", err)
+	}
+	for _, w := range worldNames {
+		if k, ok := devkitworld.KindOf(strings.TrimSpace(w)); ok {
+			if err := CheckPair(ch, k); err != nil {
+				return err
+			}
 		}
 	}
-	return map[string]storm.OpenEngine{engine.EngineDevkit: NewOpener(cfg).Open}, nil
+	return nil
 }
+
+// CheckKnobs implements engines.KnobChecker: the published runtime runs
+// with its own ids, scheme and policy, so only main's knobs apply.
+func (Plugin) CheckKnobs(k engine.Knobs) error {
+	if k.Policy != engine.DefaultPolicy() || k.Scheme != eventlog.SchemeULID {
+		return fmt.Errorf("engine=%s runs the published runtime with its own ids, scheme and policy: only main's knobs apply (%s are the model's)", Name, modelKnobs())
+	}
+	return nil
+}
+
+// modelKnobs names the condition knobs the model runs and the published
+// runtime does not (every listed knob but the engine's own), as a list in
+// English.
+func modelKnobs() string {
+	var names []string
+	for _, k := range engine.KnobTable() {
+		if !k.Hidden && k.Name != "engine" {
+			names = append(names, k.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Support implements engines.WorldSupport.
+func (Plugin) Support(world string) string { return Support(world) }

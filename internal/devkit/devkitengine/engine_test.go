@@ -15,6 +15,8 @@ import (
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
@@ -66,17 +68,13 @@ func registry(t *testing.T) *worlds.Registry {
 func stormControl(t *testing.T, reg *worlds.Registry, world string) (stormdir.Config, *reports.Summary) {
 	t.Helper()
 	cfg := stormdir.Config{Worlds: []string{world}, Scenarios: []string{"control"}, Conditions: []string{"main"},
-		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: engine.EngineDevkit,
+		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: devkitengine.Name,
 		Hosts: 2, Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := storm.NewPlan(cfg.Defaults(), reg)
+	p, err := storm.NewPlan(cfg.Defaults(), reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines, err := devkitengine.Engines(p.Config, nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Engines: engines, Version: "test"})
+	sum, err := storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Version: "test"})
 	skipOnPrerequisite(t, err)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -102,7 +100,7 @@ func TestStormDevkitEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt, ok := d.Meta.RuntimeOf(history.NewCellKey(devkitworld.LocalName, "control", "main"))
-	if !ok || rt.Engine != engine.EngineDevkit || rt.Versions["@workflow/core"] == "" || rt.Scheme != string(eventlog.SchemeULID) || rt.Hosts != 2 {
+	if !ok || rt.Engine != devkitengine.Name || rt.Versions["@workflow/core"] == "" || rt.Scheme != string(eventlog.SchemeULID) || rt.Hosts != 2 {
 		t.Errorf("storm.json's runtime of the cell: %+v, %v; want the devkit engine with @workflow/core's version, scheme ulid, 2 hosts", rt, ok)
 	}
 	if d.Meta.AdmissionRule == "" {
@@ -171,7 +169,7 @@ func TestRuntimeFailureIsReportedWithItsMessage(t *testing.T) {
 	// One host: the two runs must meet in one store (a hook token is
 	// unique within a store; each host has a store of its own).
 	open := devkitengine.NewOpener(devkitengine.Config{Channel: devkitengine.Stable, Hosts: 1}).Open
-	eng, err := open(t.Context(), storm.EngineSetup{Key: history.NewCellKey(devkitworld.LocalName, "control", "main"), World: w, Sink: discard{}, Scenario: sc})
+	eng, err := open(t.Context(), engines.Setup{Key: history.NewCellKey(devkitworld.LocalName, "control", "main"), World: w, Sink: discard{}, Scenario: sc})
 	skipOnPrerequisite(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +192,7 @@ func TestRuntimeFailureIsReportedWithItsMessage(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("the second run did not end: %v", ctx.Err())
 	}
-	col := eng.(storm.Collector).Collect(ctx, second)
+	col := eng.(engines.Collector).Collect(ctx, second)
 	if col.ReadErr != nil {
 		t.Fatal(col.ReadErr)
 	}

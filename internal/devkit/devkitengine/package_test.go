@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/worlds"
@@ -80,7 +79,7 @@ func TestStormDevkitEngineOnPackages(t *testing.T) {
 				t.Fatal(err)
 			}
 			rt, ok := d.Meta.RuntimeOf(history.NewCellKey(tt.ref, "control", "main"))
-			if !ok || rt.Engine != engine.EngineDevkit || rt.Versions[tt.pkg] != tt.version || rt.Queue != tt.queue ||
+			if !ok || rt.Engine != devkitengine.Name || rt.Versions[tt.pkg] != tt.version || rt.Queue != tt.queue ||
 				!strings.Contains(rt.Source, "world: the package in ") {
 				t.Errorf("storm.json's runtime: %+v, %v; want the devkit engine running %s %s, queue %q", rt, ok, tt.pkg, tt.version, tt.queue)
 			}

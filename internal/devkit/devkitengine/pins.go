@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stormctl/stormctl/internal/devkit/node"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
 
 // Pins returns the package versions channel ch pins for worlds of kind k
 // (its embedded package.json's dependencies), by package name.
 func Pins(ch Channel, k devkitworld.Kind) (map[string]string, error) {
-	b, err := assets.ReadFile(manifestDir(ch, k) + "/package.json")
+	b, _, err := node.Manifests(manifestDir(ch, k))
 	if err != nil {
 		return nil, fmt.Errorf("devkit engine: channel %s has no packages for world-%s", ch, k)
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
-	"github.com/stormctl/stormctl/internal/storm/stormdir"
-	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 )
@@ -21,14 +21,14 @@ import (
 // published runtime the storm ran: a host of its own in replay mode (open
 // with world "replay"), whose world has no store and serves each replay
 // the operations its invocation recorded (node/host.mjs, ReplayWorld). It
-// implements replay.Runtime; replays run concurrently in the one host.
+// implements rerun.Runtime; replays run concurrently in the one host.
 type Replayer struct {
 	proc *sidecar.Process
 	wf   devkitscen.Workflow
 	dir  string
 }
 
-var _ replay.Runtime = (*Replayer)(nil)
+var _ rerun.Runtime = (*Replayer)(nil)
 
 // ErrRuntimeMismatch is matched by OpenReplayer's refusal of a kit whose
 // packages are not the ones the run's storm ran.
@@ -42,7 +42,7 @@ var ErrNotPinned = errors.New("its runtime's packages are not a published channe
 // RuntimeOf says which kit replays runs of a cell that rt ran: its
 // channel and the kind of world its packages are pinned for. A runtime
 // from a checkout (--devkit-dir) is refused: its packages are not pinned.
-func RuntimeOf(rt stormdir.Runtime, world string) (Channel, devkitworld.Kind, error) {
+func RuntimeOf(rt engines.Runtime, world string) (Channel, devkitworld.Kind, error) {
 	if rt.Source != "" && rt.Source != "published" {
 		return "", "", fmt.Errorf("%w: its cell ran a vercel/workflow checkout (%s), whose packages stormctl does not pin", ErrNotPinned, rt.Source)
 	}
@@ -60,7 +60,7 @@ func RuntimeOf(rt stormdir.Runtime, world string) (Channel, devkitworld.Kind, er
 // ReplayerFor opens a replay host on the kit of the runtime rt that ran
 // a cell of world and scenario (storm.json's record of it), installing the
 // kit under cacheDir the first time (lines on progress say so).
-func ReplayerFor(ctx context.Context, cacheDir string, rt stormdir.Runtime, world, scenario string, progress io.Writer) (*Replayer, error) {
+func ReplayerFor(ctx context.Context, cacheDir string, rt engines.Runtime, world, scenario string, progress io.Writer) (*Replayer, error) {
 	ch, kind, err := RuntimeOf(rt, world)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func orNone(s string) string {
 }
 
 // Replay re-executes one recorded invocation once.
-func (r *Replayer) Replay(ctx context.Context, inv replay.RuntimeInvocation) (replay.RuntimeResult, error) {
+func (r *Replayer) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
 	args := map[string]any{
 		"runId":        inv.RunID,
 		"workflowName": r.wf.ID(),
@@ -140,7 +140,7 @@ func (r *Replayer) Replay(ctx context.Context, inv replay.RuntimeInvocation) (re
 	if inv.Recovery > 0 {
 		args["recovery"] = map[string]any{"eventId": "", "count": inv.Recovery}
 	}
-	var out replay.RuntimeResult
+	var out rerun.RuntimeResult
 	if err := r.proc.Call(ctx, "replay", args, &out); err != nil {
 		if ctx.Err() != nil {
 			return out, ctx.Err()

@@ -1,7 +1,6 @@
 package devkitengine_test
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
-	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -33,17 +32,13 @@ func TestReplayThroughRuntime(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	reg := registry(t)
 	cfg := stormdir.Config{Worlds: []string{devkitworld.LocalName}, Scenarios: []string{"step-storm"}, Conditions: []string{"main"},
-		Runs: 4, Rounds: 3, TimeScale: 1, Latency: "none", Timeout: 3 * time.Minute, Seed: 11, Engine: engine.EngineDevkit,
+		Runs: 4, Rounds: 3, TimeScale: 1, Latency: "none", Timeout: 3 * time.Minute, Seed: 11, Engine: devkitengine.Name,
 		Out: filepath.Join(t.TempDir(), "storm")}
-	p, err := storm.NewPlan(cfg.Defaults(), reg)
+	p, err := storm.NewPlan(cfg.Defaults(), reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines, err := devkitengine.Engines(p.Config, nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Engines: engines, Version: "test"})
+	_, err = storm.Run(t.Context(), p, storm.Deps{Worlds: reg, Version: "test"})
 	skipOnPrerequisite(t, err)
 	if err != nil {
 		t.Fatalf("storm: %v", err)

@@ -166,11 +166,9 @@ func TestParseConditionErrors(t *testing.T) {
 		{"seq/writes=parallel", []string{"writes=parallel", "fence=none", "fence=decisions"}},
 		{"tail-fence/writes=parallel", []string{"writes=parallel", "fence=all"}},
 		{"main/guard=count-index/writes=parallel", []string{"writes=parallel", "guard=count-index"}},
-		{"main/engine=devkit/writes=parallel", []string{"engine=devkit", "writes"}},
 		{"main/page=-1", []string{"page", `"-1"`, ">= 0"}},
 		{"main/page=", []string{"page", `""`, ">= 0"}},
 		{"main/page=twenty", []string{"page", `"twenty"`}},
-		{"main/engine=devkit/page=20", []string{"engine=devkit", "page"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
@@ -281,7 +279,7 @@ func TestKnobTable(t *testing.T) {
 		"page":       `condition "main/page=bogus": invalid page "bogus": want a count of events >= 0 such as 20 (0: the storm's page size)`,
 	}
 	// sample is a valid value of each knob that has no list of values.
-	sample := map[string]string{"seal-after": "1s", "page": "20"}
+	sample := map[string]string{"seal-after": "1s", "page": "20", "engine": "model"}
 	var slotOnly []string
 	for _, k := range engine.KnobTable() {
 		if k.SlotOnly {
@@ -316,6 +314,12 @@ func TestKnobTable(t *testing.T) {
 			}
 			item := preset + "/" + k.Name + "=bogus"
 			want, ok := wantBad[k.Name]
+			if !ok && k.Values == nil && k.Check == nil {
+				// Any name parses (engine=): the engine registry refuses an
+				// unknown one when a storm is planned (internal/storm's
+				// TestConfigValidate).
+				return
+			}
 			if !ok {
 				want = fmt.Sprintf("condition %q: unknown %s \"bogus\" (valid: %s)", item, k.Name, strings.Join(k.Values, ", "))
 			}

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/reports"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/stormctl/stormctl/reports"
 )
 
 // ShardDir is one shard's directory and its storm.json.

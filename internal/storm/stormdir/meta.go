@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/nemesis"
 	"github.com/stormctl/stormctl/worlds"
@@ -64,26 +65,9 @@ type Meta struct {
 	Merged *MergeInfo `json:"merged,omitempty"`
 }
 
-// Runtime is what ran one cell's runs, when an engine other than the
-// model did: the engine, where its packages came from ("published" or a
-// checkout's directory), their versions by package name (and Node's under
-// "node"), its channel, and the scheme its logs are ordered by.
-type Runtime struct {
-	Cell     history.CellKey   `json:"cell"`
-	Engine   string            `json:"engine"`
-	Channel  string            `json:"channel,omitempty"`
-	Source   string            `json:"source"`
-	Versions map[string]string `json:"versions,omitempty"`
-	Scheme   string            `json:"scheme"`
-	// Queue says which queue delivered the runtime's messages (a package
-	// world's own, or world-local's composed with its storage); "" in a
-	// storm.json from before it was stored.
-	Queue string `json:"queue,omitempty"`
-	// Hosts is how many host processes the cell's runs were spread over
-	// (each run's stats.harness.host says which); 0 in a storm.json from
-	// before runs were spread.
-	Hosts int `json:"hosts,omitempty"`
-}
+// Runtime is what ran a cell when it was not (only) stormctl's model, as
+// the engine described it (engines.Runtime).
+type Runtime = engines.Runtime
 
 // RuntimeOf returns the runtime that ran cell k, if storm.json says one did.
 func (m *Meta) RuntimeOf(k history.CellKey) (Runtime, bool) {

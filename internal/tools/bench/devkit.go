@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
 )
@@ -90,8 +91,11 @@ func (c DevkitConfig) RunsAt(n int) int {
 	return max(n, DefaultDevkitRuns)
 }
 
-// Engines are the benchmark's two sides, in table order.
-var Engines = []string{"model", "devkit"}
+// Engines are the benchmark's two sides, in table order: the model and
+// the published runtime, as the engine registry names them.
+func Engines() []string {
+	return []string{builtinengines.Engines().Model(), builtinengines.Engines().Published()}
+}
 
 // DevkitStorm runs one storm of the benchmark: engine's runs of the cell,
 // runs of them, level in flight, admission off; it returns the storm's
@@ -147,7 +151,7 @@ type DevkitResult struct {
 func RunDevkit(ctx context.Context, c DevkitConfig, deps DevkitDeps) (*DevkitResult, error) {
 	res := &DevkitResult{Config: c}
 	for _, level := range c.InFlight {
-		for _, eng := range Engines {
+		for _, eng := range Engines() {
 			runs := c.RunsAt(level)
 			if deps.Progress != nil {
 				fmt.Fprintf(deps.Progress, "bench devkit: %s, %d in flight, %d runs of %s/%s\n", eng, level, runs, c.World, c.Scenario)

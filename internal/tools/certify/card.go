@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
@@ -120,8 +121,8 @@ func (c Card) stormHeading() string {
 		h = "UNKNOWN engine: what ran the storm is not recorded"
 	case EngineUnknown:
 		h = "UNKNOWN engine"
-	case "devkit":
-		h = "the real runtime, devkit engine"
+	case builtinengines.Engines().Published():
+		h = "the real runtime, " + c.Engine + " engine"
 		rt := c.Runtime
 		if rt == nil {
 			h += ": UNKNOWN runtime: storm.json records none"

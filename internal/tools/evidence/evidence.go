@@ -10,7 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/analysis/explain"
 	"github.com/stormctl/stormctl/internal/analysis/pipeline"
-	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -67,7 +67,7 @@ func read(dir *stormdir.Dir, rec reports.RunRecord) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng := cmp.Or(cell.Knobs.Engine, dir.Meta.Config.Engine, engine.EngineModel)
+	eng := cmp.Or(cell.Knobs.Engine, dir.Meta.Config.Engine, builtinengines.Engines().Model())
 	rt, ok := dir.Meta.RuntimeOf(rec.CellKey)
 	if ok {
 		eng = rt.Engine
@@ -85,6 +85,6 @@ func (r *Run) ReplayInput() replay.Input {
 		Divergences: r.Record.Stats.Divergences,
 		// The devkit engine reads a run's counts from its host when the run
 		// ends; none read (a host too busy to answer) leaves them all zero.
-		DivergencesUnknown: r.Engine == engine.EngineDevkit && r.Record.Stats.Invocations == 0,
+		DivergencesUnknown: builtinengines.Traits(r.Engine).Published && r.Record.Stats.Invocations == 0,
 	}
 }

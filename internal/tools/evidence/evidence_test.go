@@ -1,12 +1,12 @@
 package evidence_test
 
 import (
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/base/filetest"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/tools/evidence"
 )
 
@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Load(%s): %v", tc.run, err)
 		}
-		if r.Record.RunID != tc.run || len(r.Final) == 0 || len(r.Ops) == 0 || r.Engine != engine.EngineModel || r.Cell.Scenario.Program == nil {
+		if r.Record.RunID != tc.run || len(r.Final) == 0 || len(r.Ops) == 0 || !builtinengines.Traits(r.Engine).Model || r.Cell.Scenario.Program == nil {
 			t.Errorf("Load(%s) = %s, %d events, %d ops, engine %q", tc.run, r.Record.RunID, len(r.Final), len(r.Ops), r.Engine)
 		}
 		in := r.ReplayInput()

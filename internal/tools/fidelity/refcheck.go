@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -37,8 +37,8 @@ func (s Storms) ReferenceConfigs(world, modelLatency, modelCondition, channel st
 	}
 	model, real = base, base
 	model.Conditions = []string{modelCondition}
-	model.Engine, model.Latency, model.Out = engine.EngineModel, modelLatency, filepath.Join(s.Out, world, ModelSide)
-	real.Engine, real.Latency, real.DevkitChannel, real.Out = engine.EngineDevkit, "none", channel, filepath.Join(s.Out, world, RealSide)
+	model.Engine, model.Latency, model.Out = builtinengines.Engines().Model(), modelLatency, filepath.Join(s.Out, world, ModelSide)
+	real.Engine, real.Latency, real.DevkitChannel, real.Out = builtinengines.Engines().Published(), "none", channel, filepath.Join(s.Out, world, RealSide)
 	model, real = model.Defaults(), real.Defaults()
 	for _, c := range []*stormdir.Config{&model, &real} {
 		// Set after Defaults, as Config does.

@@ -1,7 +1,7 @@
 // Package replay re-executes a recorded run deterministically: every
 // invocation of the run goes through the engine that ran it again (the
 // model: a Detached engine.Runtime, one invocation at a time; a devkit
-// run: a Runtime, the published @workflow/core in a replay host, whose
+// run: a rerun.Runtime, the published @workflow/core in a replay host, whose
 // world serves the same record, runtime.go) against a read-only world
 // that serves the invocation's recorded operations in order. Each
 // events.list is answered with exactly the page the invocation read (the
@@ -28,6 +28,6 @@
 // *UnreplayableError saying why.
 //
 // Prefixes replays every prefix of a stored log (a production database,
-// a world-local directory) through the model or, with a Runtime, the
+// a world-local directory) through the model or, with a rerun.Runtime, the
 // published runtime, and reports the first that diverges.
 package replay

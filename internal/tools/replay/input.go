@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
@@ -20,13 +22,13 @@ type Input struct {
 	Outcome history.Outcome
 	// Detail is the run's recorded engine error (runs.jsonl's detail).
 	Detail string
-	// Engine is the engine that ran it: "" or engine.EngineModel for the
+	// Engine is the engine that ran it: "" or the model for the
 	// model, whose invocations are replayed through the model, or
-	// engine.EngineDevkit, whose invocations are replayed through Runtime.
+	// the published runtime, whose invocations are replayed through rerun.Runtime.
 	Engine string
 	// Runtime re-executes a devkit run's invocations through the
 	// published runtime the storm ran (nil for the model's runs).
-	Runtime Runtime
+	Runtime rerun.Runtime
 	// Knobs are the run's condition's: the replay's scheme and policy.
 	Knobs engine.Knobs
 	// Program is the run's scenario's workflow program.
@@ -98,11 +100,11 @@ func Check(in Input) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
-	case in.Engine == engine.EngineDevkit && in.Runtime == nil:
+	case builtinengines.Traits(in.Engine).Published && in.Runtime == nil:
 		return refuse("it ran on the devkit engine, whose invocations replay through the published runtime, and none was opened")
-	case in.Engine != "" && in.Engine != engine.EngineModel && in.Engine != engine.EngineDevkit:
+	case in.Engine != "" && !builtinengines.Traits(in.Engine).Model && !builtinengines.Traits(in.Engine).Published:
 		return refuse("it ran on the %s engine, which replay does not know", in.Engine)
-	case in.Engine != engine.EngineDevkit && in.Program == nil:
+	case !builtinengines.Traits(in.Engine).Published && in.Program == nil:
 		return refuse("its scenario has no program in this build")
 	case len(in.Ops) == 0:
 		return refuse("history.jsonl records no operation of it")
@@ -153,6 +155,6 @@ func Servable(in Input) error {
 // noRuntime stands in for a runtime in Servable's Check.
 type noRuntime struct{}
 
-func (noRuntime) Replay(context.Context, RuntimeInvocation) (RuntimeResult, error) {
-	return RuntimeResult{}, errors.New("no runtime")
+func (noRuntime) Replay(context.Context, rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	return rerun.RuntimeResult{}, errors.New("no runtime")
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stormctl/stormctl/internal/devkit/serialized"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
@@ -32,10 +34,10 @@ type StoredLog struct {
 	Program   engine.Program
 	// Events are the log in the store's list order.
 	Events []eventlog.Event
-	// Runtime, when set, replays the prefixes through the published
+	// rerun.Runtime, when set, replays the prefixes through the published
 	// runtime (the devkit engine: the events' Package is what it is
 	// served) instead of the model (Condition, Knobs, Program unused).
-	Runtime Runtime
+	Runtime rerun.Runtime
 }
 
 // PrefixOptions say whom to tell of the progress.
@@ -148,9 +150,9 @@ type PrefixDivergence struct {
 // no events, events without the package's copy for the runtime) returns
 // an *UnreplayableError.
 func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixReport, error) {
-	rep := PrefixReport{Run: l.RunID, Source: l.Source, Workflow: l.Workflow, Scenario: l.Scenario, Condition: l.Condition, Engine: engine.EngineModel, Events: len(l.Events)}
+	rep := PrefixReport{Run: l.RunID, Source: l.Source, Workflow: l.Workflow, Scenario: l.Scenario, Condition: l.Condition, Engine: builtinengines.Engines().Model(), Events: len(l.Events)}
 	if l.Runtime != nil {
-		rep.Engine, rep.Condition = engine.EngineDevkit, ""
+		rep.Engine, rep.Condition = builtinengines.Engines().Published(), ""
 	}
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: l.RunID, Reason: fmt.Sprintf(format, a...)}

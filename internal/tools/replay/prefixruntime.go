@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
@@ -91,8 +92,8 @@ func replayPrefixRuntime(ctx context.Context, l StoredLog, n int) (prefixOutcome
 	}
 	at := ms(started)
 	end := ms(clock)
-	ri := RuntimeInvocation{RunID: l.RunID, Created: created, Clock: clock, Recovery: RuntimeRecoveries, Scratch: true,
-		Ops: []RuntimeOp{
+	ri := rerun.RuntimeInvocation{RunID: l.RunID, Created: created, Clock: clock, Recovery: rerun.RuntimeRecoveries, Scratch: true,
+		Ops: []rerun.RuntimeOp{
 			{Kind: "create", EventType: string(runStarted), StartedAt: &at, End: end},
 			{Kind: "list", Events: evs, End: end},
 		}}

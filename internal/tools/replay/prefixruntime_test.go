@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
@@ -66,8 +67,8 @@ func TestPrefixesReadTheRecordedFailure(t *testing.T) {
 				{RunID: "wrun_dk", ID: "evnt_2", Type: runStarted, Package: pkg("evnt_2", "run_started", "")},
 				{RunID: "wrun_dk", ID: "evnt_3", Type: eventlog.RunFailed, Package: pkg("evnt_3", "run_failed", tt.eventData)},
 			}}
-			l.Runtime = &fakeRuntime{result: RuntimeResult{Status: 200, Divergence: &RuntimeDivergence{Message: msg, Terminal: true},
-				Failed: &RuntimeFailure{Code: "CORRUPTED_EVENT_LOG", Message: msg}}}
+			l.Runtime = &fakeRuntime{result: rerun.RuntimeResult{Status: 200, Divergence: &rerun.RuntimeDivergence{Message: msg, Terminal: true},
+				Failed: &rerun.RuntimeFailure{Code: "CORRUPTED_EVENT_LOG", Message: msg}}}
 			rep, err := Prefixes(t.Context(), l, PrefixOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
@@ -155,7 +156,7 @@ func TestUnreplayable(t *testing.T) {
 		edit   func(*Input)
 		reason string
 	}{
-		{"devkit engine", func(in *Input) { in.Engine = engine.EngineDevkit }, "ran on the devkit engine"},
+		{"devkit engine", func(in *Input) { in.Engine = builtinengines.Engines().Published() }, "ran on the devkit engine"},
 		{"no program", func(in *Input) { in.Program = nil }, "no program"},
 		{"no history", func(in *Input) { in.Ops = nil }, "records no operation"},
 		{"no invocation read", func(in *Input) { in.Ops = in.Ops[:1] }, "no invocation of it read the log"},

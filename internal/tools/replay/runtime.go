@@ -10,138 +10,21 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/devkit/serialized"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
-
-// Runtime re-executes one recorded invocation through a real runtime
-// (the devkit engine's published @workflow/core) against a read-only world
-// that serves the invocation's operations: the replay of a run the model
-// did not run.
-type Runtime interface {
-	Replay(ctx context.Context, inv RuntimeInvocation) (RuntimeResult, error)
-}
-
-// RuntimeInvocation is one recorded invocation as a runtime's replay
-// world serves it.
-type RuntimeInvocation struct {
-	RunID string `json:"runId"`
-	// Ops are its recorded operations, in order: a create's answer that
-	// carried the log (a snapshot) is part of its create.
-	Ops []RuntimeOp `json:"ops"`
-	// Created is the run's run_created as the package listed it: the run
-	// entity a run_started answers is built from it.
-	Created json.RawMessage `json:"-"`
-	// Clock is the runtime's clock at the start: its first operation's.
-	Clock time.Time `json:"-"`
-	// Recovery is the count of the replay divergences the delivery
-	// carries (0: a plain delivery).
-	Recovery int `json:"-"`
-	// Scratch takes the calls past Ops into a scratch log (creates
-	// answered with no event, lists with an empty page) instead of
-	// leaving the record there: a prefix replay, which has no record of
-	// what its invocation wrote.
-	Scratch bool `json:"-"`
-}
-
-// RuntimeOp is one recorded operation of an invocation, with what the
-// store answered: a list's page, or a create's event (the id the store
-// minted), run entity and snapshot, or the store's error.
-type RuntimeOp struct {
-	Kind string `json:"kind"` // "list" or "create"
-	// After is a list's cursor: the id of the event it reads after.
-	After   string            `json:"after,omitempty"`
-	Events  []json.RawMessage `json:"events,omitempty"`
-	HasMore bool              `json:"hasMore,omitempty"`
-	// EventType and CorrelationID name a create; Event is the event the
-	// store answered (nil when it wrote none), StartedAt the run's
-	// startedAt a run_started answered and Snapshot the log it carried.
-	EventType     string           `json:"eventType,omitempty"`
-	CorrelationID string           `json:"correlationId,omitempty"`
-	Event         json.RawMessage  `json:"event,omitempty"`
-	StartedAt     *float64         `json:"startedAt,omitempty"`
-	Snapshot      *RuntimeSnapshot `json:"snapshot,omitempty"`
-	// End is when the operation returned (ms since the epoch): the
-	// runtime's clock once it is served.
-	End   float64       `json:"end"`
-	Error *RuntimeError `json:"error,omitempty"`
-}
-
-// RuntimeSnapshot is the log a create's answer carried.
-type RuntimeSnapshot struct {
-	Events  []json.RawMessage `json:"events"`
-	HasMore bool              `json:"hasMore,omitempty"`
-}
-
-// RuntimeError is a store's error as the package threw it: the runtime
-// tells them apart by name.
-type RuntimeError struct {
-	Name    string `json:"name"`
-	Message string `json:"message"`
-}
-
-// RuntimeResult is what one replay through a runtime did.
-type RuntimeResult struct {
-	// Status is the flow handler's HTTP status, Body its error text.
-	Status int    `json:"status"`
-	Body   string `json:"body,omitempty"`
-	// Done are the calls served, in order; Deviation the first that was
-	// not the record's next (Op indexes RuntimeInvocation.Ops).
-	Done      []RuntimeCall     `json:"done"`
-	Deviation *RuntimeDeviation `json:"deviation"`
-	// Divergence is the replay divergence the runtime reported: by queueing
-	// a recovery replay, or (Terminal) by failing the run with
-	// CORRUPTED_EVENT_LOG; Failed the run_failed it wrote, if any.
-	Divergence *RuntimeDivergence `json:"divergence"`
-	Failed     *RuntimeFailure    `json:"failed"`
-}
-
-// RuntimeCall is one call the replay world served.
-type RuntimeCall struct {
-	Op string `json:"op"` // "list" or "create"
-	// At is the create's index in RuntimeInvocation.Ops.
-	At            int             `json:"at"`
-	EventType     string          `json:"eventType,omitempty"`
-	CorrelationID string          `json:"correlationId,omitempty"`
-	EventData     json.RawMessage `json:"eventData,omitempty"`
-}
-
-// RuntimeDeviation is where a runtime's replay left its record.
-type RuntimeDeviation struct {
-	Op       int    `json:"op"`
-	Recorded string `json:"recorded"`
-	Replayed string `json:"replayed"`
-}
-
-// RuntimeDivergence is a replay divergence the runtime reported.
-type RuntimeDivergence struct {
-	Message  string `json:"message"`
-	EventID  string `json:"eventId"`
-	Terminal bool   `json:"terminal"`
-}
-
-// RuntimeFailure is a run_failed the replay wrote.
-type RuntimeFailure struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// RuntimeRecoveries is the published runtime's recovery budget (core's
-// REPLAY_DIVERGENCE_MAX_RETRIES, 3 in 4.8.9 and the 5.0 betas): an
-// invocation that wrote the run's CORRUPTED_EVENT_LOG was the delivery
-// carrying that many divergences.
-const RuntimeRecoveries = 3
 
 // runtimeScript turns invocation inv's recorded operations into what the
 // runtime's replay world serves, and maps each of its operations back to
 // its index among inv.ops. A run whose record cannot be served (an event
 // the final log holds without the package's own copy, a batch create)
 // gives an *UnreplayableError.
-func runtimeScript(in Input, inv invocation, reads map[int]read, final map[string]eventlog.Event) (RuntimeInvocation, []int, error) {
+func runtimeScript(in Input, inv invocation, reads map[int]read, final map[string]eventlog.Event) (rerun.RuntimeInvocation, []int, error) {
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
-	ri := RuntimeInvocation{RunID: in.RunID}
+	ri := rerun.RuntimeInvocation{RunID: in.RunID}
 	var back []int
 	raw := func(e eventlog.Event) (json.RawMessage, error) {
 		if len(e.Package) == 0 {
@@ -171,7 +54,7 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		if len(ri.Ops) == 0 {
 			ri.Clock = op.Start
 		}
-		ro := RuntimeOp{End: ms(op.End), Error: runtimeError(op)}
+		ro := rerun.RuntimeOp{End: ms(op.End), Error: runtimeError(op)}
 		switch op.Kind {
 		case history.OpList:
 			evs, err := page(reads[i].events)
@@ -183,7 +66,7 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 				if n == 0 || ri.Ops[n-1].Kind != "create" || ri.Ops[n-1].Snapshot != nil {
 					return ri, nil, refuse("%s's history records a snapshot read no create answered", inv.actor)
 				}
-				ri.Ops[n-1].Snapshot = &RuntimeSnapshot{Events: evs, HasMore: op.Read != nil && op.Read.More}
+				ri.Ops[n-1].Snapshot = &rerun.RuntimeSnapshot{Events: evs, HasMore: op.Read != nil && op.Read.More}
 				continue
 			}
 			ro.Kind, ro.After, ro.Events = "list", op.After.ID, evs
@@ -233,7 +116,7 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		return ri, nil, refuse("its final log holds no run_created: the run entity a run_started answers cannot be rebuilt")
 	}
 	if wroteFailure(opsOf(in, inv)) {
-		ri.Recovery = RuntimeRecoveries
+		ri.Recovery = rerun.RuntimeRecoveries
 	}
 	return ri, back, nil
 }
@@ -279,21 +162,21 @@ func startedAt(in Input, op history.Op, final map[string]eventlog.Event) (time.T
 
 // runtimeError is the error a recorded op's store answered, named as the
 // package named it.
-func runtimeError(op history.Op) *RuntimeError {
+func runtimeError(op history.Op) *rerun.RuntimeError {
 	switch op.Err {
 	case "":
 		return nil
 	case "conflict":
-		return &RuntimeError{Name: "EntityConflictError", Message: op.ErrText}
+		return &rerun.RuntimeError{Name: "EntityConflictError", Message: op.ErrText}
 	case "refused":
 		// "run R: T refused by the store: NAME: message"
 		if _, rest, ok := strings.Cut(op.ErrText, "refused by the store: "); ok {
 			if name, msg, ok := strings.Cut(rest, ": "); ok {
-				return &RuntimeError{Name: name, Message: msg}
+				return &rerun.RuntimeError{Name: name, Message: msg}
 			}
 		}
 	}
-	return &RuntimeError{Name: "Error", Message: op.ErrText}
+	return &rerun.RuntimeError{Name: "Error", Message: op.ErrText}
 }
 
 // ms is t in milliseconds since the epoch, fractional.
@@ -346,7 +229,7 @@ func replayRuntime(ctx context.Context, in Input, inv invocation, reads map[int]
 }
 
 // countLists counts the lists among calls served.
-func countLists(done []RuntimeCall) int {
+func countLists(done []rerun.RuntimeCall) int {
 	n := 0
 	for _, c := range done {
 		if c.Op == "list" {
@@ -373,7 +256,7 @@ func servedEvents(reads map[int]read, ops []history.Op, invOps []int, k int) []e
 // call the record does not hold next (the runtime's world refused it), a
 // create whose payload differs from the recorded event's, or a recorded
 // operation the replay never made.
-func runtimeDeviation(ri RuntimeInvocation, back []int, ops []history.Op, res RuntimeResult, served []bool, final map[string]eventlog.Event) *Deviation {
+func runtimeDeviation(ri rerun.RuntimeInvocation, back []int, ops []history.Op, res rerun.RuntimeResult, served []bool, final map[string]eventlog.Event) *Deviation {
 	at := func(j int) int {
 		if j < len(back) {
 			return back[j]
@@ -444,7 +327,7 @@ var divergentEvent = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s
 
 // runtimeBehaviour describes what one runtime replay concluded, having
 // read the events read.
-func runtimeBehaviour(res RuntimeResult, read []eventlog.Event) Behaviour {
+func runtimeBehaviour(res rerun.RuntimeResult, read []eventlog.Event) Behaviour {
 	b := Behaviour{Times: 1}
 	var parts []string
 	if d := res.Divergence; d != nil {

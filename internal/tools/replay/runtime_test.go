@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
@@ -15,12 +16,12 @@ import (
 // fakeRuntime answers every replay with result and keeps what it was asked;
 // Run replays invocations concurrently, as it may with a real runtime.
 type fakeRuntime struct {
-	result RuntimeResult
+	result rerun.RuntimeResult
 	mu     sync.Mutex
-	asked  []RuntimeInvocation
+	asked  []rerun.RuntimeInvocation
 }
 
-func (f *fakeRuntime) Replay(_ context.Context, inv RuntimeInvocation) (RuntimeResult, error) {
+func (f *fakeRuntime) Replay(_ context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, inv)
@@ -73,31 +74,31 @@ func devkitRun(failing bool) Input {
 // the record does not hold, a record the replay went past or stopped
 // short of.
 func TestRuntimeReplay(t *testing.T) {
-	same := []RuntimeCall{{Op: "create", At: 0, EventType: "run_started"}, {Op: "list"},
+	same := []rerun.RuntimeCall{{Op: "create", At: 0, EventType: "run_started"}, {Op: "list"},
 		{Op: "create", At: 2, EventType: "step_created", CorrelationID: "step_1", EventData: json.RawMessage(`{"input":{"__type":"Uint8Array","data":"AQ=="},"stepName":"step//./w//settle"}`)}}
-	failed := append(append([]RuntimeCall(nil), same...), RuntimeCall{Op: "create", At: 3, EventType: "run_failed",
+	failed := append(append([]rerun.RuntimeCall(nil), same...), rerun.RuntimeCall{Op: "create", At: 3, EventType: "run_failed",
 		EventData: json.RawMessage(`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"Workflow replay diverged 4 times after 3 recovery replays; latest divergent event was evnt_2. Last divergence: x","stack":"at replay"}}`)})
 	corrupted := "Workflow replay diverged 4 times after 3 recovery replays; latest divergent event was evnt_2. Last divergence: x"
 	for _, tt := range []struct {
 		name     string
 		failing  bool
-		result   RuntimeResult
+		result   rerun.RuntimeResult
 		verdict  string
 		run      string // the run's verdict, "" when it has no recorded divergence
 		deviates string // a substring of the deviation, "" for none
 	}{
-		{name: "does again what it recorded", result: RuntimeResult{Status: 200, Done: same}, verdict: Every},
-		{name: "another step input", result: RuntimeResult{Status: 200, Done: []RuntimeCall{same[0], same[1],
+		{name: "does again what it recorded", result: rerun.RuntimeResult{Status: 200, Done: same}, verdict: Every},
+		{name: "another step input", result: rerun.RuntimeResult{Status: 200, Done: []rerun.RuntimeCall{same[0], same[1],
 			{Op: "create", At: 2, EventType: "step_created", CorrelationID: "step_1", EventData: json.RawMessage(`{"input":{"__type":"Uint8Array","data":"Ag=="},"stepName":"step//./w//settle"}`)}}},
 			verdict: Never, deviates: "operation 4: recorded append step_created step_1"},
-		{name: "a call the record does not hold", result: RuntimeResult{Status: 500, Done: same[:2],
-			Deviation: &RuntimeDeviation{Op: 2, Recorded: "create step_created step_1", Replayed: "create wait_created wait_1"}}, verdict: Never, deviates: "replayed create wait_created wait_1"},
-		{name: "went on past its record", result: RuntimeResult{Status: 500, Done: same, Deviation: &RuntimeDeviation{Op: 3, Replayed: "list after evnt_3"}}, verdict: Cut},
-		{name: "stopped short of its record", result: RuntimeResult{Status: 200, Done: same[:2]}, verdict: Never, deviates: "stopped before its operation 4"},
+		{name: "a call the record does not hold", result: rerun.RuntimeResult{Status: 500, Done: same[:2],
+			Deviation: &rerun.RuntimeDeviation{Op: 2, Recorded: "create step_created step_1", Replayed: "create wait_created wait_1"}}, verdict: Never, deviates: "replayed create wait_created wait_1"},
+		{name: "went on past its record", result: rerun.RuntimeResult{Status: 500, Done: same, Deviation: &rerun.RuntimeDeviation{Op: 3, Replayed: "list after evnt_3"}}, verdict: Cut},
+		{name: "stopped short of its record", result: rerun.RuntimeResult{Status: 200, Done: same[:2]}, verdict: Never, deviates: "stopped before its operation 4"},
 		{name: "the recorded CORRUPTED_EVENT_LOG again", failing: true,
-			result:  RuntimeResult{Status: 200, Done: failed, Divergence: &RuntimeDivergence{Message: corrupted, Terminal: true}, Failed: &RuntimeFailure{Code: "CORRUPTED_EVENT_LOG", Message: corrupted}},
+			result:  rerun.RuntimeResult{Status: 200, Done: failed, Divergence: &rerun.RuntimeDivergence{Message: corrupted, Terminal: true}, Failed: &rerun.RuntimeFailure{Code: "CORRUPTED_EVENT_LOG", Message: corrupted}},
 			verdict: Every, run: Every},
-		{name: "no divergence this time", failing: true, result: RuntimeResult{Status: 200, Done: same}, verdict: Never, run: Never, deviates: "stopped before its operation 5"},
+		{name: "no divergence this time", failing: true, result: rerun.RuntimeResult{Status: 200, Done: same}, verdict: Never, run: Never, deviates: "stopped before its operation 5"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := devkitRun(tt.failing)
@@ -116,7 +117,7 @@ func TestRuntimeReplay(t *testing.T) {
 				asked.Ops[1].After != "evnt_2" || string(asked.Ops[2].Event) != string(in.Final[2].Package) {
 				t.Errorf("served %d ops, want %d: the run_started with its snapshot and startedAt, the list after evnt_2, the step_created with its recorded event", len(asked.Ops), want)
 			}
-			if want := map[bool]int{false: 0, true: RuntimeRecoveries}[tt.failing]; asked.Recovery != want {
+			if want := map[bool]int{false: 0, true: rerun.RuntimeRecoveries}[tt.failing]; asked.Recovery != want {
 				t.Errorf("delivered with recovery %d, want %d", asked.Recovery, want)
 			}
 			inv := rep.Invocations[0]

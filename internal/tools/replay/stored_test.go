@@ -1,9 +1,9 @@
 package replay_test
 
 import (
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/evidence"

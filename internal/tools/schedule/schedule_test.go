@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/tools/replay"
@@ -87,7 +88,7 @@ var ErrNotReproduced = errors.New("the recorded schedule does not reproduce its 
 // replay of the failing invocation.
 func Shrink(ctx context.Context, in Input, opts Options) (Result, error) {
 	started := time.Now()
-	if in.Engine == engine.EngineDevkit {
+	if builtinengines.Traits(in.Engine).Published {
 		return Result{}, &UnshrinkableError{RunID: in.RunID, Reason: "it ran on the devkit engine, and shrink executes its candidates through the model only, for now (stormctl replay re-executes the run through the published runtime)"}
 	}
 	if err := replay.Check(in.Input); err != nil {

@@ -3,7 +3,6 @@ package shrink_test
 import (
 	"errors"
 	"flag"
-	"github.com/stormctl/stormctl/internal/base/filetest"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/base/filetest"
 	"github.com/stormctl/stormctl/internal/base/texttest"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"

@@ -1,0 +1,131 @@
+// Package rerun is what a runtime takes to re-execute one recorded
+// invocation against a read-only world that serves the invocation's
+// operations, and what comes back: the seam between replay (which builds
+// the script from a stored run and reads the result) and an engine that
+// replays through a real runtime (the devkit engine's published
+// @workflow/core).
+package rerun
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Runtime re-executes one recorded invocation through a real runtime
+// (the devkit engine's published @workflow/core) against a read-only world
+// that serves the invocation's operations: the replay of a run the model
+// did not run.
+type Runtime interface {
+	Replay(ctx context.Context, inv RuntimeInvocation) (RuntimeResult, error)
+}
+
+// RuntimeInvocation is one recorded invocation as a runtime's replay
+// world serves it.
+type RuntimeInvocation struct {
+	RunID string `json:"runId"`
+	// Ops are its recorded operations, in order: a create's answer that
+	// carried the log (a snapshot) is part of its create.
+	Ops []RuntimeOp `json:"ops"`
+	// Created is the run's run_created as the package listed it: the run
+	// entity a run_started answers is built from it.
+	Created json.RawMessage `json:"-"`
+	// Clock is the runtime's clock at the start: its first operation's.
+	Clock time.Time `json:"-"`
+	// Recovery is the count of the replay divergences the delivery
+	// carries (0: a plain delivery).
+	Recovery int `json:"-"`
+	// Scratch takes the calls past Ops into a scratch log (creates
+	// answered with no event, lists with an empty page) instead of
+	// leaving the record there: a prefix replay, which has no record of
+	// what its invocation wrote.
+	Scratch bool `json:"-"`
+}
+
+// RuntimeOp is one recorded operation of an invocation, with what the
+// store answered: a list's page, or a create's event (the id the store
+// minted), run entity and snapshot, or the store's error.
+type RuntimeOp struct {
+	Kind string `json:"kind"` // "list" or "create"
+	// After is a list's cursor: the id of the event it reads after.
+	After   string            `json:"after,omitempty"`
+	Events  []json.RawMessage `json:"events,omitempty"`
+	HasMore bool              `json:"hasMore,omitempty"`
+	// EventType and CorrelationID name a create; Event is the event the
+	// store answered (nil when it wrote none), StartedAt the run's
+	// startedAt a run_started answered and Snapshot the log it carried.
+	EventType     string           `json:"eventType,omitempty"`
+	CorrelationID string           `json:"correlationId,omitempty"`
+	Event         json.RawMessage  `json:"event,omitempty"`
+	StartedAt     *float64         `json:"startedAt,omitempty"`
+	Snapshot      *RuntimeSnapshot `json:"snapshot,omitempty"`
+	// End is when the operation returned (ms since the epoch): the
+	// runtime's clock once it is served.
+	End   float64       `json:"end"`
+	Error *RuntimeError `json:"error,omitempty"`
+}
+
+// RuntimeSnapshot is the log a create's answer carried.
+type RuntimeSnapshot struct {
+	Events  []json.RawMessage `json:"events"`
+	HasMore bool              `json:"hasMore,omitempty"`
+}
+
+// RuntimeError is a store's error as the package threw it: the runtime
+// tells them apart by name.
+type RuntimeError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// RuntimeResult is what one replay through a runtime did.
+type RuntimeResult struct {
+	// Status is the flow handler's HTTP status, Body its error text.
+	Status int    `json:"status"`
+	Body   string `json:"body,omitempty"`
+	// Done are the calls served, in order; Deviation the first that was
+	// not the record's next (Op indexes RuntimeInvocation.Ops).
+	Done      []RuntimeCall     `json:"done"`
+	Deviation *RuntimeDeviation `json:"deviation"`
+	// Divergence is the replay divergence the runtime reported: by queueing
+	// a recovery replay, or (Terminal) by failing the run with
+	// CORRUPTED_EVENT_LOG; Failed the run_failed it wrote, if any.
+	Divergence *RuntimeDivergence `json:"divergence"`
+	Failed     *RuntimeFailure    `json:"failed"`
+}
+
+// RuntimeCall is one call the replay world served.
+type RuntimeCall struct {
+	Op string `json:"op"` // "list" or "create"
+	// At is the create's index in RuntimeInvocation.Ops.
+	At            int             `json:"at"`
+	EventType     string          `json:"eventType,omitempty"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	EventData     json.RawMessage `json:"eventData,omitempty"`
+}
+
+// RuntimeDeviation is where a runtime's replay left its record.
+type RuntimeDeviation struct {
+	Op       int    `json:"op"`
+	Recorded string `json:"recorded"`
+	Replayed string `json:"replayed"`
+}
+
+// RuntimeDivergence is a replay divergence the runtime reported.
+type RuntimeDivergence struct {
+	Message  string `json:"message"`
+	EventID  string `json:"eventId"`
+	Terminal bool   `json:"terminal"`
+}
+
+// RuntimeFailure is a run_failed the replay wrote.
+type RuntimeFailure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RuntimeRecoveries is the published runtime's recovery budget (core's
+// REPLAY_DIVERGENCE_MAX_RETRIES, 3 in 4.8.9 and the 5.0 betas): an
+// invocation that wrote the run's CORRUPTED_EVENT_LOG was the delivery
+// carrying that many divergences.
+const RuntimeRecoveries = 3
