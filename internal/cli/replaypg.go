@@ -8,11 +8,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/stormctl/stormctl/internal/base/redact"
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/prodlog/locallog"
 	"github.com/stormctl/stormctl/internal/prodlog/pglog"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -21,14 +21,6 @@ import (
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
-
-// storedLog is a production log as read from its store: the run's
-// workflow, its events, where they were read and which devkit world's
-// package wrote them.
-type storedLog struct {
-	runID, workflow, source, world string
-	events                         []eventlog.Event
-}
 
 // runReplayLog replays every prefix of a run's log as a world-postgres
 // database or a world-local data directory stores it, through the model
@@ -56,15 +48,15 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 	eng := opts.Engine
 	if eng == "" {
 		eng = opts.Engines.Model()
-		if _, ok := runtimeWorkflow(l.workflow); ok {
+		if _, ok := runtimeWorkflow(l.Workflow); ok {
 			eng = opts.Engines.Published() // the published runtime's own run: only it draws its ids
 		}
 	}
-	in := replay.StoredLog{RunID: l.runID, Source: l.source, Workflow: l.workflow, Events: l.events}
+	in := replay.StoredLog{Log: l}
 	if opts.Engines.Traits(eng).Published {
-		w, ok := runtimeWorkflow(l.workflow)
+		w, ok := runtimeWorkflow(l.Workflow)
 		if !ok {
-			return usage("run %s is of workflow %q, which is no workflow the published runtime can load here (stormctl's scenarios compiled for the devkit engine are named workflow//./workflows/<scenario>//<name>): replay it with --engine model", l.runID, l.workflow)
+			return usage("run %s is of workflow %q, which is no workflow the published runtime can load here (stormctl's scenarios compiled for the devkit engine are named workflow//./workflows/<scenario>//<name>): replay it with --engine model", l.RunID, l.Workflow)
 		}
 		in.Scenario = w.Scenario
 		if err := replay.RuntimeServable(in); err != nil {
@@ -77,7 +69,7 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 		defer rt.Close()
 		in.Runtime = rt
 	} else {
-		sc, err := scenarioOf(l.runID, l.workflow)
+		sc, err := scenarioOf(l.RunID, l.Workflow)
 		if err != nil {
 			return &UsageError{Err: err}
 		}
@@ -104,27 +96,27 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 }
 
 // readStoredLog reads run opts.RunID's log from --pg-url or --local-dir.
-func readStoredLog(ctx context.Context, opts *ReplayOptions) (storedLog, error) {
+func readStoredLog(ctx context.Context, opts *ReplayOptions) (prodlog.Log, error) {
 	if opts.LocalDir != "" {
 		log, err := locallog.Read(opts.LocalDir, opts.RunID)
 		if err != nil {
-			return storedLog{}, &UsageError{Err: err}
+			return prodlog.Log{}, &UsageError{Err: err}
 		}
-		return storedLog{runID: log.RunID, workflow: log.Workflow, source: opts.LocalDir, world: devkitworld.LocalName, events: log.Events}, nil
+		return log, nil
 	}
 	if err := postgres.ValidURL("--pg-url", opts.PGURL); err != nil {
-		return storedLog{}, &UsageError{Err: err}
+		return prodlog.Log{}, &UsageError{Err: err}
 	}
 	log, err := pglog.Read(ctx, pglog.Options{URL: opts.PGURL, Schema: opts.Schema, RunID: opts.RunID})
 	switch {
 	case errors.Is(err, context.Canceled):
-		return storedLog{}, ErrInterrupted
+		return prodlog.Log{}, ErrInterrupted
 	case errors.Is(err, eventlog.ErrUnavailable):
-		return storedLog{}, &InfraError{Err: fmt.Errorf("%w (check --pg-url: host, port, user, password and database)", err)}
+		return prodlog.Log{}, &InfraError{Err: fmt.Errorf("%w (check --pg-url: host, port, user, password and database)", err)}
 	case err != nil:
-		return storedLog{}, &UsageError{Err: err}
+		return prodlog.Log{}, &UsageError{Err: err}
 	}
-	return storedLog{runID: log.RunID, workflow: log.Workflow, source: redact.Server(opts.PGURL), world: devkitworld.PostgresName, events: log.Events}, nil
+	return log, nil
 }
 
 // runtimeWorkflow is the stormctl scenario workflow, compiled for the
@@ -148,16 +140,16 @@ func isSlotID(id string) bool {
 // the stable channel's packages for its world, or the betas' on a
 // world-local directory whose events have slot ids (5.0's spec 7),
 // installing them the first time.
-func openLogRuntime(ctx context.Context, io *IOStreams, l storedLog, scenario string) (*devkitengine.Replayer, error) {
+func openLogRuntime(ctx context.Context, io *IOStreams, l prodlog.Log, scenario string) (*devkitengine.Replayer, error) {
 	rt := stormdir.Runtime{Engine: devkitengine.Name, Channel: string(devkitengine.Stable), Source: "published"}
-	if l.world == devkitworld.LocalName && len(l.events) > 0 && isSlotID(l.events[0].ID) {
+	if l.World == devkitworld.LocalName && len(l.Events) > 0 && isSlotID(l.Events[0].ID) {
 		rt.Channel = string(devkitengine.Beta)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return nil, fmt.Errorf("replay: no cache directory for the devkit engine's packages: %w", err)
 	}
-	r, err := devkitengine.ReplayerFor(ctx, cache, rt, l.world, scenario, io.ErrOut)
+	r, err := devkitengine.ReplayerFor(ctx, cache, rt, l.World, scenario, io.ErrOut)
 	if errors.Is(err, devkitengine.ErrNotPinned) {
 		return nil, &UsageError{Err: err}
 	}

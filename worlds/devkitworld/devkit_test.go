@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"go.uber.org/goleak"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
@@ -59,16 +59,14 @@ func open(t *testing.T, k devkitworld.Kind) *devkitworld.World {
 // openWith is open with the suite's options.
 func openWith(t *testing.T, k devkitworld.Kind, opts worlds.Options) *devkitworld.World {
 	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: the devkit worlds need %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	hostOnce.Do(func() { host = devkitworld.NewHost(devkitworld.Config{Logger: slog.New(slog.DiscardHandler)}) })
 	w, err := devkitworld.Open(t.Context(), host, k, opts)
 	switch {
-	case errors.Is(err, postgres.ErrNoPostgres), errors.Is(err, devkitworld.ErrNoNode):
+	case errors.Is(err, postgres.ErrNoPostgres):
 		t.Skipf("skipping: %v", err)
+	case errors.Is(err, devkitworld.ErrNoNode):
+		nodetest.Skip(t, "%v", err)
 	case err != nil:
 		t.Fatalf("open devkit-%s: %v", k, err)
 	}

@@ -10,9 +10,12 @@ import (
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
-// pkgEvent is an event as the packages take and give it (@workflow/world's
-// CreateEventSchema and EventSchema).
-type pkgEvent struct {
+// PackageEvent is an event as the World packages take and give it
+// (@workflow/world's CreateEventSchema and EventSchema): the one wire shape
+// of a package's event, which this package maps stormctl's events onto
+// (toPackage, fromPackage: the model's payloads in an envelope) and the
+// devkit engine maps the published runtime's own events from.
+type PackageEvent struct {
 	EventType     string          `json:"eventType"`
 	CorrelationID string          `json:"correlationId,omitempty"`
 	EventData     json.RawMessage `json:"eventData,omitempty"`
@@ -87,8 +90,8 @@ func unscopeToken(runID, token string) string {
 
 // toPackage maps a draft of a run of workflow onto the package's event, or refuses a draft the
 // package cannot hold with an *eventlog.RefusedError.
-func toPackage(runID, workflow string, d eventlog.Draft) (pkgEvent, error) {
-	pe := pkgEvent{EventType: string(d.Type), CorrelationID: d.CorrelationID}
+func toPackage(runID, workflow string, d eventlog.Draft) (PackageEvent, error) {
+	pe := PackageEvent{EventType: string(d.Type), CorrelationID: d.CorrelationID}
 	refuse := func(why string) error {
 		return &eventlog.RefusedError{RunID: runID, Type: d.Type, Reason: "unrepresentable", Message: why}
 	}
@@ -169,11 +172,11 @@ func resumeAt(payload json.RawMessage) (string, bool, error) {
 // runID, as the devkit worlds read what the package's events.list gives
 // them: a payload stormctl wrote comes back as it was written.
 func EventOf(runID, id, typ, corr string, data json.RawMessage) (eventlog.Event, error) {
-	return fromPackage(runID, pkgEvent{EventID: id, EventType: typ, CorrelationID: corr, EventData: data, RunID: runID})
+	return fromPackage(runID, PackageEvent{EventID: id, EventType: typ, CorrelationID: corr, EventData: data, RunID: runID})
 }
 
 // fromPackage maps a package event back onto stormctl's, under its run id.
-func fromPackage(runID string, pe pkgEvent) (eventlog.Event, error) {
+func fromPackage(runID string, pe PackageEvent) (eventlog.Event, error) {
 	e := eventlog.Event{RunID: runID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID}
 	if at, err := eventlog.MintTime(pe.EventID); err == nil {
 		e.MintedAt = at

@@ -17,9 +17,9 @@ const testRun = "wrun_01M8XMFQZN0MPGRVV6SR7AN1ZA"
 // stored is what the package gives back for pe: the fields it keeps, as
 // @workflow/world's EventSchema reads them (a wait keeps only resumeAt),
 // with an id it minted.
-func stored(t *testing.T, pe pkgEvent, minted time.Time) pkgEvent {
+func stored(t *testing.T, pe PackageEvent, minted time.Time) PackageEvent {
 	t.Helper()
-	out := pkgEvent{EventType: pe.EventType, CorrelationID: pe.CorrelationID, RunID: testRun,
+	out := PackageEvent{EventType: pe.EventType, CorrelationID: pe.CorrelationID, RunID: testRun,
 		EventID: "evnt_" + ulid.MustNew(ulid.Timestamp(minted), ulid.DefaultEntropy()).String(), CreatedAt: minted}
 	var data map[string]json.RawMessage
 	if len(pe.EventData) > 0 {
@@ -148,7 +148,7 @@ func TestUnrepresentable(t *testing.T) {
 // TestHookConflictEvent: the package's hook_conflict comes back with the
 // token unscoped.
 func TestHookConflictEvent(t *testing.T) {
-	pe := pkgEvent{EventType: "hook_conflict", CorrelationID: "hook_2", RunID: testRun,
+	pe := PackageEvent{EventType: "hook_conflict", CorrelationID: "hook_2", RunID: testRun,
 		EventID:   "wevt_01M8XMFXHNDH8J2K8VFNDYBHZW",
 		EventData: json.RawMessage(`{"token":"` + testRun + `:tok","conflictingRunId":"` + testRun + `"}`)}
 	e, err := fromPackage(testRun, pe)

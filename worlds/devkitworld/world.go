@@ -300,7 +300,7 @@ func (w *World) create(ctx context.Context, runID string, d eventlog.Draft) (eve
 		return eventlog.Event{}, err
 	}
 	var out struct {
-		Event  pkgEvent      `json:"event"`
+		Event  PackageEvent  `json:"event"`
 		Window *windowAnswer `json:"window"`
 	}
 	var delay int64
@@ -375,8 +375,8 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 
 func (w *World) page(ctx context.Context, runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
 	var out struct {
-		Events  []pkgEvent `json:"events"`
-		HasMore bool       `json:"hasMore"`
+		Events  []PackageEvent `json:"events"`
+		HasMore bool           `json:"hasMore"`
 	}
 	args := map[string]any{"handle": w.handle, "runId": runID, "after": after.ID, "limit": limit}
 	if err := w.proc.Call(ctx, "list", args, &out); err != nil {

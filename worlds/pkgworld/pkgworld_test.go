@@ -5,13 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
@@ -55,11 +55,7 @@ func TestParseEnv(t *testing.T) {
 // open installs ref (first use: npm) and returns its world's entry.
 func open(t *testing.T, ref string, env ...string) (*pkgworld.World, worlds.Entry) {
 	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: package worlds need %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	r, err := pkgworld.Parse(ref)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +66,7 @@ func open(t *testing.T, ref string, env ...string) (*pkgworld.World, worlds.Entr
 	}
 	in, err := pkgworld.Install(t.Context(), cache, r, nil)
 	if errors.Is(err, worlds.ErrPrerequisite) {
-		t.Skipf("skipping: %v", err)
+		nodetest.Skip(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +110,7 @@ func TestStarter(t *testing.T) {
 
 // TestNotFound: a package the registry does not have is ErrNotFound.
 func TestNotFound(t *testing.T) {
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("no npm")
-	}
+	nodetest.Need(t, "npm")
 	r, _ := pkgworld.Parse("package:@workflow-worlds/no-such-world-stormctl@0.0.1")
 	_, err := pkgworld.Install(t.Context(), t.TempDir(), r, nil)
 	if !errors.Is(err, pkgworld.ErrNotFound) {

@@ -638,7 +638,7 @@ func (e *Engine) read(ctx context.Context, h *hostProc, runID, token, actor stri
 	}
 	evs := make([]eventlog.Event, 0, len(out.Events))
 	for _, raw := range out.Events {
-		var pe pkgEvent
+		var pe devkitworld.PackageEvent
 		if err := json.Unmarshal(raw, &pe); err != nil {
 			return nil, fmt.Errorf("devkit engine: an event of run %s the package listed: %w", runID, err)
 		}

@@ -17,16 +17,6 @@ import (
 	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 )
 
-// pkgEvent is an event as the runtime's world package writes and lists it.
-type pkgEvent struct {
-	EventID       string          `json:"eventId"`
-	RunID         string          `json:"runId"`
-	EventType     string          `json:"eventType"`
-	CorrelationID string          `json:"correlationId,omitempty"`
-	EventData     json.RawMessage `json:"eventData,omitempty"`
-	CreatedAt     time.Time       `json:"createdAt,omitzero"`
-}
-
 // toEvent maps a package event onto stormctl's, for the run whose hook
 // tokens carry prefix token. The id is the package's; so is the mint
 // time, read off the id where it holds one (a ULID), else the package's
@@ -35,7 +25,7 @@ type pkgEvent struct {
 // run_created's input, a run_completed's {"output"}, a run_failed's
 // {"code","message"} (the runtime's errorCode and error message); other
 // types keep the package's eventData.
-func toEvent(pe pkgEvent, token string) eventlog.Event {
+func toEvent(pe devkitworld.PackageEvent, token string) eventlog.Event {
 	e := eventlog.Event{RunID: pe.RunID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID, MintedAt: pe.CreatedAt}
 	if pos, ok := slotOf(pe.EventID); ok {
 		e.Seq = pos // a slot id: its time is the package's createdAt
@@ -170,8 +160,8 @@ type listArgs struct {
 
 // listResult is a page as the package answered it.
 type listResult struct {
-	Events []pkgEvent `json:"events"`
-	Data   []pkgEvent `json:"data"`
+	Events []devkitworld.PackageEvent `json:"events"`
+	Data   []devkitworld.PackageEvent `json:"data"`
 	// IDs are the events' ids, in order, as the host sends a read's
 	// result (docs/host-protocol.md): a read's summary needs no more.
 	IDs     []string `json:"ids"`
@@ -203,7 +193,7 @@ func toOp(n notice, token string) (history.Op, error) {
 		}
 		w := history.OpEvent{Type: eventlog.Type(a.EventType), CorrelationID: a.CorrelationID}
 		if n.Error == nil && len(n.Result) > 0 && string(n.Result) != "null" {
-			var pe pkgEvent
+			var pe devkitworld.PackageEvent
 			if jerr := json.Unmarshal(n.Result, &pe); jerr != nil {
 				return op, fmt.Errorf("devkit engine: unreadable create result: %w", jerr)
 			}
@@ -217,7 +207,7 @@ func toOp(n notice, token string) (history.Op, error) {
 		}
 	case "createBatch":
 		op.Kind = history.OpAppend
-		var evs []pkgEvent
+		var evs []devkitworld.PackageEvent
 		if n.Error == nil && len(n.Result) > 0 {
 			if jerr := json.Unmarshal(n.Result, &evs); jerr != nil {
 				return op, fmt.Errorf("devkit engine: unreadable createBatch result: %w", jerr)
@@ -313,7 +303,7 @@ func implicitOps(n notice, token string) ([]history.Op, error) {
 	var ops []history.Op
 	var errs []error
 	for k, raw := range n.Implicit {
-		var pe pkgEvent
+		var pe devkitworld.PackageEvent
 		if err := json.Unmarshal(raw, &pe); err != nil || pe.EventID == "" {
 			errs = append(errs, fmt.Errorf("devkit engine: implicit write %d of %s's events.%s (%s) has no readable event: %.200s",
 				k+1, n.Actor, n.Op, n.RunID, raw))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 )
 
@@ -21,32 +22,32 @@ func TestToEvent(t *testing.T) {
 	created := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name    string
-		in      pkgEvent
+		in      devkitworld.PackageEvent
 		wantSeq int64
 		payload string
 		token   string
 		minted  time.Time
 	}{
 		{name: "run_created carries the input",
-			in:      pkgEvent{EventID: "evnt_01KBN3ZP000000000000000000", EventType: "run_created", EventData: json.RawMessage(`{"input":{"n":3},"workflowName":"w"}`), CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_01KBN3ZP000000000000000000", EventType: "run_created", EventData: json.RawMessage(`{"input":{"n":3},"workflowName":"w"}`), CreatedAt: created},
 			payload: `{"n":3}`, minted: time.UnixMilli(1764849000448).UTC()},
 		{name: "run_completed wraps the output",
-			in:      pkgEvent{EventID: "evnt_x", EventType: "run_completed", EventData: json.RawMessage(`{"output":[1,2]}`), CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_x", EventType: "run_completed", EventData: json.RawMessage(`{"output":[1,2]}`), CreatedAt: created},
 			payload: `{"output":[1,2]}`, minted: created},
 		{name: "a 5.0 slot id is a position",
-			in:      pkgEvent{EventID: "evnt_00000000000000000000000007", EventType: "step_started", CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_00000000000000000000000007", EventType: "step_started", CreatedAt: created},
 			wantSeq: 7, payload: ``, minted: created},
 		{name: "run_completed without output",
-			in:      pkgEvent{EventID: "evnt_x", EventType: "run_completed", CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_x", EventType: "run_completed", CreatedAt: created},
 			payload: `{"output":null}`, minted: created},
 		{name: "run_failed takes the runtime's code and message",
-			in:      pkgEvent{EventID: "evnt_12", EventType: "run_failed", EventData: json.RawMessage(`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"Unconsumed event in event log: eventId=evnt_9","stack":"..."}}`), CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_12", EventType: "run_failed", EventData: json.RawMessage(`{"errorCode":"CORRUPTED_EVENT_LOG","error":{"message":"Unconsumed event in event log: eventId=evnt_9","stack":"..."}}`), CreatedAt: created},
 			wantSeq: 12, payload: `{"code":"CORRUPTED_EVENT_LOG","message":"Unconsumed event in event log: eventId=evnt_9"}`, minted: created},
 		{name: "run_failed with a string error",
-			in:      pkgEvent{EventID: "evnt_x", EventType: "run_failed", EventData: json.RawMessage(`{"error":"boom"}`), CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_x", EventType: "run_failed", EventData: json.RawMessage(`{"error":"boom"}`), CreatedAt: created},
 			payload: `{"code":"","message":"boom"}`, minted: created},
 		{name: "hook_created's token is the scenario's",
-			in:      pkgEvent{EventID: "evnt_x", EventType: "hook_created", CorrelationID: "hook_1", EventData: json.RawMessage(`{"token":"wrun_A:r0-b1"}`), CreatedAt: created},
+			in:      devkitworld.PackageEvent{EventID: "evnt_x", EventType: "hook_created", CorrelationID: "hook_1", EventData: json.RawMessage(`{"token":"wrun_A:r0-b1"}`), CreatedAt: created},
 			payload: `{"token":"wrun_A:r0-b1"}`, token: "r0-b1", minted: created},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
 
 // recorder keeps what the engine records, in order.
@@ -152,7 +153,7 @@ func TestImplicitWritesInForensics(t *testing.T) {
 		if err := json.Unmarshal(line, &n); err != nil {
 			t.Fatal(err)
 		}
-		var pe pkgEvent
+		var pe devkitworld.PackageEvent
 		if err := json.Unmarshal(n.Result, &pe); err != nil {
 			t.Fatal(err)
 		}

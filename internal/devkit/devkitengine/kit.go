@@ -2,7 +2,6 @@ package devkitengine
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,14 +13,10 @@ import (
 	"strings"
 
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/devkit/node"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/devkitworld/sidecar"
 )
-
-// assets are the host, the builder script and each channel's manifests.
-//
-//go:embed node
-var assets embed.FS
 
 // Channel is a line of the published packages the engine runs.
 type Channel string
@@ -68,15 +63,16 @@ func CheckPair(ch Channel, k devkitworld.Kind) error {
 	return nil
 }
 
-// manifestDir is the directory under node/ of the manifests of channel ch
-// for a world of kind k: stable's packages agree across the three worlds;
-// the betas of world-local and world-postgres pin different cores (and
-// world-vercel's have none: CheckPair).
+// manifestDir is the manifest directory of package node (node.Stable,
+// node.BetaLocal, node.BetaPostgres) of channel ch for a world of kind k:
+// stable's packages agree across the three worlds; the betas of
+// world-local and world-postgres pin different cores (and world-vercel's
+// have none: CheckPair).
 func manifestDir(ch Channel, k devkitworld.Kind) string {
 	if ch == Stable {
-		return "node/stable"
+		return node.Stable
 	}
-	return "node/beta-" + string(k)
+	return "beta-" + string(k)
 }
 
 // Kit is what a cell's runtime runs: the installed packages, the host
@@ -102,14 +98,9 @@ func Prepare(ctx context.Context, cacheDir string, ch Channel, k devkitworld.Kin
 	if err := CheckPair(ch, k); err != nil {
 		return Kit{}, err
 	}
-	mdir := manifestDir(ch, k)
-	pkg, err := assets.ReadFile(mdir + "/package.json")
+	pkg, lock, err := node.Manifests(manifestDir(ch, k))
 	if err != nil {
 		return Kit{}, fmt.Errorf("devkit engine: channel %s has no packages for world-%s: %w", ch, k, err)
-	}
-	lock, err := assets.ReadFile(mdir + "/package-lock.json")
-	if err != nil {
-		return Kit{}, fmt.Errorf("devkit engine: channel %s: %w", ch, err)
 	}
 	world := "world-" + string(k)
 	if k == devkitworld.ThirdParty { // a package world: the kit's world-local gives the queue where the package's cannot
@@ -123,14 +114,11 @@ func Prepare(ctx context.Context, cacheDir string, ch Channel, k devkitworld.Kin
 	return kit.finish(ctx, progress)
 }
 
-// finish writes the host beside the kit's packages and compiles the
-// scenarios with its builder.
+// finish writes the host (with the modules it imports) beside the kit's
+// packages and compiles the scenarios with its builder.
 func (k Kit) finish(ctx context.Context, progress io.Writer) (Kit, error) {
-	host, err := assets.ReadFile("node/host.mjs")
-	if err != nil {
-		return Kit{}, fmt.Errorf("devkit engine: %w", err)
-	}
-	if k.Host, err = sidecar.WriteScript(k.Dir, "host.mjs", host); err != nil {
+	var err error
+	if k.Host, err = node.Host.Write(k.Dir); err != nil {
 		return Kit{}, err
 	}
 	if k.Workflows, k.Steps, err = compile(ctx, k.Dir, progress); err != nil {
@@ -149,14 +137,15 @@ type bundles struct {
 const builtMarker = "bundles.json"
 
 // compile compiles the scenarios with the builder installed in dir, into
-// dir/builds/<digest of the sources and the build script>, the first time.
-// The build sits under dir so that the bundles resolve the kit's packages.
+// dir/builds/<digest of the sources and the build script with the modules
+// it imports>, the first time. The build sits under dir so that the
+// bundles resolve the kit's packages.
 func compile(ctx context.Context, dir string, progress io.Writer) (workflows, steps string, err error) {
-	script, err := assets.ReadFile("node/build.mjs")
+	script, err := node.Build.Digest()
 	if err != nil {
 		return "", "", fmt.Errorf("devkit engine: %w", err)
 	}
-	parts := [][]byte{script}
+	parts := [][]byte{[]byte(script)}
 	err = fs.WalkDir(devkitscen.Sources(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -172,7 +161,7 @@ func compile(ctx context.Context, dir string, progress io.Writer) (workflows, st
 	if b, err := os.ReadFile(filepath.Join(build, builtMarker)); err == nil {
 		return readBundles(build, b)
 	}
-	builder, err := sidecar.WriteScript(dir, "build.mjs", script)
+	builder, err := node.Build.Write(dir)
 	if err != nil {
 		return "", "", err
 	}

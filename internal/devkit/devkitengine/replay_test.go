@@ -10,6 +10,7 @@ import (
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/evidence"
@@ -81,8 +82,8 @@ func TestReplayThroughRuntime(t *testing.T) {
 		}
 		// Its final log, as a production store holds it, replays prefix by
 		// prefix through the same runtime: a divergence there is core's.
-		prefixes, err := replay.Prefixes(t.Context(), replay.StoredLog{RunID: rec.RunID, Source: "test", Scenario: rec.CellKey.Scenario,
-			Events: sr.Final, Runtime: rt}, replay.PrefixOptions{})
+		prefixes, err := replay.Prefixes(t.Context(), replay.StoredLog{Log: prodlog.Log{RunID: rec.RunID, Source: "test", Events: sr.Final}, Scenario: rec.CellKey.Scenario,
+			Runtime: rt}, replay.PrefixOptions{})
 		rt.Close()
 		if err != nil {
 			t.Fatalf("replay the prefixes of %s: %v", rec.RunID, err)

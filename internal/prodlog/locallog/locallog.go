@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
 
@@ -28,23 +29,9 @@ var ErrNoDir = errors.New("not a world-local data directory")
 // ErrNoRun is returned for a run with neither a run file nor an event.
 var ErrNoRun = errors.New("no such run")
 
-// Log is one run's log as the directory holds it.
-type Log struct {
-	RunID string
-	// Workflow and Status are the run file's workflowName and status (""
-	// when the run has no file).
-	Workflow string
-	Status   string
-	// Events are the run's events in the package's list order, mapped
-	// onto what stormctl wrote (a run of another writer's workflow keeps
-	// the package's eventData), each with the package's own copy
-	// (Package).
-	Events []eventlog.Event
-}
-
 // Read reads run runID's log from the world-local data directory dir.
-func Read(dir, runID string) (Log, error) {
-	log := Log{RunID: runID}
+func Read(dir, runID string) (prodlog.Log, error) {
+	log := prodlog.Log{RunID: runID, Source: dir, World: devkitworld.LocalName}
 	if strings.ContainsAny(runID, `/\`) || runID == "" || strings.HasPrefix(runID, ".") {
 		return log, fmt.Errorf("run %q: not a run id", runID)
 	}
@@ -82,7 +69,7 @@ func Read(dir, runID string) (Log, error) {
 }
 
 // readRun reads the run's file, untagged or tagged, into log.
-func readRun(dir, runID string, log *Log) (bool, error) {
+func readRun(dir, runID string, log *prodlog.Log) (bool, error) {
 	matches, err := filepath.Glob(filepath.Join(dir, "runs", runID+"*.json"))
 	if err != nil {
 		return false, err

@@ -9,8 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stormctl/stormctl/internal/base/redact"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
 
@@ -29,29 +31,14 @@ var ErrNoTable = errors.New("no world-postgres table")
 // event.
 var ErrNoRun = errors.New("no such run")
 
-// Log is one run's log as stored.
-type Log struct {
-	RunID string
-	// Workflow is the run's workflow_runs.name ("" when the run has no
-	// row), Status its status there.
-	Workflow string
-	Status   string
-	// Events are the run's events in the package's list order, mapped
-	// onto what stormctl wrote; a run of another writer's workflow keeps
-	// the package's eventData as each event's payload.
-	Events []eventlog.Event
-	// CreatedAt holds each event's created_at column (by index).
-	CreatedAt []time.Time
-}
-
 // Read reads run o.RunID's log. A server that does not answer wraps
 // eventlog.ErrUnavailable; missing tables are ErrNoTable, a run not there
 // ErrNoRun; a row that does not decode is an error naming its event.
-func Read(ctx context.Context, o Options) (Log, error) {
+func Read(ctx context.Context, o Options) (prodlog.Log, error) {
 	if o.Schema == "" {
 		o.Schema = "workflow"
 	}
-	log := Log{RunID: o.RunID}
+	log := prodlog.Log{RunID: o.RunID, Source: redact.Server(o.URL), World: devkitworld.PostgresName}
 	conn, err := pgconnect.Connect(ctx, o.URL)
 	if err != nil {
 		return log, err

@@ -135,8 +135,8 @@ func TestFirstDivergingPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := replay.Prefixes(t.Context(), replay.StoredLog{RunID: run, Workflow: log.Workflow, Scenario: sc.Name,
-			Condition: cond.Name, Knobs: cond.Knobs, Program: sc.Program, Events: log.Events}, replay.PrefixOptions{})
+		rep, err := replay.Prefixes(t.Context(), replay.StoredLog{Log: log, Scenario: sc.Name,
+			Condition: cond.Name, Knobs: cond.Knobs, Program: sc.Program}, replay.PrefixOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,26 +15,24 @@ import (
 	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 )
 
 // StoredLog is a run's log as a store holds it (a production database),
 // to replay prefix by prefix: no history of what each invocation read was
 // recorded, only the log, in the order the store lists it.
 type StoredLog struct {
-	RunID string
-	// Source says where the log was read (a database, a data directory),
-	// Workflow the store's name of the run's workflow and Scenario the
-	// stormctl scenario that name maps to.
-	Source   string
-	Workflow string
+	// Log is the run's log as its store holds it (prodlog: its run id,
+	// where it was read, the store's name of its workflow, its events in
+	// the store's list order).
+	prodlog.Log
+	// Scenario is the stormctl scenario the workflow's name maps to.
 	Scenario string
 	// Condition names Knobs: the engine policy the prefixes replay under.
 	Condition string
 	Knobs     engine.Knobs
 	Program   engine.Program
-	// Events are the log in the store's list order.
-	Events []eventlog.Event
-	// rerun.Runtime, when set, replays the prefixes through the published
+	// Runtime, when set, replays the prefixes through the published
 	// runtime (the devkit engine: the events' Package is what it is
 	// served) instead of the model (Condition, Knobs, Program unused).
 	Runtime rerun.Runtime

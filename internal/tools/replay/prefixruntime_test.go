@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 )
 
 // storedValue is devalue text as the runtime stores a value: "devl" and the
@@ -62,11 +63,11 @@ func TestPrefixesReadTheRecordedFailure(t *testing.T) {
 				}
 				return json.RawMessage(s + "}")
 			}
-			l := StoredLog{RunID: "wrun_dk", Source: "test", Scenario: "step-storm", Events: []eventlog.Event{
+			l := StoredLog{Scenario: "step-storm", Log: prodlog.Log{RunID: "wrun_dk", Source: "test", Events: []eventlog.Event{
 				{RunID: "wrun_dk", ID: "evnt_1", Type: eventlog.RunCreated, Package: pkg("evnt_1", "run_created", `{"input":{"__type":"Uint8Array","data":"AA=="}}`)},
 				{RunID: "wrun_dk", ID: "evnt_2", Type: runStarted, Package: pkg("evnt_2", "run_started", "")},
 				{RunID: "wrun_dk", ID: "evnt_3", Type: eventlog.RunFailed, Package: pkg("evnt_3", "run_failed", tt.eventData)},
-			}}
+			}}}
 			l.Runtime = &fakeRuntime{result: rerun.RuntimeResult{Status: 200, Divergence: &rerun.RuntimeDivergence{Message: msg, Terminal: true},
 				Failed: &rerun.RuntimeFailure{Code: "CORRUPTED_EVENT_LOG", Message: msg}}}
 			rep, err := Prefixes(t.Context(), l, PrefixOptions{})

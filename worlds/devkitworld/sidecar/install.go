@@ -3,9 +3,6 @@ package sidecar
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stormctl/stormctl/internal/devkit/node"
 	"github.com/stormctl/stormctl/worlds"
 )
-
-//go:embed node/sidecar.mjs node/package.json node/package-lock.json
-var assets embed.FS
 
 // ErrNoNode is returned when node or npm cannot be run: the devkit worlds
 // need both (Node 20 or newer).
@@ -215,13 +210,11 @@ func install(ctx context.Context, dir string, pkg, lock []byte, what string, pro
 	return nil
 }
 
-// writeScript writes the embedded script into dir (WriteScript).
+// writeScript writes the sidecar's script, with the modules it imports,
+// into a directory of their own under dir (node.Script.Write) and returns
+// the script's path.
 func writeScript(dir string) (string, error) {
-	b, err := assets.ReadFile("node/sidecar.mjs")
-	if err != nil {
-		return "", fmt.Errorf("devkit: sidecar script: %w", err)
-	}
-	return WriteScript(dir, "sidecar.mjs", b)
+	return node.Sidecar.Write(dir)
 }
 
 // WriteScript writes script b into dir under name with its digest before
@@ -254,25 +247,13 @@ func WriteScript(dir, name string, b []byte) (string, error) {
 	return path, nil
 }
 
+// manifests are the sidecar's package.json and package-lock.json.
 func manifests() (pkg, lock []byte, err error) {
-	if pkg, err = assets.ReadFile("node/package.json"); err != nil {
-		return nil, nil, fmt.Errorf("devkit: %w", err)
-	}
-	if lock, err = assets.ReadFile("node/package-lock.json"); err != nil {
-		return nil, nil, fmt.Errorf("devkit: %w", err)
-	}
-	return pkg, lock, nil
+	return node.Manifests(node.SidecarPackages)
 }
 
-// Digest is the first 16 hex digits of the SHA-256 of parts.
-func Digest(parts ...[]byte) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write(p)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
+// Digest is the first 16 hex digits of the SHA-256 of parts (node.Digest).
+func Digest(parts ...[]byte) string { return node.Digest(parts...) }
 
 // checkNode fails with ErrNoNode unless node (minNode or newer) and npm run.
 func checkNode(ctx context.Context) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -74,12 +75,10 @@ func TestIDOf(t *testing.T) {
 // TestProcess runs the real script against a fake checkout: it answers by
 // id, reports a failing request as an *Error, and is gone after Stop.
 func TestProcess(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("skipping: the sidecar needs node: %v", err)
-	}
+	nodetest.Need(t, "node")
 	l, err := Checkout(t.Context(), fakeCheckout(t, true), t.TempDir())
 	if errors.Is(err, ErrNoNode) {
-		t.Skipf("skipping: %v", err)
+		nodetest.Skip(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -121,9 +120,7 @@ func TestProcess(t *testing.T) {
 // TestStartCommandNotices: a script's notice lines reach Command.Notice in
 // the order written, and its answers still reach their requests.
 func TestStartCommandNotices(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("skipping: the script needs node: %v", err)
-	}
+	nodetest.Need(t, "node")
 	script, err := WriteScript(t.TempDir(), "echo.mjs", []byte(`
 import fs from 'node:fs';
 import readline from 'node:readline';

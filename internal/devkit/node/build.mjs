@@ -1,3 +1,4 @@
+// @ts-check
 // stormctl's devkit build: compiles the workflow sources DIR/workflows/*.ts
 // with the Workflow DevKit's own StandaloneBuilder (@workflow/builders) into
 // a workflows bundle and a steps bundle under DIR/out, as the framework
@@ -34,7 +35,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importResolved, readManifest } from './lib/packages.mjs';
 
 const kit = process.cwd();
 const dir = path.resolve(process.argv[2] ?? '.');
@@ -61,11 +62,11 @@ if (!fs.existsSync(nm)) {
 
 const req = createRequire(path.join(kit, 'package.json'));
 let builders;
+/** @type {string | null | undefined} */
 let version = null;
 try {
-  const entry = req.resolve('@workflow/builders');
-  builders = await import(pathToFileURL(entry).href);
-  version = JSON.parse(fs.readFileSync(path.join(kit, 'node_modules', '@workflow', 'builders', 'package.json'), 'utf8')).version;
+  builders = await importResolved(req, '@workflow/builders');
+  version = readManifest(path.join(kit, 'node_modules', '@workflow', 'builders')).version;
 } catch (err) {
   fail(`cannot load @workflow/builders from ${kit}: ${err.message}`);
 }

@@ -1,58 +1,33 @@
+// @ts-check
 // stormctl's devkit sidecar: runs the Workflow DevKit's own storage packages
-// (@workflow/world-local, @workflow/world-postgres) for stormctl's engine,
-// which drives them through the packages' events.create and events.list.
+// (@workflow/world-local, @workflow/world-postgres, @workflow/world-vercel's
+// storage, or a third-party World package) for stormctl's devkit worlds,
+// which drive them through the packages' events.create and events.list.
 //
-// Protocol: JSON lines, requests on stdin and answers on file descriptor 3
-// (a pipe written asynchronously: Node writes stdout to a pipe
-// synchronously, which would stall every request behind the reader). A
-// request is
-//   {"id": N, "op": OP, ...arguments}
-// and its answer, in any order (requests run concurrently), starts with
-// its id:
-//   {"id": N, "result": ...}  or  {"id": N, "error": {"name", "message", "code", "status"}}
-// Ops:
-//   hello                                  -> {versions: {package: version}, node, specs: {kind: spec}}
-//                                             (spec: {package, version, world, specVersion}: the
-//                                             @workflow/world the kind's package resolves, and the
-//                                             SPEC_VERSION_CURRENT it exports)
-//   open   {kind: "local", dataDir}        -> {handle}
-//   open   {kind: "postgres", url}         -> {handle}  (migrates the database first)
-//   open   {kind: "vercel", url, project}  -> {handle}  (world-vercel's storage, its server url
-//                                             and project id: see openVercel)
-//   open   {kind: "package"}               -> {handle}  (a third-party World package, created
-//                                             by its factory: see openPackage)
-//   create {handle, runId, event, delayMs} -> {event, window}
-//   list   {handle, runId, after, limit}   -> {events: [event...], hasMore}
-//   cancel {target}                        -> {}  (aborts request target's open window: it fails unwritten)
-//   close  {handle}                        -> {}
-// Events go to and come from the packages as they are; "after" is an event
-// id (world-local's own cursors are kept here, per event id).
-// delayMs is the write's mint-to-commit window: it is spent after the
-// package minted the event's id and before the event becomes visible (the
-// temp file of world-local's event file is written after it, then hard-linked
-// into place; world-postgres's INSERT into workflow_events runs after it).
-// A create's window says where the window was spent, when delayMs asked for
-// one: {asked: true, spent: HOOK} with HOOK "events-file" (world-local's
-// event file) or "workflow_events-insert" (world-postgres's INSERT), or
-// spent null when neither hook found its point in the package's write (a
-// package version that writes otherwise); the Go side counts them per event
-// type. Standard output and error carry diagnostics only. The process exits
-// when stdin ends.
+//   node sidecar.mjs --local DIR --postgres DIR [--vercel DIR] [--package DIR]
 //
-// Arguments: --local DIR --postgres DIR [--vercel DIR] [--package DIR], the
-// packages' directories (each holding package.json and its built entry).
-// A third-party package reads its configuration from this process's
-// environment (stormctl --world-env).
+// Each DIR is a package's directory (holding package.json and its built
+// entry); its dependencies resolve from there. A third-party package reads
+// its configuration from this process's environment (stormctl
+// --world-env).
+//
+// The protocol (transport, ops hello, open, create, list, cancel, close,
+// the write window, errors) is in the repository's
+// docs/sidecar-protocol.md: the contract between this script and the Go
+// side (worlds/devkitworld/sidecar). A change to either side changes that
+// page too. Requests come on stdin and answers go on file descriptor 3
+// (lib/transport.mjs); standard output and error carry diagnostics only.
+// The process exits when stdin ends.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
-import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { importPackage, readManifest, resolveFrom, versionOf } from './lib/packages.mjs';
+import { answerPipe, LineWriter, serve } from './lib/transport.mjs';
 
 const dirs = parseArgs(process.argv.slice(2));
 const windows = new AsyncLocalStorage();
@@ -102,9 +77,9 @@ async function load(kind) {
   if (loaded.has(kind)) return loaded.get(kind);
   const dir = dirs[kind];
   if (!dir) throw new Error(`no package directory for ${kind}`);
-  const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
+  const pkg = readManifest(dir);
   const req = createRequire(path.join(dir, 'package.json'));
-  const mod = await import(pathToFileURL(path.join(dir, entryOf(pkg))).href);
+  const mod = await importPackage({ dir, json: pkg });
   const worldEntry = resolveFrom(dir, '@workflow/world');
   const world = await import(pathToFileURL(worldEntry).href);
   if (typeof world.CreateEventSchema?.parse !== 'function') {
@@ -124,41 +99,6 @@ async function load(kind) {
   }
   loaded.set(kind, out);
   return out;
-}
-
-// entryOf is the module a package's root export names: its exports' "."
-// (import or default condition, or a string), else its main.
-function entryOf(pkg) {
-  let e = pkg.exports;
-  if (e && typeof e === 'object' && '.' in e) e = e['.'];
-  for (let i = 0; e && typeof e === 'object' && i < 4; i++) e = e.import ?? e.default ?? e.node;
-  return typeof e === 'string' ? e : (pkg.main ?? 'index.js');
-}
-
-// resolveFrom finds module name's entry as seen from dir: the nearest
-// node_modules/name up from dir, then its root export. (createRequire's
-// resolve needs a "require" condition, which ESM-only packages lack.)
-function resolveFrom(dir, name) {
-  for (let d = dir; ; d = path.dirname(d)) {
-    const candidate = path.join(d, 'node_modules', name);
-    if (fs.existsSync(path.join(candidate, 'package.json'))) {
-      const pkg = JSON.parse(fs.readFileSync(path.join(candidate, 'package.json'), 'utf8'));
-      return path.join(fs.realpathSync(candidate), entryOf(pkg));
-    }
-    if (path.dirname(d) === d) throw new Error(`cannot find ${name} from ${dir}`);
-  }
-}
-
-// versionOf is the version in the package.json above a module's entry.
-function versionOf(entry) {
-  for (let d = path.dirname(entry); path.dirname(d) !== d; d = path.dirname(d)) {
-    const f = path.join(d, 'package.json');
-    if (fs.existsSync(f)) {
-      const pkg = JSON.parse(fs.readFileSync(f, 'utf8'));
-      if (pkg.name && pkg.version) return pkg.version;
-    }
-  }
-  return '';
 }
 
 // world-postgres mints an event's id when it builds its INSERT; the window
@@ -383,7 +323,7 @@ async function hello(req) {
   const specs = {};
   for (const [kind, dir] of Object.entries(dirs)) {
     try {
-      const pkg = JSON.parse(await fsp.readFile(path.join(dir, 'package.json'), 'utf8'));
+      const pkg = readManifest(dir);
       versions[pkg.name ?? kind] = pkg.version;
     } catch (err) {
       versions[kind] = `unreadable: ${err.message}`;
@@ -399,56 +339,24 @@ async function hello(req) {
   return { versions, node: process.version, specs };
 }
 
-const ops = {
-  hello,
-  open,
-  create,
-  list,
-  close,
-  cancel: async (req) => {
-    inflight.get(req.target)?.abort();
-    return {};
+// cancel aborts request target's open window: that create fails unwritten.
+async function cancel(req) {
+  inflight.get(req.target)?.abort();
+  return {};
+}
+
+const ops = { hello, open, create, list, cancel, close };
+
+const answers = new LineWriter(answerPipe());
+
+serve({
+  name: 'sidecar',
+  ops,
+  send: (msg) => answers.send(msg),
+  onClose: async () => {
+    for (const h of handles.values()) {
+      await h.stop().catch(() => {});
+    }
+    process.exit(0);
   },
-};
-
-function errorOf(err) {
-  const cause = err?.cause ?? {};
-  return {
-    name: String(err?.name ?? 'Error'),
-    message: String(err?.message ?? err),
-    code: String(err?.code ?? cause.code ?? ''),
-    status: Number(err?.status ?? 0),
-  };
-}
-
-const answers = new net.Socket({ fd: 3, readable: false });
-function send(msg) {
-  answers.write(JSON.stringify(msg) + '\n');
-}
-
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  if (!line.trim()) return;
-  let req;
-  try {
-    req = JSON.parse(line);
-  } catch (err) {
-    process.stderr.write(`sidecar: unreadable request: ${err.message}\n`);
-    return;
-  }
-  const op = ops[req.op];
-  if (!op) {
-    send({ id: req.id, error: { name: 'Error', message: `unknown op ${req.op}` } });
-    return;
-  }
-  op(req).then(
-    (result) => send({ id: req.id, result }),
-    (err) => send({ id: req.id, error: errorOf(err) }),
-  );
-});
-rl.on('close', async () => {
-  for (const h of handles.values()) {
-    await h.stop().catch(() => {});
-  }
-  process.exit(0);
 });

@@ -1,3 +1,4 @@
+// @ts-check
 // stormctl's devkit runtime host: runs the published Workflow DevKit runtime
 // (@workflow/core and the workflow bundles @workflow/builders compiled) on one
 // of the DevKit's own worlds (@workflow/world-local, @workflow/world-postgres,
@@ -16,17 +17,20 @@
 // packages this host relies on are in the repository's
 // docs/host-protocol.md: the contract between this script and the Go
 // engine (internal/devkit/devkitengine). A change to either side changes that page too.
+// The transport and the package loading are lib/transport.mjs and
+// lib/packages.mjs, shared with sidecar.mjs (docs/node-workspace.md).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
+import { importPackage, importResolved, installedVersion, readPackage } from './lib/packages.mjs';
+import { parseInsert } from './lib/pgevents.mjs';
+import { answerPipe, bytesReplacer, errorOf, LineWriter, serve as serveRequests } from './lib/transport.mjs';
 
 const kit = process.cwd();
 const kitRequire = createRequire(path.join(kit, 'package.json'));
@@ -46,60 +50,17 @@ const CLOSE_CAP_MS = 15_000;
 
 // ---------------------------------------------------------------- transport
 
-const answers = new net.Socket({ fd: 3, readable: false });
+// answers carries answers and notices, every line of one turn of the event
+// loop in one write (a step-storm host sends thousands of notices a second;
+// one write each was a syscall each). Its ms is the time this host spent
+// on stormctl's own recording (serialising notices and answers, and
+// writing them): the health notices report it, so a storm can say what
+// share of the host's CPU was the harness's and not the runtime's.
+const answers = new LineWriter(answerPipe(), { batch: true, replacer: bytesReplacer });
 
-// replacer writes byte arrays as world-local's files do, not as index maps.
-function replacer(_key, value) {
-  if (value instanceof Uint8Array) {
-    return { __type: 'Uint8Array', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
-  }
-  if (value && value.type === 'Buffer' && Array.isArray(value.data) && Object.keys(value).length === 2) {
-    return { __type: 'Uint8Array', data: Buffer.from(value.data).toString('base64') }; // a Buffer, after its toJSON
-  }
-  if (typeof value === 'bigint') return value.toString();
-  return value;
-}
-
-// recording is the time this host spent on stormctl's own recording
-// (serialising notices and answers, and writing them), in ms: the health
-// notices report it, so a storm can say what share of the host's CPU was
-// the harness's and not the runtime's.
-const recording = { ms: 0 };
-
-// pending holds the lines written since the last flush: every line of one
-// turn of the event loop goes out in one write (a step-storm host sends
-// thousands of notices a second; one write each was a syscall each).
-let pending = [];
-let flushing = false;
-
-function flush() {
-  flushing = false;
-  if (pending.length === 0) return;
-  const t0 = performance.now();
-  const out = pending.join('');
-  pending = [];
-  answers.write(out);
-  recording.ms += performance.now() - t0;
-}
-
+/** @param {object} msg */
 function send(msg) {
-  const t0 = performance.now();
-  let line;
-  try {
-    line = JSON.stringify(msg, replacer);
-  } catch (err) {
-    line = JSON.stringify({ ...msg, result: undefined, unserializable: String(err?.message ?? err) });
-  }
-  sendLine(line);
-  recording.ms += performance.now() - t0;
-}
-
-function sendLine(line) {
-  pending.push(line + '\n');
-  if (!flushing) {
-    flushing = true;
-    setImmediate(flush);
-  }
+  answers.send(msg);
 }
 
 function notice(kind, fields) {
@@ -119,34 +80,15 @@ function noticeWithIds(n, field, events, cursor, hasMore) {
   send({ notice: 'op', ...n, [field]: { ids, cursor: cursor ?? null, hasMore: hasMore ?? null } });
 }
 
-function errorOf(err) {
-  const cause = err?.cause ?? {};
-  return {
-    name: String(err?.name ?? 'Error'),
-    message: String(err?.message ?? err),
-    code: String(err?.code ?? cause.code ?? ''),
-    status: Number(err?.status ?? cause.status ?? 0) || 0,
-  };
-}
-
 function actorNow() {
   return als.getStore()?.actor ?? 'runtime';
 }
 
 // ---------------------------------------------------------------- packages
 
-// pkgVersion reads a package's version from the kit's node_modules (not via
-// require.resolve: the packages' exports do not all expose package.json).
-function pkgVersion(name, from = kit) {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(from, 'node_modules', name, 'package.json'), 'utf8')).version;
-  } catch {
-    return null;
-  }
-}
-
-async function importFromKit(spec, req = kitRequire) {
-  return import(pathToFileURL(req.resolve(spec)).href);
+// importFromKit imports a module as the kit resolves it.
+async function importFromKit(spec) {
+  return importResolved(kitRequire, spec);
 }
 
 async function loadBundle(file) {
@@ -159,6 +101,7 @@ async function loadBundle(file) {
 // format tag: "devl" + devalue text, "gzip" + gzip of another tagged value
 // (5.0 run_failed errors), "encr" (encrypted: not read here). Loaded from
 // core's own devalue at open.
+/** @type {any} */
 let devalue = null;
 // anyReviver keeps every custom type (Error, ...) as its plain fields
 // (devalue looks revivers up with Object.hasOwn).
@@ -251,7 +194,7 @@ function startHealth(intervalMs) {
   delay.enable();
   let elu = performance.eventLoopUtilization();
   let cpu = process.cpuUsage();
-  let rec = recording.ms;
+  let rec = answers.ms;
   let at = now();
   const timer = setInterval(() => {
     const t = now();
@@ -273,13 +216,13 @@ function startHealth(intervalMs) {
       delayMax: delay.max / 1e6,
       cpuUser: c.user / 1000,
       cpuSystem: c.system / 1000,
-      recordMs: recording.ms - rec,
+      recordMs: answers.ms - rec,
       deliveries,
       busyRuns,
     });
     elu = performance.eventLoopUtilization();
     cpu = process.cpuUsage();
-    rec = recording.ms;
+    rec = answers.ms;
     at = t;
     delay.reset();
   }, intervalMs);
@@ -288,6 +231,14 @@ function startHealth(intervalMs) {
 
 // ---------------------------------------------------------------- the world
 
+/**
+ * What the host runs: its world (the packages' objects are untyped: any).
+ * @type {{
+ *   opened: Promise<any> | null, world: any, kind: string | null, core: any,
+ *   server: any, pool: any, closing: Promise<void> | null, invSeq: number,
+ *   stepSeq: number, lastFailed: Map<string, boolean>, schemas?: any, flow?: any,
+ * }}
+ */
 const state = {
   opened: null, // the open promise
   world: null,
@@ -435,7 +386,7 @@ function watchLocalFiles(dataDir) {
   const staged = new Map();
   const fsp = fs.promises;
   const writeFile = fsp.writeFile;
-  fsp.writeFile = async function (file, data, ...rest) {
+  fsp.writeFile = /** @this {any} */ async function (file, data, ...rest) {
     const out = await writeFile.call(this, file, data, ...rest);
     if (typeof file === 'string' && file.startsWith(eventsDir) && /\.json\.tmp\./.test(file)) {
       staged.set(file, data);
@@ -443,7 +394,7 @@ function watchLocalFiles(dataDir) {
     return out;
   };
   const link = fsp.link;
-  fsp.link = async function (src, dst) {
+  fsp.link = /** @this {any} */ async function (src, dst) {
     const data = typeof src === 'string' ? staged.get(src) : undefined;
     if (typeof src === 'string') staged.delete(src);
     const out = await link.call(this, src, dst);
@@ -459,7 +410,7 @@ function watchLocalFiles(dataDir) {
     return out;
   };
   const unlink = fsp.unlink;
-  fsp.unlink = async function (file, ...rest) {
+  fsp.unlink = /** @this {any} */ async function (file, ...rest) {
     if (typeof file === 'string') staged.delete(file);
     return unlink.call(this, file, ...rest);
   };
@@ -478,7 +429,7 @@ function watchLocalFiles(dataDir) {
 // checked-out client's query is called (drizzle transactions).
 const SEEN = Symbol('stormctl-host-seen');
 function watchPostgresInserts(pg, cbor) {
-  const wrap = (query) => function (config, values, callback) {
+  const wrap = (query) => /** @this {any} */ function (config, values, callback) {
     const text = typeof config === 'string' ? config : config?.text;
     if (typeof text !== 'string' || !/^\s*insert into "workflow"\."workflow_events"/i.test(text) ||
       (typeof config === 'object' && config[SEEN])) {
@@ -523,48 +474,6 @@ function watchPostgresInserts(pg, cbor) {
   };
   pg.Pool.prototype.query = wrap(pg.Pool.prototype.query);
   pg.Client.prototype.query = wrap(pg.Client.prototype.query);
-}
-
-const COLUMN_FIELDS = {
-  id: 'eventId',
-  type: 'eventType',
-  correlation_id: 'correlationId',
-  created_at: 'createdAt',
-  run_id: 'runId',
-  spec_version: 'specVersion',
-};
-
-// parseInsert reads the rows of a drizzle INSERT into workflow_events as
-// events, or null when the statement has another shape.
-function parseInsert(text, params, cbor) {
-  const m = /^\s*insert into "workflow"\."workflow_events"\s*\(([^)]*)\)\s*values\s*(.*?)(\s+on conflict|\s+returning|$)/is.exec(text);
-  if (!m) return null;
-  const cols = m[1].split(',').map((c) => c.trim().replace(/^"|"$/g, ''));
-  const groups = [...m[2].matchAll(/\(([^()]*)\)/g)].map((g) => g[1].split(',').map((t) => t.trim()));
-  const out = [];
-  for (const g of groups) {
-    if (g.length !== cols.length) return null;
-    const ev = {};
-    cols.forEach((col, i) => {
-      const tok = g[i];
-      const pm = /^\$(\d+)$/.exec(tok);
-      if (!pm) return; // default
-      const v = params[Number(pm[1]) - 1];
-      if (col === 'payload_cbor') {
-        try {
-          ev.eventData = v == null ? v : cbor.decode(v);
-        } catch {
-          ev.eventData = v;
-        }
-      } else if (col === 'payload') {
-        if (ev.eventData === undefined) ev.eventData = v;
-      } else {
-        ev[COLUMN_FIELDS[col] ?? col] = v;
-      }
-    });
-    out.push(ev);
-  }
-  return out;
 }
 
 // recordTerminalDivergence counts the divergence of a run_failed core
@@ -612,6 +521,7 @@ console.warn = (...args) => {
   const [msg, meta] = args;
   if (typeof msg === 'string' && msg.includes('Workflow replay diverged; queueing a recovery replay')) {
     const store = als.getStore();
+    /** @type {string | null} */
     let message = null;
     if (meta && typeof meta === 'object' && meta.errorMessage) {
       message = String(meta.errorMessage);
@@ -648,6 +558,7 @@ async function deliver(kind, handler, req) {
   const messageId = req.headers.get('x-vqs-message-id') ?? '';
   const actor = kind === 'flow' ? `inv-${++state.invSeq}` : `step-${++state.stepSeq}`;
   const s = runId ? statsOf(runId) : null;
+  /** @type {Record<string, any>} */
   const base = { runId, actor, queue, messageId, attempt, kind };
   if (kind === 'flow' && msg.stepId) base.stepId = msg.stepId; // 5.0: a step run inside a flow delivery
   const start = now();
@@ -694,6 +605,7 @@ async function deliver(kind, handler, req) {
       else s.inflightSteps--;
       settleDrain(s);
     }
+    /** @type {Record<string, any>} */
     const n = { ...base, start, end: now(), status };
     if (recovery) n.recovery = recovery;
     if (error) n.error = error;
@@ -709,7 +621,7 @@ function serve(handlers) {
       try {
         const chunks = [];
         for await (const c of req) chunks.push(c);
-        const url = new URL(req.url, `http://${req.headers.host ?? '127.0.0.1'}`);
+        const url = new URL(/** @type {string} */ (req.url), `http://${req.headers.host ?? '127.0.0.1'}`);
         const kind = url.pathname.endsWith('/flow') ? 'flow' : url.pathname.endsWith('/step') ? 'step' : null;
         if (req.method !== 'POST' || !kind || !handlers[kind]) {
           res.writeHead(404).end();
@@ -755,7 +667,7 @@ async function doOpen(req) {
   if (!req.workflows || !req.steps) throw new Error('open: workflows and steps bundle paths are required');
   const versions = {};
   for (const name of ['@workflow/core', '@workflow/world', '@workflow/world-local', '@workflow/world-postgres', '@workflow/world-vercel', '@workflow/builders', '@workflow/errors', 'workflow']) {
-    const v = pkgVersion(name);
+    const v = installedVersion(name, kit);
     if (v) versions[name] = v;
   }
   let world;
@@ -764,6 +676,7 @@ async function doOpen(req) {
   // its directory, as stormctl installed it or a local build).
   const pkg = req.package ? readPackage(req.package) : null;
   if (pkg) versions[pkg.name] = pkg.version;
+  /** @type {string | null} */
   let queue = null;
   if (req.world === 'local') {
     if (!req.dataDir) throw new Error('open: world "local" needs dataDir');
@@ -819,6 +732,7 @@ async function doOpen(req) {
 
   const coreRuntime = await importFromKit('@workflow/core/runtime');
   const coreReq = createRequire(kitRequire.resolve('@workflow/core'));
+  /** @type {number | null} */
   let spec = null;
   try {
     const w = await import(pathToFileURL(coreReq.resolve('@workflow/world')).href);
@@ -903,24 +817,6 @@ async function composeVercel(req) {
   return { ...local, runs: storage.runs, steps: storage.steps, events: storage.events, hooks: storage.hooks };
 }
 
-// readPackage reads the package.json of a World package's directory.
-function readPackage(dir) {
-  const abs = fs.realpathSync(path.resolve(dir));
-  const json = JSON.parse(fs.readFileSync(path.join(abs, 'package.json'), 'utf8'));
-  return { dir: abs, json, name: json.name, version: json.version };
-}
-
-// importPackage imports a package's root export: its exports' "." (import
-// or default condition, or a string), else its main, from its directory
-// (its dependencies resolve from there, not from the kit).
-async function importPackage(pkg) {
-  let e = pkg.json.exports;
-  if (e && typeof e === 'object' && '.' in e) e = e['.'];
-  for (let i = 0; e && typeof e === 'object' && i < 4; i++) e = e.import ?? e.default ?? e.node;
-  const entry = typeof e === 'string' ? e : (pkg.json.main ?? 'index.js');
-  return import(pathToFileURL(path.join(pkg.dir, entry)).href);
-}
-
 // STORAGE is what core 4.x calls of a world's storage (its dist, grepped):
 // runs.get, steps.get, events.create and events.list, hooks.getByToken.
 const STORAGE = [['runs', 'get'], ['steps', 'get'], ['events', 'create'], ['events', 'list'], ['hooks', 'getByToken']];
@@ -957,7 +853,7 @@ async function composePackage(pkg, req) {
     await local.close?.();
     await world.close?.();
   };
-  return { world: composed, queue: `world-local ${pkgVersion('@workflow/world-local')} (composed: the package's queue delivers over HTTP)` };
+  return { world: composed, queue: `world-local ${installedVersion('@workflow/world-local', kit)} (composed: the package's queue delivers over HTTP)` };
 }
 
 // ---------------------------------------------------------------- replay
@@ -1026,6 +922,7 @@ function packageEvent(raw) {
 // worldError is a recorded error of the store, as the package threw it:
 // core tells them apart by name (EntityConflictError.is, ...).
 function worldError(e) {
+  /** @type {Error & {status?: number}} */
   const err = new Error(e.message ?? '');
   err.name = e.name || 'Error';
   if (e.status) err.status = e.status;
@@ -1346,13 +1243,13 @@ async function cancel(req) {
     run = await state.world.runs.get(req.runId, { resolveData: 'none' });
   }
   if (s.inflight + s.inflightSteps > 0) {
-    await new Promise((resolve) => {
+    await /** @type {Promise<void>} */ (new Promise((resolve) => {
       const t = setTimeout(resolve, CANCEL_DRAIN_MS);
       s.drained.push(() => {
         clearTimeout(t);
         resolve();
       });
-    });
+    }));
   }
   return { status: run.status, inflight: s.inflight + s.inflightSteps };
 }
@@ -1363,10 +1260,10 @@ async function shutdown() {
     if (state.opened) await state.opened.catch(() => {});
     const steps = [
       async () => state.world?.close?.(),
-      async () => state.server && new Promise((r) => {
+      async () => state.server && /** @type {Promise<void>} */ (new Promise((r) => {
         state.server.close(() => r());
         state.server.closeAllConnections?.();
-      }),
+      })),
       async () => state.pool?.end(),
     ];
     for (const step of steps) {
@@ -1389,37 +1286,22 @@ const ops = { open, start, resumeHook, events, status, output, cancel, close, re
 
 // ---------------------------------------------------------------- main loop
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  if (!line.trim()) return;
-  let req;
-  try {
-    req = JSON.parse(line);
-  } catch (err) {
-    process.stderr.write(`host: unreadable request: ${err.message}\n`);
-    return;
-  }
-  const op = ops[req.op];
-  if (!op) {
-    send({ id: req.id, error: { name: 'Error', message: `unknown op ${req.op}`, code: '', status: 0 } });
-    return;
-  }
-  als.run({ actor: 'runtime' }, () => op(req)).then(
-    (result) => send({ id: req.id, result }),
-    (err) => send({ id: req.id, error: errorOf(err) }),
-  );
+serveRequests({
+  name: 'host',
+  ops,
+  send,
+  run: (call) => als.run({ actor: 'runtime' }, call),
+  onClose: async () => {
+    const cap = setTimeout(() => {
+      process.stderr.write(`host: closing took over ${CLOSE_CAP_MS} ms; exiting anyway\n`);
+      process.exit(0);
+    }, CLOSE_CAP_MS);
+    cap.unref();
+    await shutdown();
+    answers.end(() => process.exit(0));
+    setTimeout(() => process.exit(0), 1000).unref();
+  },
 });
-rl.on('close', async () => {
-  const cap = setTimeout(() => {
-    process.stderr.write(`host: closing took over ${CLOSE_CAP_MS} ms; exiting anyway\n`);
-    process.exit(0);
-  }, CLOSE_CAP_MS);
-  cap.unref();
-  await shutdown();
-  flush();
-  answers.end(() => process.exit(0));
-  setTimeout(() => process.exit(0), 1000).unref();
-});
-process.on('unhandledRejection', (err) => {
+process.on('unhandledRejection', (/** @type {any} */ err) => {
   process.stderr.write(`host: unhandled rejection: ${err?.stack ?? err}\n`);
 });

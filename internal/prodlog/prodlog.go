@@ -1,0 +1,33 @@
+// Package prodlog is a production run's log as a World package stored it,
+// read back from where it lives: world-postgres's tables (pglog, and
+// pgattach for the forensics of a whole database) or a world-local data
+// directory (locallog). Log is the one shape every reader returns and
+// replay --pg-url / --local-dir take.
+package prodlog
+
+import (
+	"time"
+
+	"github.com/stormctl/stormctl/internal/eventlog"
+)
+
+// Log is one run's log as stored.
+type Log struct {
+	RunID string
+	// Workflow is the store's name of the run's workflow and Status its
+	// status there ("" when the run has no row or file).
+	Workflow string
+	Status   string
+	// Source says where it was read (a server, secrets removed, or a data
+	// directory) and World which world package wrote it (devkit-postgres,
+	// devkit-local).
+	Source string
+	World  string
+	// Events are the run's events in the package's list order, mapped
+	// onto what stormctl wrote; a run of another writer's workflow keeps
+	// the package's eventData as each event's payload.
+	Events []eventlog.Event
+	// CreatedAt holds each event's created_at column where the store has
+	// one (by index), nil otherwise.
+	CreatedAt []time.Time
+}
