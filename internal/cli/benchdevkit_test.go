@@ -3,28 +3,25 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 )
 
 // TestBenchDevkit runs `stormctl bench devkit` at one level, quickly (two
 // control runs a side at a third of the time): a row per engine, the real
 // runtime's with its hosts' own account. It skips without node and npm.
 func TestBenchDevkit(t *testing.T) {
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: bench devkit needs %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	code, stdout, stderr := run(ctx, "bench", "devkit", "--scenario", "control", "--in-flight", "2", "--runs", "2",
 		"--time-scale", "0.3", "--timeout", "2m", "--format", "json")
 	if code != 0 {
 		if strings.Contains(stderr, "npm") && code == 3 {
-			t.Skipf("skipping: the devkit kit could not be installed: %s", stderr)
+			nodetest.Skip(t, "the devkit kit could not be installed: %s", stderr)
 		}
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}

@@ -2,10 +2,10 @@ package cli_test
 
 import (
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/cli"
 	"github.com/stormctl/stormctl/internal/tools/certify"
 )
@@ -26,11 +26,7 @@ func TestCertifyWorldLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs and runs a published package")
 	}
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: needs %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	code, out, stderr := run(t.Context(), "certify", "package:@workflow/world-local@4.4.1", "--storm-runs", "0", "--rounds", "2", "--format", "json")
 	if code == cli.ExitInfra {
 		t.Skipf("skipping: no package: %s", stderr)

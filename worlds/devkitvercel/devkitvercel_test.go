@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -55,11 +55,7 @@ func TestMain(m *testing.M) {
 // or npm is missing.
 func shared(t *testing.T) *devkitvercel.Host {
 	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: devkit-vercel needs %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	hostOnce.Do(func() { host = devkitvercel.NewHost(devkitworld.Config{Logger: slog.New(slog.DiscardHandler)}) })
 	return host
 }
@@ -70,7 +66,7 @@ func open(t *testing.T, opts worlds.Options) worlds.World {
 	w, err := devkitvercel.Open(t.Context(), shared(t), opts)
 	switch {
 	case errors.Is(err, devkitworld.ErrNoNode):
-		t.Skipf("skipping: %v", err)
+		nodetest.Skip(t, "%v", err)
 	case err != nil:
 		t.Fatalf("open devkit-vercel: %v", err)
 	}

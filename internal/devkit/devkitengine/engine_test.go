@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engines"
@@ -32,19 +33,18 @@ import (
 // without the registry the kits install from.
 func needs(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: the devkit engine needs %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 }
 
 // skipOnPrerequisite skips on what the machine lacks (node, npm, the
 // registry, PostgreSQL binaries), never on a failure of stormctl's own.
 func skipOnPrerequisite(t *testing.T, err error) {
 	t.Helper()
-	if errors.Is(err, worlds.ErrPrerequisite) || errors.Is(err, postgres.ErrNoPostgres) {
+	switch {
+	case errors.Is(err, postgres.ErrNoPostgres):
 		t.Skipf("skipping: %v", err)
+	case errors.Is(err, worlds.ErrPrerequisite):
+		nodetest.Skip(t, "%v", err) // node, npm or the registry
 	}
 }
 

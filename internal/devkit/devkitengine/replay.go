@@ -20,7 +20,7 @@ import (
 // Replayer re-executes recorded invocations of a devkit run through the
 // published runtime the storm ran: a host of its own in replay mode (open
 // with world "replay"), whose world has no store and serves each replay
-// the operations its invocation recorded (node/host.mjs, ReplayWorld). It
+// the operations its invocation recorded (internal/devkit/node/host.mjs, ReplayWorld). It
 // implements rerun.Runtime; replays run concurrently in the one host.
 type Replayer struct {
 	proc *sidecar.Process

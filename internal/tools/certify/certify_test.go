@@ -4,10 +4,10 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/stormctl/stormctl/internal/base/nodetest"
 	"github.com/stormctl/stormctl/internal/tools/certify"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
@@ -22,11 +22,7 @@ func TestWorldLocalDuplicateCreations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs and runs a published package")
 	}
-	for _, bin := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("skipping: needs %s: %v", bin, err)
-		}
-	}
+	nodetest.Need(t, "node", "npm")
 	ref, err := pkgworld.Parse("package:@workflow/world-local@4.4.1")
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +33,7 @@ func TestWorldLocalDuplicateCreations(t *testing.T) {
 	}
 	in, err := pkgworld.Install(t.Context(), cache, ref, nil)
 	if errors.Is(err, worlds.ErrPrerequisite) {
-		t.Skipf("skipping: %v", err)
+		nodetest.Skip(t, "%v", err) // node, npm or the registry
 	}
 	if err != nil {
 		t.Fatal(err)
