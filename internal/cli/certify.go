@@ -12,7 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -182,8 +182,12 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 	// cannot host the package, the model's, saying why. The card says what
 	// ran it once it has (certifyStorm).
 	stormEngine, why := opts.Factory.Engines.Published(), ""
-	if err := devkitengine.CheckPackage(devkitengine.Stable, "", spec.SpecVersion); err != nil {
-		stormEngine, why = opts.Factory.Engines.Model(), err.Error()
+	if p, ok := opts.Factory.Engines.Lookup(stormEngine); ok {
+		if h, ok := p.(engines.PackageHost); ok {
+			if err := h.CheckPackage(engines.Options{}, spec.SpecVersion); err != nil {
+				stormEngine, why = opts.Factory.Engines.Model(), err.Error()
+			}
+		}
 	}
 	if opts.PgURL != "" && w.Kind != devkitworld.Postgres {
 		fmt.Fprintf(progress, "stormctl: warning: --pg-url: %s is not @workflow/world-postgres, so that server is not used\n", w.ID())

@@ -29,7 +29,7 @@ func TestCertifyWorldLocal(t *testing.T) {
 	nodetest.Need(t, "node", "npm")
 	code, out, stderr := run(t.Context(), "certify", "package:@workflow/world-local@4.4.1", "--storm-runs", "0", "--rounds", "2", "--format", "json")
 	if code == cli.ExitInfra {
-		t.Skipf("skipping: no package: %s", stderr)
+		nodetest.Skip(t, "no package: %s", stderr)
 	}
 	if code != cli.ExitGateFailed {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/storm"
@@ -220,8 +219,8 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	if fl.Changed("vercel-runs") {
 		return usage("--vercel-runs applies to --reference claims; --reference devkit storms every world at --runs")
 	}
-	if _, err := devkitengine.ParseChannel(opts.DevkitChannel); err != nil {
-		return usage("--devkit-channel: %w", err)
+	if err := checkEngines(opts.Factory.Engines, engines.Options{Channel: opts.DevkitChannel}, nil, nil); err != nil {
+		return &UsageError{Err: err}
 	}
 	if _, err := worlds.ParseProfile(opts.ModelLatency, stormdir.DefaultSeed); err != nil {
 		return usage("--model-latency: %w", err)
@@ -251,6 +250,9 @@ func checkModelCondition(item string, engs *engines.Registry) error {
 	}
 	if engs.Traits(c.Knobs.Engine).Published {
 		return usage("--model-condition %s: engine=devkit is the real side; the model side runs the model", c.Name)
+	}
+	if err := engs.CheckKnobs(c.Knobs); err != nil {
+		return usage("--model-condition %s: %w", c.Name, err)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/reports/table"
@@ -121,7 +122,7 @@ ran are not used: their windows are the profile the model drew.`,
 	addFormatFlag(cmd, &opts.Format, nil)
 	cmd.Flags().IntVar(&opts.Pairs, "pairs", 6, "type-pair rows per cell in table output")
 	cmd.Flags().BoolVar(&opts.Reclassify, "reclassify", false, "compute every run's root-cause class again with this build's explainer, replacing recorded ones")
-	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach to an existing world-postgres database (read-only)")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "attach: the forensics of "+prodlog.PgURLHelp)
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "schema of workflow_events (attach mode)")
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "only this run (attach mode)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only events created at or after this RFC 3339 time (attach mode)")
@@ -261,11 +262,21 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 	for _, c := range rep.Cells {
 		f := c.Findings
 		o := c.Order
-		rows = append(rows, []string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
-			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS), fmt.Sprint(f.Reads), pct(f.NonPrefixReads, f.Reads),
-			fmt.Sprint(f.CursorSkips), fmt.Sprint(f.Gaps), fmt.Sprint(f.Duplicates), fmt.Sprint(f.DuplicateCreates), fmt.Sprint(f.DuplicateEnds)})
+		row := []string{c.CellKey.String(), fmt.Sprint(c.Runs), fmt.Sprint(o.Events), pct(o.Displaced, o.Events),
+			fmt.Sprint(o.InvertedPairs), fmt.Sprint(o.WithoutCommitTS)}
+		for _, col := range forensicsFindingColumns() {
+			v := fmt.Sprint(col.Of(f))
+			if col.Name == "non-prefix" {
+				v = pct(f.NonPrefixReads, f.Reads) // of the reads, as the order columns are of the events
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
 	}
-	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts", "reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates", "dup ends"}
+	header := []string{"cell", "runs", "events", "displaced", "inverted pairs", "no commit ts"}
+	for _, col := range forensicsFindingColumns() {
+		header = append(header, col.Name)
+	}
 	if err := table.Write(w, style, header, rows); err != nil {
 		return err
 	}
@@ -283,6 +294,12 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 		}
 	}
 	return nil
+}
+
+// forensicsFindingColumns are the forensics table's columns of the cells'
+// findings, declared once in forensics.FindingColumns.
+func forensicsFindingColumns() []forensics.FindingColumn {
+	return forensics.Columns("reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates", "dup ends")
 }
 
 // printPairsAndWindows prints the type-pair table and the window table.

@@ -134,7 +134,7 @@ func NewCmdWorlds(f *Factory, runF func(context.Context, *ListOptions) error) *c
 				var engs []string
 				for _, p := range o.Factory.Engines.Plugins() {
 					switch {
-					case p == o.Factory.Engines.Default():
+					case p.Name() == o.Factory.Engines.Default().Name():
 						engs = append(engs, p.Name())
 					case slices.Contains(e.Engines, p.Name()):
 						if ws, ok := p.(engines.WorldSupport); !ok {

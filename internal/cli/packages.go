@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 )
@@ -59,11 +60,12 @@ func packageError(err error) error {
 }
 
 // registerPackages opens every package:… world of names and registers it
-// in reg under its name as given; stop stops their sidecars. A package the
-// devkit engine cannot host as the storm would run it (devkit, the
-// channel and --devkit-dir the storm's) is registered with the reason,
-// which the plan gives if a condition asks for that engine there.
-func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, names []string, po pkgworld.Options, devkit devkitPair, logger *slog.Logger) (stop func() error, err error) {
+// in reg under its name as given; stop stops their sidecars. A package an
+// engine cannot host as the storm would run it (engines.PackageHost, with
+// the storm's engine options eo: its channel and --devkit-dir) is
+// registered with the reason, which the plan gives if a condition asks
+// for that engine there.
+func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, names []string, po pkgworld.Options, engs *engines.Registry, eo engines.Options, logger *slog.Logger) (stop func() error, err error) {
 	env := po.Env
 	var opened []*pkgworld.World
 	stop = func() error {
@@ -87,9 +89,16 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 			return stop, &InfraError{Err: fmt.Errorf("--world %s: the sidecar could not load the package: %w", name, err)}
 		}
 		entry := w.Entry(name, spec)
-		if err := devkitengine.CheckPackage(devkit.Channel, devkit.Checkout, spec.SpecVersion); err != nil {
-			entry.Engines = nil
-			entry.NoEngines = map[string]string{devkitengine.Name: err.Error()}
+		for _, p := range engs.Plugins() {
+			if h, ok := p.(engines.PackageHost); ok {
+				if err := h.CheckPackage(eo, spec.SpecVersion); err != nil {
+					entry.Engines = slices.DeleteFunc(entry.Engines, func(e string) bool { return e == p.Name() })
+					if entry.NoEngines == nil {
+						entry.NoEngines = map[string]string{}
+					}
+					entry.NoEngines[p.Name()] = err.Error()
+				}
+			}
 		}
 		reg.Register(entry)
 	}
@@ -97,11 +106,4 @@ func registerPackages(ctx context.Context, io *IOStreams, reg *worlds.Registry, 
 		return stop, usage("--world-env: no package:… world to give it to")
 	}
 	return stop, nil
-}
-
-// devkitPair is what decides whether the devkit engine can host a package
-// world: the storm's --devkit-channel and --devkit-dir.
-type devkitPair struct {
-	Channel  devkitengine.Channel
-	Checkout string
 }

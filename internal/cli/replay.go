@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/reports/table"
 )
@@ -147,7 +148,7 @@ table or unknown workflow, 3 for a database that does not answer.`,
 		},
 	}
 	cmd.Flags().IntVar(&opts.Repeat, "repeat", 1, "replay every invocation this many times")
-	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "replay a production log: a database written by the published @workflow/world-postgres (read-only)")
+	cmd.Flags().StringVar(&opts.PGURL, "pg-url", "", "replay a production log from "+prodlog.PgURLHelp)
 	cmd.Flags().StringVar(&opts.RunID, "run", "", "with --pg-url or --local-dir: the run whose log to replay")
 	cmd.Flags().StringVar(&opts.Schema, "schema", "workflow", "with --pg-url: schema of workflow_events and workflow_runs")
 	cmd.Flags().StringVar(&opts.Condition, "condition", "main", "with --pg-url or --local-dir and the model engine: the condition whose engine policy (ids, wake) the prefixes replay under: the one the run ran")
@@ -183,7 +184,7 @@ func runReplay(ctx context.Context, opts *ReplayOptions) error {
 		if err := replay.Servable(in); err != nil {
 			return &UsageError{Err: err}
 		}
-		rt, err := openReplayRuntime(ctx, opts.IO, sr)
+		rt, err := openReplayRuntime(ctx, opts.IO, opts.Engines, sr)
 		if err != nil {
 			return err
 		}

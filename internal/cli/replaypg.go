@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/prodlog/locallog"
 	"github.com/stormctl/stormctl/internal/prodlog/pglog"
-	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
@@ -36,6 +34,9 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 		var err error
 		if cond, err = conditions.Parse(opts.Condition); err != nil {
 			return usage("--condition: %v", err)
+		}
+		if err := opts.Engines.CheckKnobs(cond.Knobs); err != nil {
+			return usage("--condition %q: %v", opts.Condition, err)
 		}
 		if cond.Knobs.Scheme != eventlog.SchemeULID && opts.PGURL != "" {
 			return usage("--condition %q: its scheme is %s, but world-postgres orders a log by id (scheme ulid)", opts.Condition, cond.Knobs.Scheme)
@@ -62,7 +63,7 @@ func runReplayLog(ctx context.Context, opts *ReplayOptions) error {
 		if err := replay.RuntimeServable(in); err != nil {
 			return &UsageError{Err: err}
 		}
-		rt, err := openLogRuntime(ctx, opts.IO, l, w.Scenario)
+		rt, err := openLogRuntime(ctx, opts.IO, opts.Engines, eng, l, w.Scenario)
 		if err != nil {
 			return err
 		}
@@ -130,27 +131,20 @@ func runtimeWorkflow(name string) (devkitscen.Workflow, bool) {
 	return devkitscen.Workflow{}, false
 }
 
-// isSlotID says id is a slot id (5.0's spec 7), as eventlog reads one.
-func isSlotID(id string) bool {
-	_, ok := eventlog.SlotPosition(id)
-	return ok
-}
-
-// openLogRuntime opens the published runtime that replays a stored log:
-// the stable channel's packages for its world, or the betas' on a
-// world-local directory whose events have slot ids (5.0's spec 7),
-// installing them the first time.
-func openLogRuntime(ctx context.Context, io *IOStreams, l prodlog.Log, scenario string) (*devkitengine.Replayer, error) {
-	rt := stormdir.Runtime{Engine: devkitengine.Name, Channel: string(devkitengine.Stable), Source: "published"}
-	if l.World == devkitworld.LocalName && len(l.Events) > 0 && isSlotID(l.Events[0].ID) {
-		rt.Channel = string(devkitengine.Beta)
-	}
-	cache, err := os.UserCacheDir()
+// openLogRuntime opens the runtime of the engine eng that replays a
+// production log (its plug-in's LogRuntime: the packages it pins for the
+// log's world and contract), installing them the first time.
+func openLogRuntime(ctx context.Context, io *IOStreams, engs *engines.Registry, eng string, l prodlog.Log, scenario string) (engines.Rerun, error) {
+	p, err := engs.Get(eng)
 	if err != nil {
-		return nil, fmt.Errorf("replay: no cache directory for the devkit engine's packages: %w", err)
+		return nil, &UsageError{Err: fmt.Errorf("--engine: %w", err)}
 	}
-	r, err := devkitengine.ReplayerFor(ctx, cache, rt, l.World, scenario, io.ErrOut)
-	if errors.Is(err, devkitengine.ErrNotPinned) {
+	rr, ok := p.(engines.Rerunner)
+	if !ok {
+		return nil, usage("--engine %s has no runtime of its own to replay a production log through", eng)
+	}
+	r, err := rr.Rerunner(ctx, rr.LogRuntime(l), l.World, scenario, io.ErrOut)
+	if errors.Is(err, engines.ErrCannotRerun) {
 		return nil, &UsageError{Err: err}
 	}
 	return r, err

@@ -27,7 +27,6 @@ import (
 	"github.com/stormctl/stormctl/reports/table"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
-	"github.com/stormctl/stormctl/worlds/devkitworld"
 	"github.com/stormctl/stormctl/worlds/pkgworld"
 	"github.com/stormctl/stormctl/worlds/postgres"
 )
@@ -213,12 +212,8 @@ func runStorm(ctx context.Context, opts *StormOptions) error {
 			logger.Warn("stopping the embedded servers", "err", err)
 		}
 	}()
-	ch, err := devkitengine.ParseChannel(cfg.DevkitChannel)
-	if err != nil {
-		return usage("--devkit-channel: %w", err)
-	}
 	po := pkgworld.Options{Env: opts.WorldEnv, PgURL: opts.Endpoints[postgres.URLFlag.Name], Keep: cfg.Keep}
-	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, po, devkitPair{Channel: ch, Checkout: opts.Endpoints[devkitworld.DirFlag.Name]}, logger)
+	stopPackages, err := registerPackages(ctx, opts.IO, reg, cfg.Worlds, po, opts.Factory.Engines, engines.Options{Channel: cfg.DevkitChannel, Endpoints: opts.Endpoints}, logger)
 	defer func() {
 		if err := stopPackages(); err != nil {
 			logger.Warn("stopping the package worlds' sidecars", "err", err)
@@ -344,23 +339,31 @@ func engineDefaults(fl *pflag.FlagSet, reg *engines.Registry, c *stormdir.Config
 	if err != nil {
 		return fmt.Errorf("--engine: %w", err)
 	}
-	// Every engine checks its own options (a condition may name any);
-	// the storm's engine checks its worlds too.
-	for _, q := range reg.Plugins() {
-		if sc, ok := q.(engines.StormChecker); ok {
-			var ws []string
-			if q == p {
-				ws = c.Worlds
-			}
-			if err := sc.CheckStorm(engines.Options{Channel: c.DevkitChannel, Hosts: c.Hosts}, ws); err != nil {
-				return err
-			}
-		}
+	if err := checkEngines(reg, engines.Options{Channel: c.DevkitChannel, Hosts: c.Hosts}, p, c.Worlds); err != nil {
+		return err
 	}
 	if d, ok := p.(engines.Defaulter); ok {
 		def := engines.Defaults{Conditions: c.Conditions, Latency: c.Latency}
 		d.Defaults(fl.Changed, &def)
 		c.Conditions, c.Latency = def.Conditions, def.Latency
+	}
+	return nil
+}
+
+// checkEngines lets every engine check its own options in o (a condition
+// may name any engine: engines.StormChecker), and the storm's engine (nil:
+// none) its worlds too.
+func checkEngines(reg *engines.Registry, o engines.Options, storms engines.Plugin, worldNames []string) error {
+	for _, p := range reg.Plugins() {
+		if sc, ok := p.(engines.StormChecker); ok {
+			var ws []string
+			if storms != nil && p.Name() == storms.Name() {
+				ws = worldNames
+			}
+			if err := sc.CheckStorm(o, ws); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

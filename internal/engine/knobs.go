@@ -29,7 +29,7 @@ type Knobs struct {
 // and its help.
 func KnobTable() []knob.Knob[Knobs] {
 	scheme := knob.Knob[Knobs]{
-		Name: "scheme", Help: "how a run's log is ordered and cursored",
+		Name: "scheme", Help: "how a run's log is ordered and cursored", WorldSide: true,
 		Set: func(k *Knobs, v string) (err error) {
 			k.Scheme, err = eventlog.ParseScheme(v)
 			return err

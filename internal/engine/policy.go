@@ -185,11 +185,16 @@ func PolicyKnobs() []knob.Knob[Policy] {
 			return fmt.Errorf("unknown writes %q (valid: %s, %s)", p.Writes, WritesSerial, WritesParallel)
 		},
 	}
+	seal.WorldSide = true
+	fence := choice("fence", "which appends are fenced",
+		func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll)
+	fence.WorldSide = true
+	onReject := choice("on-reject", "what a writer does after a fenced rejection",
+		func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost)
+	onReject.WorldSide = true // a rejection comes from the world's fence
 	return []knob.Knob[Policy]{
-		choice("fence", "which appends are fenced",
-			func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll),
-		choice("on-reject", "what a writer does after a fenced rejection",
-			func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost),
+		fence,
+		onReject,
 		choice("ids", "how correlation ids are drawn",
 			func(p *Policy) *IDPolicy { return &p.IDs }, IDsPositional, IDsCallsite),
 		wake,
@@ -197,7 +202,8 @@ func PolicyKnobs() []knob.Knob[Policy] {
 			func(p *Policy) *AdmissionPolicy { return &p.Admission }, AdmitAll, AdmitSingleRunner),
 		{
 			Name: "guard", Help: "the legacy interim guard a world applies instead of a fence",
-			Values: names(eventlog.Guards(), eventlog.Guard.String),
+			Values:    names(eventlog.Guards(), eventlog.Guard.String),
+			WorldSide: true,
 			Set: func(p *Policy, v string) (err error) {
 				p.Guard, err = eventlog.ParseGuard(v)
 				return err
@@ -209,7 +215,7 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		{
 			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +
 				DefaultSealAfter.String() + ", scaled by --time-scale)",
-			SlotOnly: true, Hidden: true,
+			SlotOnly: true, Hidden: true, WorldSide: true,
 			Set: func(p *Policy, v string) error {
 				d, err := time.ParseDuration(v)
 				if err != nil || d <= 0 {

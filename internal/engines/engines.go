@@ -9,13 +9,16 @@ package engines
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 )
@@ -202,9 +205,10 @@ type KnobChecker interface {
 	CheckKnobs(k engine.Knobs) error
 }
 
-// WorldSupport is implemented by an engine that can say, for a world it is
-// registered to run, why it cannot run it on this machine or channel ("" when
-// it can).
+// WorldSupport is implemented by an engine that can say, for `stormctl
+// worlds`, what it runs on the world named world (the devkit engine: per
+// channel, the pinned core and world package); "" when it runs nothing
+// there, and the listing leaves it out.
 type WorldSupport interface {
 	Support(world string) string
 }
@@ -212,3 +216,46 @@ type WorldSupport interface {
 // MaxHosts bounds --hosts, the host processes an engine may spread one
 // cell's runs over.
 const MaxHosts = 16
+
+// Rerunner is implemented by an engine whose runs replay through its own
+// runtime rather than the model (the published runtime): replay, shrink
+// and explain re-execute a recorded invocation through what it opens.
+type Rerunner interface {
+	// Rerunner opens the runtime rt describes (storm.json's record of a
+	// cell of world and scenario), installing it the first time (lines on
+	// progress say so). An error wrapping ErrCannotRerun is the input's
+	// (a runtime it cannot reopen), said in one line; node or npm missing
+	// wraps worlds.ErrPrerequisite.
+	Rerunner(ctx context.Context, rt Runtime, world, scenario string, progress io.Writer) (Rerun, error)
+	// LogRuntime is the runtime that replays a production log l its
+	// runtime wrote: the pinned packages for l's world and contract.
+	LogRuntime(l prodlog.Log) Runtime
+}
+
+// Rerun is an opened runtime that re-executes recorded invocations, until
+// Close.
+type Rerun interface {
+	rerun.Runtime
+	Close()
+}
+
+// ErrCannotRerun is wrapped by a Rerunner's refusal of a runtime it cannot
+// reopen: packages it does not pin, versions its kit does not hold.
+var ErrCannotRerun = errors.New("the runtime cannot be reopened")
+
+// CannotRerun marks err as a Rerunner's refusal: errors.Is finds
+// ErrCannotRerun and err's own chain, and the message is err's alone.
+func CannotRerun(err error) error { return &cannotRerun{err: err} }
+
+type cannotRerun struct{ err error }
+
+func (c *cannotRerun) Error() string   { return c.err.Error() }
+func (c *cannotRerun) Unwrap() []error { return []error{ErrCannotRerun, c.err} }
+
+// PackageHost is implemented by an engine that hosts package:… worlds
+// (any World package, through a sidecar of its own): CheckPackage refuses,
+// in one line, a package it cannot host as a storm of opts would run it,
+// given the contract the package claims (spec, nil when it exports none).
+type PackageHost interface {
+	CheckPackage(opts Options, spec *int) error
+}

@@ -3,6 +3,8 @@ package engines
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stormctl/stormctl/internal/engine"
 )
 
 // Registry holds the engines a storm can run, in registration order: the
@@ -47,6 +49,21 @@ func (r *Registry) Get(name string) (Plugin, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q (valid: %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// CheckKnobs refuses condition knobs k that name an engine the registry
+// does not hold, or that their engine refuses (KnobChecker): what a
+// storm's plan checks, for the commands that take a condition without one
+// (replay --pg-url, fidelity --model-condition).
+func (r *Registry) CheckKnobs(k engine.Knobs) error {
+	p, err := r.Get(k.Engine)
+	if err != nil {
+		return err
+	}
+	if kc, ok := p.(KnobChecker); ok {
+		return kc.CheckKnobs(k)
+	}
+	return nil
 }
 
 // Default is the engine of a storm and condition that name none.

@@ -11,6 +11,13 @@ import (
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
+// PgURLHelp is --pg-url's help where it names a production database to
+// read (forensics, replay): one meaning for the commands that read what a
+// World package stored, never written to. The commands that storm (storm,
+// fidelity, bench, certify) give --pg-url the other meaning: a server
+// stormctl makes scratch schemas or databases on (docs/commands.md).
+const PgURLHelp = "an existing database written by the published @workflow/world-postgres, read only"
+
 // Log is one run's log as stored.
 type Log struct {
 	RunID string

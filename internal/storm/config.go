@@ -179,18 +179,14 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry, engs *engines.Registry) (*
 		e, _ := reg.Lookup(w)
 		for _, item := range c.Conditions {
 			cond := p.Conditions[strings.TrimSpace(item)]
-			if err := Supports(e, cond.Knobs); err != nil {
-				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
-			}
 			eng := EngineOf(engs, c, cond.Knobs)
-			plugin, err := engs.Get(eng)
-			if err != nil {
+			k := cond.Knobs
+			k.Engine = eng // the storm's engine, when the condition names none
+			if err := engs.CheckKnobs(k); err != nil {
 				return nil, fmt.Errorf("--condition %q: %w", cond.Name, err)
 			}
-			if kc, ok := plugin.(engines.KnobChecker); ok {
-				if err := kc.CheckKnobs(cond.Knobs); err != nil {
-					return nil, fmt.Errorf("--condition %q: %w", cond.Name, err)
-				}
+			if err := Supports(e, cond.Knobs); err != nil {
+				return nil, fmt.Errorf("--condition %q %w", cond.Name, err)
 			}
 			// The default engine runs on every world; another on the
 			// worlds that name it.
@@ -316,7 +312,20 @@ func supported(e worlds.Entry) string {
 	if e.Limits.Fence == "" {
 		return strings.Join(e.Schemes, ", ")
 	}
-	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + string(engine.FenceNone) + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (ids, wake, admission, writes, page)"
+	return "scheme " + strings.Join(e.Schemes, ", ") + "; fence " + string(engine.FenceNone) + "; conditions " + strings.Join(SupportedPresets(e), ", ") + " and their engine-side overrides (" + strings.Join(engineSideKnobs(), ", ") + ")"
+}
+
+// engineSideKnobs names the condition knobs any world runs: those that ask
+// nothing of the world (knob.Knob.WorldSide), listed, and not the choice
+// of engine itself.
+func engineSideKnobs() []string {
+	var out []string
+	for _, k := range engine.KnobTable() {
+		if !k.WorldSide && !k.Hidden && k.Name != "engine" {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // SupportedPresets names the presets world e can run as they are (their

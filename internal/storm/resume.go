@@ -49,11 +49,12 @@ func (r *runner) addPrior(p *prior) error {
 		if err != nil {
 			return fmt.Errorf("resume: the final log of recorded run %s: %w", rec.RunID, err)
 		}
-		// The pipeline's stored-run path: the cell as storm.json describes
-		// it (a runtime's own scheme included), the record standing for
-		// what is not stored, its class kept.
-		cell, err := pipeline.StoredCell(&r.meta, rec)
-		if err != nil && cell.Key != k {
+		// The pipeline's stored-run path: the cell as the stored
+		// storm.json describes it (a runtime's own scheme included), the
+		// record standing for what is not stored, its class kept. The plan
+		// already refused a condition or scenario it does not know.
+		cell, err := pipeline.StoredCell(r.plan.Resume.Meta, rec)
+		if err != nil {
 			return fmt.Errorf("resume: recorded run %s: %w", rec.RunID, err)
 		}
 		run := pipeline.Stored(rec, final, p.ops[rec.RunID])

@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/analysis/explain"
 	"github.com/stormctl/stormctl/internal/base/plural"
 	"github.com/stormctl/stormctl/reports"
@@ -87,7 +88,10 @@ func header(slots bool) []string {
 	h := []string{
 		"world", "scenario", "condition", "runs",
 		"completed", "corrupted", "silent", "gap", "stuck", "failed", "infra",
-		"rejections", "reads", "non-prefix", "cursor skips", "inversions", "gaps", "dup seqs", "dup creates",
+		"rejections",
+	}
+	for _, c := range findingColumns() {
+		h = append(h, c.Name)
 	}
 	if slots {
 		h = append(h, "hole", "holes seen", "final holes", "seals", "sealed writes", "seal races", "fill p50/p99/max ms")
@@ -100,7 +104,10 @@ func row(c *reports.Cell, slots bool) []string {
 	r := []string{
 		c.World, c.Scenario, c.Condition, n(c.Runs),
 		n(c.Completed), n(c.Corrupted), n(c.Silent), n(c.Gap), n(c.Stuck), n(c.Failed), n(c.Infra),
-		n(c.Rejections), n(c.Reads), n(c.NonPrefixReads), n(c.CursorSkips), n(c.Inversions), n(c.Gaps), n(c.Duplicates), n(c.DuplicateCreates),
+		n(c.Rejections),
+	}
+	for _, col := range findingColumns() {
+		r = append(r, n(col.Of(c.RunFindings)))
 	}
 	if slots {
 		if f := c.Slot; f != nil {
@@ -111,6 +118,12 @@ func row(c *reports.Cell, slots bool) []string {
 		}
 	}
 	return r
+}
+
+// findingColumns are the storm table's columns of the cells' findings,
+// declared once in forensics.FindingColumns.
+func findingColumns() []forensics.FindingColumn {
+	return forensics.Columns("reads", "non-prefix", "cursor skips", "inversions", "gaps", "dup seqs", "dup creates")
 }
 
 // hasSlots reports whether any cell ran under the slot scheme.

@@ -3,7 +3,7 @@
 // or package:PATH (a local build). The package is installed with npm into
 // a directory of its own under the user's cache
 // (stormctl/packages/<name>@<version>, first use only), and served by a
-// devkit sidecar of its own (worlds/devkit) whose environment carries the
+// devkit sidecar of its own (worlds/devkitworld) whose environment carries the
 // --world-env values the package reads its configuration from.
 //
 // A third-party package is created through its documented factory (its
@@ -17,7 +17,7 @@
 // legacy contract (scheme ulid, no fence, no guard), under the model
 // engine and the devkit engine (the published @workflow/core hosting the
 // package: its own queue where it delivers in process, else world-local's
-// composed with its storage; see engine/devkit).
+// composed with its storage; see internal/devkit/devkitengine).
 package pkgworld
 
 import (

@@ -29,6 +29,11 @@ type Knob[T any] struct {
 	// Hidden says the knob has no column of its own in the listing
 	// (another knob's Cell shows it).
 	Hidden bool
+	// WorldSide says the knob asks something of the world (a scheme, a
+	// fenced append, a guard, seals): a world without it cannot run a
+	// condition that moves it. The others are the engine's own, which any
+	// world runs.
+	WorldSide bool
 	// Set parses one override value into t. It needs not check the value
 	// against Values: Validate does.
 	Set func(t *T, value string) error
@@ -94,7 +99,7 @@ func Names[T any](ks []Knob[T]) []string {
 func Embed[T, P any](ks []Knob[P], part func(t *T) *P) []Knob[T] {
 	out := make([]Knob[T], len(ks))
 	for i, k := range ks {
-		out[i] = Knob[T]{Name: k.Name, Values: k.Values, Help: k.Help, SlotOnly: k.SlotOnly, Hidden: k.Hidden,
+		out[i] = Knob[T]{Name: k.Name, Values: k.Values, Help: k.Help, SlotOnly: k.SlotOnly, Hidden: k.Hidden, WorldSide: k.WorldSide,
 			Set: func(t *T, v string) error { return k.Set(part(t), v) },
 			Get: func(t T) string { return k.Get(*part(&t)) },
 		}

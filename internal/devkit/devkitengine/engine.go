@@ -20,6 +20,7 @@ import (
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/scenarios"
 	"github.com/stormctl/stormctl/worlds"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
@@ -957,6 +958,8 @@ var (
 	_ engines.StormChecker = Plugin{}
 	_ engines.KnobChecker  = Plugin{}
 	_ engines.WorldSupport = Plugin{}
+	_ engines.Rerunner     = Plugin{}
+	_ engines.PackageHost  = Plugin{}
 )
 
 // Name implements engines.Plugin.
@@ -1033,6 +1036,45 @@ func modelKnobs() string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Rerunner implements engines.Rerunner: a replay host on the kit of the
+// runtime rt (ReplayerFor), under the user's cache directory. A runtime of
+// packages it does not pin, or of versions its kit does not hold, wraps
+// engines.ErrCannotRerun.
+func (Plugin) Rerunner(ctx context.Context, rt engines.Runtime, world, scenario string, progress io.Writer) (engines.Rerun, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, fmt.Errorf("devkit engine: no cache directory for its packages: %w", err)
+	}
+	r, err := ReplayerFor(ctx, cache, rt, world, scenario, progress)
+	if errors.Is(err, ErrRuntimeMismatch) || errors.Is(err, ErrNotPinned) {
+		return nil, engines.CannotRerun(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// LogRuntime implements engines.Rerunner: the stable channel's packages
+// for l's world, or the betas' on a world-local directory whose events
+// have slot ids (5.0's spec 7).
+func (Plugin) LogRuntime(l prodlog.Log) engines.Runtime {
+	rt := engines.Runtime{Engine: Name, Channel: string(Stable), Source: "published"}
+	if l.World == devkitworld.LocalName && len(l.Events) > 0 {
+		if _, slot := eventlog.SlotPosition(l.Events[0].ID); slot {
+			rt.Channel = string(Beta)
+		}
+	}
+	return rt
+}
+
+// CheckPackage implements engines.PackageHost (CheckPackage on opts'
+// channel and --devkit-dir). A channel it does not know is refused by
+// CheckStorm, before any package opens.
+func (Plugin) CheckPackage(opts engines.Options, spec *int) error {
+	return CheckPackage(Channel(opts.Channel), opts.Endpoints[devkitworld.DirFlag.Name], spec)
 }
 
 // Support implements engines.WorldSupport.

@@ -25,7 +25,7 @@ import (
 func TestNodeTests(t *testing.T) {
 	t.Parallel()
 	nodetest.Need(t, "node")
-	cmd := exec.CommandContext(t.Context(), "node", "--test")
+	cmd := exec.CommandContext(t.Context(), "node", "--test", "--test-reporter=tap")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test in internal/devkit/node: %v\n%s", err, out)

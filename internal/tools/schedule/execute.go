@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/base/knob"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 )
@@ -164,6 +165,9 @@ func (s *Schedule) knobs() (engine.Knobs, error) {
 		if err := engine.KnobTable()[i].Set(&k, v); err != nil {
 			return k, fmt.Errorf("knob %q: %w", kv, err)
 		}
+	}
+	if k.Engine != "" && !builtinengines.Traits(k.Engine).Model {
+		return k, fmt.Errorf("knob engine=%s: a schedule executes through the model only", k.Engine)
 	}
 	return k, nil
 }
