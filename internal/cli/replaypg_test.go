@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/base/filetest"
-	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )

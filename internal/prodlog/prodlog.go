@@ -6,9 +6,18 @@
 package prodlog
 
 import (
+	"errors"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
+)
+
+// The readers' refusals, one for every source: a table it reads is not
+// in the given schema (ErrNoTable), a run is in none of its tables or
+// files (ErrNoRun).
+var (
+	ErrNoTable = errors.New("no world-postgres table")
+	ErrNoRun   = errors.New("no such run")
 )
 
 // PgURLHelp is --pg-url's help where it names a production database to

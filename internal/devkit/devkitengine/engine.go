@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/base/redact"
-	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/eventlog"

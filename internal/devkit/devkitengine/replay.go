@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	devkitscen "github.com/stormctl/stormctl/internal/devkit/devkitscen"
+	"github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/worlds/devkitworld"

@@ -26,9 +26,6 @@ import (
 // ErrNoDir is returned for a directory that holds no events/ directory.
 var ErrNoDir = errors.New("not a world-local data directory")
 
-// ErrNoRun is returned for a run with neither a run file nor an event.
-var ErrNoRun = errors.New("no such run")
-
 // Read reads run runID's log from the world-local data directory dir.
 func Read(dir, runID string) (prodlog.Log, error) {
 	log := prodlog.Log{RunID: runID, Source: dir, World: devkitworld.LocalName}
@@ -63,7 +60,7 @@ func Read(dir, runID string) (prodlog.Log, error) {
 	}
 	slices.SortStableFunc(log.Events, func(a, b eventlog.Event) int { return strings.Compare(a.ID, b.ID) })
 	if !hasRun && len(log.Events) == 0 {
-		return log, fmt.Errorf("run %s: %w in %s", runID, ErrNoRun, dir)
+		return log, fmt.Errorf("run %s: %w in %s", runID, prodlog.ErrNoRun, dir)
 	}
 	return log, nil
 }

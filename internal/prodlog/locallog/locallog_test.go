@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/prodlog/locallog"
 )
 
@@ -55,7 +56,7 @@ func TestReadRefuses(t *testing.T) {
 		want           string
 	}{
 		{"no events directory", "testdata", run, locallog.ErrNoDir, "not a world-local data directory"},
-		{"no such run", dir, "wrun_01M92J0PZ7R666XJXTJZ7V1YSZ", locallog.ErrNoRun, "no such run"},
+		{"no such run", dir, "wrun_01M92J0PZ7R666XJXTJZ7V1YSZ", prodlog.ErrNoRun, "no such run"},
 		{"a path for a run", dir, "../data", nil, "not a run id"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/eventlog/pgconnect"
+	"github.com/stormctl/stormctl/internal/prodlog"
 )
 
 // Options select what to read.
@@ -31,9 +32,6 @@ type Options struct {
 	RunID  string // only this run, if set
 	Since  time.Time
 }
-
-// ErrNoTable is returned when <schema>.workflow_events does not exist.
-var ErrNoTable = errors.New("no workflow_events table")
 
 // Info says what the database could tell.
 type Info struct {
@@ -61,7 +59,7 @@ type Run struct {
 // run id order. The events' ids are views into blocks shared by many runs:
 // an id kept after fn returns keeps its block (megabytes) alive, so clone
 // (strings.Clone) the few worth keeping. Connection and authentication
-// failures wrap eventlog.ErrUnavailable; a missing table is ErrNoTable.
+// failures wrap eventlog.ErrUnavailable; a missing table is prodlog.ErrNoTable.
 func Read(ctx context.Context, o Options, fn func(Run) error) (Info, error) {
 	info, t, err := read(ctx, o)
 	if err != nil {
@@ -200,7 +198,7 @@ func read(ctx context.Context, o Options) (Info, *collected, error) {
 		return info, nil, eventlog.Unavailable("read the table's columns", err)
 	}
 	if len(cols) == 0 {
-		return info, nil, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", info.Table, ErrNoTable)
+		return info, nil, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", info.Table, prodlog.ErrNoTable)
 	}
 	for _, need := range []string{"id", "run_id", "type"} {
 		if !slices.Contains(cols, need) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/prodlog/pgattach"
 	"github.com/stormctl/stormctl/worlds/postgres/pgtest"
 )
@@ -82,7 +83,7 @@ func TestAttachErrors(t *testing.T) {
 		o    pgattach.Options
 		want error
 	}{
-		{"missing table", pgattach.Options{URL: url, Schema: "nowhere"}, pgattach.ErrNoTable},
+		{"missing table", pgattach.Options{URL: url, Schema: "nowhere"}, prodlog.ErrNoTable},
 		{"unreachable server", pgattach.Options{URL: "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"}, eventlog.ErrUnavailable},
 	}
 	for _, tt := range tests {

@@ -23,17 +23,9 @@ type Options struct {
 	RunID  string
 }
 
-// ErrNoTable is returned when <schema>.workflow_events or
-// <schema>.workflow_runs does not exist.
-var ErrNoTable = errors.New("no world-postgres table")
-
-// ErrNoRun is returned for a run with neither a workflow_runs row nor an
-// event.
-var ErrNoRun = errors.New("no such run")
-
 // Read reads run o.RunID's log. A server that does not answer wraps
-// eventlog.ErrUnavailable; missing tables are ErrNoTable, a run not there
-// ErrNoRun; a row that does not decode is an error naming its event.
+// eventlog.ErrUnavailable; missing tables are prodlog.ErrNoTable, a run not there
+// prodlog.ErrNoRun; a row that does not decode is an error naming its event.
 func Read(ctx context.Context, o Options) (prodlog.Log, error) {
 	if o.Schema == "" {
 		o.Schema = "workflow"
@@ -58,7 +50,7 @@ func Read(ctx context.Context, o Options) (prodlog.Log, error) {
 			return log, eventlog.Unavailable("look for "+t, err)
 		}
 		if !ok {
-			return log, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", pgx.Identifier{o.Schema, t}.Sanitize(), ErrNoTable)
+			return log, fmt.Errorf("%s: %w (is --schema right? the Workflow DevKit default is \"workflow\")", pgx.Identifier{o.Schema, t}.Sanitize(), prodlog.ErrNoTable)
 		}
 	}
 	err = tx.QueryRow(ctx, `SELECT name, status::text FROM `+runs+` WHERE id = $1`, o.RunID).Scan(&log.Workflow, &log.Status)
@@ -112,7 +104,7 @@ func Read(ctx context.Context, o Options) (prodlog.Log, error) {
 		return log, eventlog.Unavailable("read "+events, err)
 	}
 	if !hasRow && len(log.Events) == 0 {
-		return log, fmt.Errorf("run %s: %w in %s or %s", o.RunID, ErrNoRun, runs, events)
+		return log, fmt.Errorf("run %s: %w in %s or %s", o.RunID, prodlog.ErrNoRun, runs, events)
 	}
 	return log, nil
 }

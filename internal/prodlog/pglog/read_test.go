@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/internal/engine"
 	"github.com/stormctl/stormctl/internal/engine/conditions"
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/prodlog"
 	"github.com/stormctl/stormctl/internal/prodlog/pglog"
 	"github.com/stormctl/stormctl/internal/tools/replay"
 	"github.com/stormctl/stormctl/scenarios"
@@ -100,11 +101,11 @@ func TestReadListsAsThePackage(t *testing.T) {
 // does not answer are each told apart.
 func TestReadRefuses(t *testing.T) {
 	dbURL, _ := database(t)
-	if _, err := pglog.Read(t.Context(), pglog.Options{URL: dbURL, RunID: "wrun_01M916WYJG000000000000000"}); !errors.Is(err, pglog.ErrNoRun) {
-		t.Errorf("missing run: %v, want %v", err, pglog.ErrNoRun)
+	if _, err := pglog.Read(t.Context(), pglog.Options{URL: dbURL, RunID: "wrun_01M916WYJG000000000000000"}); !errors.Is(err, prodlog.ErrNoRun) {
+		t.Errorf("missing run: %v, want %v", err, prodlog.ErrNoRun)
 	}
-	if _, err := pglog.Read(t.Context(), pglog.Options{URL: dbURL, Schema: "nope", RunID: corrupted}); !errors.Is(err, pglog.ErrNoTable) {
-		t.Errorf("missing schema: %v, want %v", err, pglog.ErrNoTable)
+	if _, err := pglog.Read(t.Context(), pglog.Options{URL: dbURL, Schema: "nope", RunID: corrupted}); !errors.Is(err, prodlog.ErrNoTable) {
+		t.Errorf("missing schema: %v, want %v", err, prodlog.ErrNoTable)
 	}
 	if _, err := pglog.Read(t.Context(), pglog.Options{URL: "postgres://u@127.0.0.1:1/app?connect_timeout=5", RunID: corrupted}); !errors.Is(err, eventlog.ErrUnavailable) {
 		t.Errorf("closed port: %v, want %v", err, eventlog.ErrUnavailable)
