@@ -499,9 +499,11 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	// runs.jsonl's line comes last: a run it lists has its history and
 	// final log on disk, and a run it does not list is run again by
 	// --resume, its partial history and final log dropped.
-	if err := r.sink.write(runID); err != nil {
+	late, err := r.sink.write(runID)
+	if err != nil {
 		return err
 	}
+	pipeline.AddLate(c.plan, &rec, late)
 	if err := r.out.WriteEvents(c.key, runID, collected.Final); err != nil {
 		return err
 	}
@@ -583,11 +585,13 @@ type historySink struct {
 	byRun   map[string][]history.Op
 	pending map[string][]history.Op
 	ended   map[string]bool
-	out     *stormdir.Writer
+	// atEnd is how many of a run's operations end handed its pipeline.
+	atEnd map[string]int
+	out   *stormdir.Writer
 }
 
 func newHistorySink(out *stormdir.Writer) *historySink {
-	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, out: out}
+	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, atEnd: map[string]int{}, out: out}
 }
 
 // Record keeps op for its run, or writes it when its run was recorded.
@@ -635,21 +639,25 @@ func (h *historySink) end(runID string) []history.Op {
 	defer h.mu.Unlock()
 	ops := slices.Clip(h.byRun[runID]) // a later append copies, never shares
 	h.byRun[runID] = ops
+	h.atEnd[runID] = len(ops)
 	return ops
 }
 
-// write writes runID's operations, those after its end too; later ones
-// go straight to history.jsonl.
-func (h *historySink) write(runID string) error {
+// write writes runID's operations, those after its end too, and returns
+// the latter (a delivery that outlived its run: what the run's record
+// still counts of it); later ones go straight to history.jsonl.
+func (h *historySink) write(runID string) ([]history.Op, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ops := h.byRun[runID]
+	late := ops[min(h.atEnd[runID], len(ops)):]
 	delete(h.byRun, runID)
+	delete(h.atEnd, runID)
 	h.ended[runID] = true
 	if len(ops) == 0 {
-		return nil
+		return nil, nil
 	}
-	return h.out.WriteHistory(ops)
+	return late, h.out.WriteHistory(ops)
 }
 
 // discard drops runID's operations (a run the storm does not record);

@@ -44,8 +44,12 @@ func TestHistorySink(t *testing.T) {
 		t.Errorf("the run's operations: %v, want %v", kinds(got), want)
 	}
 	h.Record(op("engines", history.OpAppendFenced)) // a late writer, while the run is analysed
-	if err := h.write("engines"); err != nil {
+	late, err := h.write("engines")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{"engines:" + history.OpAppendFenced}; !slices.Equal(kinds(late), want) {
+		t.Errorf("the operations after the run's end: %v, want %v", kinds(late), want)
 	}
 	h.Record(op("engines", history.OpAppend)) // a late writer, after the run's record
 	h.begin("dropped")

@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/base/plural"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
@@ -143,8 +144,15 @@ func Process(c Cell, r Run) Result {
 		StoreCommitTimes: r.CommitSource == "store"})
 	rec.Findings = an.Findings
 	if r.Recorded == nil {
-		rec.Verdicts = verdict.Judge(verdict.Input{RunID: r.ID, Program: c.Scenario.Program, Knobs: c.Knobs,
-			Final: r.Final, Ops: r.Ops, Commits: an.Commits, Check: c.Scenario.Check})
+		if builtinengines.Traits(c.Knobs.Engine).Published {
+			// The published runtime's own fences are its worlds' refusals:
+			// each is a rejection of the run, not yet judged (Refused).
+			rec.Verdicts = verdict.Refused(r.Ops)
+			rec.Stats.Rejections = int64(len(rec.Verdicts))
+		} else {
+			rec.Verdicts = verdict.Judge(verdict.Input{RunID: r.ID, Program: c.Scenario.Program, Knobs: c.Knobs,
+				Final: r.Final, Ops: r.Ops, Commits: an.Commits, Check: c.Scenario.Check})
+		}
 		rec.Judged = true
 	}
 	res := Result{Record: rec, Analysis: an}
@@ -158,6 +166,20 @@ func Process(c Cell, r Run) Result {
 		res.Explained = &Explained{Input: in, Explanation: ex}
 	}
 	return res
+}
+
+// AddLate adds to a live run's record what its history gained between its
+// end and its record (late, a delivery that outlived the run): on the
+// published runtime, the writes its world refused then are rejections of
+// the run too. A write refused after the record is written is in
+// history.jsonl only.
+func AddLate(c Cell, rec *reports.RunRecord, late []history.Op) {
+	if !builtinengines.Traits(c.Knobs.Engine).Published {
+		return
+	}
+	v := verdict.Refused(late)
+	rec.Verdicts = append(rec.Verdicts, v...)
+	rec.Stats.Rejections += int64(len(v))
 }
 
 // classifies says whether a run of outcome o, recorded with class
