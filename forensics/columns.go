@@ -26,6 +26,7 @@ func FindingColumns() []FindingColumn {
 		{"unpositioned", "unpositioned", func(f RunFindings) int { return f.Unpositioned }},
 		{"dup creates", "duplicate_creates", func(f RunFindings) int { return f.DuplicateCreates }},
 		{"dup ends", "duplicate_ends", func(f RunFindings) int { return f.DuplicateEnds }},
+		{"refused", "refused", func(f RunFindings) int { return f.Refused }},
 	}
 }
 

@@ -45,6 +45,10 @@ type RunFindings struct {
 	// counted (2026-12-06) reads as it did; forensics DIR counts it from
 	// any storm's final logs.
 	DuplicateEnds int `json:"duplicate_ends,omitempty"`
+	// Refused counts the appends of the run's history its world refused
+	// (checkRefused): conflict, refused, fenced or duplicate. Omitted at
+	// 0, so stored JSON from before it (2026-12-06) reads as it did.
+	Refused int `json:"refused,omitempty"`
 	// Slot holds the slot scheme's findings (nil under other schemes).
 	Slot *SlotFindings `json:"slot,omitempty"`
 }
@@ -61,6 +65,7 @@ func (f *RunFindings) Add(o RunFindings) {
 	f.Unpositioned += o.Unpositioned
 	f.DuplicateCreates += o.DuplicateCreates
 	f.DuplicateEnds += o.DuplicateEnds
+	f.Refused += o.Refused
 	if o.Slot != nil {
 		if f.Slot == nil {
 			f.Slot = &SlotFindings{}
@@ -114,6 +119,7 @@ func checks() []check {
 		checkSlots,       // slot.go
 		checkCreates,     // creates.go
 		checkEnds,        // ends.go
+		checkRefused,     // refused.go
 	}
 }
 

@@ -299,7 +299,7 @@ func (rep *forensicsReport) write(w io.Writer, style table.Style) error {
 // forensicsFindingColumns are the forensics table's columns of the cells'
 // findings, declared once in forensics.FindingColumns.
 func forensicsFindingColumns() []forensics.FindingColumn {
-	return forensics.Columns("reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates", "dup ends")
+	return forensics.Columns("reads", "non-prefix", "cursor skips", "gaps", "dup seqs", "dup creates", "dup ends", "refused")
 }
 
 // printPairsAndWindows prints the type-pair table and the window table.

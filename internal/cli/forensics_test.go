@@ -241,12 +241,12 @@ func TestForensicsDuplicateCreates(t *testing.T) {
 			rows[cols[0]] = cols
 		}
 	}
-	if !strings.HasSuffix(header, "dup seqs,dup creates,dup ends") {
-		t.Fatalf("table header %q does not end with dup seqs, dup creates, dup ends:\n%s", header, stdout)
+	if !strings.HasSuffix(header, "dup seqs,dup creates,dup ends,refused") {
+		t.Fatalf("table header %q does not end with dup seqs, dup creates, dup ends, refused:\n%s", header, stdout)
 	}
 	for cell, n := range map[string][2]string{"local/step-storm/seq": {"0", "0"}, "devkit-local/step-storm/seq": {"3", "1"}} {
 		r := rows[cell]
-		if len(r) < 3 || r[len(r)-2] != n[0] || r[len(r)-3] != "0" || r[len(r)-1] != n[1] {
+		if len(r) < 4 || r[len(r)-3] != n[0] || r[len(r)-4] != "0" || r[len(r)-2] != n[1] {
 			t.Errorf("%s: row %q, want dup seqs 0, dup creates %s, dup ends %s", cell, r, n[0], n[1])
 		}
 	}

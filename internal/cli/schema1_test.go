@@ -24,8 +24,8 @@ var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "s
 // checker's counting changed on purpose since (forensics*.golden: a
 // non-prefix read of local/step-storm/main, 20 -> 19, since loads are judged
 // on their own cursor's prefix, docs/forensics.md; the classes line names
-// whose classes it counts, runs.jsonl's or this build's; the dup ends
-// column, a checker added 2026-12-06): each holds the command
+// whose classes it counts, runs.jsonl's or this build's; the dup ends and
+// refused columns, checkers added 2026-12-06): each holds the command
 // ("# stormctl ARGS", DIR the storm's directory), its exit code, stdout,
 // stderr, and summary.json when the command rewrote it. replay-*.golden,
 // conditions, worlds and scenarios.golden were written by the build before

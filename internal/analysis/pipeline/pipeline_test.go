@@ -80,6 +80,12 @@ func TestProcessReproducesTheStormsRecord(t *testing.T) {
 		if s.rec.RunID == recountedRun {
 			want.Findings.NonPrefixReads = recountedNonPrefix
 		}
+		// The refused writes, a finding added since the storm was recorded.
+		for _, op := range s.ops {
+			if (op.Kind == history.OpAppend || op.Kind == history.OpAppendFenced) && op.Err != "" && op.Err != "unavailable" && op.Err != "other" {
+				want.Findings.Refused++
+			}
+		}
 		live := Run{ID: s.rec.RunID, Index: s.rec.Index, Started: s.rec.Started, Stopped: s.rec.Ended, Ended: s.rec.Ended,
 			Ops: s.ops, Collected: worlds.Collected{Final: s.final, CommitSource: s.rec.CommitSource, Guard: s.rec.Guard},
 			Stats: s.rec.Stats, Faults: s.rec.Faults}

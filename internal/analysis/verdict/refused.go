@@ -4,14 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/history"
 )
-
-// refusals are the error classes of a plain append that a world refused
-// on its own: a creation it already holds (conflict; world-local claims a
-// step's file exclusively, world-postgres a row's key), a write to a run
-// that has ended (refused), and any fence of the store's own.
-var refusals = map[string]bool{"conflict": true, "refused": true, "fenced": true, "duplicate": true}
 
 // Refused is the judgement of every write a world refused a run whose
 // engine runs the published runtime (the devkit engine): its appends
@@ -24,7 +19,7 @@ var refusals = map[string]bool{"conflict": true, "refused": true, "fenced": true
 func Refused(ops []history.Op) []Judgement {
 	var out []Judgement
 	for _, op := range ops {
-		if op.Kind != history.OpAppend && op.Kind != history.OpAppendFenced || !refusals[op.Err] {
+		if !forensics.IsRefusal(op) {
 			continue
 		}
 		out = append(out, Judgement{Actor: op.Actor, At: op.End, Verdict: Unknown,
