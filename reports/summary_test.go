@@ -228,7 +228,7 @@ func TestCellJSON(t *testing.T) {
 		Completed: 1, Corrupted: 1, Silent: 1, Gap: 1, Hole: 1, Stuck: 1, Failed: 1, Infra: 2,
 		Rejections: 4, TruePositives: &tp, Benign: 1, UnknownVerdicts: 0,
 		RunFindings: forensics.RunFindings{Reads: 5, NonPrefixReads: 1, CursorSkips: 2, Inversions: 6, Displaced: 7, Gaps: 1,
-			Duplicates: 2, Unpositioned: 3, DuplicateCreates: 818, DuplicateEnds: 1, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
+			Duplicates: 2, Unpositioned: 3, DuplicateCreates: 818, DuplicateEnds: 1, Refused: 4, Slot: &forensics.SlotFindings{HolesSeen: 2, Seals: 1, FillMillis: []float64{4}}},
 		Divergences: 2, Recoveries: 1, Invocations: 30, Recovered: 1,
 		Classes: map[string]int{"hole": 1}, Timelines: map[string][]string{"hole": {"timelines/r.html"}},
 		Guard:   &history.GuardCounts{Evaluated: 2},
