@@ -31,12 +31,14 @@ type CellHarness struct {
 func (h *CellHarness) add(r RunRecord) {
 	a := r.Stats.Harness
 	h.Runs++
-	if r.Outcome == history.Infra && a.Starved() {
+	if r.Outcome == history.Infra && a.WasStarved() {
 		h.Starved++
 	}
-	h.busy50 = append(h.busy50, a.ELUP50)
-	h.busy99 = append(h.busy99, a.ELUP99)
-	h.delayMax = max(h.delayMax, a.DelayP99Ms)
+	if a.Samples > 0 { // a run its host never reported on says nothing of its loop
+		h.busy50 = append(h.busy50, a.ELUP50)
+		h.busy99 = append(h.busy99, a.ELUP99)
+		h.delayMax = max(h.delayMax, a.DelayP99Ms)
+	}
 	h.hostCPU += a.HostCPUMs
 	h.loopBusy += a.LoopBusyMs
 	h.stormctlCPU += a.StormctlCPUMs
@@ -44,16 +46,26 @@ func (h *CellHarness) add(r RunRecord) {
 }
 
 // BusyP50 is the median over the runs of their host's median loop
-// utilisation (0 to 1): how busy a run's host typically was.
-func (h *CellHarness) BusyP50() float64 { return quantileOf(h.busy50, 0.5) }
+// utilisation (0 to 1): how busy a run's host typically was; -1 when no
+// run's host reported (unknown, never idle).
+func (h *CellHarness) BusyP50() float64 { return h.sampled(quantileOf(h.busy50, 0.5)) }
 
 // BusyP99 is the 99th percentile over the runs of their host's 99th
 // percentile loop utilisation: how close to saturation the busiest moments
-// came.
-func (h *CellHarness) BusyP99() float64 { return quantileOf(h.busy99, 0.99) }
+// came; -1 when no run's host reported.
+func (h *CellHarness) BusyP99() float64 { return h.sampled(quantileOf(h.busy99, 0.99)) }
 
-// DelayP99Ms is the worst 99th-percentile loop delay of any run's host.
-func (h *CellHarness) DelayP99Ms() float64 { return h.delayMax }
+// DelayP99Ms is the worst 99th-percentile loop delay of any run's host,
+// -1 when no run's host reported.
+func (h *CellHarness) DelayP99Ms() float64 { return h.sampled(h.delayMax) }
+
+// sampled is x when some run's host reported on its loop, else -1.
+func (h *CellHarness) sampled(x float64) float64 {
+	if len(h.busy50) == 0 {
+		return -1
+	}
+	return x
+}
 
 // HostCPUPerRun is the hosts' CPU seconds a run cost, on average.
 func (h *CellHarness) HostCPUPerRun() float64 { return h.perRun(h.hostCPU) }

@@ -25,7 +25,22 @@ func TestCellHarness(t *testing.T) {
 	}
 	c.Add(rec(history.Corrupted, 0.4, 0.9, 0.1, 80, 4000, 200, 100))
 	c.Add(rec(history.Completed, 0.6, 1.0, 0.3, 120, 6000, 400, 200))
-	c.Add(rec(history.Infra, 0.99, 1.0, 0.9, 950, 20000, 600, 300))
+	starved := rec(history.Infra, 0.99, 1.0, 0.9, 950, 20000, 600, 300)
+	starved.Stats.Harness.StarvedAtCut = true // the pipeline found it stuck while saturated
+	c.Add(starved)
+	// An infra run whose store could not be reached, on a saturated host,
+	// is no run the harness starved.
+	outage := &Cell{}
+	outage.Add(rec(history.Infra, 0.99, 1.0, 0.9, 950, 20000, 600, 300))
+	if outage.Harness.Starved != 0 {
+		t.Errorf("an unreachable store's infra run on a busy host counted as starved")
+	}
+	// Hosts that never reported say nothing of their loops: unknown, not idle.
+	silent := &Cell{}
+	silent.Add(RunRecord{Outcome: history.Completed, Stats: history.RunStats{Harness: &history.Harness{HostCPUMs: 1000}}})
+	if h := silent.Harness; h.BusyP50() != -1 || h.BusyP99() != -1 || h.DelayP99Ms() != -1 {
+		t.Errorf("no reports: busy %v/%v delay %v, want -1 (unknown)", h.BusyP50(), h.BusyP99(), h.DelayP99Ms())
+	}
 	h := c.Harness
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	switch {

@@ -123,6 +123,11 @@ type Harness struct {
 	LoopBusyMs    float64 `json:"loop_busy_ms"`
 	RecordingMs   float64 `json:"recording_ms"`
 	StormctlCPUMs float64 `json:"stormctl_cpu_ms"`
+	// StarvedAtCut says the run had no terminal event at the timeout while
+	// its host was saturated (Starved): the pipeline made it infra for
+	// that, and only such a run is the harness's (WasStarved). Absent from
+	// runs recorded before 2026-12-06's evening, whose class says it.
+	StarvedAtCut bool `json:"starved_at_cut,omitempty"`
 }
 
 // Starved says the harness starved the run: its host's loop was saturated
@@ -132,3 +137,8 @@ type Harness struct {
 func (h *Harness) Starved() bool {
 	return h != nil && h.Samples > 0 && h.Saturated >= StarvedShare
 }
+
+// WasStarved says the run is infra because the harness starved it
+// (StarvedAtCut), not for another reason while its host was busy (an
+// unreachable store).
+func (h *Harness) WasStarved() bool { return h != nil && h.StarvedAtCut }

@@ -213,12 +213,29 @@ func harnessRow(c *reports.Cell) []string {
 		return []string{"-", "-", "-", "-", "-"}
 	}
 	return []string{
-		fmt.Sprintf("%.0f%%/%.0f%%", 100*h.BusyP50(), 100*h.BusyP99()),
-		fmt.Sprintf("%.0f", h.DelayP99Ms()),
+		wholePercent(h.BusyP50()) + "/" + wholePercent(h.BusyP99()),
+		numberOrUnknown(h.DelayP99Ms()),
 		fmt.Sprintf("%.1f/%.2f", h.HostCPUPerRun(), h.StormctlCPUPerRun()),
 		percentOrUnknown(h.RecordingShare()),
 		strconv.Itoa(h.Starved),
 	}
+}
+
+// wholePercent is a share as a whole percentage, "?" when negative
+// (unknown).
+func wholePercent(x float64) string {
+	if x < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+// numberOrUnknown is x, rounded, "?" when negative (unknown).
+func numberOrUnknown(x float64) string {
+	if x < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f", x)
 }
 
 // percentOrUnknown is a share as a percentage, "?" when negative (unknown).
@@ -245,8 +262,8 @@ func harnessNote(c *reports.Cell) string {
 	if h == nil {
 		return ""
 	}
-	note := fmt.Sprintf(" (harness: host busy p50 %.0f%% p99 %.0f%%, loop delay p99 %.0f ms, %.1f CPU-s a run on the host and %.2f in stormctl, recording %s of the host's busy loop",
-		100*h.BusyP50(), 100*h.BusyP99(), h.DelayP99Ms(), h.HostCPUPerRun(), h.StormctlCPUPerRun(), percentOrUnknown(h.RecordingShare()))
+	note := fmt.Sprintf(" (harness: host busy p50 %s p99 %s, loop delay p99 %s ms, %.1f CPU-s a run on the host and %.2f in stormctl, recording %s of the host's busy loop",
+		wholePercent(h.BusyP50()), wholePercent(h.BusyP99()), numberOrUnknown(h.DelayP99Ms()), h.HostCPUPerRun(), h.StormctlCPUPerRun(), percentOrUnknown(h.RecordingShare()))
 	if h.Starved > 0 {
 		note += fmt.Sprintf("; %s STARVED by the harness, reported infra: no evidence about the runtime", plural.Count(h.Starved, "run"))
 	}

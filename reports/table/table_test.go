@@ -240,7 +240,7 @@ func TestHarnessColumns(t *testing.T) {
 	real := &reports.Cell{CellKey: history.NewCellKey("devkit-local", "step-storm", "main")}
 	real.Add(reports.RunRecord{Outcome: history.Corrupted, Stats: history.RunStats{Harness: &history.Harness{Samples: 20, ELUP50: 0.55, ELUP99: 0.98,
 		DelayP99Ms: 140, HostCPUMs: 9000, StormctlCPUMs: 300, RecordingMs: 270}}})
-	real.Add(reports.RunRecord{Outcome: history.Infra, Stats: history.RunStats{Harness: &history.Harness{Samples: 20, ELUP50: 1, ELUP99: 1, Saturated: 0.95,
+	real.Add(reports.RunRecord{Outcome: history.Infra, Stats: history.RunStats{Harness: &history.Harness{Samples: 20, ELUP50: 1, ELUP99: 1, Saturated: 0.95, StarvedAtCut: true,
 		DelayP99Ms: 900, HostCPUMs: 11000, StormctlCPUMs: 100, RecordingMs: 330}}})
 	model := &reports.Cell{CellKey: history.NewCellKey("devkit-local", "step-storm", "main/engine=model")}
 	model.Add(reports.RunRecord{Outcome: history.Corrupted})

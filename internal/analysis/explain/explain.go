@@ -435,7 +435,7 @@ func Classify(in Input) (ex Explanation) {
 
 // classify sets ex's class and evidence.
 func classify(in Input, ex *Explanation) {
-	if in.Outcome == history.Infra && in.Harness.Starved() {
+	if in.Outcome == history.Infra && in.Harness.WasStarved() {
 		starved(in.Harness, ex)
 		return
 	}

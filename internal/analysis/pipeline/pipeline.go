@@ -138,7 +138,13 @@ func Process(c Cell, r Run) Result {
 			Started: r.Started.UTC(), Ended: r.Ended.UTC(), Millis: r.Ended.Sub(r.Started).Milliseconds(),
 			Events: len(r.Final), Stats: r.Stats, CommitSource: r.CommitSource, Guard: r.Guard, Faults: r.Faults,
 		}
-		rec.Outcome, rec.Detail = outcome(c.Scenario, r)
+		var starvedAtCut bool
+		rec.Outcome, rec.Detail, starvedAtCut = outcome(c.Scenario, r)
+		if starvedAtCut {
+			h := *rec.Stats.Harness
+			h.StarvedAtCut = true
+			rec.Stats.Harness = &h
+		}
 	}
 	an := forensics.AnalyzeRun(forensics.RunInput{Scheme: c.Knobs.Scheme, Final: r.Final, Ops: r.Ops,
 		StoreCommitTimes: r.CommitSource == "store"})
@@ -158,7 +164,7 @@ func Process(c Cell, r Run) Result {
 	res := Result{Record: rec, Analysis: an}
 	// An infra run the harness starved is explained by the harness's own
 	// account (class starved), not by the runtime's.
-	starved := rec.Outcome == history.Infra && rec.Stats.Harness.Starved() && r.Classify != ClassifyNever && (r.Classify != ClassifyMissing || rec.Class == "")
+	starved := rec.Stats.Harness.WasStarved() && r.Classify != ClassifyNever && (r.Classify != ClassifyMissing || rec.Class == "")
 	if c.Scenario.Program != nil && (r.classifies(rec.Outcome, rec.Class) || starved) {
 		in := explainInput(c, rec, r.Final, r.Ops)
 		ex := explain.Classify(in)
@@ -205,8 +211,8 @@ func (r Run) Classifies() bool {
 // outcome decides a live run's outcome (decide), unless its engine could
 // not start it: failed, or infra when the store was unavailable. A stuck
 // run's detail says why its driver gave up, if it did.
-func outcome(sc scenarios.Scenario, r Run) (history.Outcome, string) {
-	o, detail := decide(sc, r.Final, r.ReadErr, r.Stats, r.Stopped)
+func outcome(sc scenarios.Scenario, r Run) (o history.Outcome, detail string, starvedAtCut bool) {
+	o, detail = decide(sc, r.Final, r.ReadErr, r.Stats, r.Stopped)
 	switch {
 	case r.StartErr == nil:
 	case r.TimedOut && errors.Is(r.StartErr, context.DeadlineExceeded):
@@ -219,7 +225,7 @@ func outcome(sc scenarios.Scenario, r Run) (history.Outcome, string) {
 		o, detail = history.Failed, r.StartErr.Error()
 	}
 	if o == history.Stuck && r.Stats.Harness.Starved() {
-		o, detail = history.Infra, StarvedDetail(r.Stats.Harness)
+		o, detail, starvedAtCut = history.Infra, StarvedDetail(r.Stats.Harness), true
 	}
 	if o == history.Stuck && !r.Stopped.IsZero() {
 		if n := writtenBefore(r.Ops, r.Stopped, ProgressWindow); n > 0 {
@@ -230,7 +236,7 @@ func outcome(sc scenarios.Scenario, r Run) (history.Outcome, string) {
 	if r.DriveErr != nil && o == history.Stuck {
 		detail += "; driver: " + r.DriveErr.Error()
 	}
-	return o, detail
+	return o, detail, starvedAtCut
 }
 
 // ProgressWindow is how far back from a stuck run's end its writes count as

@@ -180,7 +180,7 @@ func TestOutcomeOfTheEngine(t *testing.T) {
 		{"stuck, driver fine", Run{}, history.Stuck, "no terminal event before the timeout"},
 	} {
 		tc.run.Stopped = time.Now()
-		o, detail := outcome(sc, tc.run)
+		o, detail, _ := outcome(sc, tc.run)
 		if o != tc.want || !strings.HasPrefix(detail, tc.wantDetail) {
 			t.Errorf("%s: %s %q, want %s %q", tc.name, o, detail, tc.want, tc.wantDetail)
 		}
@@ -210,7 +210,7 @@ func TestStuckButProgressing(t *testing.T) {
 		{"silent for the window", []history.Op{write(2*ProgressWindow, 5, "")}, "no terminal event before the timeout"},
 		{"only refused writes", []history.Op{write(time.Second, 1, "conflict")}, "no terminal event before the timeout"},
 	} {
-		o, detail := outcome(sc, Run{Ops: tc.ops, Stopped: end})
+		o, detail, _ := outcome(sc, Run{Ops: tc.ops, Stopped: end})
 		if o != history.Stuck || detail != tc.want {
 			t.Errorf("%s: %s %q\nwant stuck %q", tc.name, o, detail, tc.want)
 		}
@@ -240,5 +240,13 @@ func TestStarvedRunsAreTheHarnesss(t *testing.T) {
 	again := Process(c, Stored(res.Record, nil, nil))
 	if again.Record.Outcome != history.Infra || again.Record.Class != explain.Starved {
 		t.Errorf("stored: %s class %q", again.Record.Outcome, again.Record.Class)
+	}
+	// A run its store could not start is infra for that, however busy its
+	// host: not starved.
+	outage := live
+	outage.StartErr = eventlog.Unavailable("create the run", errors.New("connection refused"))
+	res = Process(c, outage)
+	if res.Record.Outcome != history.Infra || res.Record.Class == explain.Starved || res.Record.Stats.Harness.WasStarved() {
+		t.Errorf("an unreachable store on a saturated host: %s class %q, starved %v; want infra, not starved", res.Record.Outcome, res.Record.Class, res.Record.Stats.Harness.WasStarved())
 	}
 }

@@ -714,6 +714,9 @@ func (e *Engine) Finish(runID string) history.RunStats {
 		counts status
 		known  bool
 	)
+	// The cut, when the run had not ended: the end of its life, before
+	// the cancel and the settling that follow it.
+	cut := time.Now()
 	select {
 	case <-r.done:
 	default:
@@ -746,7 +749,7 @@ func (e *Engine) Finish(runID string) history.RunStats {
 	// The run's life: from its start to its terminal event, or to the cut.
 	end := r.endedAt
 	if end.IsZero() {
-		end = time.Now()
+		end = cut
 	}
 	harness := r.host.health.over(r.host.n, r.started, end)
 	harness.HostCPUMs = float64(r.hostCPU) / float64(time.Millisecond)

@@ -129,13 +129,6 @@ func (h *health) totals() (cpu, recording time.Duration) {
 	return h.cpu, h.recording
 }
 
-// snapshot copies the reports.
-func (h *health) snapshot() []healthSample {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.samples)
-}
-
 // quantile is the q-quantile of sorted xs (nearest rank).
 func quantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {

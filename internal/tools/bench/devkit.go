@@ -209,7 +209,10 @@ func (r *DevkitResult) TableRows() [][]string {
 		}
 		busy, split, rec, conc := "-", "-", "-", "-"
 		if h := row.Harness; h != nil {
-			busy = fmt.Sprintf("%.0f%%/%.0f%%", 100*h.BusyP50(), 100*h.BusyP99())
+			busy = "?" // its hosts never reported on their loops
+			if p50, p99 := h.BusyP50(), h.BusyP99(); p50 >= 0 {
+				busy = fmt.Sprintf("%.0f%%/%.0f%%", 100*p50, 100*p99)
+			}
 			split = fmt.Sprintf("%.1f/%.2f", h.HostCPUPerRun(), h.StormctlCPUPerRun())
 			if s := h.RecordingShare(); s >= 0 {
 				rec = fmt.Sprintf("%.1f%%", 100*s)
