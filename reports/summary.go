@@ -117,6 +117,21 @@ const MaxTimelines = 3
 // Key returns the cell's key.
 func (c *Cell) Key() history.CellKey { return c.CellKey }
 
+// Rejudge replaces a counted run's judgements old with now in the cell's
+// verdict split: the same rejections, judged after the run was counted
+// (the published runtime's refused writes, judged once the storm's runs
+// have ended).
+func (c *Cell) Rejudge(old, now []verdict.Judgement) {
+	tp0, b0, u0 := verdict.Split(old)
+	tp, b, u := verdict.Split(now)
+	if c.TruePositives == nil {
+		c.TruePositives = new(int)
+	}
+	*c.TruePositives += tp - tp0
+	c.Benign += b - b0
+	c.UnknownVerdicts += u - u0
+}
+
 // Add counts one run into the cell.
 func (c *Cell) Add(r RunRecord) {
 	c.Runs++

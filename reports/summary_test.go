@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/reports"
@@ -277,5 +278,19 @@ func TestCellJSON(t *testing.T) {
 	c.Unpositioned = 0
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("read back\n%+v\nwant\n%+v", back, c)
+	}
+}
+
+// TestCellRejudge: a counted run judged later moves its rejections from
+// unknown to their verdicts, and the split still sums to the rejections.
+func TestCellRejudge(t *testing.T) {
+	k := history.NewCellKey("devkit-local", "step-storm", "main")
+	j := func(v verdict.Verdict) verdict.Judgement { return verdict.Judgement{Verdict: v} }
+	pending := []verdict.Judgement{j(verdict.Unknown), j(verdict.Unknown), j(verdict.Unknown)}
+	c := &reports.Cell{CellKey: k}
+	c.Add(reports.RunRecord{CellKey: k, Outcome: history.Corrupted, Judged: true, Verdicts: pending, Stats: history.RunStats{Rejections: 3}})
+	c.Rejudge(pending, []verdict.Judgement{j(verdict.TruePositive), j(verdict.Benign), j(verdict.Unknown)})
+	if *c.TruePositives != 1 || c.Benign != 1 || c.UnknownVerdicts != 1 || c.Rejections != 3 {
+		t.Errorf("after Rejudge: %d rejections, %d true positive, %d benign, %d unknown; want 3 = 1 + 1 + 1", c.Rejections, *c.TruePositives, c.Benign, c.UnknownVerdicts)
 	}
 }

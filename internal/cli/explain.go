@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/analysis/explain"
 	"github.com/stormctl/stormctl/internal/analysis/pipeline"
+	"github.com/stormctl/stormctl/internal/analysis/verdict"
+	"github.com/stormctl/stormctl/internal/base/plural"
 )
 
 // ExplainOptions are the explain command's options.
@@ -82,7 +86,7 @@ func runExplain(_ context.Context, opts *ExplainOptions) error {
 			return err
 		}
 	}
-	return opts.Format.Print(opts.IO.Out, explanation{ex.Explanation})
+	return opts.Format.Print(opts.IO.Out, explanation{ex: ex.Explanation, rejections: sr.Record.Verdicts})
 }
 
 // writeTimeline writes the run's timeline to path.
@@ -102,11 +106,20 @@ func writeTimeline(path string, ex *pipeline.Explained) error {
 }
 
 // explanation prints one run's explanation: the narrative (table,
-// markdown) or the whole explanation (json).
-type explanation struct{ ex explain.Explanation }
+// markdown) or the whole explanation (json), then the run's rejections
+// (the writes its fences or its world refused) with their verdicts.
+type explanation struct {
+	ex         explain.Explanation
+	rejections []verdict.Judgement
+}
 
-// JSON writes the whole explanation.
-func (e explanation) JSON(w io.Writer) error { return writeJSON(w, e.ex) }
+// JSON writes the whole explanation, and the run's judged rejections.
+func (e explanation) JSON(w io.Writer) error {
+	return writeJSON(w, struct {
+		explain.Explanation
+		Rejections []verdict.Judgement `json:"rejections,omitempty"`
+	}{e.ex, e.rejections})
+}
 
 // Table writes the run, its outcome and summary, then the steps and the
 // evidence indented, a line each.
@@ -135,8 +148,47 @@ func (e explanation) write(w io.Writer, md bool) error {
 		fmt.Fprintf(&b, ": %s\n%s%s%s", ex.Summary, eachLine("  ", ex.Steps),
 			eachLine("  evidence: ", ex.Evidence), eachLine("  missing evidence: ", ex.MissingEvidence))
 	}
+	writeRejections(&b, e.rejections, md)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRejections lists a run's rejections by verdict (true positives
+// first, then unknown, then benign) and by what was refused: a line per
+// kind with how many, and the first one's writer, time and reason.
+func writeRejections(b *strings.Builder, js []verdict.Judgement, md bool) {
+	if len(js) == 0 {
+		return
+	}
+	tp, benign, unknown := verdict.Split(js)
+	fmt.Fprintf(b, "\n%s: %d true positive, %d benign, %d unknown\n", plural.Count(len(js), "rejection"), tp, benign, unknown)
+	type kind struct {
+		v    verdict.Verdict
+		what string
+	}
+	var order []kind
+	groups := map[kind][]verdict.Judgement{}
+	for _, j := range js {
+		k := kind{v: j.Verdict}
+		if w := j.Write; w != nil {
+			k.what = string(w.Type) + " " + w.CorrelationID
+		}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], j)
+	}
+	rank := map[verdict.Verdict]int{verdict.TruePositive: 0, verdict.Unknown: 1, verdict.Benign: 2}
+	slices.SortStableFunc(order, func(a, c kind) int { return rank[a.v] - rank[c.v] })
+	prefix := "  "
+	if md {
+		prefix = "- "
+	}
+	for _, k := range order {
+		g := groups[k]
+		reason := cmp.Or(g[0].Reason, "(no reason recorded)")
+		fmt.Fprintf(b, "%s%s x%d, first by %s at %s: %s\n", prefix, k.v, len(g), g[0].Actor, g[0].At.UTC().Format("15:04:05.000"), reason)
+	}
 }
 
 // eachLine is every x on a line of its own, after prefix.

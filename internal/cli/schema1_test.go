@@ -25,7 +25,9 @@ var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "s
 // non-prefix read of local/step-storm/main, 20 -> 19, since loads are judged
 // on their own cursor's prefix, docs/forensics.md; the classes line names
 // whose classes it counts, runs.jsonl's or this build's; the dup ends and
-// refused columns, checkers added 2026-12-06): each holds the command
+// refused columns, checkers added 2026-12-06; "1 rejection", no longer
+// "1 rejections", and explain's rejections with their verdicts, 12-06
+// too): each holds the command
 // ("# stormctl ARGS", DIR the storm's directory), its exit code, stdout,
 // stderr, and summary.json when the command rewrote it. replay-*.golden,
 // conditions, worlds and scenarios.golden were written by the build before

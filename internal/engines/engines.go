@@ -95,6 +95,15 @@ type Describer interface {
 	Describe() Runtime
 }
 
+// ReplayOpener is implemented by an open engine whose runs' refused writes
+// the storm judges by counterfactual replays through the engine's own
+// runtime (internal/analysis/counterfactual), once the storm's runs have
+// ended: OpenReplay opens that runtime (the cell's own packages) for
+// re-executing invocations of the cell's runs, until Close.
+type ReplayOpener interface {
+	OpenReplay(ctx context.Context) (Rerun, error)
+}
+
 // Loader is implemented by an engine that can say how busy it is: the
 // runner admits a new run of its cells only while there is room.
 type Loader interface {

@@ -113,6 +113,9 @@ type runner struct {
 	admit *admission
 	cpu   *machineCPU
 	self  *selfCPU
+	// pending are the recorded runs whose refused writes are judged once
+	// every run has ended (judge.go).
+	pending []pendingRun
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -194,6 +197,15 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	r.stopNemesis()
 	if err := r.sink.flush(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if runErr == nil && ctx.Err() == nil {
+		if deps.Progress != nil {
+			deps.Progress.Finish()
+			deps.Progress = nil
+		}
+		if err := r.judgeRefusals(ctx, cells); err != nil && ctx.Err() == nil {
+			runErr = err
+		}
 	}
 	if deps.Progress != nil {
 		deps.Progress.Finish()
@@ -510,6 +522,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
+	r.keepPending(rec, collected.Final)
 	r.mu.Lock()
 	snapshot := *r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	r.mu.Unlock()

@@ -403,5 +403,5 @@ func verdictNote(c *reports.Cell) string {
 	if c.TruePositives == nil || c.Rejections == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d rejections: %d true positive, %d benign, %d unknown)", c.Rejections, *c.TruePositives, c.Benign, c.UnknownVerdicts)
+	return fmt.Sprintf(" (%s: %d true positive, %d benign, %d unknown)", plural.Count(c.Rejections, "rejection"), *c.TruePositives, c.Benign, c.UnknownVerdicts)
 }

@@ -8,25 +8,34 @@ import (
 	"github.com/stormctl/stormctl/internal/history"
 )
 
-// Refused is the judgement of every write a world refused a run whose
-// engine runs the published runtime (the devkit engine): its appends
+// Refused is the pending judgement of every write a world refused a run
+// whose engine runs the published runtime (the devkit engine): its appends
 // answered conflict, refused, fenced or duplicate. Each counts as a
-// rejection of the run. Its verdict is Unknown, saying what was refused:
-// judging it needs a counterfactual replay through the published runtime
-// that ran the storm (admit the refused write and see whether the
-// runtime's replay consumes something else), which stormctl does not do
-// yet; a rule would be a guess.
+// rejection of the run, Unknown and Pending until the storm judges it by
+// a counterfactual replay through the published runtime that ran it
+// (internal/analysis/counterfactual); Write says what was refused.
 func Refused(ops []history.Op) []Judgement {
 	var out []Judgement
 	for _, op := range ops {
 		if !forensics.IsRefusal(op) {
 			continue
 		}
-		out = append(out, Judgement{Actor: op.Actor, At: op.End, Verdict: Unknown,
-			Reason: fmt.Sprintf("the world refused %s (%s): not judged, no counterfactual replay through the published runtime yet", wrote(op), op.Err)})
+		j := Judgement{Actor: op.Actor, At: op.End, Verdict: Unknown, Pending: true,
+			Reason: fmt.Sprintf("the world refused %s (%s): %s", wrote(op), op.Err, NotJudgedYet)}
+		if len(op.Wrote) >= 1 {
+			w := op.Wrote[0]
+			j.Write = &RefusedWrite{Type: w.Type, CorrelationID: w.CorrelationID, Err: op.Err}
+			if len(op.Wrote) == 1 {
+				j.Write.Data = w.Payload
+			}
+		}
+		out = append(out, j)
 	}
 	return out
 }
+
+// NotJudgedYet ends the reason of a refusal not judged yet.
+const NotJudgedYet = "not judged yet (the storm judges its worlds' refusals once its runs have ended; storm --resume DIR judges those an interrupted storm left)"
 
 // wrote names what an append tried to write: its drafts' types and
 // correlation ids.

@@ -44,8 +44,11 @@ func TestRefused(t *testing.T) {
 				t.Fatalf("Refused = %+v, want one rejection", got)
 			}
 			j := got[0]
-			if j.Verdict != verdict.Unknown || !strings.HasPrefix(j.Reason, tt.want) || j.Actor != tt.op.Actor || !j.At.Equal(tt.op.End) {
-				t.Errorf("Refused = %+v, want an unknown verdict by %s at %s, reason %q...", j, tt.op.Actor, tt.op.End, tt.want)
+			if j.Verdict != verdict.Unknown || !j.Pending || !strings.HasPrefix(j.Reason, tt.want) || j.Actor != tt.op.Actor || !j.At.Equal(tt.op.End) {
+				t.Errorf("Refused = %+v, want a pending unknown verdict by %s at %s, reason %q...", j, tt.op.Actor, tt.op.End, tt.want)
+			}
+			if len(tt.op.Wrote) > 0 && (j.Write == nil || j.Write.Type != tt.op.Wrote[0].Type || j.Write.Err != tt.op.Err) {
+				t.Errorf("Refused = %+v, want what was refused (%s, %s) kept for its judgement", j, tt.op.Wrote[0].Type, tt.op.Err)
 			}
 		})
 	}

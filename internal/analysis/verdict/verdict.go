@@ -43,6 +43,27 @@ type Judgement struct {
 	Actual   int64     `json:"actual_seq"`
 	Verdict  Verdict   `json:"verdict"`
 	Reason   string    `json:"reason,omitempty"`
+	// Write is what a world refused a run of the published runtime (the
+	// devkit engine): what a counterfactual replay admits to judge it.
+	Write *RefusedWrite `json:"write,omitempty"`
+	// Pending says the judgement is not made yet (Verdict unknown): the
+	// storm judges its worlds' refusals once its runs have ended
+	// (internal/analysis/counterfactual); an interrupted storm leaves them
+	// pending, and --resume judges them.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// RefusedWrite is one write a world refused: the event the runtime asked
+// it to create.
+type RefusedWrite struct {
+	Type          eventlog.Type `json:"type"`
+	CorrelationID string        `json:"corr,omitempty"`
+	// Data is the create's eventData and specVersion as the runtime passed
+	// them ({"eventData": ..., "specVersion": ...}); nil when the history
+	// did not keep them (a storm recorded before stormctl did, a batch).
+	Data json.RawMessage `json:"data,omitempty"`
+	// Err is the refusal's class (conflict, refused, fenced, duplicate).
+	Err string `json:"err"`
 }
 
 // Input is what judging a run's rejections needs.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/devkit/devkitscen"
 	"github.com/stormctl/stormctl/internal/devkit/serialized"
 	"github.com/stormctl/stormctl/internal/eventlog"
@@ -138,6 +139,23 @@ type createArgs struct {
 	EventType     string       `json:"eventType"`
 	CorrelationID string       `json:"correlationId"`
 	Params        createParams `json:"params"`
+	// EventData and SpecVersion are what the runtime asked to write: kept
+	// for a create the world refused, which a counterfactual replay admits.
+	EventData   json.RawMessage `json:"eventData"`
+	SpecVersion json.RawMessage `json:"specVersion"`
+}
+
+// refusedData is what the history keeps of a refused create's event:
+// its eventData and specVersion (verdict.RefusedWrite.Data).
+func (a createArgs) refusedData() json.RawMessage {
+	b, err := json.Marshal(struct {
+		EventData   json.RawMessage `json:"eventData,omitempty"`
+		SpecVersion json.RawMessage `json:"specVersion,omitempty"`
+	}{a.EventData, a.SpecVersion})
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // createParams are a 5.0 create's params that shape its answer's events:
@@ -192,6 +210,9 @@ func toOp(n notice, token string) (history.Op, error) {
 			}
 		}
 		w := history.OpEvent{Type: eventlog.Type(a.EventType), CorrelationID: a.CorrelationID}
+		if n.Error != nil && forensics.IsRefusal(op) {
+			w.Payload = a.refusedData()
+		}
 		if n.Error == nil && len(n.Result) > 0 && string(n.Result) != "null" {
 			var pe devkitworld.PackageEvent
 			if jerr := json.Unmarshal(n.Result, &pe); jerr != nil {

@@ -80,6 +80,19 @@ func OpenReplayer(ctx context.Context, kit Kit, scenario string, want map[string
 	if err != nil {
 		return nil, err
 	}
+	return openReplayer(ctx, kit, wf, want)
+}
+
+// OpenReplay opens a replay host on the cell's own kit, for its
+// workflow: the runtime the storm judges the cell's refused writes
+// through (engines.ReplayOpener).
+func (e *Engine) OpenReplay(ctx context.Context) (engines.Rerun, error) {
+	return openReplayer(ctx, e.kit, e.wf, e.hosts[0].info.Versions)
+}
+
+var _ engines.ReplayOpener = (*Engine)(nil)
+
+func openReplayer(ctx context.Context, kit Kit, wf devkitscen.Workflow, want map[string]string) (*Replayer, error) {
 	dir, err := os.MkdirTemp("", "stormctl-replay-")
 	if err != nil {
 		return nil, fmt.Errorf("devkit replay: %w", err)

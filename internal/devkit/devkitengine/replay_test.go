@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/forensics"
+	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/devkit/devkitengine"
 	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/history"
@@ -15,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/evidence"
 	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
 
@@ -56,6 +59,7 @@ func TestReplayThroughRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkJudged(t, cfg.Out, runs)
 	corrupted := 0
 	for _, rec := range runs {
 		if rec.Outcome != history.Corrupted && rec.Outcome != history.Completed {
@@ -122,5 +126,43 @@ func TestReplayThroughRuntime(t *testing.T) {
 	}
 	if corrupted == 0 {
 		t.Skipf("no run of this %d-run step-storm was corrupted (outcomes emerge): its runs replayed as recorded, but there was no recorded divergence to reproduce", len(runs))
+	}
+}
+
+// checkJudged checks the storm's rejections: every write the world refused
+// a run before its end (history.jsonl) is one of the run's rejections, and
+// the storm judged them all through the runtime (none pending, each with
+// its reason; at most 10% unknown, the bar).
+func checkJudged(t *testing.T, dir string, runs []reports.RunRecord) {
+	t.Helper()
+	total, unknown := 0, 0
+	for _, rec := range runs {
+		sr, err := evidence.Load(dir, rec.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := 0
+		for _, op := range sr.Ops {
+			if forensics.IsRefusal(op) && !op.End.After(rec.Ended) {
+				refused++
+			}
+		}
+		if int(rec.Stats.Rejections) != len(rec.Verdicts) || len(rec.Verdicts) < refused {
+			t.Errorf("run %s: %d rejections, %d verdicts; its history holds %d writes refused before its end", rec.RunID, rec.Stats.Rejections, len(rec.Verdicts), refused)
+		}
+		for _, j := range rec.Verdicts {
+			if j.Pending || j.Reason == "" || strings.Contains(j.Reason, verdict.NotJudgedYet) {
+				t.Errorf("run %s: a rejection not judged: %+v", rec.RunID, j)
+				break
+			}
+			if j.Verdict == verdict.Unknown {
+				unknown++
+			}
+		}
+		total += len(rec.Verdicts)
+	}
+	t.Logf("%d rejections judged, %d unknown", total, unknown)
+	if unknown*10 > total {
+		t.Errorf("%d of %d rejections unknown: more than 10%%", unknown, total)
 	}
 }

@@ -936,8 +936,9 @@ function worldError(e) {
 // and correlation id (creates the runtime issues together may be recorded
 // in another order) and answered as the store answered it, with the
 // recorded event (the id the store minted) or the recorded error; queue
-// messages go nowhere. Its clock (Date.now inside the replay) is the end of
-// the operation it served last. The first call that is not the record's
+// messages go nowhere. Its clock (Date.now inside the replay) is the start
+// of the next operation to serve (the end of the last one served when it
+// has none). The first call that is not the record's
 // next ends the replay there: it is answered with an error, as is every
 // call after it.
 class ReplayWorld {
@@ -981,11 +982,18 @@ class ReplayWorld {
     throw err;
   }
 
+  // take serves operation i. The clock moves to its end, and on to the
+  // start of the next operation to serve: the runtime decided what that
+  // call does at the latest when it made it (a decision made late in the
+  // gap, on a busy host, replayed at the gap's beginning would find a
+  // wait not yet due).
   take(i) {
     const op = this.ops[i];
     this.served[i] = true;
     this.skip();
     if (op.end > this.clock) this.clock = op.end;
+    const next = this.ops[this.next];
+    if (next?.start > this.clock) this.clock = next.start;
     return op;
   }
 
@@ -1086,8 +1094,8 @@ class ReplayWorld {
 //   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
 //     -> {status, done, deviation, divergence, failed, queued}
 // ops: the invocation's recorded operations in order, each
-//   {kind: "list", after, events, hasMore, end, error?} or
-//   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, end, error?}
+//   {kind: "list", after, events, hasMore, start?, end, error?} or
+//   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, start?, end, error?}
 // (events as the package listed them; error {name, message, status}).
 // run.created: the run's run_created event; clock: the replay's Date.now
 // at its start (ms); recovery: the replayDivergence the delivery carries;

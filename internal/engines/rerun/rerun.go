@@ -9,7 +9,10 @@ package rerun
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // Runtime re-executes one recorded invocation through a real runtime
@@ -59,8 +62,13 @@ type RuntimeOp struct {
 	Event         json.RawMessage  `json:"event,omitempty"`
 	StartedAt     *float64         `json:"startedAt,omitempty"`
 	Snapshot      *RuntimeSnapshot `json:"snapshot,omitempty"`
-	// End is when the operation returned (ms since the epoch): the
-	// runtime's clock once it is served.
+	// Start is when the runtime made the call (ms since the epoch), End
+	// when it returned. Once an operation is served the replay's clock is
+	// the next operation's Start: the runtime decided what that call does
+	// (whether a wait is due, ...) at the latest then, and no earlier than
+	// the End of the one before; the End alone would replay a decision
+	// made late in that gap (a busy host) as one made at its beginning.
+	Start float64       `json:"start,omitempty"`
 	End   float64       `json:"end"`
 	Error *RuntimeError `json:"error,omitempty"`
 }
@@ -92,6 +100,15 @@ type RuntimeResult struct {
 	// CORRUPTED_EVENT_LOG; Failed the run_failed it wrote, if any.
 	Divergence *RuntimeDivergence `json:"divergence"`
 	Failed     *RuntimeFailure    `json:"failed"`
+	// Queued are the messages the replay queued (a step's, a recovery
+	// replay's), in order; they go nowhere.
+	Queued []RuntimeMessage `json:"queued"`
+}
+
+// RuntimeMessage is a message a replay queued.
+type RuntimeMessage struct {
+	Queue  string `json:"queue"`
+	StepID string `json:"stepId,omitempty"`
 }
 
 // RuntimeCall is one call the replay world served.
@@ -129,3 +146,33 @@ type RuntimeFailure struct {
 // invocation that wrote the run's CORRUPTED_EVENT_LOG was the delivery
 // carrying that many divergences.
 const RuntimeRecoveries = 3
+
+// LogInvocation is the invocation that replays a log as a store holds it
+// (no record of what any invocation read): one delivery at the recovery
+// budget (a divergence fails the run with the runtime's
+// CORRUPTED_EVENT_LOG), whose run_started is answered with the run
+// started at started and whose load reads events (the package's own copy
+// of each); what it writes goes to a scratch log, and its clock is clock.
+// created is the run's run_created as the package listed it.
+func LogInvocation(runID string, created json.RawMessage, started, clock time.Time, events []json.RawMessage) RuntimeInvocation {
+	at, end := millis(started), millis(clock)
+	return RuntimeInvocation{RunID: runID, Created: created, Clock: clock, Recovery: RuntimeRecoveries, Scratch: true,
+		Ops: []RuntimeOp{
+			{Kind: "create", EventType: string(eventlog.RunStarted), StartedAt: &at, End: end},
+			{Kind: "list", Events: events, End: end},
+		}}
+}
+
+// millis is t in ms since the epoch, as the runtime's clock reads.
+func millis(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
+
+// DivergentEvent is the event id a runtime's divergence message names
+// ("... latest divergent event was evnt_…"), "" when it names none.
+func DivergentEvent(msg string) string {
+	if m := divergentEvent.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var divergentEvent = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s|$)`)

@@ -85,6 +85,50 @@ func (a *Writer) WriteRun(r reports.RunRecord) error {
 	return nil
 }
 
+// ReplaceRuns rewrites runs.jsonl with recs in place of the lines of the
+// same runs (records whose verdicts were judged after they were written),
+// every other line byte for byte as it was. The file is replaced whole (a
+// new one renamed over it): an interruption leaves the old or the new.
+func (a *Writer) ReplaceRuns(recs map[string]reports.RunRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	path := filepath.Join(a.dir, FileRuns)
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", FileRuns, err)
+	}
+	var out bytes.Buffer
+	for line := range bytes.Lines(old) {
+		var id struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal(line, &id) == nil {
+			if rec, ok := recs[id.RunID]; ok {
+				b, err := json.Marshal(rec)
+				if err != nil {
+					return fmt.Errorf("encode run %s: %w", rec.RunID, err)
+				}
+				line = append(b, '\n')
+			}
+		}
+		out.Write(line)
+	}
+	if err := WriteFile(path, out.Bytes()); err != nil {
+		return fmt.Errorf("rewrite %s: %w", FileRuns, err)
+	}
+	// The old file's handle writes to the unlinked file: reopen the new.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("reopen %s: %w", FileRuns, err)
+	}
+	a.runs.Close()
+	a.runs = f
+	return nil
+}
+
 // WriteHistory appends ops to history.jsonl.
 func (a *Writer) WriteHistory(ops []history.Op) error {
 	a.mu.Lock()

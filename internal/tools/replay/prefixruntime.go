@@ -90,14 +90,7 @@ func replayPrefixRuntime(ctx context.Context, l StoredLog, n int) (prefixOutcome
 	for i, e := range prefix {
 		evs[i] = e.Package
 	}
-	at := ms(started)
-	end := ms(clock)
-	ri := rerun.RuntimeInvocation{RunID: l.RunID, Created: created, Clock: clock, Recovery: rerun.RuntimeRecoveries, Scratch: true,
-		Ops: []rerun.RuntimeOp{
-			{Kind: "create", EventType: string(runStarted), StartedAt: &at, End: end},
-			{Kind: "list", Events: evs, End: end},
-		}}
-	res, err := l.Runtime.Replay(ctx, ri)
+	res, err := l.Runtime.Replay(ctx, rerun.LogInvocation(l.RunID, created, started, clock, evs))
 	if err != nil {
 		return prefixOutcome{}, fmt.Errorf("replay the first %d events through the runtime: %w", n, err)
 	}
@@ -115,9 +108,7 @@ func replayPrefixRuntime(ctx context.Context, l StoredLog, n int) (prefixOutcome
 	}
 	id := d.EventID
 	if id == "" {
-		if m := divergentEvent.FindStringSubmatch(d.Message); m != nil {
-			id = m[1]
-		}
+		id = rerun.DivergentEvent(d.Message)
 	}
 	kind := "replay_divergence"
 	if d.Terminal {

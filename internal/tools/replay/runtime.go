@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +53,7 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		if len(ri.Ops) == 0 {
 			ri.Clock = op.Start
 		}
-		ro := rerun.RuntimeOp{End: ms(op.End), Error: runtimeError(op)}
+		ro := rerun.RuntimeOp{Start: ms(op.Start), End: ms(op.End), Error: runtimeError(op)}
 		switch op.Kind {
 		case history.OpList:
 			evs, err := page(reads[i].events)
@@ -322,9 +321,6 @@ func failureFields(eventData json.RawMessage) json.RawMessage {
 	return out
 }
 
-// divergentEvent reads the event core's CORRUPTED_EVENT_LOG message names.
-var divergentEvent = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s|$)`)
-
 // runtimeBehaviour describes what one runtime replay concluded, having
 // read the events read.
 func runtimeBehaviour(res rerun.RuntimeResult, read []eventlog.Event) Behaviour {
@@ -333,9 +329,7 @@ func runtimeBehaviour(res rerun.RuntimeResult, read []eventlog.Event) Behaviour 
 	if d := res.Divergence; d != nil {
 		id := d.EventID
 		if id == "" {
-			if m := divergentEvent.FindStringSubmatch(d.Message); m != nil {
-				id = m[1]
-			}
+			id = rerun.DivergentEvent(d.Message)
 		}
 		kind := "replay_divergence"
 		if d.Terminal {

@@ -1,0 +1,253 @@
+package counterfactual
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/analysis/verdict"
+	"github.com/stormctl/stormctl/internal/engines/rerun"
+	"github.com/stormctl/stormctl/internal/eventlog"
+)
+
+var t0 = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+
+// event is a final-log event with the package's copy, created at t0+ms.
+func event(id string, typ eventlog.Type, corr string, ms int, data string) eventlog.Event {
+	pe := map[string]any{"eventId": id, "eventType": string(typ), "runId": "wrun_1",
+		"createdAt": t0.Add(time.Duration(ms) * time.Millisecond).Format(time.RFC3339Nano)}
+	if corr != "" {
+		pe["correlationId"] = corr
+	}
+	if data != "" {
+		pe["eventData"] = json.RawMessage(data)
+	}
+	b, _ := json.Marshal(pe)
+	return eventlog.Event{ID: id, Type: typ, CorrelationID: corr, Package: b}
+}
+
+// refused is a pending judgement of a write refused at t0+ms.
+func refused(typ eventlog.Type, corr string, ms int, data string) verdict.Judgement {
+	d := `{"eventData":` + data + `,"specVersion":3}`
+	if data == "" {
+		d = `{"specVersion":3}`
+	}
+	return verdict.Judgement{Actor: "inv-1", At: t0.Add(time.Duration(ms) * time.Millisecond), Verdict: verdict.Unknown, Pending: true,
+		Write: &verdict.RefusedWrite{Type: typ, CorrelationID: corr, Data: json.RawMessage(d), Err: "conflict"}}
+}
+
+// logRuntime stands for the runtime in these unit tests (the published
+// one judges in internal/devkit/devkitengine's tests): it reads the log
+// it is served as a replay would, and diverges on a second event of a
+// type and correlation id it already read, else creates step_created
+// for the next step ("step_N" after N steps).
+type logRuntime struct {
+	mu    sync.Mutex
+	calls int
+	seen  [][]string // the event ids each replay read
+}
+
+func (r *logRuntime) Replay(_ context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	r.mu.Lock()
+	r.calls++
+	r.mu.Unlock()
+	if len(inv.Ops) != 2 || inv.Ops[0].EventType != "run_started" || inv.Ops[1].Kind != "list" || !inv.Scratch || inv.Recovery != rerun.RuntimeRecoveries {
+		return rerun.RuntimeResult{}, fmt.Errorf("not a log's replay: %+v", inv.Ops)
+	}
+	seen := map[string]bool{}
+	var ids []string
+	steps := 0
+	for _, raw := range inv.Ops[1].Events {
+		var pe struct {
+			EventID       string `json:"eventId"`
+			EventType     string `json:"eventType"`
+			CorrelationID string `json:"correlationId"`
+			CreatedAt     string `json:"createdAt"`
+		}
+		if err := json.Unmarshal(raw, &pe); err != nil || pe.EventID == "" || pe.CreatedAt == "" {
+			return rerun.RuntimeResult{}, fmt.Errorf("an event without its package fields: %s", raw)
+		}
+		ids = append(ids, pe.EventID)
+		key := pe.EventType + " " + pe.CorrelationID
+		if seen[key] && pe.CorrelationID != "" {
+			return rerun.RuntimeResult{Status: 200, Divergence: &rerun.RuntimeDivergence{Message: "Workflow replay diverged; latest divergent event was " + pe.EventID + ".", EventID: pe.EventID, Terminal: true}}, nil
+		}
+		seen[key] = true
+		if pe.EventType == "step_completed" {
+			steps++
+		}
+	}
+	r.mu.Lock()
+	r.seen = append(r.seen, ids)
+	r.mu.Unlock()
+	return rerun.RuntimeResult{Status: 200, Done: []rerun.RuntimeCall{
+		{Op: "create", At: 0, EventType: "run_started"},
+		{Op: "list"},
+		{Op: "create", At: -1, EventType: "step_created", CorrelationID: fmt.Sprintf("step_%d", steps+1)},
+	}}, nil
+}
+
+func TestJudge(t *testing.T) {
+	final := []eventlog.Event{
+		event("evnt_01", eventlog.RunCreated, "", 0, `{"input":1}`),
+		event("evnt_02", eventlog.RunStarted, "", 10, ""),
+		event("evnt_03", eventlog.StepCreated, "step_1", 20, `{"stepName":"a"}`),
+		event("evnt_04", eventlog.StepCompleted, "step_1", 30, `{"result":1}`),
+		event("evnt_05", eventlog.StepCreated, "step_2", 40, `{"stepName":"a"}`),
+		event("evnt_06", eventlog.RunCompleted, "", 60, `{"output":2}`),
+	}
+	tests := []struct {
+		name    string
+		j       verdict.Judgement
+		want    verdict.Verdict
+		because string
+	}{
+		{"a duplicate creation diverges the replay", refused(eventlog.StepCreated, "step_1", 25, `{"stepName":"a"}`), verdict.TruePositive, "diverges at the admitted event"},
+		{"a write the replay consumes alike", refused(eventlog.StepStarted, "step_2", 45, `{}`), verdict.Benign, "does exactly what it does without it"},
+		{"a write that changes what the replay does next", refused(eventlog.StepCompleted, "step_2", 45, `{"result":2}`), verdict.TruePositive, "writes step_created step_3"},
+		{"an event after the end", refused(eventlog.StepCreated, "step_3", 70, `{}`), verdict.Benign, "the run had ended (run_completed evnt_06)"},
+		{"the same end again", refused(eventlog.RunCompleted, "", 70, `{"output":2}`), verdict.Benign, "an identical retry"},
+		{"another end", refused(eventlog.RunFailed, "", 70, `{"errorCode":"X","error":"boom"}`), verdict.TruePositive, "ended the run a second time"},
+		{"no data kept", func() verdict.Judgement { j := refused(eventlog.StepCreated, "step_1", 25, ""); j.Write.Data = nil; return j }(), verdict.Unknown, "did not keep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &logRuntime{}
+			got, err := Judge(t.Context(), rt, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{tt.j}}, Options{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := got[0]
+			if j.Pending || j.Verdict != tt.want || !strings.Contains(j.Reason, tt.because) || !strings.HasPrefix(j.Reason, "the world refused "+string(tt.j.Write.Type)) {
+				t.Errorf("verdict %s (pending %v): %s\nwant %s because %q", j.Verdict, j.Pending, j.Reason, tt.want, tt.because)
+			}
+		})
+	}
+}
+
+// TestJudgeReplaysTheLogAsItStood checks which events each replay reads:
+// those the package created by the refusal's end, then the admitted
+// write, and that alike refusals of the same log share their replays.
+func TestJudgeReplaysTheLogAsItStood(t *testing.T) {
+	final := []eventlog.Event{
+		event("evnt_01", eventlog.RunCreated, "", 0, `{}`),
+		event("evnt_03", eventlog.StepCreated, "step_1", 30, `{}`), // listed before evnt_02, created after it
+		event("evnt_02", eventlog.RunStarted, "", 10, ""),
+		event("evnt_04", eventlog.StepCompleted, "step_1", 50, `{}`),
+	}
+	js := []verdict.Judgement{
+		refused(eventlog.StepStarted, "step_1", 20, `{}`),
+		refused(eventlog.StepStarted, "step_1", 25, `{}`), // the same write, later, on the same log: no new replay
+		{Actor: "inv-2", Verdict: verdict.Benign, Reason: "judged before"},
+	}
+	rt := &logRuntime{}
+	got, err := Judge(t.Context(), rt, Run{ID: "wrun_1", Final: final, Verdicts: js}, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.calls != 2 {
+		t.Errorf("%d replays, want 2 (without and with the write, shared by the two alike refusals)", rt.calls)
+	}
+	for _, ids := range rt.seen {
+		if len(ids) < 2 || ids[0] != "evnt_01" || ids[1] != "evnt_02" || (len(ids) == 3 && !strings.HasPrefix(ids[2], "evnt_")) || len(ids) > 3 {
+			t.Errorf("a replay read %v; want evnt_01 evnt_02 (created by the refusal) and, admitted, one minted id", ids)
+		}
+	}
+	if got[2].Reason != "judged before" || got[2].Pending {
+		t.Errorf("a judgement made before was changed: %+v", got[2])
+	}
+	if got[0].Pending || got[1].Pending || got[0].Verdict != got[1].Verdict {
+		t.Errorf("alike refusals judged %s and %s", got[0].Verdict, got[1].Verdict)
+	}
+}
+
+func TestJudgeWithoutEvidence(t *testing.T) {
+	noPackage := []eventlog.Event{{ID: "evnt_01", Type: eventlog.RunCreated}}
+	noCreated := []eventlog.Event{event("evnt_02", eventlog.RunStarted, "", 10, "")}
+	for name, final := range map[string][]eventlog.Event{"no package copy": noPackage, "no run_created": noCreated, "no event": nil} {
+		t.Run(name, func(t *testing.T) {
+			got, err := Judge(t.Context(), &logRuntime{}, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 20, `{}`)}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Verdict != verdict.Unknown || got[0].Pending || !strings.Contains(got[0].Reason, "not judged") {
+				t.Errorf("%+v; want unknown, not judged, no longer pending", got[0])
+			}
+		})
+	}
+}
+
+// brokenRuntime fails every replay, as a replay host that died does.
+type brokenRuntime struct{}
+
+func (brokenRuntime) Replay(context.Context, rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	return rerun.RuntimeResult{}, fmt.Errorf("devkit replay host: the host exited")
+}
+
+func TestJudgeUnknownWhenTheRuntimeFails(t *testing.T) {
+	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`)}
+	got, err := Judge(t.Context(), brokenRuntime{}, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 20, `{}`)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Verdict != verdict.Unknown || !strings.Contains(got[0].Reason, "the host exited") {
+		t.Errorf("%+v; want unknown, naming the host's error", got[0])
+	}
+}
+
+func TestJudgeInterrupted(t *testing.T) {
+	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`)}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	got, err := Judge(ctx, &logRuntime{}, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 20, `{}`)}}, Options{})
+	if err == nil || !got[0].Pending {
+		t.Errorf("interrupted: err %v, %+v; want ctx's error and the judgement still pending", err, got[0])
+	}
+}
+
+func TestCompare(t *testing.T) {
+	clean := outcome{writes: []string{"step_created step_2 null"}}
+	div := func(at string) outcome { return outcome{diverged: "diverged at " + at, divergedAt: at} }
+	tests := []struct {
+		name          string
+		without, with outcome
+		want          verdict.Verdict
+	}{
+		{"both clean, alike", clean, clean, verdict.Benign},
+		{"admitted, it diverges", clean, div("evnt_x"), verdict.TruePositive},
+		{"admitted, it writes more", clean, outcome{writes: append(clean.writes, "queue q s")}, verdict.TruePositive},
+		{"admitted, it writes less", clean, outcome{}, verdict.TruePositive},
+		{"diverged before it, alike", div("evnt_1"), div("evnt_1"), verdict.Benign},
+		{"diverged before it, elsewhere with it", div("evnt_1"), div("evnt_2"), verdict.TruePositive},
+		{"admitted, the divergence goes", div("evnt_1"), clean, verdict.TruePositive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, why := compare(5, "evnt_x", tt.without, tt.with); got != tt.want || why == "" {
+				t.Errorf("compare = %s (%q), want %s", got, why, tt.want)
+			}
+		})
+	}
+}
+
+func TestSameEnd(t *testing.T) {
+	tests := []struct {
+		t    eventlog.Type
+		a, b string
+		want bool
+	}{
+		{eventlog.RunCompleted, `{"output":1,"x":2}`, `{"x":2,"output":1}`, true},
+		{eventlog.RunCompleted, `{"output":1}`, `{"output":2}`, false},
+		{eventlog.RunFailed, `{"errorCode":"C","error":{"message":"m","stack":"a"}}`, `{"errorCode":"C","error":{"message":"m","stack":"b"}}`, true},
+		{eventlog.RunFailed, `{"errorCode":"C","error":"m"}`, `{"errorCode":"D","error":"m"}`, false},
+	}
+	for _, tt := range tests {
+		if got := sameEnd(tt.t, json.RawMessage(tt.a), json.RawMessage(tt.b)); got != tt.want {
+			t.Errorf("sameEnd(%s, %s, %s) = %v, want %v", tt.t, tt.a, tt.b, got, tt.want)
+		}
+	}
+}
