@@ -12,8 +12,12 @@ var refusalClasses = map[string]bool{"conflict": true, "refused": true, "fenced"
 // runs' rejections count on the published runtime, and what checkRefused
 // counts in any run's history.
 func IsRefusal(op history.Op) bool {
-	return (op.Kind == history.OpAppend || op.Kind == history.OpAppendFenced) && refusalClasses[op.Err]
+	return (op.Kind == history.OpAppend || op.Kind == history.OpAppendFenced) && IsRefusalClass(op.Err)
 }
+
+// IsRefusalClass says whether an append's error class (eventlog.Classify)
+// is a world's refusal.
+func IsRefusalClass(class string) bool { return refusalClasses[class] }
 
 // checkRefused counts the appends of a run's history that its world
 // refused, whoever made them and whenever: every refusal history.jsonl

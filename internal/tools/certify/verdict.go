@@ -65,6 +65,8 @@ type Evidence struct {
 	Skip string
 	// Err is why the check could not run to its end.
 	Err error
+	// Also is said after the verdict's detail when the check ran.
+	Also string
 }
 
 // ErrMachine marks an Evidence.Err of the machine (a server down, npm
@@ -95,6 +97,9 @@ func Decide(section Section, name string, e Evidence) Result {
 		}
 	default:
 		r.Verdict, r.Detail = Pass, fmt.Sprintf("%d %s", e.Observed, e.Of)
+	}
+	if e.Also != "" && (r.Verdict == Pass || r.Verdict == Fail) {
+		r.Detail += "; " + e.Also
 	}
 	return r
 }

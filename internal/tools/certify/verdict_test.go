@@ -30,6 +30,9 @@ func TestDecide(t *testing.T) {
 		{"skip with observations", certify.Evidence{Observed: 5, Skip: "no clock"}, certify.Skip, "", "no clock"},
 		{"error, with observations", certify.Evidence{Observed: 5, Err: errors.New("boom")}, certify.Unknown, "harness", "could not run: boom"},
 		{"machine error", certify.Evidence{Err: fmt.Errorf("%w: redis down", certify.ErrMachine)}, certify.Unknown, "machine", "could not run: infrastructure: redis down"},
+		{"a pass says the refusals too", certify.Evidence{Observed: 3, Of: "creations", Also: "2 writes refused"}, certify.Pass, "", "3 creations; 2 writes refused"},
+		{"a failure says them too", certify.Evidence{Observed: 3, Counterexample: "dup", Also: "2 writes refused"}, certify.Fail, "world", "dup; 2 writes refused"},
+		{"no evidence says nothing of them", certify.Evidence{Also: "2 writes refused"}, certify.Unknown, "", "no evidence: nothing was observed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := certify.Decide(certify.Contention, "check", tt.e)
