@@ -133,8 +133,8 @@ func refusedPrefix(jd verdict.Judgement) string {
 
 // log is a run's final log as the judge reads it.
 type log struct {
-	events  []eventlog.Event
-	created []time.Time // each event's createdAt (the package's)
+	events     []eventlog.Event
+	created    []time.Time // each event's createdAt (the package's)
 	runCreated json.RawMessage
 	started    time.Time
 	// end is the run's first terminal event, if any (index into events).

@@ -112,7 +112,11 @@ func TestJudge(t *testing.T) {
 		{"an event after the end", refused(eventlog.StepCreated, "step_3", 70, `{}`), verdict.Benign, "the run had ended (run_completed evnt_06)"},
 		{"the same end again", refused(eventlog.RunCompleted, "", 70, `{"output":2}`), verdict.Benign, "an identical retry"},
 		{"another end", refused(eventlog.RunFailed, "", 70, `{"errorCode":"X","error":"boom"}`), verdict.TruePositive, "ended the run a second time"},
-		{"no data kept", func() verdict.Judgement { j := refused(eventlog.StepCreated, "step_1", 25, ""); j.Write.Data = nil; return j }(), verdict.Unknown, "did not keep"},
+		{"no data kept", func() verdict.Judgement {
+			j := refused(eventlog.StepCreated, "step_1", 25, "")
+			j.Write.Data = nil
+			return j
+		}(), verdict.Unknown, "did not keep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
