@@ -2,9 +2,9 @@ package storm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -12,8 +12,7 @@ import (
 	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
-	"github.com/stormctl/stormctl/internal/eventlog"
-	"github.com/stormctl/stormctl/internal/history"
+	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 )
 
@@ -23,21 +22,21 @@ import (
 // every run has ended: replays during the storm would take the CPU its
 // runs are measured on.
 
-// pendingRun is a recorded run with judgements not made yet.
+// pendingRun is a recorded run with judgements not made yet: its final
+// log is read back from the storm directory when it is judged.
 type pendingRun struct {
-	rec   reports.RunRecord
-	final []eventlog.Event
+	rec reports.RunRecord
 }
 
 // keepPending keeps rec for the judging after the storm when it has
 // pending judgements.
-func (r *runner) keepPending(rec reports.RunRecord, final []eventlog.Event) {
+func (r *runner) keepPending(rec reports.RunRecord) {
 	if counterfactual.Pending(rec.Verdicts) == 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = append(r.pending, pendingRun{rec: rec, final: final})
+	r.pending = append(r.pending, pendingRun{rec: rec})
 }
 
 // judgeHosts is how many replay hosts judge a cell's refusals at once:
@@ -46,10 +45,11 @@ func judgeHosts() int { return min(max(runtime.NumCPU(), 1), 4) }
 
 // judgeRefusals judges the pending judgements of the storm's runs (and a
 // resumed storm's recorded ones) through the runtimes of cells, rewrites
-// their records in runs.jsonl and recounts their cells' verdicts. A
-// cell whose runtime cannot replay keeps its judgements pending, said in
-// a warning; ctx's end keeps the rest pending (storm --resume judges
-// them) and returns its error.
+// their records in runs.jsonl and then recounts their cells' verdicts.
+// Judgements the runtime could not make (a replay host that did not open,
+// failed or did not answer) stay pending, said in a warning: storm
+// --resume DIR judges them. ctx's end keeps the rest pending and returns
+// its error.
 func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 	r.mu.Lock()
 	pending := r.pending
@@ -67,7 +67,7 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 	var judged atomic.Int64
 	stop := r.reportJudging(&judged, total)
 	defer stop()
-	recs := map[string]reports.RunRecord{}
+	j := judging{recs: map[string]reports.RunRecord{}, old: map[string][]verdict.Judgement{}}
 	var err error
 	for _, c := range cells {
 		var runs []pendingRun
@@ -79,18 +79,39 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 		if len(runs) == 0 {
 			continue
 		}
-		if err = r.judgeCell(ctx, c, runs, recs, &judged); err != nil {
+		if err = r.judgeCell(ctx, c, runs, &j, &judged); err != nil {
 			break
 		}
 	}
-	if werr := r.out.ReplaceRuns(recs); werr != nil {
+	// runs.jsonl first: the summary never counts a verdict it lacks.
+	if werr := r.out.ReplaceRuns(j.recs); werr != nil {
 		return werr
 	}
+	r.mu.Lock()
+	for id, rec := range j.recs {
+		if cell := r.summary.Cell(rec.CellKey); cell != nil {
+			cell.Rejudge(j.old[id], rec.Verdicts)
+		}
+	}
+	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	r.say("judged %d refused writes in %s", judged.Load(), time.Since(started).Round(time.Second))
+	if len(j.failed) > 0 {
+		r.deps.Logger.Warn(fmt.Sprintf("%d refused writes left pending (unknown): the runtime could not replay them; storm --resume %s judges them", total-int(judged.Load()), r.plan.Config.Out),
+			"first", j.failed[0].Error())
+	}
+	r.say("judged %d of %d refused writes in %s", judged.Load(), total, time.Since(started).Round(time.Second))
 	return nil
+}
+
+// judging is what the judging of a storm's refusals gathers: the judged
+// records by run id, their judgements before, and the replays the
+// runtime could not make.
+type judging struct {
+	recs   map[string]reports.RunRecord
+	old    map[string][]verdict.Judgement
+	failed []error
 }
 
 // say writes a line of the judging's progress where an engine's long
@@ -124,11 +145,11 @@ func (r *runner) reportJudging(judged *atomic.Int64, total int) (stop func()) {
 }
 
 // judgeCell judges the runs of one cell through replay hosts its engine
-// opens, putting each judged record in recs.
-func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, recs map[string]reports.RunRecord, judged *atomic.Int64) error {
+// opens, gathering each judged record in j.
+func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, j *judging, judged *atomic.Int64) error {
 	ro, ok := c.eng.(engines.ReplayOpener)
 	if !ok {
-		r.deps.Logger.Warn("the cell's engine cannot replay its runs: their refused writes stay unknown", "cell", c.key.String())
+		j.failed = append(j.failed, fmt.Errorf("cell %s: its engine cannot replay its runs", c.key))
 		return nil
 	}
 	var hosts []engines.Rerun
@@ -144,7 +165,7 @@ func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, recs
 				return ctx.Err()
 			}
 			if len(hosts) == 0 {
-				r.deps.Logger.Warn("the cell's runtime did not open for replay: its refused writes stay unknown and pending (storm --resume DIR judges them)", "cell", c.key.String(), "err", err)
+				j.failed = append(j.failed, fmt.Errorf("cell %s: its runtime did not open for replay: %w", c.key, err))
 				return nil
 			}
 			break
@@ -152,50 +173,70 @@ func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, recs
 		hosts = append(hosts, h)
 	}
 	pool := newRerunPool(hosts)
+	dir := stormdir.Dir{Path: r.plan.Config.Out, Meta: &r.meta}
 	for _, p := range runs {
-		now, err := counterfactual.Judge(ctx, pool, counterfactual.Run{ID: p.rec.RunID, Final: p.final, Verdicts: p.rec.Verdicts},
-			counterfactual.Options{Workers: len(hosts), Judged: func() { judged.Add(1) }})
-		r.rejudge(c.key, p.rec, now, recs)
+		rec := p.rec
+		final, err := dir.Events(rec.CellKey, rec.RunID)
 		if err != nil {
+			j.failed = append(j.failed, fmt.Errorf("run %s: its final log: %w", rec.RunID, err))
+			continue
+		}
+		now, err := counterfactual.Judge(ctx, pool, counterfactual.Run{ID: rec.RunID, Final: final, Verdicts: rec.Verdicts, FinalAt: rec.Ended},
+			counterfactual.Options{Workers: len(hosts), Judged: func() { judged.Add(1) }})
+		j.old[rec.RunID] = rec.Verdicts
+		rec.Verdicts = now
+		j.recs[rec.RunID] = rec
+		switch {
+		case errors.Is(err, counterfactual.ErrReplayFailed):
+			j.failed = append(j.failed, fmt.Errorf("run %s: %w", rec.RunID, err))
+		case err != nil:
 			return err
 		}
 	}
 	return nil
 }
 
-// rejudge records run rec's judgements now in recs and in its cell's
-// counts.
-func (r *runner) rejudge(k history.CellKey, rec reports.RunRecord, now []verdict.Judgement, recs map[string]reports.RunRecord) {
-	old := rec.Verdicts
-	rec.Verdicts = now
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if cell := r.summary.Cell(k); cell != nil {
-		cell.Rejudge(old, now)
-	}
-	recs[rec.RunID] = rec
-}
-
 // rerunPool spreads replays over several replay hosts, one replay per
-// host at a time (each replays on one core).
-type rerunPool struct{ free chan engines.Rerun }
+// host at a time (each replays on one core). A host whose replay failed
+// (it exited, or did not answer) leaves the pool: once none is left,
+// every replay fails at once.
+type rerunPool struct {
+	free chan engines.Rerun
+	live atomic.Int64
+}
 
 func newRerunPool(hosts []engines.Rerun) *rerunPool {
 	p := &rerunPool{free: make(chan engines.Rerun, len(hosts))}
-	for _, h := range slices.Clone(hosts) {
+	for _, h := range hosts {
 		p.free <- h
 	}
+	p.live.Store(int64(len(hosts)))
 	return p
 }
 
+// errNoReplayHost is a replay asked of a pool whose hosts all failed.
+var errNoReplayHost = errors.New("every replay host failed")
+
 // Replay replays inv on the first free host.
 func (p *rerunPool) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
-	select {
-	case h := <-p.free:
-		defer func() { p.free <- h }()
-		return h.Replay(ctx, inv)
-	case <-ctx.Done():
-		return rerun.RuntimeResult{}, ctx.Err()
+	for {
+		if p.live.Load() <= 0 {
+			return rerun.RuntimeResult{}, errNoReplayHost
+		}
+		select {
+		case h := <-p.free:
+			res, err := h.Replay(ctx, inv)
+			if err != nil && (ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+				p.live.Add(-1) // closed with the others at the end of the cell
+				return res, err
+			}
+			p.free <- h
+			return res, err
+		case <-ctx.Done():
+			return rerun.RuntimeResult{}, ctx.Err()
+		case <-time.After(time.Second):
+			// look again: the last live host may have failed meanwhile
+		}
 	}
 }
 

@@ -203,8 +203,8 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 			deps.Progress.Finish()
 			deps.Progress = nil
 		}
-		if err := r.judgeRefusals(ctx, cells); err != nil && ctx.Err() == nil {
-			runErr = err
+		if err := r.judgeRefusals(ctx, cells); err != nil && !errors.Is(err, context.Canceled) {
+			runErr = err // an interrupted judging leaves the rest pending: --resume judges them
 		}
 	}
 	if deps.Progress != nil {
@@ -522,7 +522,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
-	r.keepPending(rec, collected.Final)
+	r.keepPending(rec)
 	r.mu.Lock()
 	snapshot := *r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	r.mu.Unlock()

@@ -32,8 +32,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +44,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stormctl/stormctl/internal/analysis/verdict"
+	"github.com/stormctl/stormctl/internal/devkit/serialized"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 )
@@ -53,16 +57,32 @@ type Run struct {
 	Final []eventlog.Event
 	// Verdicts are the run's judgements; the pending ones are judged.
 	Verdicts []verdict.Judgement
+	// FinalAt is when the final log was read (the run's record's end): a
+	// run that had not ended by then may have written more after it, so a
+	// write refused later is not judged on it.
+	FinalAt time.Time
 }
 
 // Options tune Judge.
 type Options struct {
 	// Workers bounds the replays in flight (1 when 0).
 	Workers int
+	// ReplayTimeout bounds each replay (DefaultReplayTimeout when 0): a
+	// replay that does not answer in it leaves its judgements pending.
+	ReplayTimeout time.Duration
 	// Judged, when set, is told after each pending judgement is made;
 	// called from several goroutines, one call at a time.
 	Judged func()
 }
+
+// DefaultReplayTimeout bounds one replay: core replays a log of a few
+// hundred events in well under a second on this project's 2 cores.
+const DefaultReplayTimeout = time.Minute
+
+// ErrReplayFailed is matched by Judge's error when replays could not be
+// made (the runtime's host failed or did not answer): the judgements that
+// needed them stay pending, for storm --resume to judge.
+var ErrReplayFailed = errors.New("the runtime did not replay")
 
 // Pending counts the judgements of vs not made yet.
 func Pending(vs []verdict.Judgement) int {
@@ -82,7 +102,8 @@ func Pending(vs []verdict.Judgement) int {
 func Judge(ctx context.Context, rt rerun.Runtime, run Run, opts Options) ([]verdict.Judgement, error) {
 	out := append([]verdict.Judgement(nil), run.Verdicts...)
 	lg, why := readLog(run)
-	j := &judge{rt: rt, log: lg, runID: run.ID, replays: map[string]*replayed{}}
+	j := &judge{rt: rt, log: lg, runID: run.ID, finalAt: run.FinalAt, timeout: cmp.Or(opts.ReplayTimeout, DefaultReplayTimeout), replays: map[string]*replayed{}}
+	var failed error // the first replay the runtime could not make
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Workers, 1))
 	var mu sync.Mutex
@@ -94,15 +115,22 @@ func Judge(ctx context.Context, rt rerun.Runtime, run Run, opts Options) ([]verd
 			break
 		}
 		g.Go(func() error {
-			v, reason := verdict.Unknown, why
+			v, reason, err := verdict.Unknown, why, error(nil)
 			if why == "" {
-				v, reason = j.judge(gctx, i, out[i])
+				v, reason, err = j.judge(gctx, i, out[i])
 			}
 			if gctx.Err() != nil {
 				return gctx.Err() // an interrupted replay decides nothing: it stays pending
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if err != nil {
+				// The runtime failed, not the log: it stays pending.
+				if failed == nil {
+					failed = err
+				}
+				return nil
+			}
 			out[i].Verdict, out[i].Reason, out[i].Pending = v, refusedPrefix(out[i])+reason, false
 			if opts.Judged != nil {
 				opts.Judged()
@@ -113,6 +141,9 @@ func Judge(ctx context.Context, rt rerun.Runtime, run Run, opts Options) ([]verd
 	err := g.Wait()
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil && failed != nil {
+		err = fmt.Errorf("%w: %v", ErrReplayFailed, failed)
 	}
 	return out, err
 }
@@ -201,9 +232,11 @@ func terminal(t eventlog.Type) bool { return t.IsTerminal() || t == "run_cancell
 
 // judge holds one run's replays, each made once.
 type judge struct {
-	rt    rerun.Runtime
-	log   *log
-	runID string
+	rt      rerun.Runtime
+	log     *log
+	runID   string
+	finalAt time.Time
+	timeout time.Duration
 
 	mu      sync.Mutex
 	replays map[string]*replayed
@@ -217,27 +250,35 @@ type replayed struct {
 
 // outcome is what one replay did.
 type outcome struct {
+	// failed is the runtime's own failure to replay (its host failed, or
+	// did not answer in time): no evidence either way.
+	failed error
 	// unusable says why the replay says nothing of the log ("" when it
 	// does).
 	unusable string
 	// diverged is the divergence (or run_failed) it ended with, "" when
 	// none.
 	diverged string
-	// divergedAt is the event the divergence names.
+	// divergedAt is the event a divergence names ("" for a run_failed, or
+	// a divergence that names none).
 	divergedAt string
 	// writes are the events it asked to create and the messages it
 	// queued, in order, each as a line.
 	writes []string
 }
 
-func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict.Verdict, string) {
+func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict.Verdict, string, error) {
 	w := jd.Write
 	if w == nil || w.Data == nil {
-		return verdict.Unknown, "not judged: the history did not keep the event it asked to write (a batch create, or a storm recorded before stormctl kept refused writes)"
+		return verdict.Unknown, "not judged: the history did not keep the event it asked to write (a batch create, or a storm recorded before stormctl kept refused writes)", nil
 	}
 	l := j.log
 	if l.end >= 0 && !jd.At.Before(l.created[l.end]) {
-		return afterEnd(l, w)
+		v, why := afterEnd(l, w)
+		return v, why, nil
+	}
+	if l.end < 0 && !j.finalAt.IsZero() && jd.At.After(j.finalAt) {
+		return verdict.Unknown, "not judged: refused after the run's final log was read, on a run that had not ended: the log as it stood then is not known", nil
 	}
 	var prefix []json.RawMessage
 	var clock time.Time
@@ -248,29 +289,38 @@ func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict
 		}
 	}
 	if len(prefix) == 0 {
-		return verdict.Unknown, "not judged: the final log holds no event created before the refusal"
+		return verdict.Unknown, "not judged: the final log holds no event created before the refusal", nil
 	}
 	n, wk := len(prefix), writeKey(w)
-	admitted, id, err := admit(j.runID, n, wk, clock, w)
+	admitted, id, err := admit(j.runID, func() (string, error) { return l.nextID(n, wk, clock) }, clock, w)
 	if err != nil {
-		return verdict.Unknown, "not judged: " + err.Error()
+		return verdict.Unknown, "not judged: " + err.Error(), nil
 	}
 	without := j.replay(ctx, fmt.Sprint(n), prefix, clock)
+	if without.failed != nil {
+		return verdict.Unknown, "", without.failed
+	}
 	if without.unusable != "" {
-		return verdict.Unknown, fmt.Sprintf("not judged: the log as it stood (%d events) does not replay through the runtime: %s", n, without.unusable)
+		return verdict.Unknown, fmt.Sprintf("not judged: the log as it stood (%d events) does not replay through the runtime: %s", n, without.unusable), nil
 	}
 	with := j.replay(ctx, fmt.Sprintf("%d+%x", n, wk), append(prefix[:n:n], admitted), clock)
-	if with.unusable != "" {
-		return verdict.Unknown, fmt.Sprintf("not judged: admitted at the end of the log as it stood (%d events), the replay through the runtime says nothing: %s", n, with.unusable)
+	if with.failed != nil {
+		return verdict.Unknown, "", with.failed
 	}
-	return compare(n, id, without, with)
+	if with.unusable != "" {
+		return verdict.Unknown, fmt.Sprintf("not judged: admitted at the end of the log as it stood (%d events), the replay through the runtime says nothing: %s", n, with.unusable), nil
+	}
+	v, why := compare(n, id, without, with)
+	return v, why, nil
 }
 
 // compare judges by the two replays of the log as it stood (n events):
 // without the refused write and with it admitted (as event id).
 func compare(n int, id string, without, with outcome) (verdict.Verdict, string) {
 	switch {
-	case without.diverged != "" && with.diverged != "" && with.divergedAt == without.divergedAt:
+	case without.diverged != "" && with.diverged == without.diverged:
+		return verdict.Benign, fmt.Sprintf("could not be consumed: the log as it stood (%d events) had already diverged (%s), and every replay stops there, with or without it", n, without.diverged)
+	case without.diverged != "" && with.diverged != "" && without.divergedAt != "" && with.divergedAt == without.divergedAt:
 		return verdict.Benign, fmt.Sprintf("could not be consumed: the log as it stood (%d events) had already diverged (%s), and every replay stops there, with or without it", n, without.diverged)
 	case without.diverged != "" && with.diverged != "":
 		return verdict.TruePositive, fmt.Sprintf("admitted, the runtime's replay of the log as it stood (%d events) diverges otherwise (%s) than without it (%s)", n, with.diverged, without.diverged)
@@ -335,36 +385,14 @@ func afterEnd(l *log, w *verdict.RefusedWrite) (verdict.Verdict, string) {
 }
 
 // sameEnd says whether two terminal events' data end a run alike: a
-// run_failed's error code and message, a run_completed's output, as the
-// runtime serialised them.
+// run_failed's error code and message (serialized.RunFailure decodes
+// 4.x's and 5.0's errors alike; the stack differs by invocation), a
+// run_completed's output, as the runtime serialised them.
 func sameEnd(t eventlog.Type, a, b json.RawMessage) bool {
 	if t != eventlog.RunFailed {
 		return canonical(a) == canonical(b)
 	}
-	type failure struct {
-		ErrorCode string          `json:"errorCode"`
-		Error     json.RawMessage `json:"error"`
-	}
-	var fa, fb failure
-	_ = json.Unmarshal(a, &fa)
-	_ = json.Unmarshal(b, &fb)
-	return fa.ErrorCode == fb.ErrorCode && errorMessage(fa.Error) == errorMessage(fb.Error)
-}
-
-// errorMessage is a run_failed error's message: the runtime writes a
-// string or an object with one (its stack differs by invocation).
-func errorMessage(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var o struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &o) == nil {
-		return o.Message
-	}
-	return string(raw)
+	return serialized.RunFailure(a) == serialized.RunFailure(b)
 }
 
 // canonical is raw re-encoded with its keys sorted.
@@ -377,12 +405,48 @@ func canonical(raw json.RawMessage) string {
 	return string(b)
 }
 
+// nextID is the id the package would have given the refused write, had
+// it been admitted after the n events of the log as it stood, last written
+// at: the next position after the log's highest where the package ids
+// events by position (5.0's slots, "evnt_" and digits, as wide as the
+// log's), else a ULID minted then, as world-local and world-postgres mint
+// them, its random part derived from the run, n and the write (wk), so
+// alike refusals admit the same event.
+func (l *log) nextID(n int, wk []byte, at time.Time) (string, error) {
+	if width, top, ok := l.slots(); ok {
+		return fmt.Sprintf("evnt_%0*d", width, top+1), nil
+	}
+	h := fnv.New128a()
+	fmt.Fprintf(h, "%d/", n)
+	h.Write(wk)
+	id, err := ulid.New(ulid.Timestamp(at), bytes.NewReader(h.Sum(nil)))
+	if err != nil {
+		return "", fmt.Errorf("mint an id for the admitted write: %v", err)
+	}
+	return "evnt_" + id.String(), nil
+}
+
+// slots says whether the log's events are ided by position ("evnt_" and
+// digits), how wide the digits are and the highest position.
+func (l *log) slots() (width int, top int64, ok bool) {
+	for _, e := range l.events {
+		rest, found := strings.CutPrefix(e.ID, "evnt_")
+		p, err := strconv.ParseInt(rest, 10, 64)
+		if !found || err != nil || p <= 0 || len(rest) == 26 && !strings.HasPrefix(rest, "00000") {
+			return 0, 0, false
+		}
+		width, top = max(width, len(rest)), max(top, p)
+	}
+	return width, top, len(l.events) > 0
+}
+
 // admit is the refused write as the package would have listed it, had it
-// been admitted as the n events of the log as it stood were last written
-// (at): an id minted then (a ULID, as world-local and world-postgres mint
-// them, its random part derived from the run, n and the write, so alike
-// refusals admit the same event).
-func admit(runID string, n int, wk []byte, at time.Time, w *verdict.RefusedWrite) (json.RawMessage, string, error) {
+// been admitted with id at (when the log as it stood was last written).
+func admit(runID string, id func() (string, error), at time.Time, w *verdict.RefusedWrite) (json.RawMessage, string, error) {
+	eventID, err := id()
+	if err != nil {
+		return nil, "", err
+	}
 	var data struct {
 		EventData   json.RawMessage `json:"eventData,omitempty"`
 		SpecVersion json.RawMessage `json:"specVersion,omitempty"`
@@ -390,14 +454,6 @@ func admit(runID string, n int, wk []byte, at time.Time, w *verdict.RefusedWrite
 	if err := json.Unmarshal(w.Data, &data); err != nil {
 		return nil, "", fmt.Errorf("the refused write's data is unreadable: %v", err)
 	}
-	h := fnv.New128a()
-	fmt.Fprintf(h, "%s/%d/", runID, n)
-	h.Write(wk)
-	id, err := ulid.New(ulid.Timestamp(at), bytes.NewReader(h.Sum(nil)))
-	if err != nil {
-		return nil, "", fmt.Errorf("mint an id for the admitted write: %v", err)
-	}
-	eventID := "evnt_" + id.String()
 	ev := map[string]any{
 		"runId": runID, "eventId": eventID, "eventType": string(w.Type),
 		"createdAt": at.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
@@ -442,8 +498,18 @@ func (j *judge) replay(ctx context.Context, key string, events []json.RawMessage
 	}
 	defer close(r.done)
 	inv := rerun.LogInvocation(j.runID, j.log.runCreated, j.log.started, clock, events)
-	res, err := j.rt.Replay(ctx, inv)
-	r.out = outcomeOf(res, err)
+	rctx, cancel := context.WithTimeout(ctx, j.timeout)
+	defer cancel()
+	res, err := j.rt.Replay(rctx, inv)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		if rctx.Err() != nil {
+			err = fmt.Errorf("no answer in %s", j.timeout)
+		}
+		r.out = outcome{failed: err}
+	default:
+		r.out = outcomeOf(res, err)
+	}
 	return r.out
 }
 
@@ -463,7 +529,7 @@ func outcomeOf(res rerun.RuntimeResult, err error) outcome {
 			o.divergedAt = rerun.DivergentEvent(res.Divergence.Message)
 		}
 	case res.Failed != nil:
-		o.diverged = res.Failed.Code + ": " + res.Failed.Message
+		o.diverged = "run_failed " + res.Failed.Code + ": " + res.Failed.Message
 	case res.Status < 200 || res.Status >= 300:
 		return outcome{unusable: fmt.Sprintf("its delivery answered %d: %s", res.Status, short(res.Body))}
 	}

@@ -2,7 +2,9 @@ package counterfactual
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -192,17 +194,6 @@ func (brokenRuntime) Replay(context.Context, rerun.RuntimeInvocation) (rerun.Run
 	return rerun.RuntimeResult{}, fmt.Errorf("devkit replay host: the host exited")
 }
 
-func TestJudgeUnknownWhenTheRuntimeFails(t *testing.T) {
-	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`)}
-	got, err := Judge(t.Context(), brokenRuntime{}, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 20, `{}`)}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0].Verdict != verdict.Unknown || !strings.Contains(got[0].Reason, "the host exited") {
-		t.Errorf("%+v; want unknown, naming the host's error", got[0])
-	}
-}
-
 func TestJudgeInterrupted(t *testing.T) {
 	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`)}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -216,6 +207,7 @@ func TestJudgeInterrupted(t *testing.T) {
 func TestCompare(t *testing.T) {
 	clean := outcome{writes: []string{"step_created step_2 null"}}
 	div := func(at string) outcome { return outcome{diverged: "diverged at " + at, divergedAt: at} }
+	failed := func(msg string) outcome { return outcome{diverged: "run_failed " + msg} }
 	tests := []struct {
 		name          string
 		without, with outcome
@@ -228,6 +220,9 @@ func TestCompare(t *testing.T) {
 		{"diverged before it, alike", div("evnt_1"), div("evnt_1"), verdict.Benign},
 		{"diverged before it, elsewhere with it", div("evnt_1"), div("evnt_2"), verdict.TruePositive},
 		{"admitted, the divergence goes", div("evnt_1"), clean, verdict.TruePositive},
+		{"the same failure, with or without it", failed("USER_ERROR: a"), failed("USER_ERROR: a"), verdict.Benign},
+		{"another failure with it", failed("USER_ERROR: a"), failed("USER_ERROR: b"), verdict.TruePositive},
+		{"divergences naming no event, told apart by their words", outcome{diverged: "x"}, outcome{diverged: "y"}, verdict.TruePositive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,10 +243,69 @@ func TestSameEnd(t *testing.T) {
 		{eventlog.RunCompleted, `{"output":1}`, `{"output":2}`, false},
 		{eventlog.RunFailed, `{"errorCode":"C","error":{"message":"m","stack":"a"}}`, `{"errorCode":"C","error":{"message":"m","stack":"b"}}`, true},
 		{eventlog.RunFailed, `{"errorCode":"C","error":"m"}`, `{"errorCode":"D","error":"m"}`, false},
+		// 5.0 serializes the thrown value (devalue bytes): told apart by it.
+		{eventlog.RunFailed, `{"errorCode":"U","error":` + bytesOf(`devl["boom"]`) + `}`, `{"errorCode":"U","error":` + bytesOf(`devl["bang"]`) + `}`, false},
+		{eventlog.RunFailed, `{"errorCode":"U","error":` + bytesOf(`devl["boom"]`) + `}`, `{"errorCode":"U","error":` + bytesOf(`devl["boom"]`) + `}`, true},
 	}
 	for _, tt := range tests {
 		if got := sameEnd(tt.t, json.RawMessage(tt.a), json.RawMessage(tt.b)); got != tt.want {
 			t.Errorf("sameEnd(%s, %s, %s) = %v, want %v", tt.t, tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// bytesOf is s as the runtime's JSON carries bytes.
+func bytesOf(s string) string {
+	b, _ := json.Marshal(map[string]string{"__type": "Uint8Array", "data": base64.StdEncoding.EncodeToString([]byte(s))})
+	return string(b)
+}
+
+// TestJudgeLeavesPendingWhenTheRuntimeFails: a replay the runtime could
+// not make is no evidence: the judgement stays pending (storm --resume
+// judges it), and Judge says so.
+func TestJudgeLeavesPendingWhenTheRuntimeFails(t *testing.T) {
+	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`)}
+	got, err := Judge(t.Context(), brokenRuntime{}, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 20, `{}`)}}, Options{})
+	if !errors.Is(err, ErrReplayFailed) || !strings.Contains(err.Error(), "the host exited") {
+		t.Errorf("err = %v, want ErrReplayFailed naming the host's error", err)
+	}
+	if !got[0].Pending || got[0].Verdict != verdict.Unknown {
+		t.Errorf("%+v; want still pending", got[0])
+	}
+}
+
+// TestJudgeLateRefusalOfALiveRun: a write refused after the final log was
+// read, on a run that had not ended, is not judged on that log.
+func TestJudgeLateRefusalOfALiveRun(t *testing.T) {
+	final := []eventlog.Event{event("evnt_01", eventlog.RunCreated, "", 0, `{}`), event("evnt_02", eventlog.RunStarted, "", 10, "")}
+	got, err := Judge(t.Context(), &logRuntime{}, Run{ID: "wrun_1", Final: final, FinalAt: t0.Add(50 * time.Millisecond),
+		Verdicts: []verdict.Judgement{refused(eventlog.StepCreated, "step_1", 60, `{}`)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Verdict != verdict.Unknown || got[0].Pending || !strings.Contains(got[0].Reason, "after the run's final log was read") {
+		t.Errorf("%+v; want unknown, refused after the final log was read", got[0])
+	}
+}
+
+// TestAdmittedIDs: the admitted write is ided as the log's package ids
+// its events: the next position where they are positions (5.0's slots),
+// else a ULID of its time.
+func TestAdmittedIDs(t *testing.T) {
+	slots := &log{events: []eventlog.Event{{ID: "evnt_1"}, {ID: "evnt_3"}, {ID: "evnt_2"}}}
+	if id, err := slots.nextID(3, nil, t0); err != nil || id != "evnt_4" {
+		t.Errorf("slots: %q, %v; want evnt_4", id, err)
+	}
+	padded := &log{events: []eventlog.Event{{ID: "evnt_00000000000000000000000007"}}}
+	if id, _ := padded.nextID(1, nil, t0); id != "evnt_00000000000000000000000008" {
+		t.Errorf("padded slots: %q; want evnt_00000000000000000000000008", id)
+	}
+	ulids := &log{events: []eventlog.Event{{ID: "evnt_01M95N7KDRWCESS9JJFD5RES1X"}}}
+	id, err := ulids.nextID(1, []byte("w"), t0)
+	if err != nil || len(id) != 31 || !strings.HasPrefix(id, "evnt_01") {
+		t.Errorf("ulids: %q, %v; want evnt_ and a ULID of 2026", id, err)
+	}
+	if again, _ := ulids.nextID(1, []byte("w"), t0); again != id {
+		t.Errorf("the same write on the same log admitted as %s and %s", id, again)
 	}
 }

@@ -236,7 +236,15 @@ func sameCounts(a, b *reports.Cell) bool {
 			return false
 		}
 	}
-	return true
+	// The verdicts too: a storm judges its refusals after counting its
+	// runs, and rewrites runs.jsonl before summary.json.
+	tp := func(c *reports.Cell) int {
+		if c.TruePositives == nil {
+			return 0
+		}
+		return *c.TruePositives
+	}
+	return a.Rejections == b.Rejections && tp(a) == tp(b) && a.Benign == b.Benign && a.UnknownVerdicts == b.UnknownVerdicts
 }
 
 // ReadDocument decodes the JSON artifact at path into v and checks its
