@@ -47,6 +47,10 @@ event the engine's error names relates to the offending one; --format json
 prints the whole explanation (offending event, writer, view and its pages,
 missing events with who minted them and when they committed, the replays,
 the event the engine's error names, the evidence).
+Then it lists the run's rejections (the writes its fences, or on the devkit
+engine its world, refused) by verdict, a line per kind of write with how many,
+and the first one's writer, time and reason: true positive (admitted, the
+replay would have diverged or acted otherwise), benign, unknown.
 --timeline FILE writes a self-contained HTML timeline of the run (one lane
 per actor, reads as bars, appends from mint to commit, the offending write
 and the stale view in red), at most 2 MB.
