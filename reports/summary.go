@@ -118,10 +118,11 @@ const MaxTimelines = 3
 func (c *Cell) Key() history.CellKey { return c.CellKey }
 
 // Rejudge replaces a counted run's judgements old with now in the cell's
-// verdict split: the same rejections, judged after the run was counted
-// (the published runtime's refused writes, judged once the storm's runs
-// have ended).
+// rejections and their verdict split: the published runtime's refused
+// writes, judged once the storm's runs have ended, and those refused
+// after the run was counted (now holds more).
 func (c *Cell) Rejudge(old, now []verdict.Judgement) {
+	c.Rejections += len(now) - len(old)
 	tp0, b0, u0 := verdict.Split(old)
 	tp, b, u := verdict.Split(now)
 	if c.TruePositives == nil {

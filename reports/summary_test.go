@@ -293,4 +293,10 @@ func TestCellRejudge(t *testing.T) {
 	if *c.TruePositives != 1 || c.Benign != 1 || c.UnknownVerdicts != 1 || c.Rejections != 3 {
 		t.Errorf("after Rejudge: %d rejections, %d true positive, %d benign, %d unknown; want 3 = 1 + 1 + 1", c.Rejections, *c.TruePositives, c.Benign, c.UnknownVerdicts)
 	}
+	// A write refused after the run was counted: one more rejection.
+	judged := []verdict.Judgement{j(verdict.TruePositive), j(verdict.Benign), j(verdict.Unknown)}
+	c.Rejudge(judged, append(judged, j(verdict.Benign)))
+	if c.Rejections != 4 || c.Benign != 2 {
+		t.Errorf("after a late rejection: %d rejections, %d benign; want 4, 2", c.Rejections, c.Benign)
+	}
 }

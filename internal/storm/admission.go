@@ -79,10 +79,12 @@ func (a *admission) wait(ctx context.Context, eng engines.Engine) (done func(), 
 	began := time.Now()
 	t := time.NewTicker(a.pollEvery())
 	defer t.Stop()
+	held := false
 	for {
 		if a.admit(time.Now(), l) {
 			break
 		}
+		held = true
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -90,8 +92,8 @@ func (a *admission) wait(ctx context.Context, eng engines.Engine) (done func(), 
 		}
 	}
 	a.mu.Lock()
-	if w := time.Since(began); w > a.pollEvery() {
-		a.waited += w
+	if held { // refused at least once: a slow first look is no wait
+		a.waited += time.Since(began)
 		a.held++
 	}
 	a.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -11,7 +13,10 @@ import (
 	"github.com/stormctl/stormctl/internal/analysis/counterfactual"
 	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
+	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
 )
@@ -28,16 +33,43 @@ type pendingRun struct {
 	rec reports.RunRecord
 }
 
-// keepPending keeps rec for the judging after the storm when it has
-// pending judgements.
-func (r *runner) keepPending(rec reports.RunRecord) {
-	if counterfactual.Pending(rec.Verdicts) == 0 {
-		return
-	}
+// keepRecord keeps rec, recorded by this storm (or a resumed one), for the
+// judging after the storm.
+func (r *runner) keepRecord(rec reports.RunRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = append(r.pending, pendingRun{rec: rec})
+	r.records[rec.RunID] = rec
 }
+
+// addRefusedLate makes the writes refused the storm's recorded runs after
+// their records (deliveries that outlived a run: the history sink kept
+// them) rejections of those runs, pending, as the pipeline makes the
+// others, and returns the ids of the runs they changed.
+func (r *runner) addRefusedLate(j *judging) []string {
+	late := r.sink.takeRefusedLate()
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(late)) {
+		r.mu.Lock()
+		rec, ok := r.records[id]
+		r.mu.Unlock()
+		if !ok || !builtinengines.Traits(r.engineOf(rec)).Published {
+			continue
+		}
+		js := verdict.Refused(late[id])
+		now := append(slices.Clone(rec.Verdicts), js...)
+		rec.Stats.Rejections += int64(len(js))
+		j.update(r, rec, now)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// settleQuiet and settleLimit bound the wait for the deliveries that
+// outlive the storm's last runs before their refusals are counted.
+const (
+	settleQuiet = 3 * time.Second
+	settleLimit = 15 * time.Second
+)
 
 // judgeHosts is how many replay hosts judge a cell's refusals at once:
 // one per core (a host replays on one), at most 4.
@@ -51,36 +83,49 @@ func judgeHosts() int { return min(max(runtime.NumCPU(), 1), 4) }
 // --resume DIR judges them. ctx's end keeps the rest pending and returns
 // its error.
 func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
-	r.mu.Lock()
-	pending := r.pending
-	r.pending = nil
-	r.mu.Unlock()
-	if len(pending) == 0 {
-		return nil
+	if slices.ContainsFunc(cells, func(c *cell) bool { _, ok := c.eng.(engines.ReplayOpener); return ok }) {
+		// The published runtime's queue redelivers a run's messages for
+		// seconds after it ends: the writes refused them are the runs'
+		// rejections too.
+		r.sink.settle(ctx, settleQuiet, settleLimit)
 	}
+	j := &judging{recs: map[string]reports.RunRecord{}}
+	r.addRefusedLate(j)
+	r.mu.Lock()
+	var pending []pendingRun
+	for _, id := range slices.Sorted(maps.Keys(r.records)) {
+		if rec := r.records[id]; counterfactual.Pending(rec.Verdicts) > 0 {
+			pending = append(pending, pendingRun{rec: rec})
+		}
+	}
+	r.mu.Unlock()
 	total := 0
 	for _, p := range pending {
 		total += counterfactual.Pending(p.rec.Verdicts)
 	}
 	started := time.Now()
-	r.say("judging %d refused writes of %d runs: the log as it stood at each replayed through the cell's own runtime, with and without it (docs/engine-devkit.md)", total, len(pending))
 	var judged atomic.Int64
-	stop := r.reportJudging(&judged, total)
-	defer stop()
-	j := judging{recs: map[string]reports.RunRecord{}, old: map[string][]verdict.Judgement{}}
 	var err error
-	for _, c := range cells {
-		var runs []pendingRun
-		for _, p := range pending {
-			if p.rec.CellKey == c.key {
-				runs = append(runs, p)
+	if total > 0 {
+		r.say("judging %d refused writes of %d runs: the log as it stood at each replayed through the cell's own runtime, with and without it (docs/engine-devkit.md)", total, len(pending))
+		stop := r.reportJudging(&judged, total)
+		for _, c := range cells {
+			var runs []pendingRun
+			for _, p := range pending {
+				if p.rec.CellKey == c.key {
+					runs = append(runs, p)
+				}
+			}
+			if len(runs) == 0 {
+				continue
+			}
+			if err = r.judgeCell(ctx, c, runs, j, &judged); err != nil {
+				break
 			}
 		}
-		if len(runs) == 0 {
-			continue
-		}
-		if err = r.judgeCell(ctx, c, runs, &j, &judged); err != nil {
-			break
+		stop()
+		if err == nil {
+			r.judgeLate(ctx, j)
 		}
 	}
 	// runs.jsonl first: the summary never counts a verdict it lacks.
@@ -88,30 +133,87 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 		return werr
 	}
 	r.mu.Lock()
-	for id, rec := range j.recs {
-		if cell := r.summary.Cell(rec.CellKey); cell != nil {
-			cell.Rejudge(j.old[id], rec.Verdicts)
+	for _, d := range j.deltas {
+		if cell := r.summary.Cell(d.key); cell != nil {
+			cell.Rejudge(d.old, d.now)
 		}
 	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if len(j.failed) > 0 {
-		r.deps.Logger.Warn(fmt.Sprintf("%d refused writes left pending (unknown): the runtime could not replay them; storm --resume %s judges them", total-int(judged.Load()), r.plan.Config.Out),
-			"first", j.failed[0].Error())
+	if total == 0 {
+		return nil
+	}
+	left := 0
+	for _, rec := range j.recs {
+		left += counterfactual.Pending(rec.Verdicts)
+	}
+	if left > 0 {
+		first := "interrupted"
+		if len(j.failed) > 0 {
+			first = j.failed[0].Error()
+		}
+		r.deps.Logger.Warn(fmt.Sprintf("%d refused writes left pending (unknown): the runtime could not replay them; storm --resume %s judges them", left, r.plan.Config.Out), "first", first)
 	}
 	r.say("judged %d of %d refused writes in %s", judged.Load(), total, time.Since(started).Round(time.Second))
 	return nil
 }
 
-// judging is what the judging of a storm's refusals gathers: the judged
-// records by run id, their judgements before, and the replays the
-// runtime could not make.
+// judgeLate adds the writes refused the storm's runs while it judged (the
+// last runs' outliving deliveries) and judges those its rules decide
+// without a replay (a write refused after its run's end); any other stays
+// pending, for storm --resume DIR.
+func (r *runner) judgeLate(ctx context.Context, j *judging) {
+	for _, id := range r.addRefusedLate(j) {
+		rec := j.recs[id]
+		now, _ := counterfactual.Judge(ctx, noReplay{}, counterfactual.Run{ID: id, Final: r.finalOf(rec), Verdicts: rec.Verdicts, FinalAt: rec.Ended}, counterfactual.Options{})
+		j.update(r, rec, now)
+	}
+}
+
+// finalOf is rec's final log as the storm directory holds it (nil when it
+// cannot be read: its judgements then say so).
+func (r *runner) finalOf(rec reports.RunRecord) []eventlog.Event {
+	final, err := (&stormdir.Dir{Path: r.plan.Config.Out, Meta: &r.meta}).Events(rec.CellKey, rec.RunID)
+	if err != nil {
+		return nil
+	}
+	return final
+}
+
+// noReplay is the runtime of the judging after the replay hosts closed:
+// it replays nothing (a judgement that needs a replay stays pending).
+type noReplay struct{}
+
+func (noReplay) Replay(context.Context, rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	return rerun.RuntimeResult{}, errors.New("the replay hosts had closed when the world refused it")
+}
+
+// judging is what the judging of a storm's refusals gathers: the changed
+// records by run id, the changes of their cells' counts (applied once
+// runs.jsonl holds them) and the replays the runtime could not make.
 type judging struct {
 	recs   map[string]reports.RunRecord
-	old    map[string][]verdict.Judgement
+	deltas []verdictDelta
 	failed []error
+}
+
+// verdictDelta is one change of a run's judgements, old to now.
+type verdictDelta struct {
+	key      history.CellKey
+	old, now []verdict.Judgement
+}
+
+// update makes now rec's judgements: in the runner's records, the
+// records to rewrite, and the changes to count.
+func (j *judging) update(r *runner, rec reports.RunRecord, now []verdict.Judgement) {
+	j.deltas = append(j.deltas, verdictDelta{key: rec.CellKey, old: rec.Verdicts, now: now})
+	rec.Verdicts = now
+	j.recs[rec.RunID] = rec
+	r.mu.Lock()
+	r.records[rec.RunID] = rec
+	r.mu.Unlock()
 }
 
 // say writes a line of the judging's progress where an engine's long
@@ -183,9 +285,7 @@ func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, j *j
 		}
 		now, err := counterfactual.Judge(ctx, pool, counterfactual.Run{ID: rec.RunID, Final: final, Verdicts: rec.Verdicts, FinalAt: rec.Ended},
 			counterfactual.Options{Workers: len(hosts), Judged: func() { judged.Add(1) }})
-		j.old[rec.RunID] = rec.Verdicts
-		rec.Verdicts = now
-		j.recs[rec.RunID] = rec
+		j.update(r, rec, now)
 		switch {
 		case errors.Is(err, counterfactual.ErrReplayFailed):
 			j.failed = append(j.failed, fmt.Errorf("run %s: %w", rec.RunID, err))
@@ -241,3 +341,8 @@ func (p *rerunPool) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (re
 }
 
 var _ rerun.Runtime = (*rerunPool)(nil)
+
+// engineOf is the engine that ran rec's cell.
+func (r *runner) engineOf(rec reports.RunRecord) string {
+	return EngineOf(r.plan.Engines, r.plan.Config, r.plan.Conditions[rec.CellKey.Condition].Knobs)
+}

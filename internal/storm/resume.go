@@ -61,7 +61,7 @@ func (r *runner) addPrior(p *prior) error {
 		run.Classify = pipeline.ClassifyNever
 		res := pipeline.Process(cell, run)
 		r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
-		r.keepPending(rec)
+		r.keepRecord(rec)
 		if rec.Class != "" && rec.Timeline != "" {
 			r.timelines.Add(k, rec.Class)
 		}

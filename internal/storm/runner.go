@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stormctl/stormctl/forensics"
 	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 	"github.com/stormctl/stormctl/internal/base/crash"
 	"github.com/stormctl/stormctl/internal/base/leftover"
@@ -113,9 +114,10 @@ type runner struct {
 	admit *admission
 	cpu   *machineCPU
 	self  *selfCPU
-	// pending are the recorded runs whose refused writes are judged once
-	// every run has ended (judge.go).
-	pending []pendingRun
+	// records are the runs this storm recorded (and a resumed storm's),
+	// by id: their refused writes are judged once every run has ended
+	// (judge.go).
+	records map[string]reports.RunRecord
 }
 
 // Run executes the plan's storm and returns its summary. Artifacts are
@@ -137,7 +139,7 @@ func Run(ctx context.Context, plan *Plan, deps Deps) (*reports.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opens: map[string]engines.Open{},
+	r := &runner{opens: map[string]engines.Open{}, records: map[string]reports.RunRecord{},
 		plan: plan, deps: deps, out: out, started: meta.Started, meta: meta,
 		sink:      newHistorySink(out),
 		summary:   reports.NewSummary(keys),
@@ -522,7 +524,7 @@ func (r *runner) runOne(ctx context.Context, c *cell, idx int) error {
 	if err := r.out.WriteRun(rec); err != nil {
 		return err
 	}
-	r.keepPending(rec)
+	r.keepRecord(rec)
 	r.mu.Lock()
 	snapshot := *r.tally.Add(rec, res.Analysis.Order, res.Analysis.Commits)
 	r.mu.Unlock()
@@ -600,16 +602,57 @@ type historySink struct {
 	ended   map[string]bool
 	// atEnd is how many of a run's operations end handed its pipeline.
 	atEnd map[string]int
-	out   *stormdir.Writer
+	// recorded are the runs whose record was written; refusedLate the
+	// writes a world refused them after it (a delivery that outlived the
+	// run), rejections of the run the storm adds before it judges them.
+	recorded    map[string]bool
+	refusedLate map[string][]history.Op
+	// last is when the sink was last given an operation.
+	last time.Time
+	out  *stormdir.Writer
+}
+
+// settle waits until no operation has come for quiet (the runtime's
+// deliveries that outlive their runs have ended), at most limit, or ctx's
+// end.
+func (h *historySink) settle(ctx context.Context, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	t := time.NewTicker(quiet / 4)
+	defer t.Stop()
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		idle := time.Since(h.last)
+		h.mu.Unlock()
+		if idle >= quiet {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func newHistorySink(out *stormdir.Writer) *historySink {
-	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, atEnd: map[string]int{}, out: out}
+	return &historySink{byRun: map[string][]history.Op{}, pending: map[string][]history.Op{}, ended: map[string]bool{}, atEnd: map[string]int{},
+		recorded: map[string]bool{}, refusedLate: map[string][]history.Op{}, out: out}
+}
+
+// takeRefusedLate returns, by run, the writes refused runs after their
+// record was written, and forgets them.
+func (h *historySink) takeRefusedLate() map[string][]history.Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.refusedLate
+	h.refusedLate = map[string][]history.Op{}
+	return out
 }
 
 // Record keeps op for its run, or writes it when its run was recorded.
 func (h *historySink) Record(op history.Op) {
 	h.mu.Lock()
+	h.last = time.Now()
 	if buf, ok := h.byRun[op.RunID]; ok {
 		h.byRun[op.RunID] = append(buf, op)
 		h.mu.Unlock()
@@ -619,6 +662,9 @@ func (h *historySink) Record(op history.Op) {
 		h.pending[op.RunID] = append(h.pending[op.RunID], op)
 		h.mu.Unlock()
 		return
+	}
+	if h.recorded[op.RunID] && forensics.IsRefusal(op) {
+		h.refusedLate[op.RunID] = append(h.refusedLate[op.RunID], op)
 	}
 	h.mu.Unlock()
 	_ = h.out.WriteHistory([]history.Op{op})
@@ -667,6 +713,7 @@ func (h *historySink) write(runID string) ([]history.Op, error) {
 	delete(h.byRun, runID)
 	delete(h.atEnd, runID)
 	h.ended[runID] = true
+	h.recorded[runID] = true
 	if len(ops) == 0 {
 		return nil, nil
 	}
