@@ -211,6 +211,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions) error {
 		return certifyInterrupted(err)
 	}
 	certifyStorm(ctx, opts, entry, stormEngine, why, &card)
+	card.JudgeRefusals()
 	if err := opts.Format.Print(opts.IO.Out, card); err != nil {
 		return err
 	}

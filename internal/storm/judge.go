@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 

@@ -68,6 +68,35 @@ const (
 	Undecided Outcome = "UNDECIDED"
 )
 
+// JudgeRefusals adds to the uniqueness line, once the storm has run, the
+// verdicts of the writes the package refused the storm's runs (judged
+// through the runtime: docs/engine-devkit.md), the verdicts certify's
+// contended creations, refused with no run behind them, cannot have.
+func (c *Card) JudgeRefusals() {
+	if c.Storm == nil {
+		return
+	}
+	var rejections, tp, benign, unknown int
+	judged := false
+	for _, cell := range c.Storm.Cells {
+		rejections += cell.Rejections
+		if cell.TruePositives != nil {
+			judged = true
+			tp += *cell.TruePositives
+		}
+		benign += cell.Benign
+		unknown += cell.UnknownVerdicts
+	}
+	if !judged {
+		return
+	}
+	for i, r := range c.Results {
+		if r.Name == CheckUnique && (r.Verdict == Pass || r.Verdict == Fail) {
+			c.Results[i].Detail += fmt.Sprintf("; in the storm below the package refused %d writes: %d true positive, %d benign, %d unknown", rejections, tp, benign, unknown)
+		}
+	}
+}
+
 // Counts counts the card's results per verdict.
 func (c Card) Counts() map[Verdict]int {
 	n := map[Verdict]int{}

@@ -120,3 +120,27 @@ func TestCardStormHeading(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeRefusals: once the storm ran with judged rejections, the
+// uniqueness line says their verdicts; without a storm, or with verdicts
+// not computed, it says nothing more.
+func TestJudgeRefusals(t *testing.T) {
+	tp := 3
+	storm := &reports.Summary{Cells: []*reports.Cell{{Rejections: 10, TruePositives: &tp, Benign: 6, UnknownVerdicts: 1}}}
+	unique := certify.Result{Section: certify.Contention, Name: certify.CheckUnique, Verdict: certify.Pass, Detail: "72 contended creations"}
+	for _, tc := range []struct {
+		name  string
+		storm *reports.Summary
+		want  string
+	}{
+		{"judged", storm, "72 contended creations; in the storm below the package refused 10 writes: 3 true positive, 6 benign, 1 unknown"},
+		{"no storm", nil, "72 contended creations"},
+		{"not judged", &reports.Summary{Cells: []*reports.Cell{{Rejections: 4}}}, "72 contended creations"},
+	} {
+		c := certify.Card{Results: []certify.Result{unique}, Storm: tc.storm}
+		c.JudgeRefusals()
+		if got := c.Results[0].Detail; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
