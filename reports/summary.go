@@ -42,6 +42,10 @@ type RunRecord struct {
 	// written.
 	Class    string `json:"class,omitempty"`
 	Timeline string `json:"timeline,omitempty"`
+	// SpecVersion is the World contract version the run was created under,
+	// as the runtime stamped its run_created (the package's specVersion);
+	// absent where no runtime stamps one (the model's worlds).
+	SpecVersion *int `json:"spec_version,omitempty"`
 	// Faults labels (kind#id, storm.json's faults) the nemesis faults on
 	// this run's world whose span overlapped the run's lifetime.
 	Faults []string `json:"faults,omitempty"`
@@ -106,6 +110,10 @@ type Cell struct {
 	// Harness is the harness's health over the cell's runs, for an engine
 	// that reports it (the devkit engine); absent otherwise.
 	Harness *CellHarness `json:"harness,omitempty"`
+	// SpecVersions counts the cell's runs per the World contract version
+	// they were created under (RunRecord.SpecVersion), so that runs of two
+	// contracts are never compared unawares; absent where none is stamped.
+	SpecVersions map[int]int `json:"spec_versions,omitempty"`
 }
 
 // MaxCellPairs bounds the type pairs a summary cell lists.
@@ -168,6 +176,12 @@ func (c *Cell) Add(r RunRecord) {
 	c.Recoveries += int(r.Stats.Recoveries)
 	c.Recovered += int(r.Stats.Recovered)
 	c.AddClass(r.Class, r.Timeline)
+	if v := r.SpecVersion; v != nil {
+		if c.SpecVersions == nil {
+			c.SpecVersions = map[int]int{}
+		}
+		c.SpecVersions[*v]++
+	}
 	c.Invocations += int(r.Stats.Invocations)
 	if len(r.Faults) > 0 {
 		if c.Faulted == nil {

@@ -300,3 +300,21 @@ func TestCellRejudge(t *testing.T) {
 		t.Errorf("after a late rejection: %d rejections, %d benign; want 4, 2", c.Rejections, c.Benign)
 	}
 }
+
+// TestCellCountsSpecVersions: a cell counts its runs per contract version,
+// and runs with none stamped leave it absent.
+func TestCellCountsSpecVersions(t *testing.T) {
+	k := history.NewCellKey("devkit-local", "step-storm", "main")
+	three, five := 3, 5
+	c := &reports.Cell{CellKey: k}
+	c.Add(reports.RunRecord{CellKey: k, Outcome: history.Completed})
+	if c.SpecVersions != nil {
+		t.Errorf("no stamp counted: %v", c.SpecVersions)
+	}
+	for _, v := range []*int{&three, &three, &five} {
+		c.Add(reports.RunRecord{CellKey: k, Outcome: history.Completed, SpecVersion: v})
+	}
+	if c.SpecVersions[3] != 2 || c.SpecVersions[5] != 1 || len(c.SpecVersions) != 2 {
+		t.Errorf("SpecVersions = %v, want 3:2 5:1", c.SpecVersions)
+	}
+}

@@ -142,6 +142,11 @@ type Runtime struct {
 	// (each run's stats.harness.host says which); 0 in a storm.json from
 	// before runs were spread.
 	Hosts int `json:"hosts,omitempty"`
+	// Spec is the World contract version the runtime speaks (core's
+	// SPEC_VERSION_CURRENT as its host reports it); each run's record says
+	// the one it was created under (spec_version). Absent in a storm.json
+	// from before it was stored, or for a runtime that reports none.
+	Spec *int `json:"spec,omitempty"`
 }
 
 // Options are the storm's settings an engine may take when it opens its

@@ -359,7 +359,7 @@ func (r *runner) describe(cells []*cell) error {
 	r.meta.Runtimes = rts
 	seen := map[string]bool{}
 	for _, rt := range rts {
-		line := fmt.Sprintf("engine %s (%s) on %s: %s", rt.Engine, cmp.Or(rt.Channel, "-"), rt.Cell.World, versionsLine(rt.Versions))
+		line := fmt.Sprintf("engine %s (%s) on %s: %s%s", rt.Engine, cmp.Or(rt.Channel, "-"), rt.Cell.World, versionsLine(rt.Versions), specWord(rt.Spec))
 		if !seen[line] {
 			seen[line] = true
 			r.deps.Logger.Info(line, "source", rt.Source, "scheme", rt.Scheme)
@@ -768,4 +768,13 @@ func RunID(seed uint64, started time.Time, k history.CellKey, idx int) string {
 	binary.LittleEndian.PutUint64(b[16:], uint64(idx))
 	copy(b[24:], "wrun_id/")
 	return eventlog.NewMinter("wrun_", rand.NewChaCha8(b)).Mint(started)
+}
+
+// specWord says which World contract a runtime speaks, "" when it says
+// none.
+func specWord(spec *int) string {
+	if spec == nil {
+		return ""
+	}
+	return fmt.Sprintf(", spec %d", *spec)
 }

@@ -330,7 +330,25 @@ func classNote(c *reports.Cell) string {
 	if c.DuplicateEnds > 0 {
 		note += fmt.Sprintf(" (world layer: %s beyond a run's first)", plural.Count(c.DuplicateEnds, "terminal event"))
 	}
-	return note
+	return note + specNote(c)
+}
+
+// specNote says which World contract versions a cell's runs were created
+// under ("spec 3"; "specs 3 x5, 5 x1" when they differ), "" when none
+// was stamped.
+func specNote(c *reports.Cell) string {
+	vs := slices.Sorted(maps.Keys(c.SpecVersions))
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" (spec %d)", vs[0])
+	}
+	var parts []string
+	for _, v := range vs {
+		parts = append(parts, fmt.Sprintf("%d x%d", v, c.SpecVersions[v]))
+	}
+	return " (specs " + strings.Join(parts, ", ") + ": runs of different contracts)"
 }
 
 // Classes lists the root-cause classes of a cell's runs, explain's order

@@ -264,3 +264,28 @@ func TestHarnessColumns(t *testing.T) {
 		t.Errorf("a storm of the model shows harness columns:\n%s", b.String())
 	}
 }
+
+// TestSpecNote: a cell's line says the contract its runs were created
+// under, and says so loudly when they differ.
+func TestSpecNote(t *testing.T) {
+	k := history.NewCellKey("devkit-local", "step-storm", "main")
+	for _, tc := range []struct {
+		name  string
+		specs map[int]int
+		want  string // in the cell's line; "" means no spec word at all
+	}{
+		{"one contract", map[int]int{3: 6}, "(spec 3)"},
+		{"two contracts", map[int]int{3: 5, 5: 1}, "(specs 3 x5, 5 x1: runs of different contracts)"},
+		{"none stamped", nil, ""},
+	} {
+		s := &reports.Summary{Cells: []*reports.Cell{{CellKey: k, Runs: 6, Completed: 6, SpecVersions: tc.specs}}}
+		md, err := table.SummaryMarkdown(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(md)
+		if tc.want == "" && strings.Contains(got, "spec") || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q in it", tc.name, got, tc.want)
+		}
+	}
+}

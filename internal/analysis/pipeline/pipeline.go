@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -138,6 +139,7 @@ func Process(c Cell, r Run) Result {
 			Started: r.Started.UTC(), Ended: r.Ended.UTC(), Millis: r.Ended.Sub(r.Started).Milliseconds(),
 			Events: len(r.Final), Stats: r.Stats, CommitSource: r.CommitSource, Guard: r.Guard, Faults: r.Faults,
 		}
+		rec.SpecVersion = specVersion(r.Final)
 		var starvedAtCut bool
 		rec.Outcome, rec.Detail, starvedAtCut = outcome(c.Scenario, r)
 		if starvedAtCut {
@@ -329,4 +331,22 @@ func StoredCell(m *stormdir.Meta, rec reports.RunRecord) (Cell, error) {
 	}
 	c.Scenario = sc
 	return c, nil
+}
+
+// specVersion is the World contract version a run was created under: the
+// specVersion its runtime stamped on its run_created (the package's own
+// copy of it), nil when the log holds none (the model's worlds).
+func specVersion(final []eventlog.Event) *int {
+	for _, e := range final {
+		if e.Type != eventlog.RunCreated || len(e.Package) == 0 {
+			continue
+		}
+		var pe struct {
+			SpecVersion *int `json:"specVersion"`
+		}
+		if json.Unmarshal(e.Package, &pe) == nil && pe.SpecVersion != nil {
+			return pe.SpecVersion
+		}
+	}
+	return nil
 }

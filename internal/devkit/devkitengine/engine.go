@@ -934,7 +934,7 @@ func (e *Engine) Describe() engines.Runtime {
 		src += "; world: the package in " + h.store.Package
 	}
 	return engines.Runtime{Engine: Name, Channel: string(e.kit.Channel), Source: src,
-		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts)}
+		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts), Spec: h.info.Spec}
 }
 
 // envValues are the values of KEY=VALUE settings: what an error quoting
