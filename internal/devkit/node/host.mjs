@@ -936,9 +936,9 @@ function worldError(e) {
 // and correlation id (creates the runtime issues together may be recorded
 // in another order) and answered as the store answered it, with the
 // recorded event (the id the store minted) or the recorded error; queue
-// messages go nowhere. Its clock (Date.now inside the replay) is the start
-// of the next operation to serve (the end of the last one served when it
-// has none). The first call that is not the record's
+// messages go nowhere. Its clock (Date.now inside the replay) is the end
+// of the operation served last, or the start of the wait_completed the
+// record shows the runtime writing next, before its next read. The first call that is not the record's
 // next ends the replay there: it is answered with an error, as is every
 // call after it.
 class ReplayWorld {
@@ -982,18 +982,25 @@ class ReplayWorld {
     throw err;
   }
 
-  // take serves operation i. The clock moves to its end, and on to the
-  // start of the next operation to serve: the runtime decided what that
-  // call does at the latest when it made it (a decision made late in the
-  // gap, on a busy host, replayed at the gap's beginning would find a
-  // wait not yet due).
+  // take serves operation i. The clock moves to its end, where the
+  // runtime's next decisions were made at the earliest; when the record
+  // shows the runtime completing a wait before its next read, on to the
+  // start of that create: the wait was due by then, and a decision made
+  // late in the gap (a busy host) replayed at the gap's beginning would
+  // find it not yet due. Moving on to the next call's start whatever it is
+  // would, the other way, find due a wait the runtime had found not due.
   take(i) {
     const op = this.ops[i];
     this.served[i] = true;
     this.skip();
     if (op.end > this.clock) this.clock = op.end;
-    const next = this.ops[this.next];
-    if (next?.start > this.clock) this.clock = next.start;
+    for (let k = this.next; k < this.ops.length && this.ops[k].kind !== 'list'; k++) {
+      const next = this.ops[k];
+      if (!this.served[k] && next.eventType === 'wait_completed') {
+        if (next.start > this.clock) this.clock = next.start;
+        break;
+      }
+    }
     return op;
   }
 

@@ -64,10 +64,12 @@ type RuntimeOp struct {
 	Snapshot      *RuntimeSnapshot `json:"snapshot,omitempty"`
 	// Start is when the runtime made the call (ms since the epoch), End
 	// when it returned. Once an operation is served the replay's clock is
-	// the next operation's Start: the runtime decided what that call does
-	// (whether a wait is due, ...) at the latest then, and no earlier than
-	// the End of the one before; the End alone would replay a decision
-	// made late in that gap (a busy host) as one made at its beginning.
+	// its End, where the runtime's next decisions were made at the
+	// earliest, or the Start of the wait_completed the record shows it
+	// writing before its next read: the wait was due by then (a decision
+	// made late in the gap, on a busy host, replayed at its beginning
+	// would find the wait not yet due; one replayed at the next call's
+	// start whatever it is, a wait due that the runtime found not due).
 	Start float64       `json:"start,omitempty"`
 	End   float64       `json:"end"`
 	Error *RuntimeError `json:"error,omitempty"`
