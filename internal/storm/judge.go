@@ -27,12 +27,6 @@ import (
 // every run has ended: replays during the storm would take the CPU its
 // runs are measured on.
 
-// pendingRun is a recorded run with judgements not made yet: its final
-// log is read back from the storm directory when it is judged.
-type pendingRun struct {
-	rec reports.RunRecord
-}
-
 // keepRecord keeps rec, recorded by this storm (or a resumed one), for the
 // judging after the storm.
 func (r *runner) keepRecord(rec reports.RunRecord) {
@@ -92,16 +86,18 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 	j := &judging{recs: map[string]reports.RunRecord{}}
 	r.addRefusedLate(j)
 	r.mu.Lock()
-	var pending []pendingRun
+	// The runs with judgements not made yet: their final logs are read
+	// back from the storm directory when they are judged.
+	var pending []reports.RunRecord
 	for _, id := range slices.Sorted(maps.Keys(r.records)) {
 		if rec := r.records[id]; counterfactual.Pending(rec.Verdicts) > 0 {
-			pending = append(pending, pendingRun{rec: rec})
+			pending = append(pending, rec)
 		}
 	}
 	r.mu.Unlock()
 	total := 0
-	for _, p := range pending {
-		total += counterfactual.Pending(p.rec.Verdicts)
+	for _, rec := range pending {
+		total += counterfactual.Pending(rec.Verdicts)
 	}
 	started := time.Now()
 	var judged atomic.Int64
@@ -110,10 +106,10 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 		r.say("judging %d refused writes of %d runs: the log as it stood at each replayed through the cell's own runtime, with and without it (docs/engine-devkit.md)", total, len(pending))
 		stop := r.reportJudging(&judged, total)
 		for _, c := range cells {
-			var runs []pendingRun
-			for _, p := range pending {
-				if p.rec.CellKey == c.key {
-					runs = append(runs, p)
+			var runs []reports.RunRecord
+			for _, rec := range pending {
+				if rec.CellKey == c.key {
+					runs = append(runs, rec)
 				}
 			}
 			if len(runs) == 0 {
@@ -248,7 +244,7 @@ func (r *runner) reportJudging(judged *atomic.Int64, total int) (stop func()) {
 
 // judgeCell judges the runs of one cell through replay hosts its engine
 // opens, gathering each judged record in j.
-func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, j *judging, judged *atomic.Int64) error {
+func (r *runner) judgeCell(ctx context.Context, c *cell, runs []reports.RunRecord, j *judging, judged *atomic.Int64) error {
 	ro, ok := c.eng.(engines.ReplayOpener)
 	if !ok {
 		j.failed = append(j.failed, fmt.Errorf("cell %s: its engine cannot replay its runs", c.key))
@@ -276,8 +272,7 @@ func (r *runner) judgeCell(ctx context.Context, c *cell, runs []pendingRun, j *j
 	}
 	pool := newRerunPool(hosts)
 	dir := stormdir.Dir{Path: r.plan.Config.Out, Meta: &r.meta}
-	for _, p := range runs {
-		rec := p.rec
+	for _, rec := range runs {
 		final, err := dir.Events(rec.CellKey, rec.RunID)
 		if err != nil {
 			j.failed = append(j.failed, fmt.Errorf("run %s: its final log: %w", rec.RunID, err))

@@ -35,8 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,9 +94,10 @@ func Pending(vs []verdict.Judgement) int {
 }
 
 // Judge returns run's verdicts with every pending one judged through rt
-// (the others as they were). A replay the runtime could not make leaves
-// its judgements unknown, saying why; only ctx's end stops it, with the
-// judgements made so far and ctx's error (the rest stay pending).
+// (the others as they were). A judgement whose replay the runtime could
+// not make stays pending, and the error wraps ErrReplayFailed; ctx's end
+// stops it, with the judgements made so far and ctx's error (the rest
+// stay pending).
 func Judge(ctx context.Context, rt rerun.Runtime, run Run, opts Options) ([]verdict.Judgement, error) {
 	out := append([]verdict.Judgement(nil), run.Verdicts...)
 	lg, why := readLog(run)
@@ -292,7 +291,11 @@ func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict
 		return verdict.Unknown, "not judged: the final log holds no event created before the refusal", nil
 	}
 	n, wk := len(prefix), writeKey(w)
-	admitted, id, err := admit(j.runID, func() (string, error) { return l.nextID(n, wk, clock) }, clock, w)
+	id, err := l.nextID(n, wk, clock)
+	if err != nil {
+		return verdict.Unknown, "not judged: " + err.Error(), nil
+	}
+	admitted, err := admit(j.runID, id, clock, w)
 	if err != nil {
 		return verdict.Unknown, "not judged: " + err.Error(), nil
 	}
@@ -317,10 +320,9 @@ func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict
 // compare judges by the two replays of the log as it stood (n events):
 // without the refused write and with it admitted (as event id).
 func compare(n int, id string, without, with outcome) (verdict.Verdict, string) {
+	sameDivergence := with.diverged == without.diverged || without.divergedAt != "" && with.divergedAt == without.divergedAt
 	switch {
-	case without.diverged != "" && with.diverged == without.diverged:
-		return verdict.Benign, fmt.Sprintf("could not be consumed: the log as it stood (%d events) had already diverged (%s), and every replay stops there, with or without it", n, without.diverged)
-	case without.diverged != "" && with.diverged != "" && without.divergedAt != "" && with.divergedAt == without.divergedAt:
+	case without.diverged != "" && with.diverged != "" && sameDivergence:
 		return verdict.Benign, fmt.Sprintf("could not be consumed: the log as it stood (%d events) had already diverged (%s), and every replay stops there, with or without it", n, without.diverged)
 	case without.diverged != "" && with.diverged != "":
 		return verdict.TruePositive, fmt.Sprintf("admitted, the runtime's replay of the log as it stood (%d events) diverges otherwise (%s) than without it (%s)", n, with.diverged, without.diverged)
@@ -426,33 +428,29 @@ func (l *log) nextID(n int, wk []byte, at time.Time) (string, error) {
 	return "evnt_" + id.String(), nil
 }
 
-// slots says whether the log's events are ided by position ("evnt_" and
-// digits), how wide the digits are and the highest position.
+// slots says whether the log's events are ided by position
+// (serialized.SlotOf), how wide the ids' digits are and the highest
+// position.
 func (l *log) slots() (width int, top int64, ok bool) {
 	for _, e := range l.events {
-		rest, found := strings.CutPrefix(e.ID, "evnt_")
-		p, err := strconv.ParseInt(rest, 10, 64)
-		if !found || err != nil || p <= 0 || len(rest) == 26 && !strings.HasPrefix(rest, "00000") {
+		p, isSlot := serialized.SlotOf(e.ID)
+		if !isSlot {
 			return 0, 0, false
 		}
-		width, top = max(width, len(rest)), max(top, p)
+		width, top = max(width, len(e.ID)-len("evnt_")), max(top, p)
 	}
 	return width, top, len(l.events) > 0
 }
 
 // admit is the refused write as the package would have listed it, had it
-// been admitted with id at (when the log as it stood was last written).
-func admit(runID string, id func() (string, error), at time.Time, w *verdict.RefusedWrite) (json.RawMessage, string, error) {
-	eventID, err := id()
-	if err != nil {
-		return nil, "", err
-	}
+// been admitted as eventID at (when the log as it stood was last written).
+func admit(runID, eventID string, at time.Time, w *verdict.RefusedWrite) (json.RawMessage, error) {
 	var data struct {
 		EventData   json.RawMessage `json:"eventData,omitempty"`
 		SpecVersion json.RawMessage `json:"specVersion,omitempty"`
 	}
 	if err := json.Unmarshal(w.Data, &data); err != nil {
-		return nil, "", fmt.Errorf("the refused write's data is unreadable: %v", err)
+		return nil, fmt.Errorf("the refused write's data is unreadable: %v", err)
 	}
 	ev := map[string]any{
 		"runId": runID, "eventId": eventID, "eventType": string(w.Type),
@@ -467,8 +465,7 @@ func admit(runID string, id func() (string, error), at time.Time, w *verdict.Ref
 	if len(data.SpecVersion) > 0 && string(data.SpecVersion) != "null" {
 		ev["specVersion"] = data.SpecVersion
 	}
-	b, err := json.Marshal(ev)
-	return b, eventID, err
+	return json.Marshal(ev)
 }
 
 // writeKey tells refused writes apart: two alike replay alike.

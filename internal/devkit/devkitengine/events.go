@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,7 +27,7 @@ import (
 // types keep the package's eventData.
 func toEvent(pe devkitworld.PackageEvent, token string) eventlog.Event {
 	e := eventlog.Event{RunID: pe.RunID, ID: pe.EventID, Type: eventlog.Type(pe.EventType), CorrelationID: pe.CorrelationID, MintedAt: pe.CreatedAt}
-	if pos, ok := slotOf(pe.EventID); ok {
+	if pos, ok := serialized.SlotOf(pe.EventID); ok {
 		e.Seq = pos // a slot id: its time is the package's createdAt
 	} else if at, err := eventlog.MintTime(pe.EventID); err == nil {
 		e.MintedAt = at
@@ -81,18 +80,6 @@ func orNull(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return raw
-}
-
-// slotOf reads the position of a slot id (spec 6: "evnt_" and the dense
-// position the world allocated, as digits).
-func slotOf(id string) (int64, bool) {
-	rest, ok := strings.CutPrefix(id, "evnt_")
-	if !ok || rest == "" {
-		return 0, false
-	}
-	// A ULID of digits only would be minted before 1971: a position.
-	n, err := strconv.ParseInt(rest, 10, 64)
-	return n, err == nil && n > 0 && (len(rest) != 26 || strings.HasPrefix(rest, "00000"))
 }
 
 // notice is a line the host writes of its own accord: an operation at the
@@ -275,7 +262,7 @@ func summarize(r listResult) *history.ReadSummary {
 		// A read's summary is its events' ids and positions: no payload
 		// of them is decoded (the final log's are).
 		e := eventlog.Event{ID: id}
-		if pos, ok := slotOf(id); ok {
+		if pos, ok := serialized.SlotOf(id); ok {
 			e.Seq = pos
 		}
 		p.Events = append(p.Events, e)
@@ -347,7 +334,7 @@ func implicitOps(n notice, token string) ([]history.Op, error) {
 func cursorOf(c string) eventlog.Cursor {
 	id := cursorID(c)
 	cur := eventlog.Cursor{ID: id}
-	if pos, ok := slotOf(id); ok {
+	if pos, ok := serialized.SlotOf(id); ok {
 		cur.Seq = pos
 	}
 	return cur
