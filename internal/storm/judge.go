@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/analysis/counterfactual"
+	"github.com/stormctl/stormctl/internal/analysis/pipeline"
 	"github.com/stormctl/stormctl/internal/analysis/verdict"
 	"github.com/stormctl/stormctl/internal/engines"
-	"github.com/stormctl/stormctl/internal/engines/builtinengines"
 	"github.com/stormctl/stormctl/internal/engines/rerun"
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/internal/history"
@@ -37,22 +37,28 @@ func (r *runner) keepRecord(rec reports.RunRecord) {
 
 // addRefusedLate makes the writes refused the storm's recorded runs after
 // their records (deliveries that outlived a run: the history sink kept
-// them) rejections of those runs, pending, as the pipeline makes the
-// others, and returns the ids of the runs they changed.
-func (r *runner) addRefusedLate(j *judging) []string {
+// them) rejections of those runs, pending, as the pipeline makes those
+// refused before (pipeline.AddLate), and returns the ids of the runs they
+// changed.
+func (r *runner) addRefusedLate(j *judging, cells []*cell) []string {
 	late := r.sink.takeRefusedLate()
 	var ids []string
 	for _, id := range slices.Sorted(maps.Keys(late)) {
 		r.mu.Lock()
 		rec, ok := r.records[id]
 		r.mu.Unlock()
-		if !ok || !builtinengines.Traits(r.engineOf(rec)).Published {
+		i := slices.IndexFunc(cells, func(c *cell) bool { return c.key == rec.CellKey })
+		if !ok || i < 0 {
 			continue
 		}
-		js := verdict.Refused(late[id])
-		now := append(slices.Clone(rec.Verdicts), js...)
-		rec.Stats.Rejections += int64(len(js))
-		j.update(r, rec, now)
+		now := rec
+		now.Verdicts = slices.Clone(rec.Verdicts)
+		pipeline.AddLate(cells[i].plan, &now, late[id])
+		if len(now.Verdicts) == len(rec.Verdicts) {
+			continue // not the published runtime's: no refusal of its world is a rejection
+		}
+		rec.Stats = now.Stats
+		j.update(r, rec, now.Verdicts)
 		ids = append(ids, id)
 	}
 	return ids
@@ -84,7 +90,7 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 		r.sink.settle(ctx, settleQuiet, settleLimit)
 	}
 	j := &judging{recs: map[string]reports.RunRecord{}}
-	r.addRefusedLate(j)
+	r.addRefusedLate(j, cells)
 	r.mu.Lock()
 	// The runs with judgements not made yet: their final logs are read
 	// back from the storm directory when they are judged.
@@ -121,7 +127,7 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 		}
 		stop()
 		if err == nil {
-			r.judgeLate(ctx, j)
+			r.judgeLate(ctx, j, cells)
 		}
 	}
 	// runs.jsonl first: the summary never counts a verdict it lacks.
@@ -160,8 +166,8 @@ func (r *runner) judgeRefusals(ctx context.Context, cells []*cell) error {
 // last runs' outliving deliveries) and judges those its rules decide
 // without a replay (a write refused after its run's end); any other stays
 // pending, for storm --resume DIR.
-func (r *runner) judgeLate(ctx context.Context, j *judging) {
-	for _, id := range r.addRefusedLate(j) {
+func (r *runner) judgeLate(ctx context.Context, j *judging, cells []*cell) {
+	for _, id := range r.addRefusedLate(j, cells) {
 		rec := j.recs[id]
 		now, _ := counterfactual.Judge(ctx, noReplay{}, counterfactual.Run{ID: id, Final: r.finalOf(rec), Verdicts: rec.Verdicts, FinalAt: rec.Ended}, counterfactual.Options{})
 		j.update(r, rec, now)
@@ -336,8 +342,3 @@ func (p *rerunPool) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (re
 }
 
 var _ rerun.Runtime = (*rerunPool)(nil)
-
-// engineOf is the engine that ran rec's cell.
-func (r *runner) engineOf(rec reports.RunRecord) string {
-	return EngineOf(r.plan.Engines, r.plan.Config, r.plan.Conditions[rec.CellKey.Condition].Knobs)
-}

@@ -176,11 +176,11 @@ func Process(c Cell, r Run) Result {
 	return res
 }
 
-// AddLate adds to a live run's record what its history gained between its
-// end and its record (late, a delivery that outlived the run): on the
-// published runtime, the writes its world refused then are rejections of
-// the run too. A write refused after the record is written is in
-// history.jsonl only.
+// AddLate adds to a run's record what its history gained after its end
+// (late, a delivery that outlived the run): on the published runtime, the
+// writes its world refused then are rejections of the run too, pending.
+// The runner calls it when it writes the record, and again once every run
+// has ended, for those refused after the record.
 func AddLate(c Cell, rec *reports.RunRecord, late []history.Op) {
 	if !builtinengines.Traits(c.Knobs.Engine).Published {
 		return
