@@ -85,7 +85,7 @@ func (s *simRun) run(input any) json.RawMessage {
 	s.t.Helper()
 	s.append(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustMarshal(input)})
 	for range 100000 {
-		out := engine.Replay(s.sc.Program, s.runID, s.log, engine.IDsCallsite, engine.WakeOrdered, s.now)
+		out := engine.Replay(s.sc.Program, s.runID, s.log, engine.ReplayMode{IDs: engine.IDsCallsite, Wake: engine.WakeOrdered}, s.now)
 		s.replays++
 		switch {
 		case out.Divergence != nil:

@@ -44,7 +44,7 @@ func BenchmarkReplay1000(b *testing.B) {
 			b.Run(string(wake)+"/"+string(ids), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if out := Replay(prog, "run-sim", l, ids, wake, simNow); out.Divergence != nil {
+					if out := Replay(prog, "run-sim", l, ReplayMode{IDs: ids, Wake: wake}, simNow); out.Divergence != nil {
 						b.Fatal(out.Divergence)
 					}
 				}

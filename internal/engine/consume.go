@@ -49,7 +49,9 @@ type delivery struct {
 // the id (a creation duplicated by a world whose creations are not unique,
 // landing after the completion; a second start or completion) is consumed by
 // nobody: "Replay could not consume event". Outcomes follow from where the
-// log puts a duplicate, not from the duplicate itself.
+// log puts a duplicate, not from the duplicate itself. Under RepeatsInert
+// (spec 9) such an event is stepped over instead: "Replay treats any event
+// for an entity after its terminal event as inert".
 func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 	typ, corr := string(e.Type), e.CorrelationID
 	o := r.ops[corr]
@@ -61,7 +63,11 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 	}
 	if o != nil && o.finished && !(e.Type == eventlog.HookReceived && o.disposed) {
 		// A payload after its hook's disposal stays ignored (see below);
-		// everything else of a finished operation has no consumer.
+		// everything else of a finished operation has no consumer, unless
+		// the replay holds it inert (spec 9).
+		if r.inert {
+			return nil, nil
+		}
 		return nil, unconsumed()
 	}
 	want := func(k opKind, created bool) *DivergenceError {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -93,21 +94,37 @@ func TestFinishedConsumer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log, idx := tc.edit(t, slices.Clone(base))
-			for _, wake := range allWakes {
-				out := Replay(shaped(baseShape), "run-sim", log, IDsPositional, wake, simNow)
-				if tc.kind == "" {
-					if out.Divergence != nil {
-						t.Fatalf("%s: divergence %v, want none", wake, out.Divergence)
-					}
-					if n := len(out.Decisions); n != 1 || out.Decisions[0].Type != eventlog.RunCompleted {
-						t.Fatalf("%s: decisions %v, want run_completed alone", wake, out.Decisions)
-					}
-					continue
+			for _, m := range []ReplayMode{{Repeats: RepeatsStrict}, {Repeats: RepeatsInert}} {
+				kind := tc.kind
+				if m.Repeats == RepeatsInert && kind == "unconsumed" {
+					kind = "" // spec 9: an event after its entity's end is inert
 				}
-				if d := out.Divergence; d == nil || d.Kind != tc.kind || d.Index != idx {
-					t.Fatalf("%s: divergence %+v, want kind %s at index %d", wake, d, tc.kind, idx)
+				for _, wake := range allWakes {
+					m.IDs, m.Wake = IDsPositional, wake
+					checkFinished(t, log, m, kind, idx)
 				}
 			}
 		})
+	}
+}
+
+// checkFinished replays log in mode m and fails t unless it concludes as
+// kind says: no divergence and run_completed alone (kind ""), or a
+// divergence of kind at index idx.
+func checkFinished(t *testing.T, log []eventlog.Event, m ReplayMode, kind string, idx int) {
+	t.Helper()
+	mode := fmt.Sprintf("%s/repeats=%s", m.Wake, m.Repeats)
+	out := Replay(shaped(baseShape), "run-sim", log, m, simNow)
+	if kind == "" {
+		if out.Divergence != nil {
+			t.Fatalf("%s: divergence %v, want none", mode, out.Divergence)
+		}
+		if n := len(out.Decisions); n != 1 || out.Decisions[0].Type != eventlog.RunCompleted {
+			t.Fatalf("%s: decisions %v, want run_completed alone", mode, out.Decisions)
+		}
+		return
+	}
+	if d := out.Divergence; d == nil || d.Kind != kind || d.Index != idx {
+		t.Fatalf("%s: divergence %+v, want kind %s at index %d", mode, d, kind, idx)
 	}
 }

@@ -124,17 +124,34 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 		log    []eventlog.Event
 		cursor eventlog.Cursor
 		drafts []eventlog.Draft // what repost re-sends
+		band   inBand           // spec 9: the invocation's in-band count
 	)
 	for attempt := 0; ; attempt++ {
-		more, next, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
+		more, next, snap, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
 		if err != nil {
 			rt.loadFailed(ctx, s, m, err)
 			return
 		}
 		log, cursor = append(log, more...), next
-		if rt.completeDueWaits(ctx, s, log) {
+		if rt.cfg.Policy.InBand() {
+			// The count comes from the load's first page, never from
+			// counting events (a sealed in-band slot still counts); a
+			// re-derivation (on-reject=rederive, not spec 9's answer)
+			// adopts its fresh read's.
+			if snap == nil {
+				s.stats.failure(fmt.Errorf("in-band fence: the world's first page of run %s carried no snapshot (a world of spec 9 must give one): %w", s.id, errNoSnapshot))
+				return
+			}
+			band = inBand{count: snap.SeqInBand}
+		}
+		wrote, err := rt.completeDueWaits(ctx, s, log, &band)
+		if err != nil {
+			rt.refusedInBand(s, m, err)
+			return
+		}
+		if wrote {
 			// Read what was written, and whatever else committed since.
-			more, next, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
+			more, next, _, err := rt.load(ctx, s, cursor, rt.cfg.PageSize)
 			if err != nil {
 				rt.loadFailed(ctx, s, m, err)
 				return
@@ -145,7 +162,7 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 		rt.startOrphanedSteps(s, log)
 
 		if drafts == nil || rt.cfg.Policy.OnReject == RejectRederive {
-			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.IDs, rt.cfg.Policy.Wake, rt.cfg.Now())
+			out := Replay(rt.cfg.Program, s.id, log, rt.cfg.Policy.Mode(), rt.cfg.Now())
 			outs = append(outs, out)
 			s.stats.replays.Add(1)
 			if m.diverged && out.Divergence == nil && attempt == 0 {
@@ -176,9 +193,14 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 		if len(drafts) == 0 {
 			return
 		}
-		err = rt.write(ctx, s, int64(len(log)), drafts)
+		expected := int64(len(log))
+		if rt.cfg.Policy.InBand() {
+			expected = band.count
+		}
+		err = rt.write(ctx, s, expected, drafts)
 		switch {
 		case err == nil:
+			band.count += int64(len(drafts))
 			return
 		case ctx.Err() != nil:
 			// The run ended (or the storm stopped) while the write was out;
@@ -187,6 +209,10 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 			countRefused(s, err)
 			return
 		case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrConflict), errors.Is(err, eventlog.ErrSealed):
+			if rt.cfg.Policy.OnReject == RejectRedeliver {
+				rt.refusedInBand(s, m, err)
+				return
+			}
 			countRefused(s, err)
 			if attempt < rt.cfg.RestartsInProcess {
 				s.stats.restarts.Add(1)
@@ -215,6 +241,25 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 	}
 }
 
+// inBand is an invocation's in-band count under FenceInBand: adopted from
+// its load's first page, moved by each write it lands.
+type inBand struct{ count int64 }
+
+// errNoSnapshot is matched by the failure of an invocation whose world
+// gave no in-band snapshot on a run fenced in band.
+var errNoSnapshot = errors.New("no in-band snapshot")
+
+// refusedInBand ends an invocation whose write the world refused under
+// on-reject=redeliver (spec 9): nothing more is written, and the queue
+// delivers the same message again after Config.FenceRedelivery, with no
+// budget (core returns timeoutSeconds; the redelivery loads the log afresh
+// and replays from the top).
+func (rt *Runtime) refusedInBand(s *runState, m message, err error) {
+	countRefused(s, err)
+	rt.cfg.Logger.Debug("orchestrator superseded, redelivering", "run", s.id, "err", err)
+	rt.enqueue(s, message{recovery: m.recovery, restarts: m.restarts + 1, diverged: m.diverged}, rt.cfg.FenceRedelivery)
+}
+
 // completeDueWaits writes wait_completed for every wait of the log whose
 // resumeAt has passed and that has no completion yet, as the invocation that
 // loads the log after a wait elapsed does in core (the timer only enqueued a
@@ -224,15 +269,18 @@ func (rt *Runtime) invoke(s *runState, m message) (outs []Outcome) {
 // resumeAt is the one that commits, while the replay's consumer expects the
 // last one it consumed. Another writer's completion (or this invocation's,
 // for a duplicated creation) is a conflict, and fine. It reports whether it
-// wrote or found anything, so the caller reads the log again.
-func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []eventlog.Event) bool {
+// wrote or found anything, so the caller reads the log again. Under
+// FenceInBand (spec 9) a completion is the orchestrator's own write, in
+// band: it carries band's count and moves it; a refusal stops the
+// completions and is returned, for the invocation to end on it.
+func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []eventlog.Event, band *inBand) (bool, error) {
 	completed := map[string]bool{}
 	for _, e := range log {
 		switch e.Type {
 		case eventlog.WaitCompleted:
 			completed[e.CorrelationID] = true
 		case eventlog.RunCompleted, eventlog.RunFailed:
-			return false
+			return false, nil
 		}
 	}
 	now := rt.cfg.Now()
@@ -245,13 +293,25 @@ func (rt *Runtime) completeDueWaits(ctx context.Context, s *runState, log []even
 		if json.Unmarshal(e.Payload, &p) != nil || p.ResumeAt.After(now) {
 			continue
 		}
-		err := rt.appendFact(ctx, s, eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: e.CorrelationID,
-			Payload: mustJSON(waitCompleted{ResumeAt: p.ResumeAt})})
+		d := eventlog.Draft{Type: eventlog.WaitCompleted, CorrelationID: e.CorrelationID,
+			Payload: mustJSON(waitCompleted{ResumeAt: p.ResumeAt})}
+		if rt.cfg.Policy.InBand() {
+			_, err := rt.appendFenced(ctx, s, band.count, []eventlog.Draft{d})
+			switch {
+			case err == nil:
+				band.count++
+				wrote = true
+			case errors.Is(err, eventlog.ErrFenced), errors.Is(err, eventlog.ErrSealed), errors.Is(err, eventlog.ErrConflict):
+				return wrote, err
+			}
+			continue
+		}
+		err := rt.appendFact(ctx, s, d)
 		if err == nil || errors.Is(err, eventlog.ErrConflict) {
 			wrote = true
 		}
 	}
-	return wrote
+	return wrote, nil
 }
 
 // startOrphanedSteps starts a worker for every step the log created that has
@@ -333,11 +393,15 @@ func withoutLogged(drafts []eventlog.Draft, log []eventlog.Event) []eventlog.Dra
 // the slot scheme a page that meets a hole is counted; with seals on, the
 // reader waits on the hole and seals it (waitOrSeal) and reads on, without
 // them the *eventlog.HoleError is returned.
-func (rt *Runtime) load(ctx context.Context, s *runState, after eventlog.Cursor, pageSize int) ([]eventlog.Event, eventlog.Cursor, error) {
+func (rt *Runtime) load(ctx context.Context, s *runState, after eventlog.Cursor, pageSize int) ([]eventlog.Event, eventlog.Cursor, *eventlog.Snapshot, error) {
 	var out []eventlog.Event
 	var hw holeWait
+	var snap *eventlog.Snapshot
 	for {
 		p, err := rt.cfg.World.List(ctx, s.id, after, pageSize)
+		if err == nil && snap == nil {
+			snap = p.Snapshot // the first page's: the count a writer adopts
+		}
 		s.stats.observe(ctx, err)
 		var he *eventlog.HoleError
 		if errors.As(err, &he) {
@@ -346,20 +410,20 @@ func (rt *Runtime) load(ctx context.Context, s *runState, after eventlog.Cursor,
 			}
 			if rt.cfg.Policy.Sealing() {
 				if err := rt.waitOrSeal(ctx, s, he, &hw); err != nil {
-					return out, after, err
+					return out, after, snap, err
 				}
 				continue
 			}
 		}
 		if err != nil {
-			return out, after, err
+			return out, after, snap, err
 		}
 		out = append(out, p.Events...)
 		if len(p.Events) > 0 {
 			after = p.Next
 		}
 		if !p.More || len(p.Events) == 0 {
-			return out, after, nil
+			return out, after, snap, nil
 		}
 	}
 }

@@ -63,6 +63,12 @@ func (k Knobs) Validate() error {
 	if err := knob.Validate(table, k); err != nil {
 		return err
 	}
+	if k.InBand() && k.Scheme != eventlog.SchemeSlot {
+		return fmt.Errorf("fence=%s needs scheme=%s (spec 9 builds on slot positions; this condition's scheme is %s)", FenceInBand, eventlog.SchemeSlot, k.Scheme)
+	}
+	if k.OnReject == RejectRedeliver && !k.Fenced() {
+		return fmt.Errorf("on-reject=%s applies to fenced conditions (this one has fence=%s): nothing unfenced is refused by a fence", RejectRedeliver, k.Fence)
+	}
 	if k.Scheme == eventlog.SchemeSlot {
 		return nil
 	}

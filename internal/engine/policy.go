@@ -34,6 +34,10 @@ type WritesPolicy string
 // (the slot scheme's hole).
 type SealPolicy string
 
+// RepeatPolicy is what a replay does with an event of an operation whose
+// terminal event it has consumed.
+type RepeatPolicy string
+
 // Policy values.
 const (
 	IDsPositional IDPolicy = "positional"
@@ -58,9 +62,31 @@ const (
 	FenceDecisions     FencePolicy = "decisions"
 	FenceDecisionsOnly FencePolicy = "decisions-only"
 	FenceAll           FencePolicy = "all"
+	// FenceInBand is spec 9's in-band fence (single orchestrator, slot
+	// scheme only): the invocation's own writes (its decisions and the
+	// wait completions it writes) carry its in-band count, adopted from
+	// its load's first page (eventlog.Snapshot) and moved by each write it
+	// lands; the world refuses a stale one (eventlog.FenceInBand). Step
+	// workers' and hooks' facts are out of band, never fenced.
+	FenceInBand FencePolicy = "in-band"
 
 	RejectRederive RejectPolicy = "rederive"
 	RejectRepost   RejectPolicy = "repost"
+	// RejectRedeliver ends the invocation at a refusal, writing nothing
+	// more, and the queue delivers the same message again after
+	// Config.FenceRedelivery, with no budget: spec 9's answer to
+	// InBandSupersededError (core: the delivery returns timeoutSeconds,
+	// FENCE_REDELIVERY_DELAY_SECONDS = 5; no re-derivation in process).
+	RejectRedeliver RejectPolicy = "redeliver"
+
+	// RepeatsStrict is core 4.8.9's replay: an operation's consumer lives
+	// until its terminal event, so a later event of it is consumed by
+	// nobody ("Replay could not consume event"). The zero value reads as
+	// it.
+	RepeatsStrict RepeatPolicy = "strict"
+	// RepeatsInert is spec 9's (and #3381's): "Replay treats any event for
+	// an entity after its terminal event as inert".
+	RepeatsInert RepeatPolicy = "inert"
 
 	AdmitAll          AdmissionPolicy = "none"
 	AdmitSingleRunner AdmissionPolicy = "single-runner"
@@ -114,6 +140,10 @@ type Policy struct {
 	// empty means WritesSerial (storms recorded before the knob, and
 	// every preset), so serial conditions record as they always did.
 	Writes WritesPolicy `json:"writes,omitempty"`
+	// Repeats is what a replay does with an event of a finished
+	// operation; empty means RepeatsStrict (every preset before spec 9,
+	// and storms recorded before the knob).
+	Repeats RepeatPolicy `json:"repeats,omitempty"`
 	// Page is how many events each page of an invocation's log load asks
 	// for; 0 (every preset, and storms recorded before the knob) leaves the
 	// storm's page size (--page-size, else the world's own for the scheme).
@@ -186,12 +216,29 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		},
 	}
 	seal.WorldSide = true
-	fence := choice("fence", "which appends are fenced",
-		func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll)
+	fence := choice("fence", "which appends are fenced (in-band: spec 9, the orchestrator's writes on its in-band count; slot scheme only)",
+		func(p *Policy) *FencePolicy { return &p.Fence }, FenceNone, FenceDecisions, FenceDecisionsOnly, FenceAll, FenceInBand)
 	fence.WorldSide = true
-	onReject := choice("on-reject", "what a writer does after a fenced rejection",
-		func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost)
+	onReject := choice("on-reject", "what a writer does after a fenced rejection (redeliver: stop and let the queue deliver the message again after 5s, spec 9)",
+		func(p *Policy) *RejectPolicy { return &p.OnReject }, RejectRederive, RejectRepost, RejectRedeliver)
 	onReject.WorldSide = true // a rejection comes from the world's fence
+	repeats := knob.Knob[Policy]{
+		Name: "repeats", Help: "what a replay does with an event of an operation it has seen end: strict (core 4.8.9: could not consume) or inert (spec 9, #3381: stepped over)",
+		Values: []string{string(RepeatsStrict), string(RepeatsInert)},
+		// Set stores strict as the zero value, so that main/repeats=strict
+		// is main, knob for knob and in what a storm records.
+		Set: func(p *Policy, v string) error {
+			if v == "" {
+				return fmt.Errorf("unknown repeats %q (valid: %s, %s)", v, RepeatsStrict, RepeatsInert)
+			}
+			p.Repeats = RepeatPolicy(v)
+			if p.Repeats == RepeatsStrict {
+				p.Repeats = ""
+			}
+			return nil
+		},
+		Get: func(p Policy) string { return string(cmp.Or(p.Repeats, RepeatsStrict)) },
+	}
 	return []knob.Knob[Policy]{
 		fence,
 		onReject,
@@ -211,6 +258,7 @@ func PolicyKnobs() []knob.Knob[Policy] {
 			Get: func(p Policy) string { return p.Guard.String() },
 		},
 		writes,
+		repeats,
 		seal,
 		{
 			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +
@@ -307,6 +355,20 @@ func (w WakePolicy) Shuffled() bool { return w.Canonical() == WakeShuffle }
 
 // Fenced reports whether decisions are appended as one fenced batch.
 func (p Policy) Fenced() bool { return p.Fence != FenceNone }
+
+// InBand reports whether the invocation's writes are fenced in band (spec
+// 9: FenceInBand).
+func (p Policy) InBand() bool { return p.Fence == FenceInBand }
+
+// ReplayMode is how a replay reads a log: the policy's knobs that shape it.
+type ReplayMode struct {
+	IDs     IDPolicy
+	Wake    WakePolicy
+	Repeats RepeatPolicy
+}
+
+// Mode returns the policy's replay mode.
+func (p Policy) Mode() ReplayMode { return ReplayMode{IDs: p.IDs, Wake: p.Wake, Repeats: p.Repeats} }
 
 // ParallelWrites reports whether a suspension's decisions are appended
 // concurrently, phase by phase (WritesParallel): unfenced and unguarded

@@ -17,8 +17,8 @@ func TestPolicyKnobs(t *testing.T) {
 		t.Fatalf("DefaultPolicy: %v", err)
 	}
 	wantBad := map[string]string{
-		"fence":     `unknown fence "bogus" (valid: none, decisions, decisions-only, all)`,
-		"on-reject": `unknown on-reject "bogus" (valid: rederive, repost)`,
+		"fence":     `unknown fence "bogus" (valid: none, decisions, decisions-only, all, in-band)`,
+		"on-reject": `unknown on-reject "bogus" (valid: rederive, repost, redeliver)`,
 		"ids":       `unknown ids "bogus" (valid: positional, callsite)`,
 		"wake":      `unknown wake "bogus" (valid: ordered, engine, shuffle, racy)`,
 		"admission": `unknown admission "bogus" (valid: none, single-runner)`,

@@ -22,6 +22,9 @@ type replay struct {
 
 	ids  idSource
 	wake WakePolicy
+	// inert steps over an event of a finished operation (RepeatsInert)
+	// instead of failing to consume it.
+	inert bool
 	// Delivery barriers of wake=engine: buffered payloads not yet claimed
 	// nor retired, and the deliveries parked behind them, in log order.
 	unarmed int
@@ -102,13 +105,15 @@ type PendingWait struct {
 	ResumeAt      time.Time
 }
 
-// Replay runs prog over log (in the scheme's order) under the given id and
-// wake policies and returns what it derived. now stamps new waits' resumeAt.
-func Replay(prog Program, runID string, log []eventlog.Event, ids IDPolicy, wake WakePolicy, now time.Time) Outcome {
+// Replay runs prog over log (in the scheme's order) in the given mode (its
+// id, wake and repeat policies) and returns what it derived. now stamps new
+// waits' resumeAt.
+func Replay(prog Program, runID string, log []eventlog.Event, m ReplayMode, now time.Time) Outcome {
 	r := &replay{
 		abort: make(chan struct{}),
-		ids:   newIDSource(ids, runID),
-		wake:  wake,
+		ids:   newIDSource(m.IDs, runID),
+		wake:  m.Wake,
+		inert: m.Repeats == RepeatsInert,
 		now:   now,
 		ops:   map[string]*op{},
 	}

@@ -23,7 +23,7 @@ func TestSimulatedRunCompletes(t *testing.T) {
 				t.Fatalf("output %s (%v)", out, err)
 			}
 			for _, wake := range allWakes {
-				got := Replay(shaped(baseShape), "run-sim", log[:len(log)-1], ids, wake, simNow)
+				got := Replay(shaped(baseShape), "run-sim", log[:len(log)-1], ReplayMode{IDs: ids, Wake: wake}, simNow)
 				if got.Divergence != nil || len(got.Decisions) != 1 || got.Decisions[0].Type != eventlog.RunCompleted {
 					t.Fatalf("%s replay of the full log: %+v", wake, got)
 				}
@@ -77,7 +77,7 @@ func TestDivergences(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, wake := range allWakes {
-				out := Replay(tt.prog, "run-sim", tt.log, IDsPositional, wake, simNow)
+				out := Replay(tt.prog, "run-sim", tt.log, ReplayMode{IDs: IDsPositional, Wake: wake}, simNow)
 				var de *DivergenceError
 				if out.Divergence == nil || !errors.As(error(out.Divergence), &de) || de.Kind != tt.kind {
 					t.Fatalf("%s: divergence %v, want kind %s", wake, out.Divergence, tt.kind)
@@ -107,7 +107,7 @@ func TestArgumentSwap(t *testing.T) {
 			log := simulate(t, shaped(baseShape), nil, tt.ids)
 			s := baseShape
 			s.ArgA = 99
-			out := Replay(shaped(s), "run-sim", log[:len(log)-1], tt.ids, WakeOrdered, simNow)
+			out := Replay(shaped(s), "run-sim", log[:len(log)-1], ReplayMode{IDs: tt.ids, Wake: WakeOrdered}, simNow)
 			if tt.kind != "" {
 				if out.Divergence == nil || out.Divergence.Kind != tt.kind {
 					t.Fatalf("divergence %v, want kind %s", out.Divergence, tt.kind)
@@ -143,7 +143,7 @@ func TestDisposalIsConsumedWithoutIntent(t *testing.T) {
 	log = slices.DeleteFunc(slices.Clone(log), func(e eventlog.Event) bool { return e.Type == eventlog.HookDisposed })
 	log = slices.Insert(log, h+1, disposed)
 	for _, wake := range allWakes {
-		out := Replay(shaped(baseShape), "run-sim", log, IDsCallsite, wake, simNow)
+		out := Replay(shaped(baseShape), "run-sim", log, ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 		if out.Divergence != nil {
 			t.Fatalf("%s: divergence %v", wake, out.Divergence)
 		}
@@ -170,7 +170,7 @@ func TestRaceIsDecidedByLogOrder(t *testing.T) {
 		want string
 	}{{"step first", log, "0"}, {"timer first", timerFirst, "1"}} {
 		for _, wake := range allWakes {
-			out := Replay(race, "run-sim", tt.log, IDsCallsite, wake, simNow)
+			out := Replay(race, "run-sim", tt.log, ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 			if out.Divergence != nil || len(out.Decisions) != 1 {
 				t.Fatalf("%s/%s: %+v", tt.name, wake, out)
 			}
@@ -217,7 +217,7 @@ func TestHookConflict(t *testing.T) {
 		return e.CorrelationID == hook && (e.Type == eventlog.HookReceived || e.Type == eventlog.HookDisposed)
 	})
 	for _, wake := range allWakes {
-		out := Replay(shaped(baseShape), "run-sim", log, IDsCallsite, wake, simNow)
+		out := Replay(shaped(baseShape), "run-sim", log, ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 		if out.Divergence != nil {
 			t.Fatalf("%s: divergence %v", wake, out.Divergence)
 		}

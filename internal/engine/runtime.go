@@ -43,6 +43,11 @@ func TimerTickAt(timeScale float64) time.Duration {
 	return time.Duration(float64(DefaultTimerTick) * timeScale)
 }
 
+// DefaultFenceRedelivery is spec 9's delay before a superseded
+// orchestrator's message is delivered again: core's
+// FENCE_REDELIVERY_DELAY_SECONDS, 5 s, a constant (no backoff).
+const DefaultFenceRedelivery = 5 * time.Second
+
 // DefaultTimerTick is the unit wait wake-ups are rounded up to, as in
 // core: one second.
 const DefaultTimerTick = time.Second
@@ -81,7 +86,12 @@ type Config struct {
 	// Policy.Seal noop (a storm scales Policy.SealAfter, or DefaultSealAfter,
 	// with its time scale).
 	SealAfter time.Duration
-	Logger    *slog.Logger
+	// FenceRedelivery is how long the queue holds a message whose
+	// invocation a fence refused under on-reject=redeliver before it
+	// delivers it again (DefaultFenceRedelivery when zero; a storm scales
+	// it with its time scale).
+	FenceRedelivery time.Duration
+	Logger          *slog.Logger
 	// Now is the runtime's clock (time.Now when nil): what an invocation
 	// compares a wait's resumeAt with to complete it, and stamps the
 	// resumeAt of the waits it creates with. A replay of a recorded
@@ -126,6 +136,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.SealAfter <= 0 {
 		c.SealAfter = DefaultSealAfter
+	}
+	if c.FenceRedelivery <= 0 {
+		c.FenceRedelivery = DefaultFenceRedelivery
 	}
 	if c.Scheme == "" {
 		c.Scheme = eventlog.SchemeULID
@@ -281,8 +294,11 @@ func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 	s := rt.adopt(rt.ctx, runID)
 
 	basis := eventlog.FenceOnLog
-	if rt.cfg.Policy.Fence == FenceDecisionsOnly {
+	switch rt.cfg.Policy.Fence {
+	case FenceDecisionsOnly:
 		basis = eventlog.FenceOnDecisions
+	case FenceInBand:
+		basis = eventlog.FenceInBand
 	}
 	ctx = worlds.WithActor(ctx, "starter")
 	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard, Workflow: rt.cfg.Workflow})
@@ -395,7 +411,7 @@ func (rt *Runtime) Log(ctx context.Context, runID string) ([]eventlog.Event, err
 	if err != nil {
 		s = &runState{id: runID} // a finished run: read it, count nothing
 	}
-	evs, _, err := rt.load(worlds.WithActor(ctx, "driver"), s, eventlog.Cursor{}, outsidePage)
+	evs, _, _, err := rt.load(worlds.WithActor(ctx, "driver"), s, eventlog.Cursor{}, outsidePage)
 	return evs, err
 }
 

@@ -26,7 +26,7 @@ func simulate(t testing.TB, prog Program, input any, ids IDPolicy) []eventlog.Ev
 	}
 	add(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(input)})
 	for range 100000 {
-		out := Replay(prog, "run-sim", log, ids, WakeOrdered, simNow)
+		out := Replay(prog, "run-sim", log, ReplayMode{IDs: ids, Wake: WakeOrdered}, simNow)
 		switch {
 		case out.Divergence != nil:
 			t.Fatalf("simulation diverged: %v", out.Divergence)

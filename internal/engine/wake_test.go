@@ -23,7 +23,7 @@ func logOf(ds ...eventlog.Draft) []eventlog.Event {
 // decisions by type and order, so a test can build the log around them.
 func firstDecisions(t *testing.T, prog Program, ids IDPolicy) []eventlog.Draft {
 	t.Helper()
-	out := Replay(prog, "run-wake", logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}), ids, WakeOrdered, simNow)
+	out := Replay(prog, "run-wake", logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}), ReplayMode{IDs: ids, Wake: WakeOrdered}, simNow)
 	if out.Divergence != nil {
 		t.Fatal(out.Divergence)
 	}
@@ -80,7 +80,7 @@ func TestBufferedHookGap(t *testing.T) {
 	for _, tt := range tests {
 		for wake, want := range tt.want {
 			t.Run(tt.name+"/"+string(wake), func(t *testing.T) {
-				out := Replay(pokedRace, "run-wake", logOf(append(head, tt.tail...)...), IDsCallsite, wake, simNow)
+				out := Replay(pokedRace, "run-wake", logOf(append(head, tt.tail...)...), ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 				if out.Divergence != nil || len(out.Decisions) == 0 {
 					t.Fatalf("%+v", out)
 				}
@@ -132,7 +132,7 @@ func TestDeliveryOrderDecidesDrawOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.wake), func(t *testing.T) {
-			out := Replay(twoBranchTails, "run-wake", log, IDsPositional, tt.wake, simNow)
+			out := Replay(twoBranchTails, "run-wake", log, ReplayMode{IDs: IDsPositional, Wake: tt.wake}, simNow)
 			if out.Divergence != nil {
 				t.Fatal(out.Divergence)
 			}
@@ -161,7 +161,7 @@ func TestSettledLogReplaysAlike(t *testing.T) {
 		log = log[:len(log)-1]
 		for _, wake := range []WakePolicy{WakeOrdered, WakeEngine} {
 			for i := range 50 {
-				out := Replay(prog, "run-sim", log, ids, wake, simNow)
+				out := Replay(prog, "run-sim", log, ReplayMode{IDs: ids, Wake: wake}, simNow)
 				if out.Divergence != nil || len(out.Decisions) != 1 || out.Decisions[0].Type != eventlog.RunCompleted {
 					t.Fatalf("%s/%s replay %d: %+v", ids, wake, i, out)
 				}
@@ -204,7 +204,7 @@ func TestPayloadBeforeDisposalIsDelivered(t *testing.T) {
 	log := logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}, ds[0], ds[1], received(ds[0], "p"),
 		eventlog.Draft{Type: eventlog.HookDisposed, CorrelationID: ds[0].CorrelationID})
 	for _, wake := range allWakes {
-		out := Replay(prog, "run-wake", log, IDsCallsite, wake, simNow)
+		out := Replay(prog, "run-wake", log, ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 		if out.Divergence != nil || len(out.Decisions) != 1 {
 			t.Fatalf("%s: %+v", wake, out)
 		}
@@ -233,7 +233,7 @@ func TestHookPayloadsStayInOrder(t *testing.T) {
 	log := logOf(eventlog.Draft{Type: eventlog.RunCreated, Payload: mustJSON(nil)}, ds[0],
 		received(ds[0], "p1"), received(ds[0], "p2"), received(ds[0], "p3"))
 	for _, wake := range allWakes {
-		out := Replay(prog, "run-wake", log, IDsCallsite, wake, simNow)
+		out := Replay(prog, "run-wake", log, ReplayMode{IDs: IDsCallsite, Wake: wake}, simNow)
 		if out.Divergence != nil || len(out.Decisions) != 1 {
 			t.Fatalf("%s: %+v", wake, out)
 		}

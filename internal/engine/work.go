@@ -109,7 +109,7 @@ func (rt *Runtime) ResumeHook(ctx context.Context, runID, token string, payload 
 		return err
 	}
 	ctx = worlds.WithActor(ctx, rt.actor("hook"))
-	log, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
+	log, _, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
 	if errors.Is(err, eventlog.ErrHole) {
 		// The sender cannot look past the hole: no hook yet, as far as it
 		// can tell; it tries again at its next send.
@@ -193,7 +193,7 @@ func (rt *Runtime) appendFactOnce(ctx context.Context, s *runState, d eventlog.D
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		log, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
+		log, _, _, err := rt.load(ctx, s, eventlog.Cursor{}, outsidePage)
 		if err != nil {
 			return err
 		}

@@ -37,13 +37,21 @@ var (
 // FencedError is a rejected fenced append: the writer expected the log to hold
 // Expected events (or, for a decisions-only fence, no decision past it), and it
 // held Actual.
+//
+// InBand marks spec 9's refusal (FenceInBand): the counts are the run's
+// in-band counts, and the writer was superseded (upstream's
+// InBandSupersededError, HTTP 412).
 type FencedError struct {
 	RunID    string
 	Expected int64
 	Actual   int64
+	InBand   bool
 }
 
 func (e *FencedError) Error() string {
+	if e.InBand {
+		return fmt.Sprintf("run %s: in-band write superseded: expected in-band count %d, run at %d", e.RunID, e.Expected, e.Actual)
+	}
 	return fmt.Sprintf("run %s: fenced append rejected: expected seq %d, log at %d", e.RunID, e.Expected, e.Actual)
 }
 

@@ -34,7 +34,57 @@ const (
 	// FenceOnDecisions rejects a fenced append only if another fenced append
 	// landed past the expected position: facts never move the fence.
 	FenceOnDecisions FenceBasis = "decisions"
+	// FenceInBand is upstream's spec 9 (single orchestrator), slot runs
+	// only: the world keeps the run's in-band count, the positions taken by
+	// fenced (in-band) appends, run_created's included, and refuses a
+	// fenced append whose expected count is not it (an *FencedError with
+	// InBand set: upstream's InBandSupersededError, HTTP 412), taking
+	// nothing; an accepted one moves the count by its length. Unfenced
+	// (out-of-band) appends move the log, never the count. Every List page
+	// carries the run's Snapshot, read before the page: the count a writer
+	// adopts. Step and wait events are plain appends (PlainAppend): the
+	// world checks no key of theirs.
+	FenceInBand FenceBasis = "in-band"
 )
+
+// CheckFenceBasis refuses a fence basis no world knows, and FenceInBand on
+// a run whose scheme is not slot (spec 9 builds on slot positions).
+func (r Run) CheckFenceBasis() error {
+	switch r.FenceBasis {
+	case FenceOnLog, FenceOnDecisions:
+		return nil
+	case FenceInBand:
+		if r.Scheme != SchemeSlot {
+			return fmt.Errorf("fence basis %q needs scheme %s (this run's is %s)", r.FenceBasis, SchemeSlot, r.Scheme)
+		}
+		return nil
+	}
+	return fmt.Errorf("fence basis %q not supported (valid: \"\", %q, %q)", r.FenceBasis, FenceOnDecisions, FenceInBand)
+}
+
+// PlainAppend reports whether the world checks no idempotency key of an
+// event of type t on a run fenced on basis: under FenceInBand (spec 9)
+// step and wait events are "plain appends to the log (a World keeps no
+// step or wait state it checks writes against)".
+func PlainAppend(basis FenceBasis, t Type) bool {
+	if basis != FenceInBand {
+		return false
+	}
+	switch t {
+	case StepCreated, StepStarted, StepCompleted, StepFailed, WaitCreated, WaitCompleted:
+		return true
+	}
+	return false
+}
+
+// KeysOn returns the idempotency keys a world enforces for d on a run
+// fenced on basis: Keys, or none for a plain append (PlainAppend).
+func (d Draft) KeysOn(basis FenceBasis) []string {
+	if PlainAppend(basis, d.Type) {
+		return nil
+	}
+	return d.Keys()
+}
 
 // Draft is an event a writer submits; the world assigns identity and position.
 type Draft struct {
@@ -129,6 +179,17 @@ type Page struct {
 	Next Cursor `json:"next"`
 	// More reports whether the reader should ask for another page.
 	More bool `json:"more"`
+	// Snapshot is the run's counters as the store read them before the
+	// page, on runs fenced on FenceInBand; nil on every other run.
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+}
+
+// Snapshot is a slot run's counters under FenceInBand (spec 9's
+// events.list snapshot): Seq the positions handed out, SeqInBand those
+// taken by in-band (fenced) appends, run_created's included.
+type Snapshot struct {
+	Seq       int64 `json:"seq"`
+	SeqInBand int64 `json:"seqInBand"`
 }
 
 // PageAfter is the page a reader gets of events, the events a store read

@@ -23,8 +23,8 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	if !supported(r.Scheme) {
 		return fmt.Errorf("local: create run %s: scheme %q not supported (valid: ulid, seq, slot)", r.ID, r.Scheme)
 	}
-	if r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions {
-		return fmt.Errorf("local: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
+	if err := r.CheckFenceBasis(); err != nil {
+		return fmt.Errorf("local: create run %s: %w", r.ID, err)
 	}
 	if r.Guard != eventlog.GuardNone {
 		return fmt.Errorf("local: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)

@@ -21,6 +21,7 @@ var _ worlds.Slotter = (*World)(nil)
 // window, or while it waits for the serializer to commit, leaves its slots
 // reserved and empty: a hole that only a seal fills.
 func (w *World) appendSlot(ctx context.Context, run eventlog.Run, d []eventlog.Draft, f fence) ([]eventlog.Event, error) {
+	f.basis = run.FenceBasis
 	r, err := w.reserve(ctx, run.ID, d, f)
 	if err != nil {
 		return nil, err
@@ -39,10 +40,11 @@ func (w *World) appendSlot(ctx context.Context, run eventlog.Run, d []eventlog.D
 // d and claims d's keys in one table rename under the run's serializer.
 // Nothing is visible to readers until Commit.
 func (w *World) Reserve(ctx context.Context, runID string, d []eventlog.Draft) (worlds.Reservation, error) {
-	if _, err := w.prepareSlot(ctx, runID, d); err != nil {
+	run, err := w.prepareSlot(ctx, runID, d)
+	if err != nil {
 		return worlds.Reservation{}, err
 	}
-	return w.reserve(ctx, runID, d, fence{})
+	return w.reserve(ctx, runID, d, fence{basis: run.FenceBasis})
 }
 
 // Commit implements worlds.Slotter: under the run's serializer it writes the
@@ -98,7 +100,8 @@ func (w *World) prepareSlot(ctx context.Context, runID string, d []eventlog.Draf
 }
 
 // reserve takes the slots under the serializer; with f on, only if the run's
-// counter (slots handed out, filled or not) is f.expected.
+// counter (slots handed out, filled or not) is f.expected, or under
+// eventlog.FenceInBand its in-band count.
 func (w *World) reserve(ctx context.Context, runID string, d []eventlog.Draft, f fence) (worlds.Reservation, error) {
 	op := "reserve slots of run " + runID
 	if f.on {
@@ -127,13 +130,20 @@ func (w *World) reserve(ctx context.Context, runID string, d []eventlog.Draft, f
 // to create them takes the reservation back. Errors are unwrapped.
 func (w *World) reserveLocked(runID string, t slotTable, d []eventlog.Draft, digest string, f fence) (worlds.Reservation, error) {
 	n := t.counter()
-	if f.on && f.expected != n {
+	inBand := f.basis == eventlog.FenceInBand
+	switch {
+	case f.on && inBand && f.expected != t.InBand:
+		return worlds.Reservation{}, &eventlog.FencedError{RunID: runID, Expected: f.expected, Actual: t.InBand, InBand: true}
+	case f.on && !inBand && f.expected != n:
 		return worlds.Reservation{}, &eventlog.FencedError{RunID: runID, Expected: f.expected, Actual: n}
 	}
 	first := n + 1
-	probe := make([]eventlog.Event, len(d))
+	var probe []eventlog.Event
 	for i, x := range d {
-		probe[i] = eventlog.Event{ID: eventlog.SlotID(first + int64(i)), Type: x.Type, CorrelationID: x.CorrelationID, Token: x.Token, Dedup: x.Dedup}
+		if eventlog.PlainAppend(f.basis, x.Type) {
+			continue // spec 9: no key of a step or wait event is checked
+		}
+		probe = append(probe, eventlog.Event{ID: eventlog.SlotID(first + int64(i)), Type: x.Type, CorrelationID: x.CorrelationID, Token: x.Token, Dedup: x.Dedup})
 	}
 	ms, err := markersOf(runID, probe)
 	if err != nil {
@@ -152,7 +162,10 @@ func (w *World) reserveLocked(runID string, t slotTable, d []eventlog.Draft, dig
 	at := time.Now()
 	next := t.clone()
 	next.States += strings.Repeat(string(rune(slotReserved)), len(d))
-	next.Holds = append(next.Holds, slotHold{First: first, Count: int64(len(d)), ReservedAt: at, Digest: digest, Keys: hashes})
+	if f.on && inBand {
+		next.InBand += int64(len(d))
+	}
+	next.Holds = append(next.Holds, slotHold{First: first, Count: int64(len(d)), ReservedAt: at, Digest: digest, Keys: hashes, InBand: f.on && inBand})
 	if err := w.writeTable(runID, next); err != nil {
 		return worlds.Reservation{}, err
 	}
@@ -235,6 +248,9 @@ func (w *World) commitLocked(r worlds.Reservation, digest string, t slotTable, b
 	}
 	next := t.clone()
 	next.States = setStates(next.States, r.First, n, slotCommitted)
+	if h.InBand {
+		next.InBandDone += n
+	}
 	next.dropSettled()
 	if err := w.writeTable(r.RunID, next); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
@@ -275,6 +291,9 @@ func (w *World) sealLocked(runID string, t slotTable, slots []int64, by string) 
 			return nil, err
 		}
 		states[s-1] = slotNoop
+		if h.InBand {
+			next.InBandDone++ // a sealed in-band slot still counts
+		}
 		next.Release = append(next.Release, h.Keys...)
 		h.Keys = nil
 	}

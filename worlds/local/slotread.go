@@ -21,8 +21,10 @@ import (
 // The page is the first limit filled slots past the cursor (limit <= 0: all
 // of them). An empty slot below a filled one in it is a hole: the read
 // fails with the *eventlog.HoleError eventlog.CheckSlots gives the page.
-// Empty slots at the tail end the page.
-func (w *World) listSlot(runID string, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+// Empty slots at the tail end the page. On an eventlog.FenceInBand run
+// the page carries the table's counters (the snapshot a writer adopts).
+func (w *World) listSlot(run eventlog.Run, after eventlog.Cursor, limit int) (eventlog.Page, error) {
+	runID := run.ID
 	if err := checkCursor(runID, after); err != nil {
 		return eventlog.Page{}, err
 	}
@@ -53,7 +55,11 @@ func (w *World) listSlot(runID string, after eventlog.Cursor, limit int) (eventl
 	if err != nil {
 		return eventlog.Page{}, err
 	}
-	return pageAfter(after, page, more), nil
+	p := pageAfter(after, page, more)
+	if run.FenceBasis == eventlog.FenceInBand {
+		p.Snapshot = &eventlog.Snapshot{Seq: t.counter(), SeqInBand: t.InBandDone}
+	}
+	return p, nil
 }
 
 // dumpSlot returns every filled slot's event, committed or noop, in slot

@@ -34,6 +34,15 @@ type slotTable struct {
 	// (slotReserved, slotCommitted or slotNoop); its length is the run's
 	// reservation counter, which fenced writes are fenced on.
 	States string `json:"states"`
+	// InBand is the run's in-band count under eventlog.FenceInBand: the
+	// slots reserved by fenced (in-band) writes, sealed or not. Fenced
+	// writes of such a run are fenced on it instead of the counter.
+	InBand int64 `json:"inBand,omitempty"`
+	// InBandDone is the part of InBand no longer in flight: in-band slots
+	// committed or sealed. It is the count a list's snapshot gives, so a
+	// writer never adopts a count that holds a write its page cannot show
+	// (upstream's worlds move the count when the event lands).
+	InBandDone int64 `json:"inBandDone,omitempty"`
 	// Holds are the reservations with a slot still reserved, in slot order.
 	Holds []slotHold `json:"holds,omitempty"`
 	// Release lists key markers (hashes) that the last seal freed at its
@@ -52,6 +61,9 @@ type slotHold struct {
 	// Digest identifies the reserved drafts (draftsDigest): a commit must
 	// bring the very drafts that were reserved.
 	Digest string `json:"digest"`
+	// InBand marks a reservation of an in-band (fenced) write of an
+	// eventlog.FenceInBand run: its slots move InBandDone when they fill.
+	InBand bool `json:"inBand,omitempty"`
 	// Keys are the hashes of the idempotency keys the reservation claimed.
 	// A key listed here is taken whether or not its marker file exists yet
 	// (the markers are created right after the table that lists them). A

@@ -128,8 +128,8 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 // eventlog.FenceOnDecisions only fenced appends move the fence, and a
 // rejection's Actual is the position of the last fenced event. Under slot
 // the fence is evaluated at reservation, under the serializer, against the
-// run's slot counter (slots handed out, committed or not), whatever the
-// fence basis.
+// run's slot counter (slots handed out, committed or not), or under
+// eventlog.FenceInBand against the run's in-band count.
 func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
 	run, err := w.prepare(ctx, runID, d)
 	if err != nil || len(d) == 0 {
@@ -139,7 +139,7 @@ func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int6
 	case eventlog.SchemeULID:
 		return w.appendFencedULID(ctx, runID, expectedSeq, d)
 	case eventlog.SchemeSlot:
-		return w.appendSlot(ctx, run, d, fence{on: true, expected: expectedSeq})
+		return w.appendSlot(ctx, run, d, fence{on: true, expected: expectedSeq, basis: run.FenceBasis})
 	}
 	return w.appendSeq(ctx, run, d, fence{on: true, expected: expectedSeq, basis: run.FenceBasis})
 }
@@ -158,7 +158,7 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 	case eventlog.SchemeULID:
 		return w.listULID(runID, after, limit)
 	case eventlog.SchemeSlot:
-		return w.listSlot(runID, after, limit)
+		return w.listSlot(run, after, limit)
 	}
 	return w.listSeq(runID, after, limit)
 }

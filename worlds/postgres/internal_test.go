@@ -62,7 +62,7 @@ func TestCheckDraftsRejectsBadBatches(t *testing.T) {
 		}, true},
 	}
 	for _, tt := range tests {
-		_, err := checkDrafts("r", tt.d)
+		_, err := checkDrafts("r", eventlog.FenceOnLog, tt.d)
 		if err == nil || errors.Is(err, eventlog.ErrConflict) != tt.conflict {
 			t.Errorf("%s: checkDrafts = %v, want an error (conflict: %v)", tt.name, err, tt.conflict)
 		}

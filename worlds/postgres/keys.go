@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -40,6 +41,19 @@ func keysOf(d eventlog.Draft) (eventKeys, error) {
 	return k, nil
 }
 
+// plainKeys returns keys with every plain append's (eventlog.PlainAppend
+// on basis: spec 9's step and wait events) made its own: its key plus a
+// random suffix, which no other row claims, so the unique index checks
+// nothing of it while every row still holds a key (the schema's CHECK).
+func plainKeys(basis eventlog.FenceBasis, d []eventlog.Draft, keys []eventKeys) []eventKeys {
+	for i, x := range d {
+		if eventlog.PlainAppend(basis, x.Type) {
+			keys[i].idem += "/plain/" + rand.Text()
+		}
+	}
+	return keys
+}
+
 // keys returns the idempotency keys the columns hold, as Draft.Keys spells them.
 func (k eventKeys) keys() []string {
 	if k.token == "" {
@@ -66,7 +80,7 @@ type batch struct {
 
 // checkDrafts validates drafts (known type, JSON payload, keys that fit the
 // columns, no key claimed twice in the batch) and returns their key columns.
-func checkDrafts(runID string, d []eventlog.Draft) ([]eventKeys, error) {
+func checkDrafts(runID string, basis eventlog.FenceBasis, d []eventlog.Draft) ([]eventKeys, error) {
 	out := make([]eventKeys, len(d))
 	seen := make(map[string]bool, len(d))
 	for i, x := range d {
@@ -81,6 +95,9 @@ func checkDrafts(runID string, d []eventlog.Draft) ([]eventKeys, error) {
 			return nil, fmt.Errorf("postgres: run %s: %w", runID, err)
 		}
 		for _, key := range k.keys() {
+			if eventlog.PlainAppend(basis, x.Type) {
+				break // spec 9: no key of a step or wait event is checked
+			}
 			if seen[key] {
 				return nil, &eventlog.ConflictError{RunID: runID, Key: key}
 			}

@@ -37,6 +37,15 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 		n := int64(limit) + 1 // one more tells whether there is more
 		fetch = &n
 	}
+	var snap *eventlog.Snapshot
+	if run.basis == eventlog.FenceInBand {
+		// Read before the page, as spec 9's events.list does: a write that
+		// lands between the two reads is in the page, not in the count.
+		snap = &eventlog.Snapshot{}
+		if err := w.pool.QueryRow(ctx, w.q.slotSnapshot, runID).Scan(&snap.Seq, &snap.SeqInBand); err != nil {
+			return eventlog.Page{}, storeErr(ctx, "list run "+runID+": read the snapshot", err)
+		}
+	}
 	var evs []eventlog.Event
 	if run.scheme == eventlog.SchemeULID {
 		evs, err = w.query(ctx, runID, w.q.listULID, runID, after.ID, fetch)
@@ -59,6 +68,7 @@ func (w *World) List(ctx context.Context, runID string, after eventlog.Cursor, l
 			return eventlog.Page{}, fmt.Errorf("postgres: list run %s after seq %d: %w", runID, after.Seq, err)
 		}
 	}
+	p.Snapshot = snap
 	return p, nil
 }
 

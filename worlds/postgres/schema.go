@@ -46,7 +46,10 @@ const (
 // and fence basis and its counter row: for seq runs next_seq is the number of
 // committed events (the seq of the last one) and last_fenced_seq the seq of
 // the last event a fenced append committed; for slot runs next_slot is the
-// number of slots reserved (the last one taken).
+// number of slots reserved (the last one taken) and, under the in-band
+// fence basis (spec 9), seq_in_band the slots fenced appends reserved
+// (rows marked in_band) and seq_in_band_done those of them committed or
+// sealed, the count a list's snapshot gives.
 func ddl(schema, marker string) []string {
 	r, e := schema+"."+runsTable, schema+"."+eventsTable
 	return []string{
@@ -60,6 +63,8 @@ func ddl(schema, marker string) []string {
 			next_seq        bigint NOT NULL DEFAULT 0,
 			last_fenced_seq bigint NOT NULL DEFAULT 0,
 			next_slot       bigint NOT NULL DEFAULT 0,
+			seq_in_band     bigint NOT NULL DEFAULT 0,
+			seq_in_band_done bigint NOT NULL DEFAULT 0,
 			created_at      timestamptz NOT NULL DEFAULT now()
 		)`,
 		`CREATE TABLE ` + e + ` (
@@ -73,6 +78,7 @@ func ddl(schema, marker string) []string {
 			token          varchar,
 			dedup          varchar,
 			idem_key       varchar,
+			in_band        boolean NOT NULL DEFAULT false,
 			minted_at      timestamptz NOT NULL,
 			state          varchar NOT NULL DEFAULT '` + stateCommitted + `'
 			               CHECK (state IN ('` + stateReserved + `', '` + stateCommitted + `', '` + stateNoop + `')),
@@ -148,7 +154,7 @@ type queries struct {
 	// The slot scheme's: reserve (counter and reserved rows, one
 	// statement), the counter a rejected fenced reservation reports, a
 	// reservation's rows locked, committed or voided, and one slot sealed.
-	insertSlot, insertSlotFenced, slotCounter string
+	insertSlot, insertSlotFenced, insertSlotInBand, slotCounter, slotCounters, slotSnapshot string
 	lockSlots, commitSlots, voidSlots         string
 	sealSlot, slotState                       string
 }
@@ -225,21 +231,33 @@ func newQueries(name string, commitTS bool) queries {
 	// by the server since only the UPDATE knows the base. A taken key fails
 	// the INSERT and rolls the counter back with it. A fence is a condition
 	// on the reservation counter (reserved slots, committed or not).
-	slot := func(where string) string {
+	slot := func(set, where, inBand string) string {
 		return `WITH c AS (
-			UPDATE ` + r + ` SET next_slot = next_slot + cardinality($2::text[])
+			UPDATE ` + r + ` SET next_slot = next_slot + cardinality($2::text[])` + set + `
 			WHERE id = $1` + where + `
 			RETURNING next_slot - cardinality($2::text[]) AS base
 		)
-		INSERT INTO ` + e + ` (id, type, correlation_id, run_id, payload, seq, token, dedup, idem_key, minted_at, state)
+		INSERT INTO ` + e + ` (id, type, correlation_id, run_id, payload, seq, token, dedup, idem_key, minted_at, state, in_band)
 		SELECT ` + slotID("c.base + u.ord") + `, u.type, NULLIF(u.corr, ''), $1, NULLIF(u.payload, '')::jsonb, c.base + u.ord,
-			NULLIF(u.token, ''), NULLIF(u.dedup, ''), u.idem, u.minted, '` + stateReserved + `'
+			NULLIF(u.token, ''), NULLIF(u.dedup, ''), u.idem, u.minted, '` + stateReserved + `', ` + inBand + `
 		FROM c, ` + unnestCols + ` WITH ORDINALITY AS ` + unnestRow + `, ord)
 		RETURNING id, seq`
 	}
-	q.insertSlot = slot("")
-	q.insertSlotFenced = slot(` AND next_slot = $10::bigint`)
+	q.insertSlot = slot("", "", "false")
+	q.insertSlotFenced = slot("", ` AND next_slot = $10::bigint`, "false")
+	// spec 9's in-band fence: a condition on the in-band count, which the
+	// accepted write moves by its length in the same statement.
+	q.insertSlotInBand = slot(`, seq_in_band = seq_in_band + cardinality($2::text[])`, ` AND seq_in_band = $10::bigint`, "true")
 	q.slotCounter = `SELECT next_slot FROM ` + r + ` WHERE id = $1`
+	q.slotCounters = `SELECT next_slot, seq_in_band FROM ` + r + ` WHERE id = $1`
+	q.slotSnapshot = `SELECT next_slot, seq_in_band_done FROM ` + r + ` WHERE id = $1`
+	// done moves seq_in_band_done by the in-band rows a statement filled
+	// (the CTE f: committed or sealed), in the same statement.
+	done := `, d AS (
+			UPDATE ` + r + ` SET seq_in_band_done = seq_in_band_done + n.k
+			FROM (SELECT count(*) AS k FROM f WHERE f.in_band) n
+			WHERE id = $1 AND n.k > 0
+		)`
 
 	// A commit locks its reservation's rows ($2 … $3) in slot order (a seal
 	// locks one row, so the two cannot deadlock), then either commits them
@@ -250,9 +268,10 @@ func newQueries(name string, commitTS bool) queries {
 	// track_commit_timestamp).
 	slots := ` WHERE run_id = $1 AND seq BETWEEN $2::bigint AND $3::bigint`
 	q.lockSlots = `SELECT seq, state FROM ` + e + slots + ` ORDER BY seq FOR UPDATE`
-	q.commitSlots = `UPDATE ` + e + ` SET state = '` + stateCommitted + `', created_at = now()` + slots +
+	q.commitSlots = `WITH f AS (UPDATE ` + e + ` SET state = '` + stateCommitted + `', created_at = now()` + slots +
 		` AND state = '` + stateReserved + `'
-		RETURNING ` + eventCols("now()")
+		RETURNING *)` + done + `
+		SELECT ` + eventCols("now()") + ` FROM f`
 	// A seal turns a reserved row into a noop in place: the slot's id and
 	// position stay, the draft and its keys go, and the payload records when
 	// the slot was reserved (the row's minted_at) and who sealed it ($4,
@@ -262,8 +281,9 @@ func newQueries(name string, commitTS bool) queries {
 		correlation_id = NULL, token = NULL, dedup = NULL, idem_key = NULL,
 		payload = jsonb_strip_nulls(jsonb_build_object('reservedAt', minted_at, 'sealedBy', NULLIF($4::text, ''))),
 		minted_at = $5::timestamptz, created_at = now()`
-	q.voidSlots = `UPDATE ` + e + ` ` + seal + slots + ` AND state = '` + stateReserved + `'`
-	q.sealSlot = q.voidSlots + ` RETURNING ` + eventCols("now()")
+	void := `WITH f AS (UPDATE ` + e + ` ` + seal + slots + ` AND state = '` + stateReserved + `' RETURNING *)` + done
+	q.voidSlots = void + ` SELECT 1`
+	q.sealSlot = void + ` SELECT ` + eventCols("now()") + ` FROM f`
 	q.slotState = `SELECT state FROM ` + e + ` WHERE run_id = $1 AND seq = $2::bigint`
 
 	committed := "created_at"

@@ -31,14 +31,15 @@ func (w *World) Reserve(ctx context.Context, runID string, d []eventlog.Draft) (
 		return worlds.Reservation{}, err
 	}
 	defer unlock()
-	if _, err := w.slotRun(ctx, runID, "reserve"); err != nil {
-		return worlds.Reservation{}, err
-	}
-	keys, err := checkDrafts(runID, d)
+	run, err := w.slotRun(ctx, runID, "reserve")
 	if err != nil {
 		return worlds.Reservation{}, err
 	}
-	return w.reserve(ctx, runID, d, keys, fence{})
+	keys, err := checkDrafts(runID, run.basis, d)
+	if err != nil {
+		return worlds.Reservation{}, err
+	}
+	return w.reserve(ctx, runID, d, plainKeys(run.basis, d, keys), fence{})
 }
 
 // Commit implements worlds.Slotter: one transaction locks the reservation's
@@ -138,7 +139,8 @@ func (w *World) appendSlot(ctx context.Context, runID string, d []eventlog.Draft
 // reserve runs the reservation statement: the counter moves and the rows
 // are inserted in one statement, so the run's row lock is held for one
 // statement only (and never across a window). Fenced, the counter must be
-// f.expected; a rejection reads the counter for its Actual.
+// f.expected (under the in-band basis the in-band count, which moves with
+// it); a rejection reads the counter for its Actual.
 func (w *World) reserve(ctx context.Context, runID string, d []eventlog.Draft, keys []eventKeys, f fence) (worlds.Reservation, error) {
 	op := "reserve slots in run " + runID
 	now := time.Now().Truncate(time.Microsecond)
@@ -148,7 +150,10 @@ func (w *World) reserve(ctx context.Context, runID string, d []eventlog.Draft, k
 	}
 	b := newSlotBatch(runID, d, keys, now)
 	sql, args := w.q.insertSlot, b.args()
-	if f.on {
+	switch {
+	case f.inBand:
+		sql, args = w.q.insertSlotInBand, b.args(f.expected)
+	case f.on:
 		sql, args = w.q.insertSlotFenced, b.args(f.expected)
 	}
 	got := make(map[int64]string, len(d))
@@ -167,9 +172,12 @@ func (w *World) reserve(ctx context.Context, runID string, d []eventlog.Draft, k
 		return worlds.Reservation{}, w.writeErr(ctx, op, b, err)
 	}
 	if len(got) == 0 && f.on {
-		var next int64
-		if err := w.pool.QueryRow(ctx, w.q.slotCounter, runID).Scan(&next); err != nil {
+		var next, inBand int64
+		if err := w.pool.QueryRow(ctx, w.q.slotCounters, runID).Scan(&next, &inBand); err != nil {
 			return worlds.Reservation{}, storeErr(ctx, op+": read the slot counter", err)
+		}
+		if f.inBand {
+			return worlds.Reservation{}, &eventlog.FencedError{RunID: runID, Expected: f.expected, Actual: inBand, InBand: true}
 		}
 		return worlds.Reservation{}, &eventlog.FencedError{RunID: runID, Expected: f.expected, Actual: next}
 	}

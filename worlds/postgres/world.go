@@ -208,8 +208,8 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 		return fmt.Errorf("postgres: create run %q: invalid run id (want 1 to 200 characters)", r.ID)
 	case !r.Scheme.Positioned() && r.Scheme != eventlog.SchemeULID:
 		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence, slot)", r.ID, r.Scheme)
-	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
-		return fmt.Errorf("postgres: create run %s: fence basis %q not supported (valid: \"\", %q)", r.ID, r.FenceBasis, eventlog.FenceOnDecisions)
+	case r.CheckFenceBasis() != nil:
+		return fmt.Errorf("postgres: create run %s: %w", r.ID, r.CheckFenceBasis())
 	case r.Guard != eventlog.GuardNone:
 		return fmt.Errorf("postgres: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)
 	}

@@ -16,6 +16,8 @@ import (
 type fence struct {
 	on       bool
 	expected int64
+	// inBand fences a slot run on its in-band count (eventlog.FenceInBand).
+	inBand bool
 }
 
 // Append writes facts unfenced, the whole batch in one transaction (all or
@@ -58,7 +60,7 @@ func (w *World) append(ctx context.Context, runID string, d []eventlog.Draft, f 
 		return nil, err
 	}
 	defer unlock()
-	keys, err := checkDrafts(runID, d)
+	keys, err := checkDrafts(runID, run.basis, d)
 	if err != nil || len(d) == 0 {
 		return nil, err
 	}
@@ -76,7 +78,8 @@ func (w *World) append(ctx context.Context, runID string, d []eventlog.Draft, f 
 		delay = max(delay, w.cfg.Latency.Delay(x.Type))
 	}
 	if run.scheme == eventlog.SchemeSlot {
-		return w.appendSlot(ctx, runID, d, keys, f, delay)
+		f.inBand = f.on && run.basis == eventlog.FenceInBand
+		return w.appendSlot(ctx, runID, d, plainKeys(run.basis, d, keys), f, delay)
 	}
 	b := w.newBatch(runID, d, keys)
 	var res result

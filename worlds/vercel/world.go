@@ -445,7 +445,7 @@ func statusErr(ctx context.Context, op string, status int, data []byte) error {
 	runID := runOf(op)
 	switch {
 	case status == http.StatusPreconditionFailed && b.Expected != nil && b.Actual != nil:
-		return &eventlog.FencedError{RunID: runID, Expected: *b.Expected, Actual: *b.Actual}
+		return &eventlog.FencedError{RunID: runID, Expected: *b.Expected, Actual: *b.Actual, InBand: b.InBand}
 	case status == http.StatusConflict && b.Code == ingest.CodeSealed && b.Slot != nil:
 		return &eventlog.SealedError{RunID: runID, Slot: *b.Slot}
 	case status == http.StatusConflict && b.Code == ingest.CodeHole && b.Slot != nil && b.Above != nil:

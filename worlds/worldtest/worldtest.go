@@ -189,6 +189,7 @@ func (s *suite) tests() []subtest {
 			{name: "slot_seal_batch", run: testSlotSealBatch},
 			{name: "slot_reserve_conflict", run: testSlotReserveConflict},
 			{name: "slot_seal_race", run: testSlotSealRace, alone: true},
+			{name: "in_band", run: testInBand},
 		}...)
 	}
 	return tests

@@ -16,10 +16,18 @@ import (
 // decisive.
 const maxCounterfactual = 40
 
+// mode is the reference replays' mode: the run's ids and repeats, the
+// reference wake.
+func (r *run) mode() engine.ReplayMode {
+	m := r.in.Mode()
+	m.Wake = r.wake
+	return m
+}
+
 // replayFinal is the reference replay of the run's final log, in scheme
 // order, with the reference wake.
 func (r *run) replayFinal() engine.Outcome {
-	return engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.in.IDs, r.wake, refTime)
+	return engine.Replay(r.in.Program, r.in.RunID, r.ordered, r.mode(), refTime)
 }
 
 // divergence explains a corrupted or silent run: an entity the world
@@ -260,7 +268,7 @@ func (r *run) logAt(ps []int, extra ...int) []eventlog.Event {
 // reference wake and says whether it derives final position j as written.
 func (r *run) replayView(v *view, j int, extra []int) *Replay {
 	log := r.logAt(v.positions(), extra...)
-	out := engine.Replay(r.in.Program, r.in.RunID, log, r.in.IDs, r.wake, refTime)
+	out := engine.Replay(r.in.Program, r.in.RunID, log, r.mode(), refTime)
 	rep := &Replay{Wake: r.wake, N: len(log)}
 	if out.Divergence != nil {
 		rep.Divergence = out.Divergence.Msg
@@ -379,7 +387,7 @@ func (r *run) failedReader(ex *Explanation) {
 	}
 	ex.View = r.describe(v)
 	log := r.logAt(v.positions())
-	out := engine.Replay(r.in.Program, r.in.RunID, log, r.in.IDs, r.wake, refTime)
+	out := engine.Replay(r.in.Program, r.in.RunID, log, r.mode(), refTime)
 	ex.Reference = &Replay{Wake: r.wake, N: len(log)}
 	if out.Divergence == nil {
 		ex.Class = Unknown
@@ -470,7 +478,7 @@ func (r *run) disagreed(ex *Explanation, j int) {
 			rd.Actor, rd.At, rd.N, rd.Failed = a, r.in.Ops[page].Start, v.n, a == failedBy
 			continue
 		}
-		out := engine.Replay(r.in.Program, r.in.RunID, r.logAt(v.positions()), r.in.IDs, r.wake, refTime)
+		out := engine.Replay(r.in.Program, r.in.RunID, r.logAt(v.positions()), r.mode(), refTime)
 		if out.Divergence == nil {
 			continue
 		}

@@ -26,7 +26,7 @@ func fuzzInput(data []byte) Input {
 	// The pool holds the ids the program itself draws first.
 	pool := []string{"", "step_nobody"}
 	for _, d := range engine.Replay(pair, fixtureRun, []eventlog.Event{{Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)}},
-		in.IDs, engine.WakeOrdered, refTime).Decisions {
+		engine.ReplayMode{IDs: in.IDs, Wake: engine.WakeOrdered}, refTime).Decisions {
 		pool = append(pool, d.CorrelationID)
 	}
 	types := eventlog.Types()

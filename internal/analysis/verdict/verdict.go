@@ -222,7 +222,9 @@ func judgeBatch(in Input, input json.RawMessage, log []eventlog.Event, op histor
 	if wake != engine.WakeEngine {
 		wake = engine.WakeOrdered
 	}
-	out := engine.Replay(in.Program, in.RunID, hyp, in.IDs, wake, refTime)
+	mode := in.Mode()
+	mode.Wake = wake
+	out := engine.Replay(in.Program, in.RunID, hyp, mode, refTime)
 	switch {
 	case out.Divergence != nil && out.Divergence.Index < len(log):
 		return Unknown, "the log diverges without the batch: " + out.Divergence.Msg

@@ -39,7 +39,7 @@ func ev(seq int, d eventlog.Draft) eventlog.Event {
 func fixture(t *testing.T, ids engine.IDPolicy) ([]eventlog.Event, []eventlog.Draft) {
 	t.Helper()
 	log := []eventlog.Event{ev(1, eventlog.Draft{Type: eventlog.RunCreated, Payload: json.RawMessage(`null`)})}
-	first := engine.Replay(twoBranches, "r", log, ids, engine.WakeOrdered, time.Time{}).Decisions
+	first := engine.Replay(twoBranches, "r", log, engine.ReplayMode{IDs: ids, Wake: engine.WakeOrdered}, time.Time{}).Decisions
 	if len(first) != 2 {
 		t.Fatalf("first decisions %+v", first)
 	}
@@ -50,7 +50,7 @@ func fixture(t *testing.T, ids engine.IDPolicy) ([]eventlog.Event, []eventlog.Dr
 		log = append(log, ev(len(log)+1, eventlog.Draft{Type: eventlog.StepCompleted, CorrelationID: d.CorrelationID,
 			Payload: json.RawMessage(`{"result":"ok"}`)}))
 	}
-	next := engine.Replay(twoBranches, "r", log, ids, engine.WakeOrdered, time.Time{}).Decisions
+	next := engine.Replay(twoBranches, "r", log, engine.ReplayMode{IDs: ids, Wake: engine.WakeOrdered}, time.Time{}).Decisions
 	if len(next) != 2 {
 		t.Fatalf("follow-up decisions %+v", next)
 	}

@@ -43,6 +43,14 @@ func Presets() []Preset {
 	slotNoop.Seal = engine.SealNoop
 	slotTarget := knobs(eventlog.SchemeSlot, engine.FenceNone, engine.IDsCallsite, engine.WakeOrdered)
 	slotTarget.Seal = engine.SealNoop
+	// spec 9 as written upstream, on slot ids and seals (it "requires the
+	// sealed log"): the orchestrator's writes fenced in band, a superseded
+	// one redelivered after 5s, step and wait events plain appends, replay
+	// inert past an entity's end. Ids and wake stay core's; the queue does
+	// not serialise a run's deliveries (admission none), so the fence is
+	// what stands between concurrent orchestrators (docs/conditions.md).
+	single := slotNoop
+	single.Fence, single.OnReject, single.Repeats = engine.FenceInBand, engine.RejectRedeliver, engine.RepeatsInert
 	return []Preset{
 		{"main", knobs(eventlog.SchemeULID, engine.FenceNone, engine.IDsPositional, engine.WakeEngine), "the legacy contract: ids minted before commit order and cursor the log"},
 		{"tail-fence", knobs(eventlog.SchemeULID, engine.FenceAll, engine.IDsPositional, engine.WakeEngine), "every append fenced on the log's length (the #670 experiment)"},
@@ -55,6 +63,7 @@ func Presets() []Preset {
 		{"slot", slot, "slot ids (spec 6): a position reserved when the write starts, committed after its window; a load refuses a hole"},
 		{"slot+noop", slotNoop, "slot ids with noop seals (spec 7): a reader waiting on an empty slot for seal-after fills it with a noop"},
 		{"slot+callsite+ordered", slotTarget, "slot ids and noop seals with call-site ids and strict in-order delivery"},
+		{"single-orchestrator", single, "spec 9 (unpublished): slot ids and seals, orchestrator writes fenced in band, redelivered when superseded"},
 	}
 }
 

@@ -1,6 +1,7 @@
 package conditions_test
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -169,6 +170,10 @@ func TestParseConditionErrors(t *testing.T) {
 		{"main/page=-1", []string{"page", `"-1"`, ">= 0"}},
 		{"main/page=", []string{"page", `""`, ">= 0"}},
 		{"main/page=twenty", []string{"page", `"twenty"`}},
+		{"seq/fence=in-band", []string{"fence=in-band", "scheme=slot", "seq"}},
+		{"main/on-reject=redeliver", []string{"on-reject=redeliver", "fenced", "fence=none"}},
+		{"single-orchestrator/repeats=maybe", []string{"repeats", `"maybe"`, "strict", "inert"}},
+		{"single-orchestrator/repeats=", []string{`unknown repeats ""`, "strict", "inert"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.item, func(t *testing.T) {
@@ -268,8 +273,8 @@ func TestKnobTable(t *testing.T) {
 	t.Parallel()
 	wantBad := map[string]string{
 		"scheme":     `condition "main/scheme=bogus": unknown scheme "bogus" (valid: ulid, seq, sequence, slot)`,
-		"fence":      `condition "main/fence=bogus": unknown fence "bogus" (valid: none, decisions, decisions-only, all)`,
-		"on-reject":  `condition "main/on-reject=bogus": unknown on-reject "bogus" (valid: rederive, repost)`,
+		"fence":      `condition "main/fence=bogus": unknown fence "bogus" (valid: none, decisions, decisions-only, all, in-band)`,
+		"on-reject":  `condition "main/on-reject=bogus": unknown on-reject "bogus" (valid: rederive, repost, redeliver)`,
 		"ids":        `condition "main/ids=bogus": unknown ids "bogus" (valid: positional, callsite)`,
 		"wake":       `condition "main/wake=bogus": unknown wake "bogus" (valid: ordered, engine, shuffle, racy)`,
 		"admission":  `condition "main/admission=bogus": unknown admission "bogus" (valid: none, single-runner)`,
@@ -280,6 +285,8 @@ func TestKnobTable(t *testing.T) {
 	}
 	// sample is a valid value of each knob that has no list of values.
 	sample := map[string]string{"seal-after": "1s", "page": "20", "engine": "model"}
+	// needs names the preset a value needs that main does not give it.
+	needs := map[string]string{"fence=in-band": "slot", "on-reject=redeliver": "seq"}
 	var slotOnly []string
 	for _, k := range engine.KnobTable() {
 		if k.SlotOnly {
@@ -302,7 +309,7 @@ func TestKnobTable(t *testing.T) {
 				values = []string{v}
 			}
 			for _, v := range values {
-				item := preset + "/" + k.Name + "=" + v
+				item := cmp.Or(needs[k.Name+"="+v], preset) + "/" + k.Name + "=" + v
 				c, err := conditions.Parse(item)
 				if err != nil {
 					t.Errorf("ParseCondition(%q): %v", item, err)

@@ -42,7 +42,8 @@ func Open(ctx context.Context, s engines.Setup) (engines.Engine, error) {
 		World: s.World, Program: s.Scenario.Program, Workflow: s.Scenario.Name, Steps: s.Scenario.Steps, Knobs: s.Knobs,
 		Concurrency: s.Concurrency, PageSize: s.PageSize,
 		TimerTick: engine.TimerTickAt(s.TimeScale), SealAfter: SealAfter(s.Knobs.Policy, s.TimeScale),
-		Logger: s.Logger,
+		FenceRedelivery: time.Duration(float64(engine.DefaultFenceRedelivery) * s.TimeScale),
+		Logger:          s.Logger,
 	}), nil
 }
 

@@ -205,7 +205,7 @@ func Prefixes(ctx context.Context, l StoredLog, opts PrefixOptions) (PrefixRepor
 				}
 				outs[n] = o
 			} else {
-				o := engine.Replay(l.Program, l.RunID, prefix, l.Knobs.IDs, l.Knobs.Wake, latest(prefix))
+				o := engine.Replay(l.Program, l.RunID, prefix, l.Knobs.Mode(), latest(prefix))
 				outs[n] = prefixOutcome{divergence: orNil(l.Events, n, o.Divergence), unchecked: orNil(l.Events, n, o.Unchecked)}
 			}
 			mu.Lock()

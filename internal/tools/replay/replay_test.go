@@ -70,7 +70,7 @@ func (s *synth) invoke(actor string, wrote ...eventlog.Draft) *synth {
 // derive is what a replay of log derives first: the invocation's writes.
 func derive(t *testing.T, prog engine.Program, log []eventlog.Event) engine.Outcome {
 	t.Helper()
-	return engine.Replay(prog, synthRun, log, policy.IDs, policy.Wake, t0)
+	return engine.Replay(prog, synthRun, log, engine.ReplayMode{IDs: policy.IDs, Wake: policy.Wake}, t0)
 }
 
 // TestRun: synthetic runs whose invocations do, or do not, do again what

@@ -79,7 +79,7 @@ type Memo struct {
 // derive replays view at now through prog, or recalls what it derived.
 func (m *Memo) derive(prog engine.Program, runID string, view []eventlog.Event, k engine.Knobs, now time.Time) engine.Outcome {
 	if m == nil {
-		return engine.Replay(prog, runID, view, k.IDs, k.Wake, now)
+		return engine.Replay(prog, runID, view, k.Mode(), now)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00", runID, now.UnixNano())
@@ -96,7 +96,7 @@ func (m *Memo) derive(prog engine.Program, runID string, view []eventlog.Event, 
 	if ok {
 		return out
 	}
-	out = engine.Replay(prog, runID, view, k.IDs, k.Wake, now)
+	out = engine.Replay(prog, runID, view, k.Mode(), now)
 	m.mu.Lock()
 	if m.outs == nil {
 		m.outs = map[[sha256.Size]byte]engine.Outcome{}

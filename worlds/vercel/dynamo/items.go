@@ -33,6 +33,9 @@ const (
 	attrGuard      = "guard"
 	attrNextSeq    = "next_seq"        // seq runs: events committed (the last seq); slot runs: slots reserved
 	attrLastFenced = "last_fenced_seq" // seq runs: seq of the last fenced event
+	attrInBand     = "seq_in_band"     // slot runs fenced in band (spec 9): slots fenced writes reserved
+	attrInBandDone = "seq_in_band_done" // … and of them, those committed or sealed (the snapshot's count)
+	attrSlotInBand = "in_band"          // a slot item reserved by an in-band write
 	attrCreatedAt  = "createdAt"
 	attrSeq        = "seq"   // seq and slot runs
 	attrBody       = "event" // the rest of the event, JSON (eventBody)
@@ -88,6 +91,10 @@ func runItem(r eventlog.Run, now time.Time) map[string]types.AttributeValue {
 		it[attrLastFenced] = n(0)
 	case eventlog.SchemeSlot:
 		it[attrNextSeq] = n(0)
+		if r.FenceBasis == eventlog.FenceInBand {
+			it[attrInBand] = n(0)
+			it[attrInBandDone] = n(0)
+		}
 	}
 	return it
 }
@@ -108,18 +115,26 @@ func eventItem(e eventlog.Event, written time.Time) (map[string]types.AttributeV
 
 // reservedItem is the item of a slot reserved at time at for a draft that
 // claims keys: no body until Commit or Seal fills it.
-func reservedItem(runID string, slot int64, keys string, at time.Time) map[string]types.AttributeValue {
+func reservedItem(runID string, slot int64, keys string, at time.Time, inBand bool) map[string]types.AttributeValue {
 	it := key(runID, eventlog.SlotID(slot))
 	it[attrSeq] = n(slot)
 	it[attrState] = s(stateReserved)
 	it[attrReservedAt] = n(at.UnixNano())
 	it[attrKeys] = s(keys)
+	if inBand {
+		it[attrSlotInBand] = &types.AttributeValueMemberBOOL{Value: true}
+	}
 	return it
 }
 
-// keysOf renders a draft's idempotency keys as a slot item stores them.
-func keysOf(d eventlog.Draft) string {
-	b, _ := json.Marshal(d.Keys()) // a []string always marshals
+// keysOf renders the idempotency keys the store enforces for a draft on a
+// run fenced on basis (eventlog.Draft.KeysOn) as a slot item stores them.
+func keysOf(basis eventlog.FenceBasis, d eventlog.Draft) string {
+	ks := d.KeysOn(basis)
+	if ks == nil {
+		ks = []string{}
+	}
+	b, _ := json.Marshal(ks) // a []string always marshals
 	return string(b)
 }
 
@@ -141,6 +156,8 @@ type slotItem struct {
 	State      string
 	ReservedAt time.Time
 	Keys       []string
+	// InBand: the slot was reserved by an in-band write (spec 9).
+	InBand bool
 	// Event is the committed event or the noop (committed and noop items).
 	Event eventlog.Event
 }
@@ -153,6 +170,9 @@ func decodeSlot(it map[string]types.AttributeValue) (slotItem, error) {
 		return slotItem{}, fmt.Errorf("item %s/%s is not a slot item", str(it, AttrRun), id)
 	}
 	si := slotItem{Slot: slot, State: str(it, attrState)}
+	if b, ok := it[attrSlotInBand].(*types.AttributeValueMemberBOOL); ok {
+		si.InBand = b.Value
+	}
 	ns, err := num(it, attrReservedAt)
 	if err != nil {
 		return si, fmt.Errorf("slot %d: %w", slot, err)

@@ -71,7 +71,7 @@ func (st *Store) Reserve(ctx context.Context, run eventlog.Run, d []eventlog.Dra
 	defer rc.mu.Unlock()
 	var base int64
 	switch {
-	case f.On:
+	case f.On && !inBandFenced(run, f):
 		base = f.Expected
 	case rc.known:
 		base = rc.next
@@ -83,7 +83,7 @@ func (st *Store) Reserve(ctx context.Context, run eventlog.Run, d []eventlog.Dra
 	for attempt := 1; ; attempt++ {
 		at := time.Now().UTC()
 		next := base + int64(len(d))
-		items, claims := st.reserveItems(run, base, d, at)
+		items, claims := st.reserveItems(run, base, d, at, f)
 		_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
 			rc.known, rc.next = true, next
@@ -104,7 +104,18 @@ func (st *Store) Reserve(ctx context.Context, run eventlog.Run, d []eventlog.Dra
 				return Reserved{}, err
 			}
 			rc.known, rc.next = true, n
-			if f.On {
+			if inBandFenced(run, f) {
+				// The slot counter may have moved (an out-of-band write:
+				// take the next slot, as world-postgres 5.0 bumps and
+				// retries) or the in-band count (superseded).
+				inBand, err := st.inBandCount(ctx, run.ID, c.old)
+				if err != nil {
+					return Reserved{}, err
+				}
+				if inBand != f.Expected {
+					return Reserved{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: inBand, InBand: true}
+				}
+			} else if f.On {
 				return Reserved{}, &eventlog.FencedError{RunID: run.ID, Expected: f.Expected, Actual: n}
 			}
 			base = n
@@ -126,23 +137,33 @@ func (st *Store) Reserve(ctx context.Context, run eventlog.Run, d []eventlog.Dra
 
 // reserveItems are a reservation's actions from base, and the key each
 // claims ("" for the counter and the slot items).
-func (st *Store) reserveItems(run eventlog.Run, base int64, d []eventlog.Draft, at time.Time) ([]types.TransactWriteItem, []string) {
+func (st *Store) reserveItems(run eventlog.Run, base int64, d []eventlog.Draft, at time.Time, f Fence) ([]types.TransactWriteItem, []string) {
 	next := base + int64(len(d))
-	items := []types.TransactWriteItem{{Update: st.counterUpdate(run.ID, base, next, Fence{}, run.FenceBasis)}}
+	counter := st.counterUpdate(run.ID, base, next, Fence{}, run.FenceBasis)
+	if inBandFenced(run, f) {
+		// spec 9: the in-band count must be the writer's, and moves with
+		// the reservation, in the same condition and update.
+		*counter.UpdateExpression += ", #inband = :inband"
+		*counter.ConditionExpression += " AND #inband = :expected"
+		counter.ExpressionAttributeNames["#inband"] = attrInBand
+		counter.ExpressionAttributeValues[":inband"] = n(f.Expected + int64(len(d)))
+		counter.ExpressionAttributeValues[":expected"] = n(f.Expected)
+	}
+	items := []types.TransactWriteItem{{Update: counter}}
 	claims := []string{""}
 	table, keys := aws.String(st.tableFor(run.ID)), aws.String(st.keysTableFor(run.ID))
 	free := aws.String("attribute_not_exists(#sk)")
 	names := map[string]string{"#sk": AttrSort}
 	for i, x := range d {
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: table, Item: reservedItem(run.ID, base+int64(i)+1, keysOf(x), at),
+			TableName: table, Item: reservedItem(run.ID, base+int64(i)+1, keysOf(run.FenceBasis, x), at, inBandFenced(run, f)),
 			ConditionExpression: free, ExpressionAttributeNames: names,
 		}})
 		claims = append(claims, "")
 	}
 	for i, x := range d {
 		id := eventlog.SlotID(base + int64(i) + 1)
-		for _, k := range x.Keys() {
+		for _, k := range x.KeysOn(run.FenceBasis) {
 			items = append(items, types.TransactWriteItem{Put: &types.Put{
 				TableName: keys, Item: markerItem(run.ID, k, id),
 				ConditionExpression: free, ExpressionAttributeNames: names,
@@ -151,6 +172,66 @@ func (st *Store) reserveItems(run eventlog.Run, base int64, d []eventlog.Draft, 
 		}
 	}
 	return items, claims
+}
+
+// inBandDone is the run item's action that moves its in-band count done
+// (attrInBandDone) by k filled in-band slots.
+func (st *Store) inBandDone(runID string, k int) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(st.keysTableFor(runID)),
+		Key:                       key(runID, RunSortKey),
+		UpdateExpression:          aws.String("ADD #done :k"),
+		ExpressionAttributeNames:  map[string]string{"#done": attrInBandDone},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":k": n(int64(k))},
+	}}
+}
+
+// reservedInBand reports whether the reservation at slot first of run was
+// an in-band write's (its items say so; only eventlog.FenceInBand runs have
+// any): one consistent read, on those runs only.
+func (st *Store) reservedInBand(ctx context.Context, run eventlog.Run, first int64) (bool, error) {
+	if run.FenceBasis != eventlog.FenceInBand {
+		return false, nil
+	}
+	it, err := st.slotItem(ctx, run.ID, first)
+	if err != nil || len(it) == 0 {
+		return false, err // no item: the commit's own condition reports it
+	}
+	si, err := decodeSlot(it)
+	if err != nil {
+		return false, fmt.Errorf("dynamo: run %s: %w", run.ID, err)
+	}
+	return si.InBand, nil
+}
+
+// inBandFenced reports whether f fences a write on run's in-band count
+// (eventlog.FenceInBand, spec 9) rather than on its slot counter.
+func inBandFenced(run eventlog.Run, f Fence) bool {
+	return f.On && run.FenceBasis == eventlog.FenceInBand
+}
+
+// inBandCount reads a slot run's in-band count from the item a failed
+// condition returned, else from the run item, consistently.
+func (st *Store) inBandCount(ctx context.Context, runID string, old map[string]types.AttributeValue) (int64, error) {
+	if len(old) == 0 {
+		out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(st.keysTableFor(runID)),
+			Key:            key(runID, RunSortKey),
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return 0, storeErr(ctx, "read the in-band count of run "+runID, err)
+		}
+		old = out.Item
+	}
+	if _, ok := old[attrInBand]; !ok {
+		return 0, nil // no in-band write yet
+	}
+	v, err := num(old, attrInBand)
+	if err != nil {
+		return 0, fmt.Errorf("dynamo: run %s: the run item: %w", runID, err)
+	}
+	return v, nil
 }
 
 // slotCounter reads a slot run's counter (slots reserved) from the item a
@@ -216,10 +297,14 @@ func (st *Store) Commit(ctx context.Context, run eventlog.Run, first int64, rese
 	if err := checkDrafts(run, d); err != nil {
 		return Written{}, err
 	}
+	inBand, err := st.reservedInBand(ctx, run, first)
+	if err != nil {
+		return Written{}, err
+	}
 	for attempt := 1; ; attempt++ {
 		written := time.Now()
 		evs := make([]eventlog.Event, len(d))
-		items := make([]types.TransactWriteItem, len(d))
+		items := make([]types.TransactWriteItem, len(d), len(d)+1)
 		for i, x := range d {
 			slot := first + int64(i)
 			evs[i] = eventlog.Event{
@@ -238,10 +323,13 @@ func (st *Store) Commit(ctx context.Context, run eventlog.Run, first int64, rese
 				ExpressionAttributeNames: slotNames,
 				ExpressionAttributeValues: map[string]types.AttributeValue{
 					":committed": s(stateCommitted), ":body": s(body), ":reserved": s(stateReserved),
-					":ra": n(reservedAt.UnixNano()), ":keys": s(keysOf(x)),
+					":ra": n(reservedAt.UnixNano()), ":keys": s(keysOf(run.FenceBasis, x)),
 				},
 				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 			}}
+		}
+		if inBand {
+			items = append(items, st.inBandDone(run.ID, len(d)))
 		}
 		_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
@@ -404,6 +492,12 @@ func (st *Store) seal(ctx context.Context, run eventlog.Run, slot int64, sealedB
 				ExpressionAttributeValues: map[string]types.AttributeValue{":slot": s(id)},
 			}})
 		}
+		if si.InBand {
+			// A sealed in-band slot still counts. After the key deletes,
+			// which cancelled's indexes name; it has no condition, so it
+			// never fails one.
+			items = append(items, st.inBandDone(run.ID, 1))
+		}
 		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
 			return Written{Events: []eventlog.Event{noop}, Acked: time.Now(), Attempts: attempt}, true, nil
@@ -468,6 +562,31 @@ func (st *Store) listSlots(ctx context.Context, run eventlog.Run, after eventlog
 	if limit > 0 {
 		want = limit + 1
 	}
+	var snap *eventlog.Snapshot
+	if run.FenceBasis == eventlog.FenceInBand {
+		// Read before the page, as spec 9's events.list does: one
+		// consistent read of the run item gives both counters.
+		out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(st.keysTableFor(run.ID)),
+			Key:            key(run.ID, RunSortKey),
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return eventlog.Page{}, storeErr(ctx, "list run "+run.ID+": read the snapshot", err)
+		}
+		if len(out.Item) == 0 {
+			return eventlog.Page{}, fmt.Errorf("dynamo: run %s: %w", run.ID, eventlog.ErrNoRun)
+		}
+		seq, err := st.slotCounter(ctx, run.ID, out.Item)
+		if err != nil {
+			return eventlog.Page{}, err
+		}
+		done, err := num(out.Item, attrInBandDone)
+		if err != nil {
+			return eventlog.Page{}, fmt.Errorf("dynamo: run %s: the run item: %w", run.ID, err)
+		}
+		snap = &eventlog.Snapshot{Seq: seq, SeqInBand: done}
+	}
 	evs, err := st.querySlots(ctx, run.ID, after.Seq+1, want)
 	if err != nil {
 		return eventlog.Page{}, err
@@ -476,6 +595,7 @@ func (st *Store) listSlots(ctx context.Context, run eventlog.Run, after eventlog
 	if err := eventlog.CheckSlots(run.ID, after.Seq, p.Events); err != nil {
 		return eventlog.Page{}, fmt.Errorf("dynamo: list run %s after slot %d: %w", run.ID, after.Seq, err)
 	}
+	p.Snapshot = snap
 	return p, nil
 }
 

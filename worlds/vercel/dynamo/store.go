@@ -441,8 +441,8 @@ func checkRun(r eventlog.Run) error {
 		return fmt.Errorf("dynamo: create run %q: %w: want an id of 1 to 200 characters, not starting with '#'", r.ID, ErrInvalidRun)
 	case r.Scheme != eventlog.SchemeULID && r.Scheme != eventlog.SchemeSeq && r.Scheme != eventlog.SchemeSlot:
 		return fmt.Errorf("dynamo: create run %s: scheme %q: %w (valid: ulid, seq, slot)", r.ID, r.Scheme, ErrInvalidRun)
-	case r.FenceBasis != eventlog.FenceOnLog && r.FenceBasis != eventlog.FenceOnDecisions:
-		return fmt.Errorf("dynamo: create run %s: fence basis %q: %w (valid: \"\", %q)", r.ID, r.FenceBasis, ErrInvalidRun, eventlog.FenceOnDecisions)
+	case r.CheckFenceBasis() != nil:
+		return fmt.Errorf("dynamo: create run %s: %w: %w", r.ID, ErrInvalidRun, r.CheckFenceBasis())
 	case r.Guard != eventlog.GuardNone && r.Guard != eventlog.GuardCountIndex:
 		return fmt.Errorf("dynamo: create run %s: guard %q: %w (valid: \"\", %q)", r.ID, r.Guard, ErrInvalidRun, eventlog.GuardCountIndex)
 	}

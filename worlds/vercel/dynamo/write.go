@@ -99,7 +99,7 @@ func checkDrafts(run eventlog.Run, drafts []eventlog.Draft) error {
 		if !d.Type.Valid() {
 			return fmt.Errorf("dynamo: run %s: event %d: unknown event type %q", run.ID, i, d.Type)
 		}
-		for _, k := range d.Keys() {
+		for _, k := range d.KeysOn(run.FenceBasis) {
 			if seen[k] {
 				return &eventlog.ConflictError{RunID: run.ID, Key: k}
 			}

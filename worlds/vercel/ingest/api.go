@@ -54,6 +54,9 @@ type ErrorBody struct {
 	// and what the log (or the count index) held.
 	Expected *int64 `json:"expected,omitempty"`
 	Actual   *int64 `json:"actual,omitempty"`
+	// InBand marks a 412 of spec 9's in-band fence (the positions are
+	// in-band counts: upstream's InBandSupersededError).
+	InBand bool `json:"inBand,omitempty"`
 	// Slot is the slot a 409 sealed or hole is about: the sealed slot, or
 	// the empty one; Above is a hole's committed slot past it.
 	Slot  *int64 `json:"slot,omitempty"`

@@ -574,7 +574,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, found := sentinelStatus(err)
 	switch {
 	case errors.As(err, &fe):
-		writeError(w, http.StatusPreconditionFailed, ErrorBody{Code: CodeFenced, Error: fe.Error(), Expected: &fe.Expected, Actual: &fe.Actual})
+		writeError(w, http.StatusPreconditionFailed, ErrorBody{Code: CodeFenced, Error: fe.Error(), Expected: &fe.Expected, Actual: &fe.Actual, InBand: fe.InBand})
 	case errors.As(err, &se):
 		// Before unavailable: a refused commit whose own seals failed is
 		// still void, and that is what its writer must learn.
