@@ -155,8 +155,8 @@ type queries struct {
 	// statement), the counter a rejected fenced reservation reports, a
 	// reservation's rows locked, committed or voided, and one slot sealed.
 	insertSlot, insertSlotFenced, insertSlotInBand, slotCounter, slotCounters, slotSnapshot string
-	lockSlots, commitSlots, voidSlots         string
-	sealSlot, slotState                       string
+	lockSlots, commitSlots, voidSlots                                                       string
+	sealSlot, slotState                                                                     string
 }
 
 // unnestCols are the batch arrays every insert reads: $2 … $9.

@@ -31,9 +31,9 @@ const (
 	attrScheme     = "scheme"
 	attrBasis      = "fenceBasis"
 	attrGuard      = "guard"
-	attrNextSeq    = "next_seq"        // seq runs: events committed (the last seq); slot runs: slots reserved
-	attrLastFenced = "last_fenced_seq" // seq runs: seq of the last fenced event
-	attrInBand     = "seq_in_band"     // slot runs fenced in band (spec 9): slots fenced writes reserved
+	attrNextSeq    = "next_seq"         // seq runs: events committed (the last seq); slot runs: slots reserved
+	attrLastFenced = "last_fenced_seq"  // seq runs: seq of the last fenced event
+	attrInBand     = "seq_in_band"      // slot runs fenced in band (spec 9): slots fenced writes reserved
 	attrInBandDone = "seq_in_band_done" // … and of them, those committed or sealed (the snapshot's count)
 	attrSlotInBand = "in_band"          // a slot item reserved by an in-band write
 	attrCreatedAt  = "createdAt"
