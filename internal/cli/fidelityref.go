@@ -152,6 +152,7 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 	pairs := fidelity.PairsOf(sides[opts.Factory.Engines.Model()], sides[opts.Factory.Engines.Published()], fidelity.Main, ws, fidelity.ReferenceScenarios())
 	rep := fidelity.NewReferenceReport(fidelity.Compare(pairs), storms)
 	rep.SetModelCondition(modelCond.Name)
+	rep.JudgeContracts(fidelity.RealSpecs(sides[opts.Factory.Engines.Published()].Cells))
 	return finishReference(opts, rep, loadErr)
 }
 

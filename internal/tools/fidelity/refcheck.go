@@ -55,6 +55,7 @@ func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx conte
 	stormed, err := RunAll(ctx, plans, run, failed)
 	storms := map[string]EngineStorms{}
 	var pairs []Pair
+	var realCells []*reports.Cell
 	// Every model plan is of the one condition the check was given
 	// (ReferenceConfigs): its first pair's says which.
 	modelCondition := Main
@@ -65,9 +66,13 @@ func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx conte
 		world := plans[i].Config.Worlds[0]
 		storms[world] = EngineStorms{Model: plans[i].Config.Out, Real: plans[i+1].Config.Out}
 		pairs = append(pairs, PairsOf(stormed.Summaries[i], stormed.Summaries[i+1], modelCondition, []string{world}, ReferenceScenarios())...)
+		if s := stormed.Summaries[i+1]; s != nil {
+			realCells = append(realCells, s.Cells...)
+		}
 	}
 	rep := NewReferenceReport(Compare(pairs), storms)
 	rep.SetModelCondition(modelCondition)
+	rep.JudgeContracts(RealSpecs(realCells))
 	rep.Interrupted = stormed.Interrupted
 	return rep, err
 }

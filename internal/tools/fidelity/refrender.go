@@ -44,6 +44,10 @@ type ReferenceReport struct {
 	Unknown   int `json:"unknown"`
 	// Interrupted says a storm was stopped before its runs ended.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Contracts are the contract claims (JudgeContracts): per ordering
+	// contract, whether the model's condition of it agrees with the real
+	// runtime on packages of it, unknown while none ran here.
+	Contracts []ContractClaim `json:"contracts"`
 }
 
 // NewReferenceReport counts figs by gap.
@@ -55,6 +59,7 @@ func NewReferenceReport(figs []Figure, storms map[string]EngineStorms) *Referenc
 	if r.Figures == nil {
 		r.Figures = []Figure{}
 	}
+	r.JudgeContracts(nil)
 	for _, f := range figs {
 		switch f.Gap {
 		case NoMeasure:
@@ -84,6 +89,16 @@ func (r *ReferenceReport) Line() string {
 	if r.Unknown > 0 {
 		s += fmt.Sprintf(", %d unknown", r.Unknown)
 	}
+	var pass, unknown int
+	for _, c := range r.Contracts {
+		switch c.Verdict {
+		case Pass:
+			pass++
+		case Unknown:
+			unknown++
+		}
+	}
+	s += fmt.Sprintf("; contracts: %d of %d pass, %d unknown", pass, len(r.Contracts), unknown)
 	if r.Interrupted {
 		s += "; interrupted: judged on what was measured"
 	}
@@ -106,7 +121,10 @@ func (r *ReferenceReport) Table(w io.Writer) error { return r.write(w, false) }
 // Markdown writes the report as Table does, in markdown.
 func (r *ReferenceReport) Markdown(w io.Writer) error { return r.write(w, true) }
 
-var referenceHeader = []string{"figure", "model", "real", "model/real", "gap"}
+var (
+	referenceHeader = []string{"figure", "model", "real", "model/real", "gap"}
+	contractHeader  = []string{"contract", "spec", "model condition", "verdict", "evidence"}
+)
 
 func (r *ReferenceReport) write(w io.Writer, md bool) error {
 	for _, g := range r.groups() {
@@ -133,6 +151,17 @@ func (r *ReferenceReport) write(w io.Writer, md bool) error {
 		if err := writeSection(w, md, title, referenceHeader, rows, notes); err != nil {
 			return err
 		}
+	}
+	var rows [][]string
+	for _, c := range r.Contracts {
+		spec := "-"
+		if c.Contract.Spec != 0 {
+			spec = fmt.Sprint(c.Contract.Spec)
+		}
+		rows = append(rows, []string{c.Contract.Name, spec, c.Contract.Condition, string(c.Verdict), c.Evidence})
+	}
+	if err := writeSection(w, md, "contracts: the model's condition of each against the real runtime on packages of it", contractHeader, rows, nil); err != nil {
+		return err
 	}
 	return writeLine(w, md, r.Line())
 }
