@@ -66,6 +66,9 @@ type FidelityOptions struct {
 	// (--model-condition): main, or main with a model knob moved; the
 	// real side runs main.
 	ModelCondition string
+	// ModelWorld is the world the model side runs on (--model-world;
+	// "": each --world's own), for one --world.
+	ModelWorld string
 }
 
 // NewCmdFidelity returns `stormctl fidelity`. runF replaces runFidelity in tests.
@@ -195,7 +198,8 @@ knobs with the real side's main.`,
 	fl.StringSliceVar(&opts.From, "from", nil, "judge stored storms instead of running: storm directories, or fidelity --out directories holding one per world")
 	fl.StringVar(&opts.Reference, "reference", fidelity.ReferenceClaims, "what the model is checked against: "+joinOr(fidelity.References())+" (devkit: the published @workflow/core stormed beside it, every regime figure side by side)")
 	fl.StringVar(&opts.DevkitChannel, "devkit-channel", "", "with --reference devkit: the real runtime's packages, "+joinOr(channelNames())+" (default stable)")
-	fl.StringVar(&opts.ModelCondition, "model-condition", fidelity.Main, "with --reference devkit: the model side's condition, as a storm --condition item over main's contract (such as main/writes=parallel); the real side runs main")
+	fl.StringVar(&opts.ModelCondition, "model-condition", fidelity.Main, "with --reference devkit: the model side's condition, as a storm --condition item over main's contract (such as main/writes=parallel), or the contract the channel's packages carry (slot+noop with --devkit-channel beta); the real side runs main")
+	fl.StringVar(&opts.ModelWorld, "model-world", "", "with --reference devkit and one --world: the world the model side runs on (or, with --from, whose cells it reads), compared as the --world's; for a contract the package's world does not serve (--model-condition slot+noop --model-world local against devkit-local)")
 	fl.StringVar(&opts.ModelLatency, "model-latency", d.Latency, "with --reference devkit: the model's latency profile, as storm --latency ("+joinOr(worlds.LatencyForms())+")")
 	addSpecs(fl, declaredWorlds().Specs(), opts.Endpoints)
 	return cmd
@@ -206,7 +210,7 @@ knobs with the real side's main.`,
 func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	switch opts.Reference {
 	case fidelity.ReferenceClaims:
-		for _, name := range []string{"devkit-channel", "model-latency", "model-condition"} {
+		for _, name := range []string{"devkit-channel", "model-latency", "model-condition", "model-world"} {
 			if fl.Changed(name) {
 				return usage("--%s applies to --reference devkit only", name)
 			}
@@ -225,11 +229,14 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 	if _, err := worlds.ParseProfile(opts.ModelLatency, stormdir.DefaultSeed); err != nil {
 		return usage("--model-latency: %w", err)
 	}
-	if err := checkModelCondition(opts.ModelCondition, opts.Factory.Engines); err != nil {
+	if err := checkModelCondition(opts.ModelCondition, opts.DevkitChannel, opts.Factory.Engines); err != nil {
 		return err
 	}
 	if !opts.WorldsGiven {
 		opts.Worlds = fidelity.DevkitWorlds()
+	}
+	if opts.ModelWorld != "" && len(opts.Worlds) != 1 {
+		return usage("--model-world %s: give one --world, the real side's it is compared as (got %d)", opts.ModelWorld, len(opts.Worlds))
 	}
 	if !fl.Changed("runs") {
 		opts.Runs = fidelity.DefaultReferenceRuns
@@ -240,13 +247,14 @@ func referenceDefaults(fl *pflag.FlagSet, opts *FidelityOptions) error {
 // checkModelCondition refuses a --model-condition that does not parse, or
 // that would not run the model on main's contract: another preset (the
 // real runtime has no other), or engine=devkit.
-func checkModelCondition(item string, engs *engines.Registry) error {
+func checkModelCondition(item, channel string, engs *engines.Registry) error {
 	c, err := conditions.Parse(item)
 	if err != nil {
 		return usage("--model-condition: %w", err)
 	}
-	if preset, _, _ := strings.Cut(c.Name, "/"); preset != fidelity.Main {
-		return usage("--model-condition %s: the model side must run main's contract, as the real runtime does: give main with /key=value overrides (such as main/writes=parallel)", c.Name)
+	preset, _, _ := strings.Cut(c.Name, "/")
+	if _, ok := fidelity.ChannelContract(preset, channel); preset != fidelity.Main && !ok {
+		return usage("--model-condition %s: the model side must run the contract the real runtime runs: main with /key=value overrides (such as main/writes=parallel), or slot+noop against --devkit-channel beta (spec 7)", c.Name)
 	}
 	if engs.Traits(c.Knobs.Engine).Published {
 		return usage("--model-condition %s: engine=devkit is the real side; the model side runs the model", c.Name)

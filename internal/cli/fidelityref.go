@@ -30,7 +30,7 @@ func fidelityReference(ctx context.Context, opts *FidelityOptions, reg *worlds.R
 		if !slices.Contains(real, w) {
 			return usage("--world %s: the real runtime (--reference devkit) runs on %s only", w, strings.Join(real, ", "))
 		}
-		modelCfg, realCfg := storms.ReferenceConfigs(w, opts.ModelLatency, opts.ModelCondition, opts.DevkitChannel)
+		modelCfg, realCfg := storms.ReferenceConfigs(w, opts.ModelWorld, opts.ModelLatency, opts.ModelCondition, opts.DevkitChannel)
 		for _, cfg := range []stormdir.Config{modelCfg, realCfg} {
 			plan, err := storm.NewPlan(cfg, reg, opts.Factory.Engines)
 			if err != nil {
@@ -129,12 +129,16 @@ func fidelityReferenceFrom(opts *FidelityOptions, known []string) error {
 			}
 			seen[key] = dir
 			cell := *c
-			cell.CellKey = history.NewCellKey(c.World, c.Scenario, fidelity.Main)
-			sides[eng].Cells = append(sides[eng].Cells, &cell)
-			if from[c.World] == nil {
-				from[c.World] = map[string]string{}
+			world := c.World
+			if eng == opts.Factory.Engines.Model() && opts.ModelWorld != "" && world == opts.ModelWorld {
+				world = opts.Worlds[0] // compared as the real side's world
 			}
-			from[c.World][eng] = joinDirs(from[c.World][eng], dir)
+			cell.CellKey = history.NewCellKey(world, c.Scenario, fidelity.Main)
+			sides[eng].Cells = append(sides[eng].Cells, &cell)
+			if from[world] == nil {
+				from[world] = map[string]string{}
+			}
+			from[world][eng] = joinDirs(from[world][eng], dir)
 		}
 	}
 	ws := opts.Worlds

@@ -141,3 +141,46 @@ func TestFidelityReferenceFromModelCondition(t *testing.T) {
 		})
 	}
 }
+
+// TestFidelityReferenceContracts: the report carries one claim per
+// contract, unknown (never pass) on storms whose real runs recorded no
+// spec version, spec 9's included; a contract's condition is a model
+// condition only against the channel that carries it, and --model-world
+// takes one --world.
+func TestFidelityReferenceContracts(t *testing.T) {
+	model := engineStorm(t, "reference-model", "model", "main")
+	real := engineStorm(t, "reference-real", "devkit", "main")
+	code, stdout, stderr := run(t.Context(), "fidelity", "--reference", "devkit", "--from", model, "--from", real, "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var rep fidelity.ReferenceReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not a reference report: %v\n%s", err, stdout)
+	}
+	if len(rep.Contracts) != len(fidelity.Contracts()) {
+		t.Fatalf("%d contract claims, want %d", len(rep.Contracts), len(fidelity.Contracts()))
+	}
+	for _, c := range rep.Contracts {
+		if c.Verdict != fidelity.Unknown {
+			t.Errorf("%s: %s on real runs that recorded no spec (%s)", c.Contract.Name, c.Verdict, c.Evidence)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"a contract against the stable channel", []string{"--model-condition", "slot+noop"}, "slot+noop against --devkit-channel beta"},
+		{"another preset", []string{"--model-condition", "seq", "--devkit-channel", "beta"}, "must run the contract the real runtime runs"},
+		{"model world for two worlds", []string{"--model-world", "local"}, "give one --world"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"fidelity", "--reference", "devkit", "--from", model, "--from", real}, tc.args...)
+			code, _, stderr := run(t.Context(), args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, cli.ExitUsage, tc.want)
+			}
+		})
+	}
+}

@@ -36,6 +36,24 @@ func Contracts() []Contract {
 	}
 }
 
+// ChannelContract returns the contract whose condition is preset when
+// the devkit channel's packages carry it (the beta channel's core stamps
+// spec 7: slot+noop), so that a reference check may run the model under
+// it against the real runtime on those packages; false for main (always
+// allowed) and for any other preset.
+func ChannelContract(preset, channel string) (Contract, bool) {
+	spec := 3
+	if channel == "beta" {
+		spec = 7
+	}
+	for _, c := range Contracts() {
+		if c.Condition == preset && c.Spec == spec && preset != Main {
+			return c, true
+		}
+	}
+	return Contract{}, false
+}
+
 // ContractClaim is one contract's claim: the model's condition of it
 // orders runs as the real runtime does on packages of that contract, at
 // this size: no figure of a world whose real runs all ran the contract

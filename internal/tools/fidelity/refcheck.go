@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/stormctl/stormctl/internal/engines/builtinengines"
+	"github.com/stormctl/stormctl/internal/history"
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/reports"
@@ -30,13 +31,21 @@ const (
 // --latency none (its windows emerge from the real stores) under main,
 // both over ReferenceScenarios, seed stormdir.DefaultSeed, into
 // Out/<world>/model and Out/<world>/real.
-func (s Storms) ReferenceConfigs(world, modelLatency, modelCondition, channel string) (model, real stormdir.Config) {
+//
+// modelWorld, when not "", is the world the model side runs on instead of
+// world (a contract's condition whose scheme the package's world does not
+// serve, such as slot+noop, runs on the model's own world of that
+// storage); CheckReference compares its cells as world's.
+func (s Storms) ReferenceConfigs(world, modelWorld, modelLatency, modelCondition, channel string) (model, real stormdir.Config) {
 	base := stormdir.Config{
 		Worlds: []string{world}, Scenarios: ReferenceScenarios(), Conditions: []string{Main},
 		Seed: stormdir.DefaultSeed,
 	}
 	model, real = base, base
 	model.Conditions = []string{modelCondition}
+	if modelWorld != "" {
+		model.Worlds = []string{modelWorld}
+	}
 	model.Engine, model.Latency, model.Out = builtinengines.Engines().Model(), modelLatency, filepath.Join(s.Out, world, ModelSide)
 	real.Engine, real.Latency, real.DevkitChannel, real.Out = builtinengines.Engines().Published(), "none", channel, filepath.Join(s.Out, world, RealSide)
 	model, real = model.Defaults(), real.Defaults()
@@ -63,9 +72,10 @@ func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx conte
 		modelCondition = plans[0].Config.Conditions[0]
 	}
 	for i := 0; i+1 < len(plans); i += 2 {
-		world := plans[i].Config.Worlds[0]
+		world := plans[i+1].Config.Worlds[0]
 		storms[world] = EngineStorms{Model: plans[i].Config.Out, Real: plans[i+1].Config.Out}
-		pairs = append(pairs, PairsOf(stormed.Summaries[i], stormed.Summaries[i+1], modelCondition, []string{world}, ReferenceScenarios())...)
+		model := AsWorld(stormed.Summaries[i], plans[i].Config.Worlds[0], world)
+		pairs = append(pairs, PairsOf(model, stormed.Summaries[i+1], modelCondition, []string{world}, ReferenceScenarios())...)
 		if s := stormed.Summaries[i+1]; s != nil {
 			realCells = append(realCells, s.Cells...)
 		}
@@ -75,6 +85,25 @@ func CheckReference(ctx context.Context, plans []*storm.Plan, run func(ctx conte
 	rep.JudgeContracts(RealSpecs(realCells))
 	rep.Interrupted = stormed.Interrupted
 	return rep, err
+}
+
+// AsWorld returns s with its cells of world from relabelled as world to
+// (the model side of a check whose model ran on another world than the
+// real side); s itself when they are one world or s is nil.
+func AsWorld(s *reports.Summary, from, to string) *reports.Summary {
+	if s == nil || from == to {
+		return s
+	}
+	out := *s
+	out.Cells = nil
+	for _, c := range s.Cells {
+		cell := *c
+		if c.World == from {
+			cell.CellKey = history.NewCellKey(to, c.Scenario, c.Condition)
+		}
+		out.Cells = append(out.Cells, &cell)
+	}
+	return &out
 }
 
 // DevkitWorlds are the worlds --reference devkit storms by default: the
