@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,10 @@ type CompareOptions struct {
 	Base   string
 	Head   string
 	Format Format
+	// BaseCondition and HeadCondition keep one condition's cells of each
+	// side ("": all of them): with one storm given twice, two conditions
+	// of it compared cell by cell.
+	BaseCondition, HeadCondition string
 }
 
 // NewCmdCompare returns `stormctl compare`. runF replaces runCompare in tests.
@@ -45,11 +51,16 @@ runs the faults misclassified per cell: a run a fault overlapped that ended
 neither completed nor infra with an outcome of a kind its cell never had in
 BASE (corrupted, silent, gap and hole are one kind; under the target
 condition, ` + fidelity.Target + `, any of them counts), or an infra run no
-fault overlapped.`,
+fault overlapped.
+
+--base-condition and --head-condition keep one condition's cells of each
+side: give one storm twice to compare two of its conditions, world by world
+and scenario by scenario (a condition the storm does not hold is refused).`,
 		Example: `  stormctl compare storms/base storms/head
   stormctl compare storms/base storms/head --format markdown >> "$GITHUB_STEP_SUMMARY"
   stormctl compare storms/postgres storms/postgres-nemesis   # misclassified under faults
-  stormctl compare storms/base storms/head --format json | jq '.cells[] | select(.verdict == "worse")'`,
+  stormctl compare storms/base storms/head --format json | jq '.cells[] | select(.verdict == "worse")'
+  stormctl compare storms/contracts storms/contracts --base-condition main --head-condition single-orchestrator`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Head = args[0], args[1]
@@ -60,7 +71,30 @@ fault overlapped.`,
 		},
 	}
 	addFormatFlag(cmd, &opts.Format, nil)
+	cmd.Flags().StringVar(&opts.BaseCondition, "base-condition", "", "keep only this condition's cells of BASE")
+	cmd.Flags().StringVar(&opts.HeadCondition, "head-condition", "", "keep only this condition's cells of HEAD")
 	return cmd
+}
+
+// keepCondition narrows a stored storm to one condition's cells ("": as it
+// is), refusing a condition it does not hold.
+func keepCondition(st *stormdir.Stored, flag, cond string) error {
+	if cond == "" {
+		return nil
+	}
+	held := st.Summary.Conditions()
+	if !slices.Contains(held, cond) {
+		return usage("--%s %s: %s holds no cell of it (it holds %s)", flag, cond, st.Dir, strings.Join(held, ", "))
+	}
+	sum := *st.Summary
+	sum.Cells = nil
+	for _, c := range st.Summary.Cells {
+		if c.Condition == cond {
+			sum.Cells = append(sum.Cells, c)
+		}
+	}
+	st.Summary = &sum
+	return nil
 }
 
 func runCompare(_ context.Context, opts *CompareOptions) error {
@@ -71,6 +105,12 @@ func runCompare(_ context.Context, opts *CompareOptions) error {
 	head, headErr := loadStorm(opts.IO, "compare", opts.Head)
 	if head == nil {
 		return headErr
+	}
+	if err := keepCondition(base, "base-condition", opts.BaseCondition); err != nil {
+		return err
+	}
+	if err := keepCondition(head, "head-condition", opts.HeadCondition); err != nil {
+		return err
 	}
 	if err := opts.Format.Print(opts.IO.Out, compareStorms(base, head)); err != nil {
 		return err

@@ -159,3 +159,39 @@ func TestCompareMisclassified(t *testing.T) {
 		t.Errorf("compare of two storms without the nemesis mentions misclassification:\n%s", plain)
 	}
 }
+
+// TestCompareConditionsOfOneStorm: one storm given twice with
+// --base-condition and --head-condition compares two of its conditions
+// cell by cell; a condition the storm does not hold is refused.
+func TestCompareConditionsOfOneStorm(t *testing.T) {
+	code, stdout, stderr := run(t.Context(), "compare", schema1Storm, schema1Storm,
+		"--base-condition", "main", "--head-condition", "seq+callsite+ordered", "--format", "json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", code, stderr)
+	}
+	var cmp struct {
+		Across string `json:"across"`
+		Cells  []struct {
+			Verdict string `json:"verdict"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
+		t.Fatalf("stdout is not a comparison: %v\n%s", err, stdout)
+	}
+	if cmp.Across != "main → seq+callsite+ordered" || len(cmp.Cells) == 0 {
+		t.Fatalf("across %q with %d cells, want main → seq+callsite+ordered over the storm's cells", cmp.Across, len(cmp.Cells))
+	}
+	matched := 0
+	for _, c := range cmp.Cells {
+		if c.Verdict != "only in base" && c.Verdict != "only in head" {
+			matched++
+		}
+	}
+	if matched == 0 { // the fixture's control has both conditions
+		t.Errorf("no cell matched across the two conditions: %s", stdout)
+	}
+	code, _, stderr = run(t.Context(), "compare", schema1Storm, schema1Storm, "--head-condition", "single-orchestrator")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "holds no cell of it") {
+		t.Errorf("a condition the storm lacks: exit %d, stderr %q", code, stderr)
+	}
+}
