@@ -2,8 +2,8 @@ package devkitengine_test
 
 import (
 	"errors"
-	"maps"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 
