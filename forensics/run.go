@@ -178,12 +178,18 @@ func keyLess(s eventlog.Scheme) func(a, b keyed) bool {
 	return func(a, b keyed) bool { return a.id < b.id }
 }
 
-// CommitTimes maps each event id to the commit time its writer observed.
+// CommitTimes maps each event id to the commit time its writer observed:
+// the earliest of the appends that answered with it (an idempotent write,
+// such as a run_started on a running run, answers again with the event an
+// earlier one committed, long after its commit).
 func CommitTimes(ops []history.Op) map[string]time.Time {
 	m := map[string]time.Time{}
 	for _, op := range ops {
 		for _, w := range op.Wrote {
-			if w.ID != "" && !w.CommittedAt.IsZero() {
+			if w.ID == "" || w.CommittedAt.IsZero() {
+				continue
+			}
+			if t, ok := m[w.ID]; !ok || w.CommittedAt.Before(t) {
 				m[w.ID] = w.CommittedAt
 			}
 		}

@@ -27,7 +27,8 @@ var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "s
 // whose classes it counts, runs.jsonl's or this build's; the dup ends and
 // refused columns, checkers added 2026-12-06; "1 rejection", no longer
 // "1 rejections", and explain's rejections with their verdicts, 12-06
-// too): each holds the command
+// too; worlds.golden's devkit-vercel line, which names the beta channel's
+// packages since that channel runs there, 12-06): each holds the command
 // ("# stormctl ARGS", DIR the storm's directory), its exit code, stdout,
 // stderr, and summary.json when the command rewrote it. replay-*.golden,
 // conditions, worlds and scenarios.golden were written by the build before

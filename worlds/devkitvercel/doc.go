@@ -6,8 +6,11 @@
 // DynamoDB store. The package's client code (v4 frames with CBOR meta,
 // cursor pagination, its retries and the errors it maps status codes to)
 // is what a storm exercises; the backend mints the ids (wevt_ ULIDs, the
-// legacy contract) and spends the mint-to-commit window, so the legacy
-// race is the server's, as in production.
+// legacy contract, for the 4.x package's spec 3 runs) and spends the
+// mint-to-commit window, so the legacy race is the server's, as in
+// production; for the spec 7 runs of the 5.0 betas (the devkit engine's
+// beta channel) it allocates slot ids at commit (the backend's slot
+// contract).
 //
 // Its queue (@vercel/queue, which only Vercel's can serve) is not used:
 // the model engine delivers runs itself, as it does for every world, and

@@ -272,7 +272,7 @@ func Entry(h *Host) worlds.Entry {
 	return worlds.Entry{
 		Name: Name,
 		Description: "the published @workflow/world-vercel's storage, run in a Node sidecar against stormctl's emulation of its backend " +
-			"(v4 frames, CBOR; ids minted by the backend) over an embedded DynamoDB-API server",
+			"(v4 frames, CBOR; ids minted by the backend, slot ids at commit for 5.0's spec 7 runs) over an embedded DynamoDB-API server",
 		Schemes:     []string{string(eventlog.SchemeULID)},
 		Limits:      lim,
 		Engines:     []string{"devkit"},

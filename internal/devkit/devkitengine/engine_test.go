@@ -65,11 +65,14 @@ func registry(t *testing.T) *worlds.Registry {
 // stormControl storms 2 control runs of the published runtime on world
 // and returns the storm's config and summary (skipping the test when the
 // runtime's prerequisites are missing).
-func stormControl(t *testing.T, reg *worlds.Registry, world string) (stormdir.Config, *reports.Summary) {
+func stormControl(t *testing.T, reg *worlds.Registry, world string, with ...func(*stormdir.Config)) (stormdir.Config, *reports.Summary) {
 	t.Helper()
 	cfg := stormdir.Config{Worlds: []string{world}, Scenarios: []string{"control"}, Conditions: []string{"main"},
 		Runs: 2, TimeScale: 0.3, Latency: "none", Timeout: 3 * time.Minute, Seed: 7, Engine: devkitengine.Name,
 		Hosts: 2, Out: filepath.Join(t.TempDir(), "storm")}
+	for _, f := range with {
+		f(&cfg)
+	}
 	p, err := storm.NewPlan(cfg.Defaults(), reg, builtinengines.Engines())
 	if err != nil {
 		t.Fatal(err)

@@ -342,7 +342,7 @@ func cursorOf(c string) eventlog.Cursor {
 
 // cursorID normalises a package's page cursor to the id of the event it
 // stands after ("" for the start): the packages' cursors are an event id,
-// "key:<id>", "<createdAt>|<id>", or one of those in base64.
+// "key:<id>", "eid:<id>", "<createdAt>|<id>", or one of those in base64.
 func cursorID(c string) string {
 	if id, ok := plainCursorID(c); ok {
 		return id
@@ -366,6 +366,8 @@ func plainCursorID(c string) (string, bool) {
 		return c, true
 	case strings.HasPrefix(c, "key:"):
 		return strings.TrimPrefix(c, "key:"), true
+	case strings.HasPrefix(c, "eid:"): // world-vercel 5.0's resume point after a stream cut short
+		return strings.TrimPrefix(c, "eid:"), true
 	case strings.Contains(c, "|"):
 		return c[strings.LastIndexByte(c, '|')+1:], true
 	}

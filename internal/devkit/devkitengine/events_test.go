@@ -85,6 +85,7 @@ func TestCursorID(t *testing.T) {
 		"":                                    "",
 		"evnt_01ABC":                          "evnt_01ABC",
 		"key:evnt_01ABC":                      "evnt_01ABC",
+		"eid:evnt_00000000000000000000000044": "evnt_00000000000000000000000044",
 		"2026-12-04T12:00:00.000Z|evnt_01ABC": "evnt_01ABC",
 		"a2V5OmV2bnRfMDFBQkM=":                "evnt_01ABC", // base64 of key:evnt_01ABC
 		"opaque":                              "opaque",

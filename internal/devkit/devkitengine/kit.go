@@ -45,29 +45,28 @@ func ParseChannel(s string) (Channel, error) {
 	return "", fmt.Errorf("unknown devkit channel %q (valid: stable, beta)", s)
 }
 
-// ErrChannelWorld is matched by CheckPair's refusal of a channel whose
-// world package speaks a contract the world's stormctl side does not serve.
-var ErrChannelWorld = errors.New("the channel's world package needs a contract stormctl does not serve")
+// ErrChannelWorld is matched by CheckPair's refusal of a channel that has
+// no kit for a world kind.
+var ErrChannelWorld = errors.New("the channel has no packages for the world")
 
-// CheckPair refuses, in one line, a channel whose package of kind k needs
-// what stormctl cannot serve: @workflow/world-vercel's 5.0 betas ask the
-// backend for slot-numbered event ids (spec 6 and later), batches
-// (events.createBatch) and reads since a cursor, while stormctl's
-// emulation of the backend serves 4.7.4's legacy contract (ULIDs minted
-// at the server, one event per request).
+// CheckPair refuses, in one line and before anything installs, a channel
+// that has no kit for worlds of kind k (node.Manifests has no manifest
+// directory manifestDir names). Every devkit world has one on both
+// channels: devkit-vercel's beta kit runs @workflow/world-vercel
+// 5.0.0-beta.50 against the backend emulation's slot contract
+// (worlds/vercel/backend: slot ids allocated at commit, events.createBatch,
+// sinceCursor deltas), which it once lacked.
 func CheckPair(ch Channel, k devkitworld.Kind) error {
-	if ch == Beta && k == devkitworld.Vercel {
-		return fmt.Errorf("--devkit-channel beta on %s: %w: @workflow/world-vercel 5.0 betas need slot-numbered ids, events.createBatch and sinceCursor reads from the backend, and stormctl's emulation serves 4.7.4's legacy contract only (use --devkit-channel stable there)",
-			devkitworld.VercelName, ErrChannelWorld)
+	if _, _, err := node.Manifests(manifestDir(ch, k)); err != nil {
+		return fmt.Errorf("--devkit-channel %s on world-%s: %w (%s/ is not in the Node workspace)", ch, k, ErrChannelWorld, manifestDir(ch, k))
 	}
 	return nil
 }
 
 // manifestDir is the manifest directory of package node (node.Stable,
-// node.BetaLocal, node.BetaPostgres) of channel ch for a world of kind k:
-// stable's packages agree across the three worlds; the betas of
-// world-local and world-postgres pin different cores (and world-vercel's
-// have none: CheckPair).
+// node.BetaLocal, node.BetaPostgres, node.BetaVercel) of channel ch for a
+// world of kind k: stable's packages agree across the three worlds; the
+// betas of each world pin their own (world-postgres's an older core).
 func manifestDir(ch Channel, k devkitworld.Kind) string {
 	if ch == Stable {
 		return node.Stable

@@ -26,10 +26,10 @@ import (
 //     version of each), so the runtime and the world it is measured
 //     against are one release. Their locks must agree.
 //   - The beta channel runs the 5.0 betas, newer than the world's sidecar
-//     by design, and its kit differs by world kind: beta-local/ and
-//     beta-postgres/ never install for the same cell (a cell has one world
-//     kind; the world-vercel betas have no kit, devkitengine.CheckPair),
-//     and they pin different cores on purpose (world-postgres
+//     by design, and its kit differs by world kind: beta-local/,
+//     beta-postgres/ and beta-vercel/ never install for the same cell (a
+//     cell has one world kind), and they pin different cores on purpose
+//     (world-postgres
 //     5.0.0-beta.27, the newest installable, needs the beta.35 core, while
 //     world-local's newest runs with beta.55: beta-postgres/package.json
 //     says so). Each stands alone.
@@ -43,6 +43,7 @@ var channels = []struct {
 	{"stable (the engine's kit and the devkit worlds' sidecar)", []string{Stable, SidecarPackages}},
 	{"beta on world-local", []string{BetaLocal}},
 	{"beta on world-postgres", []string{BetaPostgres}},
+	{"beta on world-vercel", []string{BetaVercel}},
 }
 
 // lockfile is an install's package.json and package-lock.json (npm's
@@ -198,7 +199,7 @@ func TestLockfilesAgree(t *testing.T) {
 			}
 		}
 	}
-	for _, dir := range []string{Stable, BetaLocal, BetaPostgres, SidecarPackages} {
+	for _, dir := range []string{Stable, BetaLocal, BetaPostgres, BetaVercel, SidecarPackages} {
 		if !placed[dir] {
 			t.Errorf("the install %s/ is on no channel of this test's channels: say which installs it runs beside", dir)
 		}

@@ -9,9 +9,10 @@
 //     answers by id, the shape of an error) and the package loading
 //     (lib/packages.mjs); and the host's reading of world-postgres's
 //     INSERTs (lib/pgevents.mjs), a module so that it is tested alone;
-//   - stable/, beta-local/, beta-postgres/ and sidecar/: a package.json and
-//     the package-lock.json that pins it for each install (the engine's
-//     kit per channel and world kind, the sidecar's packages).
+//   - stable/, beta-local/, beta-postgres/, beta-vercel/ and sidecar/: a
+//     package.json and the package-lock.json that pins it for each install
+//     (the engine's kit per channel and world kind, the sidecar's
+//     packages).
 //
 // FS embeds exactly those files; the workspace's tests (test/, run by
 // node --test), its dev-only package.json (TypeScript, for the
@@ -45,6 +46,7 @@ import (
 //go:embed stable/package.json stable/package-lock.json
 //go:embed beta-local/package.json beta-local/package-lock.json
 //go:embed beta-postgres/package.json beta-postgres/package-lock.json
+//go:embed beta-vercel/package.json beta-vercel/package-lock.json
 //go:embed sidecar/package.json sidecar/package-lock.json
 var FS embed.FS
 
@@ -60,6 +62,10 @@ const (
 	// BetaPostgres is the devkit engine's kit of the beta channel on
 	// world-postgres.
 	BetaPostgres = "beta-postgres"
+	// BetaVercel is the devkit engine's kit of the beta channel on
+	// world-vercel (its storage against stormctl's emulation of the
+	// backend, world-local's in-process queue).
+	BetaVercel = "beta-vercel"
 	// SidecarPackages are the devkit worlds' storage packages, which the
 	// sidecar runs.
 	SidecarPackages = "sidecar"

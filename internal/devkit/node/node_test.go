@@ -139,7 +139,7 @@ func TestScriptsCarryWhatTheyImport(t *testing.T) {
 			want[f] = true
 		}
 	}
-	for _, dir := range []string{Stable, BetaLocal, BetaPostgres, SidecarPackages} {
+	for _, dir := range []string{Stable, BetaLocal, BetaPostgres, BetaVercel, SidecarPackages} {
 		pkg, lock, err := Manifests(dir)
 		if err != nil || !json.Valid(pkg) || !json.Valid(lock) {
 			t.Errorf("Manifests(%q): %v (valid JSON: %v, %v)", dir, err, json.Valid(pkg), json.Valid(lock))

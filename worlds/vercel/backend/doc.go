@@ -7,7 +7,7 @@
 //
 // # What it serves
 //
-// Events, v4 (Routes lists every endpoint the package calls; the rest are
+// Events, v4, for legacy runs (Routes lists every endpoint the package calls; the rest are
 // answered 501 with a line naming the method and path, and recorded by
 // Server.Calls):
 //
@@ -53,6 +53,24 @@
 // answer carries the run's events read back (the preload core replays
 // from). Hook tokens are unique per run, not per project: the devkit
 // worlds scope tokens by run, so a check across runs could not fire.
+//
+// # The slot contract (world-vercel 5.0 betas)
+//
+// A run whose first event's frame says spec 6 or later (SlotSpecVersion;
+// world-vercel 5.0.0-beta.50 stamps 7) is a slot run of the store, and every
+// request for it is served under the slot contract (slots.go, batch.go;
+// docs/devkit-vercel-beta.md): ids evnt_ + the event's position, allocated
+// in the transaction that writes it (dynamo.Store.WriteAtTail: a lost race
+// for a position moves to the next), so the log is dense and needs no seal;
+// the answers world-vercel 5.0 reads (bump-and-report below maxSlot,
+// sinceCursor deltas, run_started's log as frames with x-wf-max-events,
+// lazy step starts, (runId, resumeId) convergence of a hook's resume, the
+// sentinel's hasMore); and
+//
+//	POST /api/v4/runs/{runId}/events/batch   frames back to back → CBOR {results}, one per frame
+//
+// The 5.0 frame fields it does not implement (run attributes) are
+// answered 501 naming them, like the legacy contract's.
 //
 // Each project is a Tenant with a store of its own; Server routes by the
 // x-vercel-project-id header.

@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,12 +15,13 @@ import (
 	"github.com/stormctl/stormctl/internal/base/httpserve"
 )
 
-// Routes are the endpoints @workflow/world-vercel 4.7.4 calls (under its
-// server's /api), by the method and pattern this server matches them with.
-// Implemented says which this emulation serves; every other request is
-// answered 501 naming its method and path.
+// Routes are the endpoints @workflow/world-vercel 4.7.4 and 5.0.0-beta.50
+// call (under their server's /api), by the method and pattern this server
+// matches them with. Implemented says which this emulation serves; every
+// other request is answered 501 naming its method and path.
 var Routes = []Route{
 	{"POST /api/v4/runs/{runId}/events/{eventType}", true},
+	{"POST /api/v4/runs/{runId}/events/batch", true}, // 5.0: events.createBatch, slot runs only
 	{"GET /api/v4/runs/{runId}/events", true},
 	{"GET /api/v4/runs/{runId}/events/{eventId}", true},
 	{"GET /api/v4/events", true},
@@ -48,8 +51,9 @@ type Route struct {
 const noRoute = "(no route of the world-vercel backend)"
 
 // Call is what a Server saw of one endpoint: how often it was called and,
-// for one it does not implement, the line its first request was answered
-// with.
+// for one it does not implement (its route, or a request to it: a frame
+// meta field the tenant does not read), the line its first such request
+// was answered with.
 type Call struct {
 	Pattern     string
 	Implemented bool
@@ -139,8 +143,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h == nil:
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no project %q on this server", r.Header.Get("x-vercel-project-id")))
 	default:
-		h.ServeHTTP(w, r)
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if rec.status == http.StatusNotImplemented {
+			// A route served in part (a frame meta field it does not
+			// read): the call is one the emulation does not implement.
+			var e errorBody
+			_ = json.Unmarshal(rec.body.Bytes(), &e)
+			s.mu.Lock()
+			c.Implemented = false
+			if c.Line == "" {
+				c.Line = e.Message
+			}
+			s.mu.Unlock()
+			s.logger.Warn("devkit-vercel: " + e.Message)
+		}
 	}
+}
+
+// statusRecorder passes a response through, keeping its status and, for a
+// 501, its body (an error line).
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if r.status == http.StatusNotImplemented && r.body.Len() < 4096 {
+		r.body.Write(b)
+	}
+	return r.ResponseWriter.Write(b)
 }
 
 // Calls returns the endpoints called so far, by pattern.

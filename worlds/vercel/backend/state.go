@@ -27,6 +27,9 @@ type runState struct {
 	// disposals counts each token's releases, a generation of its key.
 	tokens    map[string]string
 	disposals map[string]int
+	// resumes are the hook_received events of lazy hook resumes, by their
+	// resumeId (slot contract).
+	resumes map[string]*Event
 }
 
 type stepState struct {
@@ -56,7 +59,7 @@ func terminalStatus(s string) bool { return s == "completed" || s == "failed" ||
 // store's: by id).
 func fold(runID string, evs []Event) *runState {
 	st := &runState{runID: runID, steps: map[string]*stepState{}, hooks: map[string]*hookState{},
-		waits: map[string]*waitState{}, tokens: map[string]string{}, disposals: map[string]int{}}
+		waits: map[string]*waitState{}, tokens: map[string]string{}, disposals: map[string]int{}, resumes: map[string]*Event{}}
 	for i := range evs {
 		st.apply(evs[i])
 	}
@@ -116,6 +119,10 @@ func (st *runState) apply(e Event) {
 	case "hook_conflict":
 		if st.hooks[corr] == nil {
 			st.hooks[corr] = &hookState{created: e, disposed: true}
+		}
+	case "hook_received":
+		if id := m.ResumeID; id != "" && st.resumes[id] == nil {
+			st.resumes[id] = &e
 		}
 	case "hook_disposed":
 		if h := st.hooks[corr]; h != nil && !h.disposed {

@@ -76,6 +76,7 @@ func NewTenant(cfg TenantConfig) (*Tenant, error) {
 	t := &Tenant{cfg: cfg, minter: eventlog.NewMinter(eventlog.ServerPrefix, mrand.NewChaCha8(seed)), acks: map[string]map[string]time.Time{}, tokenRuns: map[string][]string{}}
 	t.mux = http.NewServeMux()
 	t.mux.HandleFunc("POST /api/v4/runs/{runId}/events/{eventType}", t.createEvent)
+	t.mux.HandleFunc("POST /api/v4/runs/{runId}/events/batch", t.createBatch)
 	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events", t.listEvents)
 	t.mux.HandleFunc("GET /api/v4/runs/{runId}/events/{eventId}", t.getEvent)
 	t.mux.HandleFunc("GET /api/v4/events", t.listByCorrelation)
@@ -84,12 +85,19 @@ func NewTenant(cfg TenantConfig) (*Tenant, error) {
 	return t, nil
 }
 
+// readBody reads a request's body, at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+}
+
 // ServeHTTP serves the tenant's routes.
 func (t *Tenant) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.mux.ServeHTTP(w, r) }
 
-// CommitTimes returns when the store acknowledged the write of each event
-// of the run this tenant wrote, by event id (observed by the server, not a
-// store commit timestamp).
+// CommitTimes returns when each event of the run this tenant wrote
+// committed, by event id, as the server observed it (not a store commit
+// timestamp): under the legacy contract when the store acknowledged the
+// write, under the slot contract when the write that committed it was
+// sent (writeTail says why).
 func (t *Tenant) CommitTimes(runID string) []worlds.CommitTime {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -101,6 +109,8 @@ func (t *Tenant) CommitTimes(runID string) []worlds.CommitTime {
 	return out
 }
 
+// acked records when the store committed evs, at (zero: each event's
+// CommittedAt, the time the write that committed it was sent).
 func (t *Tenant) acked(runID string, evs []eventlog.Event, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -110,7 +120,11 @@ func (t *Tenant) acked(runID string, evs []eventlog.Event, at time.Time) {
 		t.acks[runID] = m
 	}
 	for _, e := range evs {
-		m[e.ID] = at
+		if at.IsZero() {
+			m[e.ID] = e.CommittedAt
+		} else {
+			m[e.ID] = at
+		}
 	}
 }
 
@@ -190,7 +204,7 @@ func item(e Event) (eventlog.Event, error) {
 // entities in a CBOR body.
 func (t *Tenant) createEvent(w http.ResponseWriter, r *http.Request) {
 	runID := r.PathValue("runId")
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	raw, err := readBody(w, r, maxBody)
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "request body: "+err.Error())
 		return
@@ -198,6 +212,14 @@ func (t *Tenant) createEvent(w http.ResponseWriter, r *http.Request) {
 	frames, err := ReadFrames(raw)
 	if err != nil || len(frames) != 1 {
 		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("want one v4 frame, got %d (%v)", len(frames), err))
+		return
+	}
+	run, exists, slot, ok := t.slotRun(w, r, runID, frames[0].Meta)
+	if !ok {
+		return
+	}
+	if slot {
+		t.createSlotEvent(w, r, run, exists, frames[0])
 		return
 	}
 	meta, unknown, err := DecodeMeta(frames[0].Meta)
@@ -424,11 +446,19 @@ type listQuery struct {
 	limit  int
 	desc   bool
 	lazy   bool // remoteRefBehavior=lazy: frames without bodies
+	// all: returnAll=true without a limit (world-vercel 5.0's "the whole
+	// log"), honoured under the slot contract.
+	all bool
+	// slot: the run is under the slot contract, whose sentinel says
+	// hasMore and carries the cursor past the page's last event even on
+	// the last page (the incremental-load resume point).
+	slot bool
 }
 
 func parseList(w http.ResponseWriter, r *http.Request) (listQuery, bool) {
 	q := r.URL.Query()
-	lq := listQuery{cursor: q.Get("cursor"), limit: 100, lazy: q.Get("remoteRefBehavior") == "lazy"}
+	lq := listQuery{cursor: q.Get("cursor"), limit: 100, lazy: q.Get("remoteRefBehavior") == "lazy",
+		all: q.Get("returnAll") == "true" && q.Get("limit") == ""}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
@@ -446,6 +476,19 @@ func parseList(w http.ResponseWriter, r *http.Request) (listQuery, bool) {
 		return lq, false
 	}
 	return lq, true
+}
+
+// forRun is lq for a run of scheme sch: under the slot contract the
+// cursor is read as cursorOf reads it and returnAll lifts the limit.
+func (lq listQuery) forRun(sch eventlog.Scheme) listQuery {
+	if sch != eventlog.SchemeSlot {
+		return lq
+	}
+	lq.slot, lq.cursor = true, cursorOf(lq.cursor).ID
+	if lq.all {
+		lq.limit = 0
+	}
+	return lq
 }
 
 // page cuts the events (in id order) after the cursor, per the query:
@@ -467,7 +510,7 @@ func (lq listQuery) page(evs []Event) ([]Event, string) {
 		}
 		evs = evs[i:]
 	}
-	if len(evs) <= lq.limit {
+	if lq.limit <= 0 || len(evs) <= lq.limit {
 		return evs, ""
 	}
 	return evs[:lq.limit], evs[lq.limit-1].ID
@@ -488,7 +531,13 @@ func (lq listQuery) frames(w http.ResponseWriter, evs []Event, next string) {
 		}
 	}
 	end := map[string]any{"_end": 1}
-	if next != "" {
+	switch {
+	case lq.slot:
+		end["hasMore"] = next != ""
+		if len(evs) > 0 {
+			end["next"] = evs[len(evs)-1].ID
+		}
+	case next != "":
 		end["next"] = next
 	}
 	if b, err = AppendFrame(b, end, nil); err != nil {
@@ -516,7 +565,12 @@ func (t *Tenant) listEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		var p eventlog.Page
 		if err == nil {
-			p, err = t.cfg.Store.List(ctx, run, eventlog.Cursor{ID: lq.cursor}, lq.limit)
+			lq = lq.forRun(run.Scheme)
+			after := eventlog.Cursor{ID: lq.cursor}
+			if lq.slot {
+				after = cursorOf(lq.cursor)
+			}
+			p, err = t.cfg.Store.List(ctx, run, after, lq.limit)
 		}
 		if err != nil {
 			fail(w, r, err)
@@ -538,11 +592,12 @@ func (t *Tenant) listEvents(w http.ResponseWriter, r *http.Request) {
 		lq.frames(w, page, next)
 		return
 	}
-	_, evs, err := t.events(ctx, runID)
+	run, evs, err := t.events(ctx, runID)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
+	lq = lq.forRun(run.Scheme)
 	page, next := lq.page(evs)
 	lq.frames(w, page, next)
 }
@@ -562,11 +617,12 @@ func (t *Tenant) listByCorrelation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, evs, err := t.events(r.Context(), runID)
+	run, evs, err := t.events(r.Context(), runID)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
+	lq = lq.forRun(run.Scheme)
 	evs = slices.DeleteFunc(evs, func(e Event) bool { return e.Meta.CorrelationID != corr })
 	page, next := lq.page(evs)
 	lq.frames(w, page, next)

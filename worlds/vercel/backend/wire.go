@@ -30,7 +30,65 @@ type Meta struct {
 	Stack             string         `cbor:"stack,omitempty" json:"stack,omitempty"`
 	ExecutionContext  map[string]any `cbor:"executionContext,omitempty" json:"executionContext,omitempty"`
 	StateUpdatedAt    any            `cbor:"stateUpdatedAt,omitempty" json:"stateUpdatedAt,omitempty"`
+
+	// The event fields world-vercel 5.0 betas add (slot contract only:
+	// slotMetaFields): kept with the event and answered in its eventData
+	// or its entity, as world-local 5.0 keeps them.
+
+	// HookIsSystem and HookTokenRetentionUntil are a hook_created's
+	// eventData isSystem and tokenRetentionUntil.
+	HookIsSystem            *bool      `cbor:"hookIsSystem,omitempty" json:"hookIsSystem,omitempty"`
+	HookTokenRetentionUntil *time.Time `cbor:"hookTokenRetentionUntil,omitempty" json:"hookTokenRetentionUntil,omitempty"`
+	// OwnerMessageID is a step_started's inline-ownership stamp (the queue
+	// message running the step's body), re-emitted on every read of it.
+	OwnerMessageID string `cbor:"ownerMessageId,omitempty" json:"ownerMessageId,omitempty"`
+	// CancelReason is a run_cancelled's eventData cancelReason.
+	CancelReason string `cbor:"cancelReason,omitempty" json:"cancelReason,omitempty"`
+	// EncryptionPublicKey is a run_created's (or a resilient run_started's)
+	// eventData encryptionPublicKey, kept on the run entity.
+	EncryptionPublicKey string `cbor:"encryptionPublicKey,omitempty" json:"encryptionPublicKey,omitempty"`
+	// ResumeID and ResumePayloadDigest are a lazy hook resume's
+	// (hook_received): the (runId, resumeId) constraint makes the
+	// deliveries of one resume converge on one event, which carries
+	// resumeId on every read of it.
+	ResumeID            string `cbor:"resumeId,omitempty" json:"resumeId,omitempty"`
+	ResumePayloadDigest string `cbor:"resumePayloadDigest,omitempty" json:"resumePayloadDigest,omitempty"`
 }
+
+// Request is what a world-vercel 5.0 beta frame's meta says about the
+// request rather than the event (slot contract only; never stored).
+type Request struct {
+	// SinceCursor asks for the log after the writer's cursor on the answer
+	// (events, cursor, hasMore), as events.list from it would return.
+	SinceCursor *string `cbor:"sinceCursor,omitempty"`
+	// SkipPreload: a run_started answered without the run's log (a
+	// materialized CBOR answer instead of a frame stream).
+	SkipPreload bool `cbor:"skipPreload,omitempty"`
+	// MaxSlot is the highest slot the writer had loaded: an answer whose
+	// event landed higher reports the events on the slots between.
+	MaxSlot *int64 `cbor:"maxSlot,omitempty"`
+	// ViaStepDispatch marks a step_created as a queue consumer's re-ensure
+	// (advisory: a backend MAY refuse it 410 after a 412 it recorded; this
+	// one records no 412, so it is read and has no effect).
+	ViaStepDispatch bool `cbor:"viaStepDispatch,omitempty"`
+	// ComputeInstanceID attributes the write to a compute instance
+	// (telemetry, like vercelId).
+	ComputeInstanceID string `cbor:"computeInstanceId,omitempty"`
+}
+
+// slotMetaFields are the keys a world-vercel 5.0 beta frame may carry
+// beyond metaFields that the slot contract reads: the event fields Meta
+// keeps, Request's, and client telemetry, which @workflow/world says a
+// World must not persist and which this server reads and drops
+// (telemetryFields). The rest (attributes, changes, writer,
+// allowReservedAttributes: run attributes and attr_set) are answered 501.
+var slotMetaFields = []string{"hookIsSystem", "hookTokenRetentionUntil", "ownerMessageId", "cancelReason", "encryptionPublicKey",
+	"resumeId", "resumePayloadDigest",
+	"sinceCursor", "skipPreload", "maxSlot", "viaStepDispatch", "computeInstanceId"}
+
+// telemetryFields are the client's measurements a 5.0 beta frame carries
+// (latency and progress counters, replay divergences): read and dropped.
+var telemetryFields = []string{"ttfs", "stso", "stepCount", "eventCount", "rsfs", "finalSchedulingReplay", "optimizations", "replayDivergenceCount"}
 
 // metaFields are the keys Meta reads: a frame with another is answered 501
 // (a field this emulation would otherwise drop unread).
@@ -38,23 +96,58 @@ var metaFields = []string{"eventType", "specVersion", "correlationId", "vercelId
 	"deploymentId", "workflowName", "stepName", "attempt", "resumeAt", "retryAfter", "hookToken", "hookIsWebhook",
 	"errorCode", "error", "stack", "executionContext", "stateUpdatedAt"}
 
-// DecodeMeta decodes a POST frame's meta. unknown lists the keys Meta does
-// not read, sorted (the frame is otherwise decoded).
+// DecodeMeta decodes a POST frame's meta under the legacy contract
+// (world-vercel 4.7.4's fields). unknown lists the keys it does not read,
+// sorted (the frame is otherwise decoded).
 func DecodeMeta(b []byte) (m Meta, unknown []string, err error) {
+	if unknown, err = unknownKeys(b, metaFields); err != nil {
+		return m, nil, err
+	}
+	if err := Unmarshal(b, &m); err != nil {
+		return m, unknown, fmt.Errorf("frame meta: %w", err)
+	}
+	return legacyMeta(m), unknown, nil
+}
+
+// legacyMeta is m with the 5.0 fields cleared: the legacy contract keeps
+// only what 4.7.4 sends (a frame carrying more is answered 501 anyway).
+func legacyMeta(m Meta) Meta {
+	m.HookIsSystem, m.HookTokenRetentionUntil, m.OwnerMessageID, m.CancelReason, m.EncryptionPublicKey = nil, nil, "", "", ""
+	m.ResumeID, m.ResumePayloadDigest = "", ""
+	return m
+}
+
+// DecodeSlotMeta decodes a POST frame's meta under the slot contract
+// (world-vercel 5.0 betas): the event's fields, the request's, and the
+// keys read by neither, sorted.
+func DecodeSlotMeta(b []byte) (m Meta, r Request, unknown []string, err error) {
+	known := slices.Concat(metaFields, slotMetaFields, telemetryFields)
+	if unknown, err = unknownKeys(b, known); err != nil {
+		return m, r, nil, err
+	}
+	if err := Unmarshal(b, &m); err != nil {
+		return m, r, unknown, fmt.Errorf("frame meta: %w", err)
+	}
+	if err := Unmarshal(b, &r); err != nil {
+		return m, r, unknown, fmt.Errorf("frame meta: %w", err)
+	}
+	return m, r, unknown, nil
+}
+
+// unknownKeys lists the keys of CBOR map b not in known, sorted.
+func unknownKeys(b []byte, known []string) ([]string, error) {
 	var raw map[string]any
 	if err := Unmarshal(b, &raw); err != nil {
-		return m, nil, fmt.Errorf("frame meta: %w", err)
+		return nil, fmt.Errorf("frame meta: %w", err)
 	}
+	var unknown []string
 	for k := range raw {
-		if !slices.Contains(metaFields, k) {
+		if !slices.Contains(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	sort.Strings(unknown)
-	if err := Unmarshal(b, &m); err != nil {
-		return m, unknown, fmt.Errorf("frame meta: %w", err)
-	}
-	return m, unknown, nil
+	return unknown, nil
 }
 
 // eventTypes are the event types a client may POST (@workflow/world's
@@ -113,6 +206,7 @@ func (e Event) eventData() map[string]any {
 	case "run_created":
 		d["deploymentId"], d["workflowName"] = m.DeploymentID, m.WorkflowName
 		set("executionContext", m.ExecutionContext, m.ExecutionContext != nil)
+		set("encryptionPublicKey", m.EncryptionPublicKey, m.EncryptionPublicKey != "")
 	case "run_failed":
 		set("errorCode", m.ErrorCode, m.ErrorCode != "")
 	case "step_created":
@@ -120,6 +214,7 @@ func (e Event) eventData() map[string]any {
 	case "step_started":
 		set("attempt", m.Attempt, m.Attempt != nil)
 		set("stepName", m.StepName, m.StepName != "")
+		set("ownerMessageId", m.OwnerMessageID, m.OwnerMessageID != "")
 	case "step_failed":
 		set("stack", m.Stack, m.Stack != "")
 	case "step_retrying":
@@ -128,6 +223,8 @@ func (e Event) eventData() map[string]any {
 	case "hook_created":
 		d["token"] = m.HookToken
 		set("isWebhook", m.HookIsWebhook, m.HookIsWebhook != nil)
+		set("isSystem", m.HookIsSystem, m.HookIsSystem != nil)
+		set("tokenRetentionUntil", timeOf(m.HookTokenRetentionUntil), m.HookTokenRetentionUntil != nil)
 	case "hook_received", "hook_disposed":
 		set("token", m.HookToken, m.HookToken != "")
 	case "hook_conflict":
@@ -137,6 +234,8 @@ func (e Event) eventData() map[string]any {
 		}
 	case "wait_created", "wait_completed":
 		set("resumeAt", timeOf(m.ResumeAt), m.ResumeAt != nil)
+	case "run_cancelled":
+		set("cancelReason", m.CancelReason, m.CancelReason != "")
 	}
 	return d
 }
@@ -155,6 +254,9 @@ func (e Event) entity(payload bool) map[string]any {
 	if e.Meta.OccurredAt != nil {
 		out["occurredAt"] = *e.Meta.OccurredAt
 	}
+	if e.Meta.ResumeID != "" {
+		out["resumeId"] = e.Meta.ResumeID
+	}
 	d := e.eventData()
 	if f := payloadField[e.Meta.EventType]; payload && f != "" && len(e.Body) > 0 {
 		d[f] = e.Body
@@ -165,7 +267,7 @@ func (e Event) entity(payload bool) map[string]any {
 			}
 		}
 	}
-	if e.Meta.EventType != "run_started" && e.Meta.EventType != "run_cancelled" {
+	if e.Meta.EventType != "run_started" && (e.Meta.EventType != "run_cancelled" || len(d) > 0) {
 		out["eventData"] = d
 	}
 	return out
