@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
@@ -281,11 +282,18 @@ func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict
 	}
 	var prefix []json.RawMessage
 	var clock time.Time
+	_, _, slotted := l.slots(len(l.events))
 	for k, e := range l.events {
-		if !l.created[k].After(jd.At) {
-			prefix = append(prefix, e.Package)
-			clock = maxTime(clock, l.created[k])
+		if l.created[k].After(jd.At) {
+			if slotted {
+				// A log ided by position is read as a dense prefix: it
+				// stood up to its first slot written after the refusal.
+				break
+			}
+			continue
 		}
+		prefix = append(prefix, e.Package)
+		clock = maxTime(clock, l.created[k])
 	}
 	if len(prefix) == 0 {
 		return verdict.Unknown, "not judged: the final log holds no event created before the refusal", nil
@@ -351,10 +359,32 @@ func firstDifference(a, b []string) string {
 		case k >= len(b):
 			return fmt.Sprintf("it no longer writes %s", short(a[k]))
 		case a[k] != b[k]:
-			return fmt.Sprintf("it writes %s where without it the replay writes %s", short(b[k]), short(a[k]))
+			with, without := around(b[k], a[k])
+			return fmt.Sprintf("it writes %s where without it the replay writes %s", with, without)
 		}
 	}
 	return ""
+}
+
+// around shortens two writes that differ to where they first differ: a
+// long one is cut around that byte (so a reason never hides the
+// difference behind a shared prefix), each beginning with its type and
+// correlation id.
+func around(a, b string) (string, string) {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	const before = 60
+	if i <= before || len(a) <= 160 && len(b) <= 160 {
+		return short(a), short(b)
+	}
+	head := func(s string) string {
+		fields := strings.SplitN(s, " ", 3)
+		return strings.Join(fields[:min(2, len(fields))], " ")
+	}
+	cut := func(s string) string { return head(s) + " …" + short(s[i-before:]) }
+	return cut(a), cut(b)
 }
 
 func short(s string) string {
@@ -398,6 +428,30 @@ func sameEnd(t eventlog.Type, a, b json.RawMessage) bool {
 }
 
 // canonical is raw re-encoded with its keys sorted.
+// hostIDs are eventData fields whose values the replay host mints, not the
+// log: core 5.0 stamps an inline step's step_started with the id of the
+// delivery that owns it (ownerMessageId), which the host numbers as it
+// queues messages. Two replays of one log that differ only there decided
+// alike.
+var hostIDs = []string{"ownerMessageId"}
+
+// withoutHostIDs is raw with the hostIDs fields of a JSON object taken
+// out (raw as it is when it is no object).
+func withoutHostIDs(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	for _, k := range hostIDs {
+		delete(m, k)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
 func canonical(raw json.RawMessage) string {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
@@ -415,7 +469,7 @@ func canonical(raw json.RawMessage) string {
 // them, its random part derived from the run, n and the write (wk), so
 // alike refusals admit the same event.
 func (l *log) nextID(n int, wk []byte, at time.Time) (string, error) {
-	if width, top, ok := l.slots(); ok {
+	if width, top, ok := l.slots(n); ok {
 		return fmt.Sprintf("evnt_%0*d", width, top+1), nil
 	}
 	h := fnv.New128a()
@@ -428,18 +482,20 @@ func (l *log) nextID(n int, wk []byte, at time.Time) (string, error) {
 	return "evnt_" + id.String(), nil
 }
 
-// slots says whether the log's events are ided by position
+// slots says whether the log's first n events are ided by position
 // (serialized.SlotOf), how wide the ids' digits are and the highest
-// position.
-func (l *log) slots() (width int, top int64, ok bool) {
-	for _, e := range l.events {
+// position among them (a slot log's first n events are the log as it
+// stood: the position after them is the one the refused write would have
+// taken, not the one after the final log's).
+func (l *log) slots(n int) (width int, top int64, ok bool) {
+	for _, e := range l.events[:n] {
 		p, isSlot := serialized.SlotOf(e.ID)
 		if !isSlot {
 			return 0, 0, false
 		}
 		width, top = max(width, len(e.ID)-len("evnt_")), max(top, p)
 	}
-	return width, top, len(l.events) > 0
+	return width, top, n > 0
 }
 
 // admit is the refused write as the package would have listed it, had it
@@ -534,7 +590,12 @@ func outcomeOf(res rerun.RuntimeResult, err error) outcome {
 		if c.Op != "create" || c.EventType == string(eventlog.RunStarted) {
 			continue
 		}
-		o.writes = append(o.writes, fmt.Sprintf("%s %s %s", c.EventType, c.CorrelationID, canonical(c.EventData)))
+		if c.At < 0 && (c.EventType == "step_retrying" || c.EventType == string(eventlog.StepFailed)) && o.unusable == "" {
+			// Core 5.0 runs steps inline; a body run in the replay host
+			// that fails there fails on what the host does not serve.
+			o.unusable = fmt.Sprintf("it ran step %s's body inline and the body failed in the replay host (%s): a verdict would rest on the harness, not on the log", c.CorrelationID, c.EventType)
+		}
+		o.writes = append(o.writes, fmt.Sprintf("%s %s %s", c.EventType, c.CorrelationID, canonical(withoutHostIDs(c.EventData))))
 	}
 	for _, m := range res.Queued {
 		o.writes = append(o.writes, fmt.Sprintf("queue %s %s", m.Queue, m.StepID))

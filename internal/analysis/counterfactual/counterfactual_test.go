@@ -139,11 +139,13 @@ func TestJudge(t *testing.T) {
 // those the package created by the refusal's end, then the admitted
 // write, and that alike refusals of the same log share their replays.
 func TestJudgeReplaysTheLogAsItStood(t *testing.T) {
+	// Ids of the legacy contract (not positions): the log as it stood is
+	// every event created by the refusal, in list order.
 	final := []eventlog.Event{
-		event("evnt_01", eventlog.RunCreated, "", 0, `{}`),
-		event("evnt_03", eventlog.StepCreated, "step_1", 30, `{}`), // listed before evnt_02, created after it
-		event("evnt_02", eventlog.RunStarted, "", 10, ""),
-		event("evnt_04", eventlog.StepCompleted, "step_1", 50, `{}`),
+		event("evnt_01Z", eventlog.RunCreated, "", 0, `{}`),         // Z: not a slot id (serialized.SlotOf)
+		event("evnt_03Z", eventlog.StepCreated, "step_1", 30, `{}`), // listed before evnt_02Z, created after it
+		event("evnt_02Z", eventlog.RunStarted, "", 10, ""),
+		event("evnt_04Z", eventlog.StepCompleted, "step_1", 50, `{}`),
 	}
 	js := []verdict.Judgement{
 		refused(eventlog.StepStarted, "step_1", 20, `{}`),
@@ -159,8 +161,8 @@ func TestJudgeReplaysTheLogAsItStood(t *testing.T) {
 		t.Errorf("%d replays, want 2 (without and with the write, shared by the two alike refusals)", rt.calls)
 	}
 	for _, ids := range rt.seen {
-		if len(ids) < 2 || ids[0] != "evnt_01" || ids[1] != "evnt_02" || (len(ids) == 3 && !strings.HasPrefix(ids[2], "evnt_")) || len(ids) > 3 {
-			t.Errorf("a replay read %v; want evnt_01 evnt_02 (created by the refusal) and, admitted, one minted id", ids)
+		if len(ids) < 2 || ids[0] != "evnt_01Z" || ids[1] != "evnt_02Z" || (len(ids) == 3 && !strings.HasPrefix(ids[2], "evnt_")) || len(ids) > 3 {
+			t.Errorf("a replay read %v; want evnt_01Z evnt_02Z (created by the refusal) and, admitted, one minted id", ids)
 		}
 	}
 	if got[2].Reason != "judged before" || got[2].Pending {
@@ -168,6 +170,32 @@ func TestJudgeReplaysTheLogAsItStood(t *testing.T) {
 	}
 	if got[0].Pending || got[1].Pending || got[0].Verdict != got[1].Verdict {
 		t.Errorf("alike refusals judged %s and %s", got[0].Verdict, got[1].Verdict)
+	}
+}
+
+// TestJudgeReplaysASlotLogAsAPrefix: on a log ided by position (5.0's
+// slots) the log as it stood is its leading slots written by the refusal
+// (a reader then met the empty slot below a written one and read no
+// further), and the admitted write takes the position after them, not
+// after the final log's last.
+func TestJudgeReplaysASlotLogAsAPrefix(t *testing.T) {
+	final := []eventlog.Event{
+		event("evnt_01", eventlog.RunCreated, "", 0, `{}`),
+		event("evnt_02", eventlog.RunStarted, "", 30, ""), // reserved first, written after evnt_03
+		event("evnt_03", eventlog.StepCreated, "step_1", 10, `{}`),
+		event("evnt_04", eventlog.StepCompleted, "step_1", 50, `{}`),
+	}
+	rt := &logRuntime{}
+	if _, err := Judge(t.Context(), rt, Run{ID: "wrun_1", Final: final, Verdicts: []verdict.Judgement{refused(eventlog.StepStarted, "step_1", 20, `{}`)}}, Options{Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.seen) != 2 {
+		t.Fatalf("%d replays, want 2", len(rt.seen))
+	}
+	for _, ids := range rt.seen {
+		if ids[0] != "evnt_01" || (len(ids) == 2 && ids[1] != "evnt_02") || len(ids) > 2 {
+			t.Errorf("a replay read %v; want evnt_01 and, admitted, evnt_02 (the slot after the log as it stood)", ids)
+		}
 	}
 }
 

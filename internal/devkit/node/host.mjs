@@ -873,7 +873,7 @@ async function composeReplay(req) {
   const local = createLocal({ dataDir: path.resolve(dir), recoverActiveRuns: false });
   const coreReq = createRequire(kitRequire.resolve('@workflow/core'));
   const worldPkg = await import(pathToFileURL(coreReq.resolve('@workflow/world')).href);
-  state.schemas = { event: worldPkg.EventSchema, run: worldPkg.WorkflowRunSchema };
+  state.schemas = { event: worldPkg.EventSchema, run: worldPkg.WorkflowRunSchema, step: worldPkg.StepSchema };
   const current = () => {
     const r = als.getStore()?.replay;
     if (!r) throw new Error('replay host: a world call outside any replay');
@@ -941,6 +941,16 @@ function worldError(e) {
 // record shows the runtime writing next, before its next read. The first call that is not the record's
 // next ends the replay there: it is answered with an error, as is every
 // call after it.
+// STEP_STATUS is a step's status after each step event, as the store
+// keeps it.
+const STEP_STATUS = {
+  step_created: 'pending',
+  step_started: 'running',
+  step_retrying: 'pending',
+  step_completed: 'completed',
+  step_failed: 'failed',
+};
+
 class ReplayWorld {
   constructor(req) {
     this.ops = req.ops;
@@ -959,6 +969,49 @@ class ReplayWorld {
     // of leaving its record: a prefix replay, which has no record of
     // what the invocation wrote.
     this.scratch = Boolean(req.scratch);
+    // tail is the scratch log of a run of slot ids (spec 6 and later):
+    // what the replay wrote past its record, each event minted at the
+    // next slot, which its later lists return, as a store would. Core 5.0
+    // reads back what it wrote (an inline step's completion) before it
+    // goes on; a log that forgot its writes kept it polling. Runs of the
+    // legacy contract keep the empty scratch log they always had.
+    this.tail = [];
+  }
+
+  // slotted reports whether the run's log has slot ids (spec 6 and
+  // later), as its run_created's stamp says.
+  slotted() {
+    return (this.run?.created?.specVersion ?? 0) >= 6;
+  }
+
+  // lastSlot is the highest slot of the log as served so far and the
+  // scratch log, 0 when none is a slot id.
+  lastSlot() {
+    let last = 0;
+    const seen = (/** @type {any} */ e) => {
+      const m = /^(?:evnt_|wevt_)?(\d{26})$/.exec(e?.eventId ?? '');
+      if (m) last = Math.max(last, Number(m[1]));
+    };
+    for (let i = 0; i < this.ops.length; i++) {
+      if (this.served[i] && this.ops[i].kind === 'list') (this.ops[i].events ?? []).forEach(seen);
+    }
+    this.tail.forEach(seen);
+    return last;
+  }
+
+  // scratchEvent mints a scratch write at the next slot and keeps it.
+  scratchEvent(type, corr, data) {
+    const event = {
+      runId: this.runId,
+      eventId: 'evnt_' + String(this.lastSlot() + 1).padStart(26, '0'),
+      eventType: type,
+      correlationId: corr || undefined,
+      eventData: data?.eventData,
+      specVersion: data?.specVersion ?? this.run.created.specVersion,
+      createdAt: new Date(this.clock),
+    };
+    this.tail.push(event);
+    return event;
   }
 
   // skip moves next past the operations already served.
@@ -1016,7 +1069,10 @@ class ReplayWorld {
     const op = this.ops[this.next];
     if (this.scratch && (!op || op.kind !== 'list')) {
       this.done.push({ op: 'list', after: cursor, scratch: true });
-      return { data: [], cursor: cursor || null, hasMore: false };
+      const from = this.tail.findIndex((e) => e.eventId === cursor);
+      const data = from >= 0 ? this.tail.slice(from + 1) : this.tail.filter((e) => e.eventId > cursor);
+      const last = data[data.length - 1];
+      return { data, cursor: last ? last.eventId : (cursor || null), hasMore: false };
     }
     if (!op || op.kind !== 'list' || (op.after ?? '') !== cursor) return this.deviate(asked);
     this.take(this.next);
@@ -1051,14 +1107,20 @@ class ReplayWorld {
       }
     }
     if (at < 0) {
+      const step = STEP_STATUS[type] ? this.stepEntity(type, corr, data?.eventData) : undefined;
       this.done.push({ op: 'create', at: -1, eventType: type, correlationId: corr, eventData: data?.eventData ?? null, scratch: true });
-      return {};
+      if (!this.slotted()) return {};
+      const out = { event: this.scratchEvent(type, corr, data) };
+      if (step) out.step = step;
+      return out;
     }
     const op = this.take(at);
+    const step = STEP_STATUS[type] && !op.error ? this.stepEntity(type, corr, data?.eventData) : undefined;
     this.done.push({ op: 'create', at, eventType: type, correlationId: corr, eventData: data?.eventData ?? null });
     if (op.error) throw worldError(op.error);
     const out = { event: op.event ? packageEvent(op.event) : undefined };
     if (type === 'run_started') out.run = this.runEntity(op.startedAt);
+    if (step) out.step = step;
     if (op.snapshot) {
       out.events = op.snapshot.events.map(packageEvent);
       const last = out.events[out.events.length - 1];
@@ -1066,6 +1128,49 @@ class ReplayWorld {
       out.hasMore = Boolean(op.snapshot.hasMore);
     }
     return out;
+  }
+
+  // stepEntity is the step as the store answers a step event's create
+  // with it (core 5.0 runs a step inline from a step_started's answer and
+  // reads its stepId, input and attempt there): its name and input from
+  // its step_created (this create's, or the log's as served so far), its
+  // status after this event, its attempt the step_started events of it
+  // the log and this replay's creates hold, this one included.
+  stepEntity(type, corr, eventData) {
+    let created = type === 'step_created' ? eventData ?? {} : null;
+    let attempt = type === 'step_started' ? 1 : 0;
+    for (let i = 0; i < this.ops.length; i++) {
+      const op = this.ops[i];
+      if (!this.served[i] || op.kind !== 'list') continue;
+      for (const raw of op.events ?? []) {
+        if (raw.correlationId !== corr) continue;
+        if (raw.eventType === 'step_started') attempt++;
+        if (raw.eventType === 'step_created' && !created) created = packageEvent(raw).eventData ?? {};
+      }
+    }
+    for (const d of this.done) {
+      if (d.op !== 'create' || d.correlationId !== corr) continue;
+      if (d.eventType === 'step_started') attempt++;
+      if (d.eventType === 'step_created' && !created) created = d.eventData ?? {};
+    }
+    const now = new Date(this.clock);
+    const step = {
+      runId: this.runId,
+      stepId: corr,
+      stepName: eventData?.stepName ?? created?.stepName ?? '',
+      status: STEP_STATUS[type],
+      input: created?.input,
+      attempt: Math.max(attempt, type === 'step_created' ? 0 : 1),
+      startedAt: attempt > 0 ? now : undefined,
+      createdAt: now,
+      updatedAt: now,
+      specVersion: this.run.created.specVersion,
+    };
+    // Parsed as the package's own answer is (dates coerced); a shape the
+    // package's schema refuses is answered as it is rather than failing
+    // the replay on stormctl's guess.
+    const parsed = state.schemas.step?.safeParse?.(step);
+    return parsed?.success ? parsed.data : step;
   }
 
   // runEntity is the run as a run_started answered it: the run_created's
