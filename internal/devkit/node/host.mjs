@@ -1159,7 +1159,9 @@ class ReplayWorld {
       stepId: corr,
       stepName: eventData?.stepName ?? created?.stepName ?? '',
       status: STEP_STATUS[type],
-      input: created?.input,
+      // A lazy start (5.0: a step_started that creates its step) carries
+      // the input itself.
+      input: created?.input ?? eventData?.input,
       attempt: Math.max(attempt, type === 'step_created' ? 0 : 1),
       startedAt: attempt > 0 ? now : undefined,
       createdAt: now,
