@@ -100,11 +100,20 @@ func judgeContract(c Contract, figs []Figure, modelCond string, realSpecs map[st
 		claim.Evidence = fmt.Sprintf("the model ran %s, not %s: run fidelity --reference devkit --model-condition %s on a channel of spec %d", modelCond, c.Condition, c.Condition, c.Spec)
 		return claim
 	}
-	var compared, separated []string
-	off := 0
+	var compared, separated, undecided []string
+	off, measured := 0, 0
 	for _, f := range figs {
-		if !slices.Contains(worlds, f.World) || (f.Gap != Within && f.Gap != Off && f.Gap != BothZero) {
+		if !slices.Contains(worlds, f.World) {
 			continue
+		}
+		if f.Name == outcomeFigure && f.Gap == NoMeasure {
+			undecided = append(undecided, f.World+" "+f.Scenario)
+		}
+		if f.Gap != Within && f.Gap != Off && f.Gap != BothZero {
+			continue
+		}
+		if f.Gap != BothZero {
+			measured++
 		}
 		if f.Gap == Off {
 			off++
@@ -115,8 +124,10 @@ func judgeContract(c Contract, figs []Figure, modelCond string, realSpecs map[st
 		}
 	}
 	switch {
-	case len(compared) == 0:
-		claim.Evidence = fmt.Sprintf("no figure of %s was measured on both sides", strings.Join(worlds, ", "))
+	case len(undecided) > 0:
+		claim.Evidence = fmt.Sprintf("a side decided no run of %s: its outcome rate is no evidence", strings.Join(undecided, ", "))
+	case measured == 0:
+		claim.Evidence = fmt.Sprintf("no figure of %s was measured above 0 on both sides", strings.Join(worlds, ", "))
 	case len(separated) > 0:
 		claim.Verdict = Fail
 		claim.Evidence = fmt.Sprintf("%d of %d figures on %s have the sides' intervals separated: %s", len(separated), len(compared), strings.Join(worlds, ", "), strings.Join(separated, "; "))
@@ -149,6 +160,11 @@ func specsText(realSpecs map[string]map[int]int) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// outcomeFigure is the figure a contract claim cannot pass without: a
+// cell whose outcome rate a side could not measure (every run stuck,
+// failed or infra) decided nothing, whatever its other figures say.
+const outcomeFigure = "corrupted+silent of decided runs"
 
 // RealSpecs gathers the spec versions of a summary's cells, per world.
 func RealSpecs(cells []*reports.Cell) map[string]map[int]int {

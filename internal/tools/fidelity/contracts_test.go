@@ -15,7 +15,7 @@ func TestJudgeContracts(t *testing.T) {
 	within := Figure{World: "devkit-local", Scenario: StepStorm, Name: "bad", Gap: Within}
 	separated := Figure{World: "devkit-local", Scenario: StepStorm, Name: "bad", Gap: Off, Separated: true}
 	otherWorld := Figure{World: "devkit-postgres", Scenario: StepStorm, Name: "bad", Gap: Off, Separated: true}
-	unmeasured := Figure{World: "devkit-local", Scenario: StepStorm, Name: "bad", Gap: NoMeasure}
+	unmeasured := Figure{World: "devkit-local", Scenario: StepStorm, Name: "corrupted+silent of decided runs", Gap: NoMeasure}
 	spec := func(v int) map[string]map[int]int { return map[string]map[int]int{"devkit-local": {v: 12}} }
 	tests := []struct {
 		name      string
@@ -38,7 +38,11 @@ func TestJudgeContracts(t *testing.T) {
 			map[string]string{"slot ids, sealed log": "1 figures on devkit-local"}},
 		{"mixed specs in a world", []Figure{within}, Main, map[string]map[int]int{"devkit-local": {3: 6, 7: 6}}, nil, nil},
 		{"nothing measured", []Figure{unmeasured}, Main, spec(3), nil,
-			map[string]string{"legacy": "no figure of devkit-local was measured on both sides"}},
+			map[string]string{"legacy": "a side decided no run of devkit-local step-storm"}},
+		{"both sides at 0 only", []Figure{{World: "devkit-local", Scenario: StepStorm, Name: "stuck of runs", Gap: BothZero}}, Main, spec(3), nil,
+			map[string]string{"legacy": "measured above 0"}},
+		{"an undecided cell among agreeing figures", []Figure{within, {World: "devkit-local", Scenario: HookStorm, Name: "corrupted+silent of decided runs", Gap: NoMeasure}}, Main, spec(3), nil,
+			map[string]string{"legacy": "decided no run of devkit-local hook-storm"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -100,7 +100,7 @@ type proportion struct {
 // proportions are the regime figures that are rates, in print order.
 func proportions() []proportion {
 	return []proportion{
-		{"corrupted+silent of decided runs", func(c *reports.Cell) (int, int) { return c.Corrupted + c.Silent, c.Decided() }, undecidedNote},
+		{outcomeFigure, func(c *reports.Cell) (int, int) { return c.Corrupted + c.Silent, c.Decided() }, undecidedNote},
 		{"stuck of runs", func(c *reports.Cell) (int, int) { return c.Stuck, c.Runs }, nil},
 		{"non-prefix reads of reads", func(c *reports.Cell) (int, int) { return c.NonPrefixReads, c.Reads }, nil},
 		{"cursor skips of reads", func(c *reports.Cell) (int, int) { return c.CursorSkips, c.Reads }, nil},
