@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stormctl/stormctl/internal/engines"
+	"github.com/stormctl/stormctl/internal/tools/jsrepro"
+	"github.com/stormctl/stormctl/internal/tools/rtshrink"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,14 +29,19 @@ type ShrinkOptions struct {
 	// Out is the directory the minimal case is written to (DIR/shrink
 	// when empty).
 	Out string
-	// Budget bounds the shrinking.
+	// Budget bounds the shrinking (0: the engine's default).
 	Budget time.Duration
+	// Emit is the reproduction's form: "go" for a model run (its default),
+	// "node-test" or "vitest" for a devkit run (node-test by default).
+	Emit   string
 	Format Format
+	// Engines are the engines a stored run may name.
+	Engines *engines.Registry
 }
 
 // NewCmdShrink returns `stormctl shrink`. runF replaces runShrink in tests.
 func NewCmdShrink(f *Factory, runF func(context.Context, *ShrinkOptions) error) *cobra.Command {
-	opts := &ShrinkOptions{IO: f.IO}
+	opts := &ShrinkOptions{IO: f.IO, Engines: f.Engines}
 	cmd := &cobra.Command{
 		Use:   "shrink DIR RUN",
 		Short: "Shrink a stored corrupted run to a minimal schedule that still raises its divergence",
@@ -62,8 +71,11 @@ why. Progress goes to stderr.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.RunID = args[0], args[1]
-			if opts.Budget <= 0 {
+			if opts.Budget < 0 {
 				return usage("--budget must be positive, got %s", opts.Budget)
+			}
+			if !slices.Contains([]string{"", emitGo, jsrepro.NodeTest, jsrepro.Vitest}, opts.Emit) {
+				return usage("--emit %q: want %s, %s or %s", opts.Emit, emitGo, jsrepro.NodeTest, jsrepro.Vitest)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -72,7 +84,8 @@ why. Progress goes to stderr.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "directory to write the minimal case to (default DIR/shrink)")
-	cmd.Flags().DurationVar(&opts.Budget, "budget", shrink.DefaultBudget, "how long the search may take; then the smallest failing schedule found is the result")
+	cmd.Flags().DurationVar(&opts.Budget, "budget", 0, fmt.Sprintf("how long the search may take (default %s for a model run, %s through the published runtime); then the smallest failing schedule found is the result", shrink.DefaultBudget, rtshrink.DefaultBudget))
+	cmd.Flags().StringVar(&opts.Emit, "emit", "", "the reproduction's form: go (a model run's, its default), node-test (a devkit run's default: node's own runner) or vitest")
 	addFormatFlag(cmd, &opts.Format, map[Format]string{FormatTable: "the narrative"})
 	return cmd
 }
@@ -82,9 +95,20 @@ func runShrink(ctx context.Context, opts *ShrinkOptions) error {
 	if err != nil {
 		return err
 	}
-	in := shrink.Input{Input: sr.ReplayInput(), Scenario: sr.Record.Scenario}
+	rin := sr.ReplayInput()
+	if opts.Engines.Traits(rin.Engine).Published {
+		return runShrinkRuntime(ctx, opts, sr, rin)
+	}
+	if opts.Emit != "" && opts.Emit != emitGo {
+		return usage("--emit %s: run %s ran on the model, whose reproduction is a Go test (--emit go); a JavaScript test comes from a run of the devkit engine (the published runtime)", opts.Emit, opts.RunID)
+	}
+	budget := opts.Budget
+	if budget == 0 {
+		budget = shrink.DefaultBudget
+	}
+	in := shrink.Input{Input: rin, Scenario: sr.Record.Scenario}
 	p := newCountProgress(opts.IO, "shrink "+opts.RunID, "candidates")
-	res, err := shrink.Shrink(ctx, in, shrink.Options{Budget: opts.Budget, Progress: func(pr shrink.Progress) {
+	res, err := shrink.Shrink(ctx, in, shrink.Options{Budget: budget, Progress: func(pr shrink.Progress) {
 		p.Note(pr.Tests, fmt.Sprintf("%s: %d left", pr.Phase, pr.Left))
 	}})
 	p.Done()
@@ -107,6 +131,9 @@ func runShrink(ctx context.Context, opts *ShrinkOptions) error {
 	}
 	return opts.Format.Print(opts.IO.Out, shrunk{res, files})
 }
+
+// emitGo is --emit's value for the model's Go test.
+const emitGo = "go"
 
 // writeCase writes the minimal schedule and its Go test into dir and
 // returns their paths.

@@ -168,3 +168,17 @@ func (r *Replayer) Close() {
 	_ = r.proc.Stop()
 	os.RemoveAll(r.dir)
 }
+
+// WorkflowCode implements rerun.WorkflowSource: the workflow code the
+// kit's workflows bundle hands core, read by the host.
+func (r *Replayer) WorkflowCode(ctx context.Context) (string, error) {
+	var out struct {
+		Code string `json:"code"`
+	}
+	if err := r.proc.Call(ctx, "workflowCode", map[string]any{}, &out); err != nil {
+		return "", fmt.Errorf("devkit replay host: the workflow code: %w", err)
+	}
+	return out.Code, nil
+}
+
+var _ rerun.WorkflowSource = (*Replayer)(nil)

@@ -761,6 +761,7 @@ async function doOpen(req) {
   }
   if (req.world === 'replay') {
     state.flow = flow; // replay requests call it directly; nothing is delivered by a queue
+    state.workflowsBundle = req.workflows;
   } else if (req.world !== 'postgres') {
     world.registerHandler(FLOW_PREFIX, (r) => deliver('flow', flow, r));
     if (step) world.registerHandler(STEP_PREFIX, (r) => deliver('step', step, r));
@@ -1246,6 +1247,30 @@ async function replay(req) {
   };
 }
 
+// workflowCode is the workflow code the workflows bundle hands core
+// (its workflowEntrypoint(workflowCode): the scenario compiled for core's
+// VM, a script string): what a reproduction outside stormctl runs through
+// the @workflow/core it installs.
+//   workflowCode {} -> {code}
+async function workflowCode() {
+  await ready();
+  if (!state.workflowsBundle) throw new Error('workflowCode: this host is not a replay host');
+  const text = fs.readFileSync(state.workflowsBundle, 'utf8');
+  const start = text.indexOf('var workflowCode = `');
+  if (start < 0) throw new Error(`workflowCode: ${state.workflowsBundle} holds no "var workflowCode = \`" (another builder's bundle?)`);
+  let i = start + 'var workflowCode = `'.length;
+  const from = i;
+  for (; i < text.length && text[i] !== '`'; i++) {
+    if (text[i] === '\\') i++;
+  }
+  if (i >= text.length) throw new Error('workflowCode: the template literal does not end');
+  const literal = text.slice(from, i);
+  if (/(^|[^\\])\$\{/.test(literal)) throw new Error('workflowCode: the template literal interpolates');
+  // A template literal without interpolations: its escapes, as JS reads them.
+  const code = new Function('return `' + literal + '`')();
+  return { code };
+}
+
 async function ready() {
   if (!state.opened) throw new Error('the host has no world: send open first');
   await state.opened;
@@ -1404,7 +1429,7 @@ async function close() {
   return {};
 }
 
-const ops = { open, start, resumeHook, events, status, output, cancel, close, replay };
+const ops = { open, start, resumeHook, events, status, output, cancel, close, replay, workflowCode };
 
 // ---------------------------------------------------------------- main loop
 

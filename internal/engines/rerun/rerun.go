@@ -178,3 +178,12 @@ func DivergentEvent(msg string) string {
 }
 
 var divergentEvent = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s|$)`)
+
+// WorkflowSource is implemented by an opened runtime that can hand out
+// the workflow code it executes (the scenario compiled for core's VM, the
+// string its workflows bundle passes workflowEntrypoint): what a
+// reproduction outside stormctl runs through the @workflow/core it
+// installs.
+type WorkflowSource interface {
+	WorkflowCode(ctx context.Context) (string, error)
+}

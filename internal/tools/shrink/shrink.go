@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stormctl/stormctl/internal/tools/ddmin"
 	"maps"
 	"slices"
 	"time"
@@ -308,7 +309,7 @@ func (c *checker) phase(s *schedule.Schedule, name string, by func(*schedule.Sch
 // makes the candidate keeping some, fails checks it.
 func (c *checker) minimize(s *schedule.Schedule, name string, n int, build func([]int) *schedule.Schedule, fails func(*schedule.Schedule) bool) *schedule.Schedule {
 	c.phaseNow, c.left = name, n
-	keep := ddmin(c.ctx, n, func(keep []int) bool {
+	keep := ddmin.Min(c.ctx, n, func(keep []int) bool {
 		ok := fails(build(keep))
 		if ok {
 			c.left = len(keep)

@@ -1,4 +1,4 @@
-package shrink
+package ddmin
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestDDMin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			asked := map[string]int{}
-			got := ddmin(context.Background(), tc.n, func(keep []int) bool {
+			got := Min(context.Background(), tc.n, func(keep []int) bool {
 				asked[key(keep)]++
 				return tc.test(keep)
 			})
@@ -63,7 +63,7 @@ func TestDDMin(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tests := 0
-	got := ddmin(ctx, 100, func(keep []int) bool {
+	got := Min(ctx, 100, func(keep []int) bool {
 		if tests++; tests == 3 {
 			cancel()
 		}

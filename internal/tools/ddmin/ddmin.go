@@ -1,4 +1,7 @@
-package shrink
+// Package ddmin is delta debugging over a set of elements: the smallest
+// subset a test still fails on, one candidate replay at a time. Both
+// shrinks use it: the model's schedule and a devkit run's recorded reads.
+package ddmin
 
 import (
 	"context"
@@ -7,7 +10,7 @@ import (
 	"strings"
 )
 
-// ddmin is delta debugging (Zeller and Hildebrandt's ddmin) over the
+// Min is delta debugging (Zeller and Hildebrandt's ddmin) over the
 // elements 0..n-1, test saying whether a candidate keeping some of them
 // still fails (the whole set does: the caller checked). It tries removing
 // chunks at halving granularity, from halves down to single elements; a
@@ -18,7 +21,7 @@ import (
 // 1-minimal: removing any one element loses the failure. When ctx ends
 // first it is the smallest failing subset found. test is asked of each
 // candidate once.
-func ddmin(ctx context.Context, n int, test func(keep []int) bool) []int {
+func Min(ctx context.Context, n int, test func(keep []int) bool) []int {
 	elems := make([]int, n)
 	for i := range elems {
 		elems[i] = i
@@ -54,29 +57,6 @@ func ddmin(ctx context.Context, n int, test func(keep []int) bool) []int {
 		}
 	}
 	return elems
-}
-
-// split cuts elems into parts chunks of sizes differing by one at most.
-func split(elems []int, parts int) [][]int {
-	out := make([][]int, 0, parts)
-	for i := range parts {
-		lo, hi := i*len(elems)/parts, (i+1)*len(elems)/parts
-		if hi > lo {
-			out = append(out, elems[lo:hi])
-		}
-	}
-	return out
-}
-
-// complement is every chunk but the i-th, in order.
-func complement(chunks [][]int, i int) []int {
-	var out []int
-	for j, c := range chunks {
-		if j != i {
-			out = append(out, c...)
-		}
-	}
-	return out
 }
 
 // key identifies a candidate.

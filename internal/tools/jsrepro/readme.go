@@ -1,0 +1,69 @@
+package jsrepro
+
+import (
+	"fmt"
+	"strings"
+)
+
+// readme is the directory's README: what fails, why (the layer and its
+// evidence), how to run it, how to check a fix, how to drop it into a
+// vercel/workflow checkout.
+func readme(f Fixture, testName string) string {
+	var b strings.Builder
+	core := f.Versions["@workflow/core"]
+	run, install := "node --test", "npm install"
+	if f.Form == Vitest {
+		run = "npx vitest run"
+	}
+	fmt.Fprintf(&b, "# %s\n\n", f.Title)
+	fmt.Fprintf(&b, "Written by `stormctl shrink` from %s. %s\n\n", f.Source, f.Shrunk)
+	fmt.Fprintf(&b, "One delivery of run `%s` to `@workflow/core`'s own flow handler\n", f.Case.RunID)
+	fmt.Fprintf(&b, "(`workflowEntrypoint`), at the recovery budget it was delivered with, against a\n")
+	fmt.Fprintf(&b, "small in-memory World written in `%s` that holds the %d events the\n", testName, len(f.Case.Log))
+	fmt.Fprintf(&b, "delivery read (`schedule.json`, each as the World package stored it). The test\n")
+	fmt.Fprintf(&b, "asserts what a correct runtime does with that log: replays it without declaring\n")
+	fmt.Fprintf(&b, "it corrupted.\n\n")
+	fmt.Fprintf(&b, "## Layer: %s (%s)\n\n", f.Layer, f.Class)
+	switch f.Layer {
+	case "world":
+		b.WriteString("The World accepted a write it should have refused: the log holds one entity\n" +
+			"created twice, which no correct World stores. The runtime's failure on it is the\n" +
+			"consequence; the fix belongs in the World (or the runtime may tolerate it).\n\n")
+	case "engine":
+		b.WriteString("The runtime decided from a stale view of the log: a decision the log holds\n" +
+			"contradicts what the runtime now derives from the events before it.\n\n")
+	default:
+		b.WriteString("The run's class does not name a layer.\n\n")
+	}
+	for _, e := range f.Evidence {
+		fmt.Fprintf(&b, "- %s\n", e)
+	}
+	if len(f.Evidence) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Run it\n\n```sh\n%s\n%s\n```\n\n", install, run)
+	fmt.Fprintf(&b, "On `@workflow/core` %s (the runtime the run came from; `package.json` pins it)\n", core)
+	fmt.Fprintf(&b, "the test fails with that runtime's own text:\n\n```\n%s\n```\n\n", firstLine(f.Failure.Message))
+	b.WriteString("## Check a fix\n\n")
+	b.WriteString("Install the runtime to check instead, then run the test again; it passes when\n" +
+		"that runtime replays this log without declaring it corrupted:\n\n")
+	fmt.Fprintf(&b, "```sh\nnpm install @workflow/core@<version>            # a published one\nnpm install /path/to/workflow/packages/core       # a local build (pnpm build first)\n%s\n```\n\n", run)
+	b.WriteString("The World declares the contract (`specVersion`) the installed runtime's\n" +
+		"`@workflow/world` names as current; the events keep the spec they were written\n" +
+		"under. `workflow.js` is the workflow code as the runtime's builder compiled it\n" +
+		"for core's VM (`source/` holds the scenario's TypeScript, for reading).\n\n")
+	b.WriteString("## In a vercel/workflow checkout\n\n")
+	b.WriteString("Copy this directory next to core's own tests and run it with vitest there:\n\n")
+	fmt.Fprintf(&b, "```sh\ncp -r . /path/to/workflow/packages/core/src/repro/%s\ncd /path/to/workflow/packages/core/src/repro/%s\nnpm install          # its own @workflow/core %s and vitest, beside the checkout's\nnpx vitest run\n```\n\n", strings.ToLower(f.Case.RunID), strings.ToLower(f.Case.RunID), core)
+	b.WriteString("The test imports `@workflow/core` by name, from the directory's own install:\n" +
+		"to run it against the checkout's build, install that build there (`npm install ../../..`\n" +
+		"from `src/repro/<run>`, after `pnpm build`).\n")
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

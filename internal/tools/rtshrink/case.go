@@ -1,0 +1,110 @@
+package rtshrink
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/engines/rerun"
+)
+
+// collapse is the failing invocation's schedule as a store holding the
+// log it read: every event its lists (and a create's snapshot) served, in
+// the order served, each once.
+func collapse(inv rerun.RuntimeInvocation) (Case, error) {
+	c := Case{RunID: inv.RunID, Created: inv.Created, Recovery: inv.Recovery}
+	seen := map[string]bool{}
+	var id struct {
+		EventID string `json:"eventId"`
+	}
+	add := func(evs []json.RawMessage) error {
+		for _, raw := range evs {
+			if err := json.Unmarshal(raw, &id); err != nil {
+				return fmt.Errorf("shrink %s: an event served: %w", inv.RunID, err)
+			}
+			if !seen[id.EventID] {
+				seen[id.EventID] = true
+				c.Log = append(c.Log, raw)
+			}
+		}
+		return nil
+	}
+	started := false
+	for _, op := range inv.Ops {
+		switch {
+		case op.Kind == "list" && op.Error == nil:
+			if err := add(op.Events); err != nil {
+				return c, err
+			}
+			c.Clock = max(c.Clock, op.End)
+		case op.Kind == "create" && op.EventType == "run_started" && op.StartedAt != nil && !started:
+			c.StartedAt, started = *op.StartedAt, true
+			if op.Snapshot != nil {
+				if err := add(op.Snapshot.Events); err != nil {
+					return c, err
+				}
+				c.Clock = max(c.Clock, op.End)
+			}
+		}
+	}
+	if !started {
+		return c, fmt.Errorf("shrink %s: its failing invocation made no run_started the store answered, which a replay needs to start", inv.RunID)
+	}
+	if c.Clock == 0 {
+		c.Clock = millis(inv.Clock)
+	}
+	return c, nil
+}
+
+// keep is c with only the log's events at the indexes keep lists.
+func (c Case) keep(keep []int) Case {
+	out := c
+	out.Log = make([]json.RawMessage, 0, len(keep))
+	for _, i := range keep {
+		out.Log = append(out.Log, c.Log[i])
+	}
+	return out
+}
+
+// invocation is c as the runtime's replay world serves it: a run_started
+// answered with the run started at StartedAt, one read of the log, and a
+// scratch log for the rest.
+func (c Case) invocation() rerun.RuntimeInvocation {
+	at := c.StartedAt
+	return rerun.RuntimeInvocation{
+		RunID: c.RunID, Created: c.Created, Recovery: c.Recovery, Scratch: true,
+		Clock: time.UnixMicro(int64(c.Clock * 1000)),
+		Ops: []rerun.RuntimeOp{
+			{Kind: "create", EventType: "run_started", StartedAt: &at, End: c.Clock},
+			{Kind: "list", Events: c.Log, End: c.Clock},
+		},
+	}
+}
+
+func millis(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
+
+// sizeOf measures a recorded schedule of invocations invocations.
+func sizeOf(inv rerun.RuntimeInvocation, invocations int) Size {
+	s := Size{Invocations: invocations, Pages: countLists(inv), Creates: countCreates(inv)}
+	for _, op := range inv.Ops {
+		s.Events += len(op.Events)
+		if op.Snapshot != nil {
+			s.Events += len(op.Snapshot.Events)
+		}
+	}
+	return s
+}
+
+func countLists(inv rerun.RuntimeInvocation) int {
+	n := 0
+	for _, op := range inv.Ops {
+		if op.Kind == "list" {
+			n++
+		}
+	}
+	return n
+}
+
+func countCreates(inv rerun.RuntimeInvocation) int {
+	return len(inv.Ops) - countLists(inv)
+}

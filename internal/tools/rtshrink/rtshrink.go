@@ -1,0 +1,302 @@
+package rtshrink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/engines/rerun"
+	"github.com/stormctl/stormctl/internal/tools/ddmin"
+	"github.com/stormctl/stormctl/internal/tools/replay"
+)
+
+// CorruptedEventLog is the error code core fails a run with when its
+// replay diverged past the recovery budget.
+const CorruptedEventLog = "CORRUPTED_EVENT_LOG"
+
+// DefaultBudget bounds a shrink through the runtime: a replay of one
+// invocation takes a tenth of a second to seconds on two cores.
+const DefaultBudget = 3 * time.Minute
+
+// ErrNotReproduced matches a run whose recorded failure its runtime does
+// not raise again from the recorded reads: nothing to shrink.
+var ErrNotReproduced = errors.New("the recorded failure does not reproduce")
+
+// Signature is what a candidate's failure must keep to count as the
+// recorded one.
+type Signature struct {
+	// Code is the run_failed's errorCode (CORRUPTED_EVENT_LOG).
+	Code string `json:"code"`
+	// EventType is the type of the event the divergence names ("latest
+	// divergent event was …"), "" when it names none in the log.
+	EventType string `json:"event_type,omitempty"`
+	// Shape is the divergence's first line with ids, quoted text and
+	// numbers masked.
+	Shape string `json:"shape"`
+	// Message is core's message, word for word.
+	Message string `json:"message"`
+}
+
+// same says two failures are the same divergence.
+func (s Signature) same(o Signature) bool {
+	return s.Code == o.Code && s.EventType == o.EventType && s.Shape == o.Shape
+}
+
+// Size is how big a schedule is.
+type Size struct {
+	Invocations int `json:"invocations"`
+	Pages       int `json:"pages"`
+	Events      int `json:"events"`
+	Creates     int `json:"creates"`
+}
+
+// Case is a shrunk schedule: the failing invocation's delivery against a
+// store that holds one log.
+type Case struct {
+	RunID string `json:"runId"`
+	// Created is the run's run_created as the package listed it.
+	Created json.RawMessage `json:"created"`
+	// StartedAt is the startedAt the run_started create was answered
+	// with (ms since the epoch).
+	StartedAt float64 `json:"startedAt"`
+	// Clock is the runtime's Date.now during the delivery (ms).
+	Clock float64 `json:"clock"`
+	// Recovery is the replayDivergence count the delivery carries.
+	Recovery int `json:"recovery"`
+	// Log is what the store holds, in its list order, each event as the
+	// package listed it.
+	Log []json.RawMessage `json:"log"`
+}
+
+// Phase is one step of the search and what it kept.
+type Phase struct {
+	Name   string `json:"name"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Result is a shrink's outcome.
+type Result struct {
+	Run    string `json:"run"`
+	Actor  string `json:"actor"`
+	Before Size   `json:"before"`
+	After  Size   `json:"after"`
+	// Failure is the shrunk case's failure, which has the recorded one's
+	// signature.
+	Failure Signature `json:"failure"`
+	Phases  []Phase   `json:"phases"`
+	// Case is the minimal schedule; nil when the failure needs the
+	// recorded paging (the pages phase kept the pages).
+	Case *Case `json:"case,omitempty"`
+	// Tests counts the candidates replayed, Elapsed the time taken.
+	Tests   int           `json:"tests"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Minimal is false when the budget ran out first.
+	Minimal bool `json:"minimal"`
+}
+
+// Progress is reported after each candidate.
+type Progress struct {
+	Phase string
+	Tests int
+	Left  int
+}
+
+// Options bound and observe a shrink.
+type Options struct {
+	Budget   time.Duration
+	Progress func(Progress)
+	// Confirm is how many times the recorded schedule is replayed before
+	// shrinking (2 when zero): every one must fail the same way.
+	Confirm int
+}
+
+// Shrink delta-debugs f's recorded schedule through rt.
+func Shrink(ctx context.Context, rt rerun.Runtime, f replay.Failing, opts Options) (Result, error) {
+	start := time.Now()
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	bctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	s := &search{ctx: bctx, rt: rt, progress: opts.Progress}
+	res := Result{Run: f.Script.RunID, Actor: f.Actor, Minimal: true}
+	res.Before = sizeOf(f.Script, f.Invocations)
+
+	confirm := max(opts.Confirm, 2)
+	var want Signature
+	for i := range confirm {
+		sig, ok, err := s.run(ctx, f.Script, "confirm")
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			return res, fmt.Errorf("run %s: %w: %s's replay through the runtime %s (replay %d of %d)", f.Script.RunID, ErrNotReproduced, f.Actor, sig.Message, i+1, confirm)
+		}
+		if i > 0 && !sig.same(want) {
+			return res, fmt.Errorf("run %s: %w: %s's replays fail differently (%q, then %q): the runtime is not deterministic on these reads", f.Script.RunID, ErrNotReproduced, f.Actor, want.Shape, sig.Shape)
+		}
+		want = sig
+	}
+	s.want = want
+	res.Failure = want
+	res.Phases = append(res.Phases, Phase{Name: "invocations", Before: f.Invocations, After: 1,
+		Note: "a replay serves recorded reads: " + f.Actor + " needs no other invocation"})
+
+	// pages: one read of the log it saw, from a store that holds it.
+	c, err := collapse(f.Script)
+	if err != nil {
+		return res, err
+	}
+	pages := countLists(f.Script)
+	sig, ok, err := s.run(ctx, c.invocation(), "pages")
+	if err != nil {
+		return res, err
+	}
+	if !ok || !sig.same(want) {
+		res.Phases = append(res.Phases, Phase{Name: "pages", Before: pages, After: pages,
+			Note: "served as one log the runtime does not fail the same way (" + sig.Message + "): the failure needs the recorded paging"})
+		res.After = res.Before
+		res.After.Invocations = 1
+		res.Tests, res.Elapsed = s.tests, time.Since(start)
+		return res, nil
+	}
+	res.Phases = append(res.Phases, Phase{Name: "pages", Before: pages, After: 1})
+	res.Phases = append(res.Phases, Phase{Name: "creates", Before: countCreates(f.Script), After: 1,
+		Note: "run_started answered as recorded; every other create accepted with an id of the store's"})
+
+	// events: ddmin over the log.
+	n := len(c.Log)
+	shape, err := shapeOf(c)
+	if err != nil {
+		return res, err
+	}
+	keep := ddmin.Min(bctx, n, func(keep []int) bool {
+		if !shape.wellFormed(keep) {
+			return false
+		}
+		cand := c.keep(keep)
+		sig, ok, err := s.run(bctx, cand.invocation(), "events")
+		if s.progress != nil {
+			s.progress(Progress{Phase: "events", Tests: s.tests, Left: len(keep)})
+		}
+		return err == nil && ok && sig.same(want)
+	})
+	if bctx.Err() != nil && ctx.Err() == nil {
+		res.Minimal = false
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	shrunk := c.keep(keep)
+	// The shrunk case's own failure: its message names its events.
+	if sig, ok, err := s.run(ctx, shrunk.invocation(), "final"); err == nil && ok && sig.same(want) {
+		res.Failure = sig
+	}
+	res.Phases = append(res.Phases, Phase{Name: "events", Before: n, After: len(keep)})
+	res.Case = &shrunk
+	res.After = Size{Invocations: 1, Pages: 1, Events: len(keep), Creates: 1}
+	res.Tests, res.Elapsed = s.tests, time.Since(start)
+	return res, nil
+}
+
+// search replays candidates and counts them.
+type search struct {
+	ctx      context.Context
+	rt       rerun.Runtime
+	want     Signature
+	tests    int
+	progress func(Progress)
+}
+
+// run replays inv once and says whether core failed the run with
+// CORRUPTED_EVENT_LOG, with the failure's signature (its Message says
+// what happened otherwise).
+func (s *search) run(ctx context.Context, inv rerun.RuntimeInvocation, phase string) (Signature, bool, error) {
+	s.tests++
+	res, err := s.rt.Replay(ctx, inv)
+	if err != nil {
+		return Signature{}, false, fmt.Errorf("shrink %s (%s): %w", inv.RunID, phase, err)
+	}
+	if res.Failed == nil || res.Failed.Code != CorruptedEventLog {
+		return Signature{Message: outcome(res)}, false, nil
+	}
+	return signature(res.Failed.Code, res.Failed.Message, inv), true, nil
+}
+
+// outcome says what a replay that did not fail with CORRUPTED_EVENT_LOG
+// did instead.
+func outcome(res rerun.RuntimeResult) string {
+	switch {
+	case res.Failed != nil:
+		return fmt.Sprintf("failed the run with %s: %s", res.Failed.Code, firstLine(res.Failed.Message))
+	case res.Deviation != nil:
+		return fmt.Sprintf("left the recorded operations at op %d (%s, recorded %s)", res.Deviation.Op, res.Deviation.Replayed, res.Deviation.Recorded)
+	case res.Divergence != nil:
+		return "diverged and queued a recovery: " + firstLine(res.Divergence.Message)
+	case res.Status >= 400:
+		return fmt.Sprintf("answered %d: %s", res.Status, firstLine(res.Body))
+	}
+	return "did not fail"
+}
+
+var (
+	divergentID = regexp.MustCompile(`latest divergent event was (\S+?)\.?(\s|$)`)
+	masks       = []*regexp.Regexp{
+		regexp.MustCompile(`"[^"]*"`),
+		regexp.MustCompile(`\b[a-z]+_[0-9A-Za-z]{8,}\b`),
+		regexp.MustCompile(`\b\d+\b`),
+	}
+)
+
+// signature is a failure's signature, the divergent event's type looked
+// up in the log inv serves.
+func signature(code, msg string, inv rerun.RuntimeInvocation) Signature {
+	sig := Signature{Code: code, Message: msg}
+	if m := divergentID.FindStringSubmatch(msg); m != nil {
+		sig.EventType = typeOf(inv, m[1])
+	}
+	line := firstLine(msg)
+	if i := strings.Index(msg, "Last divergence:"); i >= 0 {
+		line = firstLine(msg[i:])
+	}
+	for _, re := range masks {
+		line = re.ReplaceAllString(line, "_")
+	}
+	sig.Shape = line
+	return sig
+}
+
+// typeOf is the type of event id among what inv serves.
+func typeOf(inv rerun.RuntimeInvocation, id string) string {
+	var head struct {
+		EventID   string `json:"eventId"`
+		EventType string `json:"eventType"`
+	}
+	for _, op := range inv.Ops {
+		evs := op.Events
+		if op.Snapshot != nil {
+			evs = append(slices.Clone(evs), op.Snapshot.Events...)
+		}
+		for _, raw := range evs {
+			if json.Unmarshal(raw, &head) == nil && head.EventID == id {
+				return head.EventType
+			}
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
