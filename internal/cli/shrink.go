@@ -61,13 +61,31 @@ prints the minimal case's narrative and its size before and after
 (invocations, events, reads). --budget bounds the search: when it runs out
 the smallest failing schedule found so far is written, said not minimal.
 
+A run of the devkit engine (the published @workflow/core) is shrunk through
+that runtime instead (the replay host, the packages storm.json records): the
+invocation that wrote the run's CORRUPTED_EVENT_LOG alone, its pages as one
+read of the log it saw, its creates but run_started accepted as a store
+would, then the log's events one by one, keeping a candidate only while core
+fails the same way (error code, type of the divergent event, the divergence
+with its ids masked) and only well-formed logs (a completion keeps the
+creation it completes). --emit node-test (the default for such a run) or
+--emit vitest writes a directory (--out, DIR/shrink/RUN by default): one
+test that runs core's own flow handler against an in-memory World holding
+the shrunk log, its data, the workflow code, a package.json pinning the
+runtime and a README (install line, how to check a fix, where it goes in a
+vercel/workflow checkout). The output names the layer: world (a duplicate
+creation: the two creations are in the log), engine (a stale decision), or
+harness (a starved run: nothing written).
+
 Exit 0 when a case was written, 1 when the recorded schedule does not
-reproduce its divergence, 2 for a run that cannot be shrunk (no run_failed
-written by an invocation, or any run replay refuses) with one line saying
-why. Progress goes to stderr.`,
+reproduce its divergence (nothing written), 2 for a run that cannot be
+shrunk (no run_failed written by an invocation, or any run replay refuses)
+with one line saying why. Progress goes to stderr.`,
 		Example: `  stormctl shrink storms/20261204-162917 wrun_01M90Y6ZC7KTP5BZ5N7XA4B2QM
   stormctl shrink storms/20261204-162917 wrun_01M90Y6Z... --out ./repro/stepstorm
-  go test ./repro/stepstorm   # fails with the recorded divergence`,
+  go test ./repro/stepstorm   # fails with the recorded divergence
+  stormctl shrink storms/devkit wrun_01M9680CZQ... --emit node-test --out repro/x
+  cd repro/x && npm install && node --test   # fails with core's CORRUPTED_EVENT_LOG`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.RunID = args[0], args[1]

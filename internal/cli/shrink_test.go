@@ -57,7 +57,19 @@ func TestShrinkCommand(t *testing.T) {
 	if !res.Minimal || res.After.Events >= res.Before.Events || len(res.Files) != 2 || filepath.Dir(res.Files[1]) != out || len(res.Narrative) == 0 {
 		t.Errorf("--format json: %+v", res)
 	}
-	if o := parseOptions(t, cli.NewCmdShrink, "DIR", "RUN", "--out", "X", "--budget", "10s"); o.Dir != "DIR" || o.Out != "X" || o.Budget.Seconds() != 10 {
+	if o := parseOptions(t, cli.NewCmdShrink, "DIR", "RUN", "--out", "X", "--budget", "10s", "--emit", "vitest"); o.Dir != "DIR" || o.Out != "X" || o.Budget.Seconds() != 10 || o.Emit != "vitest" {
 		t.Errorf("options %+v", o)
+	}
+	// A JavaScript reproduction comes from a run of the published runtime;
+	// a form nobody runs is refused before anything is read.
+	for _, tt := range []struct{ args, want string }{
+		{"--emit node-test", "--emit node-test: run " + schema1Corrupted + " ran on the model, whose reproduction is a Go test"},
+		{"--emit jest", `--emit "jest": want go, node-test or vitest`},
+		{"--budget -1s", "--budget must be positive"},
+	} {
+		code, _, stderr := run(t.Context(), append([]string{"shrink", dir, schema1Corrupted}, strings.Fields(tt.args)...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("shrink %s: exit %d, stderr %q; want 2 saying %q", tt.args, code, stderr, tt.want)
+		}
 	}
 }

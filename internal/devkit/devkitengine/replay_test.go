@@ -2,6 +2,7 @@ package devkitengine_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 	"github.com/stormctl/stormctl/internal/storm"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
 	"github.com/stormctl/stormctl/internal/tools/evidence"
+	"github.com/stormctl/stormctl/internal/tools/jsrepro"
 	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/internal/tools/rtshrink"
 	"github.com/stormctl/stormctl/reports"
 	"github.com/stormctl/stormctl/worlds/devkitworld"
 )
@@ -61,6 +64,7 @@ func TestReplayThroughRuntime(t *testing.T) {
 	}
 	judged := checkJudged(t, cfg.Out, runs)
 	corrupted := 0
+	shrunk := false
 	for _, rec := range runs {
 		if rec.Outcome != history.Corrupted && rec.Outcome != history.Completed {
 			continue // stuck or infra: a record cut anywhere
@@ -79,6 +83,9 @@ func TestReplayThroughRuntime(t *testing.T) {
 			t.Fatal(err)
 		}
 		in.Runtime = rt
+		if rec.Outcome == history.Corrupted && !shrunk {
+			shrunk = checkShrinkEmit(t, cache, in, rt, sr)
+		}
 		rep, err := replay.Run(t.Context(), in, replay.Options{Repeat: 2})
 		if err != nil {
 			rt.Close()
@@ -130,6 +137,72 @@ func TestReplayThroughRuntime(t *testing.T) {
 	if corrupted == 0 {
 		t.Skipf("no run of this %d-run step-storm was corrupted (outcomes emerge): its runs replayed as recorded, but there was no recorded divergence to reproduce", len(runs))
 	}
+}
+
+// checkShrinkEmit shrinks a corrupted run through its runtime and writes
+// it as a node-test reproduction, which node's own test runner then runs
+// against the kit's @workflow/core: it must fail, with the runtime's own
+// CORRUPTED_EVENT_LOG text. It reports whether the run's failure
+// reproduced and shrank (a run whose failure needs its recorded paging
+// writes nothing, said in the log).
+func checkShrinkEmit(t *testing.T, cache string, in replay.Input, rt *devkitengine.Replayer, sr *evidence.Run) bool {
+	t.Helper()
+	f, err := replay.FailingScript(in)
+	if err != nil {
+		t.Fatalf("run %s: %v", sr.Record.RunID, err)
+	}
+	res, err := rtshrink.Shrink(t.Context(), rt, f, rtshrink.Options{Budget: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("shrink %s: %v", sr.Record.RunID, err)
+	}
+	if res.Case == nil {
+		t.Logf("run %s: %+v: not written", sr.Record.RunID, res.Phases)
+		return false
+	}
+	if res.After.Events >= res.Before.Events || res.Failure.Code != rtshrink.CorruptedEventLog {
+		t.Errorf("run %s: shrank %+v -> %+v, failing with %+v", sr.Record.RunID, res.Before, res.After, res.Failure)
+	}
+	code, err := rt.WorkflowCode(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "repro")
+	if _, err := jsrepro.Write(dir, jsrepro.Fixture{Form: jsrepro.NodeTest, Title: "repro " + sr.Record.RunID, Case: *res.Case,
+		Failure: res.Failure, Layer: "world", Class: sr.Record.Class, Versions: sr.Runtime.Versions,
+		WorkflowName: "workflow//./workflows/step-storm//stepStorm", WorkflowCode: code}); err != nil {
+		t.Fatal(err)
+	}
+	// The kit's packages stand in for the README's npm install.
+	ch, kind, err := devkitengine.RuntimeOf(sr.Runtime, sr.Record.CellKey.World)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit, err := devkitengine.Prepare(t.Context(), cache, ch, kind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(kit.Dir, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "node", "--test")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("run %s: its reproduction passed on the runtime it came from:\n%s", sr.Record.RunID, out)
+	}
+	want := firstLine(res.Failure.Message)
+	if !strings.Contains(string(out), "CORRUPTED_EVENT_LOG") || !strings.Contains(string(out), want) {
+		t.Errorf("run %s: node --test failed without the runtime's text %q:\n%s", sr.Record.RunID, want, out)
+	}
+	t.Logf("run %s: shrank %d -> %d events in %d replays; node --test fails with %q", sr.Record.RunID, res.Before.Events, res.After.Events, res.Tests, want)
+	return true
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // checkJudged checks the storm's rejections: every write the world refused
