@@ -41,7 +41,7 @@ func readme(f Fixture, testName string) string {
 	if len(f.Evidence) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Run it\n\n```sh\n%s\n%s\n```\n\n", install, run)
+	fmt.Fprintf(&b, "## Run it\n\nIn this directory (from elsewhere: `npm install --prefix DIR`, then `%s DIR`):\n\n```sh\n%s\n%s\n```\n\n", strings.TrimPrefix(run, "npx "), install, run)
 	fmt.Fprintf(&b, "On `@workflow/core` %s (the runtime the run came from; `package.json` pins it)\n", core)
 	fmt.Fprintf(&b, "the test fails with that runtime's own text:\n\n```\n%s\n```\n\n", firstLine(f.Failure.Message))
 	b.WriteString("## Check a fix\n\n")
