@@ -128,7 +128,7 @@ func runShrinkRuntime(ctx context.Context, opts *ShrinkOptions, sr *evidence.Run
 		Failure:      res.Failure,
 		Layer:        layer,
 		Class:        sr.Record.Class,
-		Evidence:     evidenceLines(*res.Case, res.Failure, f.Writers),
+		Evidence:     evidenceLines(*res.Case, res.Failure, f.Writers, f.Views),
 		Shrunk:       shrunkText,
 		Versions:     sr.Runtime.Versions,
 		WorkflowName: wf.ID(),
@@ -156,7 +156,7 @@ type logEvent struct {
 // evidenceLines says what in the shrunk log shows the defect: the
 // entities it creates twice (with the invocations that wrote them) and
 // the event the divergence names.
-func evidenceLines(c rtshrink.Case, fail rtshrink.Signature, writers map[string]string) []string {
+func evidenceLines(c rtshrink.Case, fail rtshrink.Signature, writers map[string]string, views map[string]replay.View) []string {
 	evs := make([]logEvent, len(c.Log))
 	for i, raw := range c.Log {
 		_ = json.Unmarshal(raw, &evs[i])
@@ -188,10 +188,23 @@ func evidenceLines(c rtshrink.Case, fail rtshrink.Signature, writers map[string]
 		for i, e := range evs {
 			if e.EventID == id {
 				out = append(out, fmt.Sprintf("the divergence names event %d of the log, `%s` `%s` (%s)%s", i+1, e.EventType, e.EventID, e.CorrelationID, by(e)))
+				if v, ok := views[e.EventID]; ok && v.Last != "" {
+					out = append(out, fmt.Sprintf("%s wrote it after reading %d events of the run's log, the last `%s`%s", v.Actor, v.Read, v.Last, position(evs, v.Last)))
+				}
 			}
 		}
 	}
 	return out
+}
+
+// position says where an event the shrunk log keeps sits in it.
+func position(evs []logEvent, id string) string {
+	for i, e := range evs {
+		if e.EventID == id {
+			return fmt.Sprintf(" (event %d of this log)", i+1)
+		}
+	}
+	return " (not in this log)"
 }
 
 // rtShrunk prints a shrink through the runtime.

@@ -18,6 +18,18 @@ type Failing struct {
 	// Writers names, by event id, the invocation whose recorded append
 	// committed each event of the final log.
 	Writers map[string]string
+	// Views says, by event id, what its writer had read of the log before
+	// the append that committed it: the decision and the view it came from.
+	Views map[string]View
+}
+
+// View is what an invocation had read when it wrote an event.
+type View struct {
+	Actor string `json:"actor"`
+	// Read counts the distinct events its reads had shown, Last the last
+	// of them (its latest read's last event), "" when it had read none.
+	Read int    `json:"read"`
+	Last string `json:"last,omitempty"`
 }
 
 // FailingScript is the first invocation of in that wrote a run_failed,
@@ -34,7 +46,30 @@ func FailingScript(in Input) (Failing, error) {
 	}
 	invs := invocations(in.Ops)
 	final := finalByID(in.Final)
-	out := Failing{Invocations: len(invs), Writers: map[string]string{}}
+	out := Failing{Invocations: len(invs), Writers: map[string]string{}, Views: map[string]View{}}
+	for _, inv := range invs {
+		seen := map[string]bool{}
+		last := ""
+		for _, i := range inv.ops {
+			op := in.Ops[i]
+			switch {
+			case op.Kind == history.OpList && op.Err == "":
+				evs, _ := in.Reads(i)
+				for _, e := range evs {
+					seen[e.ID] = true
+				}
+				if len(evs) > 0 {
+					last = evs[len(evs)-1].ID
+				}
+			case op.Kind == history.OpAppend && op.Err == "":
+				for _, w := range op.Wrote {
+					if _, dup := out.Views[w.ID]; w.ID != "" && !dup {
+						out.Views[w.ID] = View{Actor: inv.actor, Read: len(seen), Last: last}
+					}
+				}
+			}
+		}
+	}
 	for _, op := range in.Ops {
 		if op.Kind != history.OpAppend || op.Err != "" {
 			continue
