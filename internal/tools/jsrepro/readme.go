@@ -51,7 +51,10 @@ func readme(f Fixture, testName string) string {
 	b.WriteString("The World declares the contract (`specVersion`) the installed runtime's\n" +
 		"`@workflow/world` names as current; the events keep the spec they were written\n" +
 		"under. `workflow.js` is the workflow code as the runtime's builder compiled it\n" +
-		"for core's VM (`source/` holds the scenario's TypeScript, for reading).\n\n")
+		"for core's VM (`source/` holds the scenario's TypeScript, for reading). Only the\n" +
+		"workflow code is loaded, not the step bodies: a runtime that runs steps inline\n" +
+		"(5.0) records them failed in this World, and the test judges nothing but\n" +
+		"whether the log is declared corrupted.\n\n")
 	b.WriteString("## In a vercel/workflow checkout\n\n")
 	b.WriteString("Copy this directory next to core's own tests and run it with vitest there:\n\n")
 	fmt.Fprintf(&b, "```sh\ncp -r . /path/to/workflow/packages/core/src/repro/%s\ncd /path/to/workflow/packages/core/src/repro/%s\nnpm install          # its own @workflow/core %s and vitest, beside the checkout's\nnpx vitest run\n```\n\n", strings.ToLower(f.Case.RunID), strings.ToLower(f.Case.RunID), core)
