@@ -13,10 +13,17 @@ import (
 
 // appendULID writes drafts one by one, the legacy way. On failure it returns
 // the events already written with the error.
-func (w *World) appendULID(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+func (w *World) appendULID(ctx context.Context, run eventlog.Run, d []eventlog.Draft) ([]eventlog.Event, error) {
+	runID := run.ID
 	out := make([]eventlog.Event, 0, len(d))
 	for i, x := range d {
-		e, err := w.writeULID(ctx, runID, x)
+		var e eventlog.Event
+		var err error
+		if x.Type == eventlog.HookCreated && x.Token != "" && run.HookClaim != eventlog.HookClaimNone {
+			e, err = w.writeClaimULID(ctx, run, x)
+		} else {
+			e, err = w.writeULID(ctx, runID, x)
+		}
 		if err != nil {
 			return out, storeErr(fmt.Sprintf("append to run %s: draft %d (%s)", runID, i, x.Type), err)
 		}
@@ -29,7 +36,8 @@ func (w *World) appendULID(ctx context.Context, runID string, d []eventlog.Draft
 // directory scan, reject if the count is not expectedSeq, then write. Nothing
 // holds the count still between the check and the writes; that window is the
 // defect under study, kept on purpose.
-func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+func (w *World) appendFencedULID(ctx context.Context, run eventlog.Run, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+	runID := run.ID
 	ids, err := w.fs.scan(runID)
 	if err != nil {
 		return nil, storeErr("fenced append to run "+runID, err)
@@ -53,7 +61,7 @@ func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq 
 	if err != nil {
 		return nil, storeErr("fenced append to run "+runID, err)
 	}
-	return w.appendULID(ctx, runID, d)
+	return w.appendULID(ctx, run, d)
 }
 
 // writeULID writes one event (errors unwrapped; the caller adds context): mint, spend the mint-to-commit window, claim the

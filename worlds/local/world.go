@@ -112,7 +112,7 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 	}
 	switch run.Scheme {
 	case eventlog.SchemeULID:
-		return w.appendULID(ctx, runID, d)
+		return w.appendULID(ctx, run, d)
 	case eventlog.SchemeSlot:
 		return w.appendSlot(ctx, run, d, fence{})
 	}
@@ -137,7 +137,7 @@ func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int6
 	}
 	switch run.Scheme {
 	case eventlog.SchemeULID:
-		return w.appendFencedULID(ctx, runID, expectedSeq, d)
+		return w.appendFencedULID(ctx, run, expectedSeq, d)
 	case eventlog.SchemeSlot:
 		return w.appendSlot(ctx, run, d, fence{on: true, expected: expectedSeq, basis: run.FenceBasis})
 	}
