@@ -188,9 +188,12 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynam
 	defer cancel()
 	var res dynamo.Written
 	var err error
-	if b.run.Scheme == eventlog.SchemeSeq {
+	switch {
+	case b.run.Scheme == eventlog.SchemeSeq:
 		res, err = s.cfg.Store.WriteSeq(ctx, b.run, b.events, f)
-	} else {
+	case dynamo.ClaimsToken(b.run, b.drafts):
+		res, err = s.cfg.Store.WriteHookClaims(ctx, b.run, b.events, b.drafts, s.minter.Mint)
+	default:
 		res, err = s.cfg.Store.WriteULID(ctx, b.run, b.events)
 	}
 	if err != nil {
