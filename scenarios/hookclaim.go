@@ -22,13 +22,9 @@ const (
 	pathConflict = "conflict"
 )
 
-// hookClaimRounds and hookClaimWidth are hook-claim's shape unless the
-// storm asks for other rounds: small, because every run of a cell writes
-// into the others' logs.
-const (
-	hookClaimRounds = 3
-	hookClaimWidth  = 4
-)
+// hookClaimWidth is hook-claim's branches a round: half hook-storm's, as
+// every run of a cell writes into the others' logs.
+const hookClaimWidth = 4
 
 // HookClaim is hook-storm's race on tokens the runs of a storm share:
 // round r's branch b of every run creates its hook on token
@@ -48,7 +44,7 @@ const (
 func HookClaim() Scenario {
 	return Scenario{
 		Name: "hook-claim",
-		Description: "3x4 branches of every run force-create hooks on tokens shared by the storm's runs (spec 8) and race them " +
+		Description: "6x4 branches of every run force-create hooks on tokens shared by the storm's runs (spec 8) and race them " +
 			"against a 2.5s watchdog; a taken hook ends on the claimed path, a refused one on the conflict path",
 		Program: stormProgram(stormShape{roundHooks: true, race: raceClaimHook,
 			hook: func(c *engine.Ctx, r, b int) *engine.Hook { return c.ClaimHook(claimToken(r, b)) }}),
@@ -80,12 +76,12 @@ func parseClaimToken(token string) (r, b int, ok bool) {
 	return r, b, true
 }
 
-// hookClaimInput is 3 rounds of 4 branches, unless env asks for other
-// rounds.
+// hookClaimInput is the harness's 6 rounds of 4 branches, unless env asks
+// for other rounds.
 func hookClaimInput(env Env, _ int) any {
 	rounds := env.Rounds
 	if rounds == 0 {
-		rounds = hookClaimRounds
+		rounds = DefaultRounds
 	}
 	return stormInput{Rounds: rounds, Width: hookClaimWidth, Scale: env.Scale, Seed: env.Seed}
 }

@@ -59,6 +59,7 @@ func Entry() worlds.Entry {
 		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq and slot through a flock append serializer",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
 		Faults:      []nemesis.Kind{nemesis.FSUnavailable},
+		HookClaims:  true,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			w, err := Open(ctx, opts)
 			if err != nil {

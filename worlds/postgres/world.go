@@ -68,6 +68,7 @@ func Entry(src Source) worlds.Entry {
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
 		Connections: Connections,
+		HookClaims:  true,
 		Endpoints:   []worlds.Endpoint{URLFlag},
 		Faults:      []nemesis.Kind{nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
 		Open:        worlds.FactoryFrom(src, withOptions, Open),
