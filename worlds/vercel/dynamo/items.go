@@ -31,7 +31,7 @@ const (
 	attrScheme     = "scheme"
 	attrBasis      = "fenceBasis"
 	attrGuard      = "guard"
-	attrHookClaim  = "hookClaim" // a run item's eventlog.Run.HookClaim, absent for none
+	attrHookClaim  = "hookClaim"        // a run item's eventlog.Run.HookClaim, absent for none
 	attrNextSeq    = "next_seq"         // seq runs: events committed (the last seq); slot runs: slots reserved
 	attrLastFenced = "last_fenced_seq"  // seq runs: seq of the last fenced event
 	attrInBand     = "seq_in_band"      // slot runs fenced in band (spec 9): slots fenced writes reserved
