@@ -108,7 +108,11 @@ func (st *Store) WriteHookClaims(ctx context.Context, run eventlog.Run, evs []ev
 		}
 		_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
-			return Written{Events: out, Acked: time.Now(), Attempts: attempt}, nil
+			acked := time.Now()
+			for i := range victims {
+				victims[i].CommittedAt = acked
+			}
+			return Written{Events: out, Acked: acked, Attempts: attempt, Foreign: victims}, nil
 		}
 		c, ok := cancelled(err, -1)
 		switch {

@@ -216,6 +216,9 @@ func (s *Server) written(ctx context.Context, run eventlog.Run, res dynamo.Writt
 	}
 	s.acked(run.ID, res.Events)
 	s.acked(run.ID, res.Noops)
+	for _, e := range res.Foreign {
+		s.acked(e.RunID, []eventlog.Event{e})
+	}
 	if run.Guard == eventlog.GuardCountIndex && len(ids) > 0 {
 		// After the write, as the legacy index did. A failure leaves the
 		// index short of the log (the guard then reads it as incomplete);
