@@ -77,8 +77,11 @@ func (w *World) writeClaimULID(ctx context.Context, run eventlog.Run, d eventlog
 	return e, nil
 }
 
-// commitULID claims e's keys and writes its file, as writeULID does after
-// the window; e.CommittedAt is set when it is visible.
+// commitULID claims e's keys and writes its file through tmp/, renamed into
+// events/: the file holds the commit time observed just before the rename,
+// and e.CommittedAt is set again just after it, when the event became
+// visible. A failed write releases the keys it claimed (or leaves them to
+// the run's orphans, released before its next write).
 func (w *World) commitULID(runID string, e *eventlog.Event) error {
 	ms, err := markersOf(runID, []eventlog.Event{*e})
 	if err != nil {
@@ -100,6 +103,7 @@ func (w *World) commitULID(runID string, e *eventlog.Event) error {
 	if err != nil {
 		if rerr := w.fs.releaseKeys(runID, hashes); rerr != nil {
 			w.orphans.add(runID, hashes)
+			err = fmt.Errorf("%w (and releasing its keys, retried before the run's next write: %v)", err, rerr)
 		}
 		return fmt.Errorf("write event %s: %w", e.ID, err)
 	}

@@ -2,10 +2,8 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -73,31 +71,9 @@ func (w *World) writeULID(ctx context.Context, runID string, d eventlog.Draft) (
 	if err := worlds.SpendWindow(ctx, w.latency, w.latency.Delay(d.Type)); err != nil {
 		return eventlog.Event{}, err
 	}
-	ms, err := markersOf(runID, []eventlog.Event{e})
-	if err != nil {
+	if err := w.commitULID(runID, &e); err != nil {
 		return eventlog.Event{}, err
 	}
-	if err := w.orphans.release(w.fs, runID); err != nil {
-		return eventlog.Event{}, err
-	}
-	hashes, err := w.fs.claimKeys(runID, ms)
-	if err != nil {
-		w.orphans.add(runID, hashes)
-		return eventlog.Event{}, err
-	}
-	e.CommittedAt = time.Now()
-	data, err := json.Marshal(e)
-	if err == nil {
-		err = w.fs.writeAtomic(w.fs.eventFile(runID, e.ID), data)
-	}
-	if err != nil {
-		if rerr := w.fs.releaseKeys(runID, hashes); rerr != nil {
-			w.orphans.add(runID, hashes)
-			err = fmt.Errorf("%w (and releasing its keys, retried before the run's next write: %v)", err, rerr)
-		}
-		return eventlog.Event{}, fmt.Errorf("write event %s: %w", e.ID, err)
-	}
-	e.CommittedAt = time.Now()
 	return e, nil
 }
 
