@@ -113,19 +113,25 @@ func roundHooks(log []eventlog.Event) [][2]int {
 // resumeAt resumes hook (r, b) at time at, retrying for a while when it is
 // not found.
 func resumeAt(ctx context.Context, h Hooks, runID string, env Env, at time.Time, r, b int) error {
+	return resumeTokenAt(ctx, h, runID, env, at, hookToken(r, b), hookPayload(r, b))
+}
+
+// resumeTokenAt resumes the run's hook on token with payload at time at
+// (the token is the dedup), retrying for a while when it is not found.
+func resumeTokenAt(ctx context.Context, h Hooks, runID string, env Env, at time.Time, token, payload string) error {
 	if env.sleep(ctx, time.Until(at)) != nil {
 		return nil
 	}
 	giveUp := time.Now().Add(env.Dur(hookPatience))
 	for {
-		err := h.ResumeHook(ctx, runID, hookToken(r, b), hookPayload(r, b), hookToken(r, b))
+		err := h.ResumeHook(ctx, runID, token, payload, token)
 		switch {
 		case err == nil, errors.Is(err, engine.ErrHookDisposed), ctx.Err() != nil:
 			return nil
 		case errors.Is(err, eventlog.ErrUnavailable):
 			giveUp = giveUp.Add(env.Dur(50 * time.Millisecond)) // a sender retries a store that blinked
 		case !errors.Is(err, engine.ErrHookNotFound):
-			return fmt.Errorf("resume %s: %w", hookToken(r, b), err)
+			return fmt.Errorf("resume %s: %w", token, err)
 		case time.Now().After(giveUp):
 			return nil // as the harness: a hook that never shows is the run's business
 		}

@@ -106,6 +106,11 @@ type Scenario struct {
 	// reads are costly (the devkit engine's host: some drivers poll every
 	// 250 ms) reads no more than that.
 	Reads []eventlog.Type
+	// SharedTokens says the program's hook tokens are shared by the runs
+	// of a storm cell: its runs are stamped with the condition's hook-claim
+	// mode (engine.Policy.Stamp), so the world indexes their tokens across
+	// runs (eventlog.Run.HookClaim).
+	SharedTokens bool
 	// Check returns an error describing the first way output disagrees with
 	// the run's ledger (the silent-corruption check).
 	Check func(input, output json.RawMessage) error
@@ -113,7 +118,7 @@ type Scenario struct {
 
 // Registry returns every scenario, by name.
 func Registry() []Scenario {
-	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), Control()}
+	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), HookClaim(), Control()}
 }
 
 // Lookup returns the named scenario or an error listing the valid names.

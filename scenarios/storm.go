@@ -3,6 +3,8 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engine"
@@ -79,6 +81,8 @@ type stormShape struct {
 	// the main branch before the fan-out and disposes of all of them after
 	// the round's reconciles (hook-storm, blocked-branch).
 	roundHooks bool
+	// hook creates a round hook (nil: engine.Ctx.Hook on hookToken).
+	hook func(c *engine.Ctx, r, b int) *engine.Hook
 	// race runs branch br's race and fills its Path, Won and Launch; h is
 	// the branch's round hook (nil without roundHooks).
 	race func(c *engine.Ctx, in stormInput, br *Branch, h *engine.Hook) error
@@ -124,6 +128,10 @@ func stormRound(c *engine.Ctx, in stormInput, shape stormShape, r int) (Round, e
 	hooks := make([]*engine.Hook, in.Width)
 	if shape.roundHooks {
 		for b := range in.Width {
+			if shape.hook != nil {
+				hooks[b] = shape.hook(c, r, b)
+				continue
+			}
 			hooks[b] = c.Hook(hookToken(r, b))
 		}
 	}
@@ -197,6 +205,9 @@ type stormWant struct {
 	won func(r, b int) string
 	// launch: every branch ran settle before its race (blocked-branch).
 	launch bool
+	// lost are the other paths a branch may take, each a race that ended
+	// without a value (hook-claim's claimed and conflict).
+	lost []string
 }
 
 // checkStorm verifies a storm run's output against its ledger.
@@ -267,7 +278,13 @@ func checkBranch(br Branch, want stormWant) error {
 			return fmt.Errorf("recover ran on the %s path", br.Path)
 		}
 	default:
-		return fmt.Errorf("unknown path %q (want %s or %s)", br.Path, pathTimer, want.win)
+		if slices.Contains(want.lost, br.Path) {
+			if br.Won != "" || br.Recover != "" {
+				return fmt.Errorf("the %s path records a winner's value %q or a recover %q", br.Path, br.Won, br.Recover)
+			}
+			break
+		}
+		return fmt.Errorf("unknown path %q (want %s or %s)", br.Path, pathTimer, strings.Join(append([]string{want.win}, want.lost...), " or "))
 	}
 	for _, c := range checks {
 		if c.got != c.want {

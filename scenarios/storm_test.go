@@ -24,7 +24,7 @@ func stormLedger(paths [][]string, want stormWant) StormOutput {
 			if path == pathTimer {
 				stragglers++
 				br.Recover = expect("recover", stepArgs{R: r, B: b})
-			} else {
+			} else if !slices.Contains(want.lost, path) {
 				br.Won = want.won(r, b)
 			}
 			rd.Branches = append(rd.Branches, br)

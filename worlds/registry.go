@@ -41,6 +41,12 @@ type Entry struct {
 	// Guards lists the legacy interim guards the world can apply
 	// (eventlog.Run.Guard), e.g. eventlog.GuardCountIndex.
 	Guards []eventlog.Guard
+	// HookClaims says the world indexes hook tokens across its runs for
+	// runs stamped with eventlog.Run.HookClaim (spec 8's force-claim on
+	// the schemes eventlog.Run.CheckHookClaim admits): the scenarios that
+	// share tokens across runs (scenarios.Scenario.SharedTokens) run on
+	// such worlds only.
+	HookClaims bool
 	// Limits are the parts of its schemes' contract the world cannot do
 	// (the conformance suite skips them, saying why); zero for our own
 	// worlds. A world whose Limits.Fence is set runs only the conditions

@@ -35,7 +35,9 @@ var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "s
 // the 12-06 layout (ec5c594), so that the move into internal/ and engines
 // as plug-ins are checked to print what it printed; conditions and worlds
 // were written again when spec 9's preset and the repeats knob were added
-// (a column and a preset more, nothing else changed).
+// (a column and a preset more, nothing else changed), and conditions and
+// scenarios again when spec 8's hook-claim knob and scenario were added
+// (a column and a scenario more).
 func TestReadsSchema1Storms(t *testing.T) {
 	goldens, err := filepath.Glob(filepath.Join("testdata", "schema1", "*.golden"))
 	if err != nil || len(goldens) == 0 {

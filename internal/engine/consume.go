@@ -18,6 +18,18 @@ var errStepFailed = errors.New("step failed")
 // answered its creation with a hook_conflict: another hook holds its token.
 var ErrHookConflict = errors.New("hook token conflict: another hook holds the token")
 
+// HookForceClaimedError is the error a hook's awaiters fail with when
+// another run took its token (spec 8's HookForceClaimedError): its
+// hook_disposed carries forceClaimedBy.
+type HookForceClaimedError struct {
+	Token string
+	By    eventlog.HookRef
+}
+
+func (e *HookForceClaimedError) Error() string {
+	return "hook token " + e.Token + " force-claimed by run " + e.By.RunID + " (hook " + e.By.HookID + ")"
+}
+
 // deliveryKind is what a delivery resolves, for the delivery barriers.
 type deliveryKind int
 
@@ -209,9 +221,29 @@ func (r *replay) consume(e *eventlog.Event) (*delivery, *DivergenceError) {
 		// Consumed whatever the code intends, as in core: the hook stops
 		// listening; the code's own Dispose then writes nothing.
 		if err := want(opHook, true); err != nil {
-			return nil, err
+			if by := eventlog.ForceClaimedBy(*e); by == nil || o == nil || o.kind != opHook {
+				return nil, err
+			}
+			// Core settles a forced disposal whose hook_created the log
+			// does not hold yet too: the hook was registered, it just no
+			// longer holds the token.
 		}
 		o.disposed, o.finished = true, true
+		if by := eventlog.ForceClaimedBy(*e); by != nil {
+			// Spec 8: not this run's disposal. Payloads that landed
+			// before it stay valid (buffered or delivered); the awaiters
+			// waiting for one that now goes elsewhere fail, here and at
+			// every later Next.
+			o.claimed = &HookForceClaimedError{Token: o.token, By: *by}
+			return &delivery{kind: deliverHook, run: func() []*branch {
+				var woken []*branch
+				for _, f := range o.pending {
+					woken = append(woken, r.settle(f, nil, o.claimed, 0)...)
+				}
+				o.pending = nil
+				return woken
+			}}, nil
+		}
 		return nil, nil
 
 	case eventlog.AttrSet:
@@ -284,7 +316,7 @@ func (r *replay) decisions() []eventlog.Draft {
 				Payload: mustJSON(waitCreated{DurationMs: o.dur.Milliseconds(), ResumeAt: o.resumeAt})})
 		case opHook:
 			out = append(out, eventlog.Draft{Type: eventlog.HookCreated, CorrelationID: o.id, Token: o.token,
-				Payload: mustJSON(map[string]string{"token": o.token})})
+				Payload: mustJSON(map[string]string{"token": o.token}), Force: o.force})
 		case opAttr:
 			out = append(out, eventlog.Draft{Type: eventlog.AttrSet, CorrelationID: o.id,
 				Payload: mustJSON(attrSet{Key: o.name, Value: o.args})})

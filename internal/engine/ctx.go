@@ -79,6 +79,12 @@ type op struct {
 	// conflict is set when the store answered the hook's creation with a
 	// hook_conflict (its token is another hook's): every Next fails with it.
 	conflict error
+	// force: the hook was created with ClaimHook (Draft.Force).
+	force bool
+	// claimed is set when the hook's hook_disposed carries forceClaimedBy
+	// (another run took its token, spec 8): a Next after the payloads
+	// that landed before it fails with it.
+	claimed error
 }
 
 // intent is a decision the code made, in call order.
@@ -141,6 +147,15 @@ func (c *Ctx) Hook(token string) *Hook {
 	return &Hook{c: c, op: o}
 }
 
+// ClaimHook creates a hook that takes its token from another run's live
+// hook if one holds it (createHook({experimental_force: true}), spec 8):
+// the world does so under hook-claim=force, for runs that share tokens;
+// elsewhere the creation is answered as Hook's is.
+func (c *Ctx) ClaimHook(token string) *Hook {
+	o := c.newOp(opHook, hookScope(token), func(o *op) { o.token, o.force = token, true })
+	return &Hook{c: c, op: o}
+}
+
 // ID returns the hook's correlation id.
 func (h *Hook) ID() string { return h.op.id }
 
@@ -163,6 +178,12 @@ func (h *Hook) Next() *Future {
 		}
 		r.settle(f, o.payloads[o.next], nil, 0)
 		o.next++
+		return f
+	}
+	if o.claimed != nil {
+		// The payloads that landed before the takeover are drained:
+		// nothing can arrive for this hook again.
+		r.settle(f, nil, o.claimed, 0)
 		return f
 	}
 	o.pending = append(o.pending, f)

@@ -554,6 +554,20 @@ func (rt *Runtime) dispatch(s *runState, evs []eventlog.Event) {
 			rt.startStep(s, e)
 		case eventlog.RunCompleted, eventlog.RunFailed:
 			s.markDone()
+		case eventlog.HookCreated:
+			// Spec 8: the claimer's runtime wakes the run it took the
+			// token from, whose log now holds hook_disposed{forceClaimedBy}
+			// (the world has no queue to do it).
+			if from := eventlog.ForceClaimedFrom(e); from != nil {
+				if v, err := rt.run(from.RunID); err == nil {
+					rt.enqueue(v, message{}, 0)
+				}
+			}
+		case eventlog.HookConflict:
+			// The world wrote the conflict in place of the hook's
+			// creation: the run replays at once, so that what awaits the
+			// hook learns it.
+			rt.enqueue(s, message{}, 0)
 		}
 	}
 }

@@ -88,6 +88,16 @@ const (
 	// an entity after its terminal event as inert".
 	RepeatsInert RepeatPolicy = "inert"
 
+	// HookClaimRefuse is every preset's: a forced creation of a hook whose
+	// token another live run's hook holds is answered with a hook_conflict,
+	// as without force (a world without spec 8's takeover). The zero value
+	// reads as it.
+	HookClaimRefuse HookClaimPolicy = "refuse"
+	// HookClaimForce is spec 8 (HOOK_FORCE_CLAIM): the world takes the
+	// token for a forced creation and disposes of the holder's hook in its
+	// run's log (hook_disposed{forceClaimedBy}).
+	HookClaimForce HookClaimPolicy = "force"
+
 	AdmitAll          AdmissionPolicy = "none"
 	AdmitSingleRunner AdmissionPolicy = "single-runner"
 
@@ -149,6 +159,26 @@ type Policy struct {
 	// storm's page size (--page-size, else the world's own for the scheme).
 	// Core reads world-local's log in its default pages of 20.
 	Page int `json:"page,omitempty"`
+	// HookClaim is what the world does with a forced hook creation on a
+	// token another run holds, for runs of scenarios that share tokens
+	// across runs (Scenario.SharedTokens); empty means HookClaimRefuse
+	// (every preset, and storms recorded before the knob).
+	HookClaim HookClaimPolicy `json:"hook_claim,omitempty"`
+}
+
+// HookClaimPolicy is the hook-claim knob's value (spec 8).
+type HookClaimPolicy string
+
+// Stamp returns the eventlog.HookClaim a run is created with: none unless
+// the run's scenario shares tokens across runs, else the policy's mode.
+func (p Policy) Stamp(sharedTokens bool) eventlog.HookClaim {
+	switch {
+	case !sharedTokens:
+		return eventlog.HookClaimNone
+	case p.HookClaim == HookClaimForce:
+		return eventlog.HookClaimForce
+	}
+	return eventlog.HookClaimRefuse
 }
 
 // DefaultPolicy is the policy a condition preset starts from: the legacy
@@ -239,6 +269,25 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		},
 		Get: func(p Policy) string { return string(cmp.Or(p.Repeats, RepeatsStrict)) },
 	}
+	hookClaim := knob.Knob[Policy]{
+		Name: "hook-claim", Help: "what the world does with a forced hook creation on a token another live run holds, in scenarios that share tokens across runs: refuse (a hook_conflict) or force (spec 8: take it, the holder's hook is disposed with forceClaimedBy)",
+		Values:    []string{string(HookClaimRefuse), string(HookClaimForce)},
+		WorldSide: true,
+		// Set stores refuse as the zero value, so that
+		// main/hook-claim=refuse is main, knob for knob.
+		Set: func(p *Policy, v string) error {
+			switch HookClaimPolicy(v) {
+			case HookClaimRefuse:
+				p.HookClaim = ""
+			case HookClaimForce:
+				p.HookClaim = HookClaimForce
+			default:
+				return fmt.Errorf("unknown hook-claim %q (valid: %s, %s)", v, HookClaimRefuse, HookClaimForce)
+			}
+			return nil
+		},
+		Get: func(p Policy) string { return string(cmp.Or(p.HookClaim, HookClaimRefuse)) },
+	}
 	return []knob.Knob[Policy]{
 		fence,
 		onReject,
@@ -259,6 +308,7 @@ func PolicyKnobs() []knob.Knob[Policy] {
 		},
 		writes,
 		repeats,
+		hookClaim,
 		seal,
 		{
 			Name: "seal-after", Help: "how long a reader waits on an empty slot before sealing it (a duration; default " +

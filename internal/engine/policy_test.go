@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/base/knob"
 	"github.com/stormctl/stormctl/internal/engine"
+	"github.com/stormctl/stormctl/internal/eventlog"
 )
 
 // TestPolicyKnobs walks the knob table: every listed value of every knob
@@ -59,6 +60,8 @@ func TestPolicyKnobsRefuseInSet(t *testing.T) {
 	tests := []struct{ knob, value, want string }{
 		{"guard", "lock", `unknown guard "lock" (valid: none, count-index)`},
 		{"guard", "", `unknown guard "" (valid: none, count-index)`},
+		{"hook-claim", "steal", `unknown hook-claim "steal" (valid: refuse, force)`},
+		{"hook-claim", "", `unknown hook-claim "" (valid: refuse, force)`},
 		{"seal-after", "soon", `invalid seal-after "soon": want a positive duration such as 500ms`},
 		{"seal-after", "0s", `invalid seal-after "0s": want a positive duration such as 500ms`},
 		{"seal-after", "-1s", `invalid seal-after "-1s": want a positive duration such as 500ms`},
@@ -87,5 +90,28 @@ func TestPolicyValidateStored(t *testing.T) {
 	p.SealAfter = -time.Second
 	if err := p.Validate(); err == nil || err.Error() != "invalid seal-after -1s: want a duration >= 0" {
 		t.Errorf("negative seal-after: %v", err)
+	}
+}
+
+// TestPolicyStamp: a run is stamped with the hook-claim mode only when its
+// scenario shares tokens across runs; every preset refuses.
+func TestPolicyStamp(t *testing.T) {
+	force := engine.DefaultPolicy()
+	force.HookClaim = engine.HookClaimForce
+	tests := []struct {
+		name   string
+		p      engine.Policy
+		shared bool
+		want   eventlog.HookClaim
+	}{
+		{"default_unshared", engine.DefaultPolicy(), false, eventlog.HookClaimNone},
+		{"default_shared", engine.DefaultPolicy(), true, eventlog.HookClaimRefuse},
+		{"force_unshared", force, false, eventlog.HookClaimNone},
+		{"force_shared", force, true, eventlog.HookClaimForce},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Stamp(tt.shared); got != tt.want {
+			t.Errorf("%s: Stamp = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -60,7 +60,11 @@ type Config struct {
 	// Workflow names Program (the scenario's name): stamped on every run
 	// this runtime starts (eventlog.Run.Workflow).
 	Workflow string
-	Steps    map[string]StepFunc
+	// SharedTokens says the program's hook tokens are shared across the
+	// runs of the world (the scenario's): every run this runtime starts is
+	// stamped with the condition's hook-claim mode (Policy.Stamp).
+	SharedTokens bool
+	Steps        map[string]StepFunc
 	// Knobs are the condition's: its Scheme is stamped on every run this
 	// runtime starts, its Policy is how the runtime behaves.
 	Knobs
@@ -301,7 +305,8 @@ func (rt *Runtime) start(ctx context.Context, runID string, input any) error {
 		basis = eventlog.FenceInBand
 	}
 	ctx = worlds.WithActor(ctx, "starter")
-	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard, Workflow: rt.cfg.Workflow})
+	err := rt.cfg.World.CreateRun(ctx, eventlog.Run{ID: runID, Scheme: rt.cfg.Scheme, FenceBasis: basis, Guard: rt.cfg.Policy.Guard, Workflow: rt.cfg.Workflow,
+		HookClaim: rt.cfg.Policy.Stamp(rt.cfg.SharedTokens)})
 	s.stats.observe(ctx, err)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", runID, err)

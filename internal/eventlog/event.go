@@ -21,6 +21,10 @@ type Run struct {
 	// stores it there, so that a log read from the store says which
 	// workflow code replays it; "" when the writer does not say.
 	Workflow string `json:"workflow,omitempty"`
+	// HookClaim says whether the run's hook tokens are indexed across the
+	// world's runs and whether a forced creation takes one (spec 8);
+	// HookClaimNone (left out of the JSON) keeps them unique per run only.
+	HookClaim HookClaim `json:"hookClaim,omitempty"`
 }
 
 // FenceBasis says which appends move a run's fence.
@@ -96,6 +100,11 @@ type Draft struct {
 	// id (each hook_received payload); empty for everything else.
 	Dedup   string          `json:"dedup,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Force asks, on a hook_created of a run that shares tokens
+	// (Run.HookClaim), to take the token from the live hook of another run
+	// that holds it (createHook({experimental_force: true}), spec 8). The
+	// world does so under HookClaimForce only; the flag is not stored.
+	Force bool `json:"force,omitempty"`
 }
 
 // Event is one committed entry of a run's log.

@@ -207,6 +207,9 @@ func NewPlan(c stormdir.Config, reg *worlds.Registry, engs *engines.Registry) (*
 			if g := cond.Knobs.Guard; g != eventlog.GuardNone && !slices.Contains(e.Guards, g) {
 				return nil, fmt.Errorf("--condition %q needs guard %s, which world %s does not have (worlds with it: %s)", cond.Name, g, w, cmp.Or(strings.Join(reg.WithGuard(g), ", "), "none"))
 			}
+			if err := supportsSharedTokens(c.Scenarios, w, e, cond, eng, engs); err != nil {
+				return nil, err
+			}
 			p.PageSizes[PageSizeKey(w, cond.Knobs.Scheme)] = cmp.Or(c.PageSize, e.PageSizes[string(cond.Knobs.Scheme)], DefaultPageSize)
 			for _, s := range c.Scenarios {
 				p.Cells = append(p.Cells, history.NewCellKey(w, s, cond.Name))
@@ -382,4 +385,29 @@ func joinAnd(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// supportsSharedTokens refuses a cell of a scenario that shares hook tokens
+// across runs (spec 8's hook-claim) that cannot run it: on an engine that
+// is not the model (the published runtime has no createHook option to
+// force), on a world without a cross-run token index, or under a scheme
+// the index is not built for.
+func supportsSharedTokens(scens []string, w string, e worlds.Entry, cond conditions.Condition, eng string, engs *engines.Registry) error {
+	for _, name := range scens {
+		s, err := scenarios.Lookup(name)
+		if err != nil || !s.SharedTokens {
+			continue
+		}
+		if p, err := engs.Get(eng); err == nil && !p.Traits().Model {
+			return fmt.Errorf("--scenario %s shares hook tokens across runs (spec 8), which only the model engine runs (engine %s)", name, eng)
+		}
+		if !e.HookClaims {
+			return fmt.Errorf("--scenario %s shares hook tokens across runs (spec 8): world %s has no cross-run token index", name, w)
+		}
+		run := eventlog.Run{Scheme: cond.Knobs.Scheme, HookClaim: cond.Knobs.Policy.Stamp(true)}
+		if err := run.CheckHookClaim(); err != nil {
+			return fmt.Errorf("--scenario %s under --condition %q: %w", name, cond.Name, err)
+		}
+	}
+	return nil
 }

@@ -12,6 +12,9 @@
 //	keys/<runId>/<sha256(key)>    idempotency markers, created with O_EXCL
 //	locks/<runId>.lock            seq and slot runs: the flock append serializer
 //	tmp/                          temp files; renamed into place, never scanned
+//	tokens/<sha256(token key)>    runs that share hook tokens (eventlog.Run.HookClaim):
+//	                              the hook that holds each token, written under
+//	                              the flock of locks/~tokens.lock
 //
 // world-local keeps every run's event files in one events/ directory; this
 // world gives each run its own directory under events/ and keeps world-local's
@@ -26,7 +29,12 @@
 // renames its file into events/; a listing is a directory scan sorted by id
 // with the last id as cursor. AppendFenced counts the run's files and then
 // writes: that check-then-write window is the legacy guard's defect, kept on
-// purpose.
+// purpose. A hook_created of a run that shares tokens across runs
+// (spec 8) is written the same way, but after its window it takes the
+// world-wide token lock, reads the token's holder, and writes what
+// eventlog.ClaimToken decides (the hook_created, or a hook_conflict in its
+// place, and on a takeover the holder's hook_disposed{forceClaimedBy}) and
+// the index entry before releasing it.
 //
 // Under the seq scheme a write mints and waits first, then takes the run's
 // serializer (an in-process semaphore in front of flock on the run's lock file,

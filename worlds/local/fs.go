@@ -21,9 +21,12 @@ const (
 	keysDir   = "keys"
 	locksDir  = "locks"
 	tmpDir    = "tmp"
+	// tokensDir is the cross-run hook token index (tokens.go): a file per
+	// token held by a run that shares tokens.
+	tokensDir = "tokens"
 )
 
-var layoutDirs = []string{runsDir, eventsDir, keysDir, locksDir, tmpDir}
+var layoutDirs = []string{runsDir, eventsDir, keysDir, locksDir, tmpDir, tokensDir}
 
 // layout names the files of one world root and does the file-level work that
 // every scheme shares: atomic writes, scans and JSON reads.

@@ -64,7 +64,7 @@ func TestReset(t *testing.T) {
 	if _, err := os.Stat(neighbour); err != nil {
 		t.Fatalf("Reset touched a file outside the world: %v", err)
 	}
-	if got := names(t, dir); !slices.Equal(got, []string{"events", "keys", "locks", "runs", "tmp"}) {
+	if got := names(t, dir); !slices.Equal(got, []string{"events", "keys", "locks", "runs", "tmp", "tokens"}) {
 		t.Fatalf("after Reset the directory holds %v", got)
 	}
 }

@@ -26,6 +26,9 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 	if err := r.CheckFenceBasis(); err != nil {
 		return fmt.Errorf("local: create run %s: %w", r.ID, err)
 	}
+	if err := r.CheckHookClaim(); err != nil {
+		return fmt.Errorf("local: create run %s: %w", r.ID, err)
+	}
 	if r.Guard != eventlog.GuardNone {
 		return fmt.Errorf("local: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)
 	}

@@ -2,10 +2,8 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
 	"github.com/stormctl/stormctl/worlds"
@@ -13,10 +11,17 @@ import (
 
 // appendULID writes drafts one by one, the legacy way. On failure it returns
 // the events already written with the error.
-func (w *World) appendULID(ctx context.Context, runID string, d []eventlog.Draft) ([]eventlog.Event, error) {
+func (w *World) appendULID(ctx context.Context, run eventlog.Run, d []eventlog.Draft) ([]eventlog.Event, error) {
+	runID := run.ID
 	out := make([]eventlog.Event, 0, len(d))
 	for i, x := range d {
-		e, err := w.writeULID(ctx, runID, x)
+		var e eventlog.Event
+		var err error
+		if x.Type == eventlog.HookCreated && x.Token != "" && run.HookClaim != eventlog.HookClaimNone {
+			e, err = w.writeClaimULID(ctx, run, x)
+		} else {
+			e, err = w.writeULID(ctx, runID, x)
+		}
 		if err != nil {
 			return out, storeErr(fmt.Sprintf("append to run %s: draft %d (%s)", runID, i, x.Type), err)
 		}
@@ -29,7 +34,8 @@ func (w *World) appendULID(ctx context.Context, runID string, d []eventlog.Draft
 // directory scan, reject if the count is not expectedSeq, then write. Nothing
 // holds the count still between the check and the writes; that window is the
 // defect under study, kept on purpose.
-func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+func (w *World) appendFencedULID(ctx context.Context, run eventlog.Run, expectedSeq int64, d []eventlog.Draft) ([]eventlog.Event, error) {
+	runID := run.ID
 	ids, err := w.fs.scan(runID)
 	if err != nil {
 		return nil, storeErr("fenced append to run "+runID, err)
@@ -53,7 +59,7 @@ func (w *World) appendFencedULID(ctx context.Context, runID string, expectedSeq 
 	if err != nil {
 		return nil, storeErr("fenced append to run "+runID, err)
 	}
-	return w.appendULID(ctx, runID, d)
+	return w.appendULID(ctx, run, d)
 }
 
 // writeULID writes one event (errors unwrapped; the caller adds context): mint, spend the mint-to-commit window, claim the
@@ -65,31 +71,9 @@ func (w *World) writeULID(ctx context.Context, runID string, d eventlog.Draft) (
 	if err := worlds.SpendWindow(ctx, w.latency, w.latency.Delay(d.Type)); err != nil {
 		return eventlog.Event{}, err
 	}
-	ms, err := markersOf(runID, []eventlog.Event{e})
-	if err != nil {
+	if err := w.commitULID(runID, &e); err != nil {
 		return eventlog.Event{}, err
 	}
-	if err := w.orphans.release(w.fs, runID); err != nil {
-		return eventlog.Event{}, err
-	}
-	hashes, err := w.fs.claimKeys(runID, ms)
-	if err != nil {
-		w.orphans.add(runID, hashes)
-		return eventlog.Event{}, err
-	}
-	e.CommittedAt = time.Now()
-	data, err := json.Marshal(e)
-	if err == nil {
-		err = w.fs.writeAtomic(w.fs.eventFile(runID, e.ID), data)
-	}
-	if err != nil {
-		if rerr := w.fs.releaseKeys(runID, hashes); rerr != nil {
-			w.orphans.add(runID, hashes)
-			err = fmt.Errorf("%w (and releasing its keys, retried before the run's next write: %v)", err, rerr)
-		}
-		return eventlog.Event{}, fmt.Errorf("write event %s: %w", e.ID, err)
-	}
-	e.CommittedAt = time.Now()
 	return e, nil
 }
 

@@ -59,6 +59,7 @@ func Entry() worlds.Entry {
 		Description: "filesystem: one JSON file per event in a directory (world-local layout); seq and slot through a flock append serializer",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
 		Faults:      []nemesis.Kind{nemesis.FSUnavailable},
+		HookClaims:  true,
 		Open: func(ctx context.Context, opts worlds.Options) (worlds.World, error) {
 			w, err := Open(ctx, opts)
 			if err != nil {
@@ -112,7 +113,7 @@ func (w *World) Append(ctx context.Context, runID string, d []eventlog.Draft) ([
 	}
 	switch run.Scheme {
 	case eventlog.SchemeULID:
-		return w.appendULID(ctx, runID, d)
+		return w.appendULID(ctx, run, d)
 	case eventlog.SchemeSlot:
 		return w.appendSlot(ctx, run, d, fence{})
 	}
@@ -137,7 +138,7 @@ func (w *World) AppendFenced(ctx context.Context, runID string, expectedSeq int6
 	}
 	switch run.Scheme {
 	case eventlog.SchemeULID:
-		return w.appendFencedULID(ctx, runID, expectedSeq, d)
+		return w.appendFencedULID(ctx, run, expectedSeq, d)
 	case eventlog.SchemeSlot:
 		return w.appendSlot(ctx, run, d, fence{on: true, expected: expectedSeq, basis: run.FenceBasis})
 	}

@@ -82,6 +82,15 @@
 //     window leaves its slots reserved, its keys claimed: a hole until a
 //     seal fills it.
 //
+// A ulid batch holding a hook_created of a run that shares hook tokens
+// across runs (eventlog.Run.HookClaim, spec 8) spends its window first, then
+// one transaction takes each token's advisory lock, reads the holder from
+// the hook_tokens table and whether it is live (its run's keys), and inserts
+// what eventlog.ClaimToken decides: the batch (a hook_conflict in place of a
+// refused hook_created), a takeover's hook_disposed{forceClaimedBy} into the
+// holder's run (ON CONFLICT DO NOTHING: a holder that disposed of the hook
+// itself keeps its own), and the claimer as the token's holder.
+//
 // Without a window (latency none) each write is one statement in an implicit
 // transaction: one round trip (under slot, Reserve is; Commit takes two).
 //

@@ -23,6 +23,9 @@ const (
 	idemConstraint   = "workflow_events_idem"
 	tokenIndex       = "workflow_events_hook_token"
 	runSeqConstraint = "workflow_events_run_seq"
+	// tokensTable is the cross-run hook token index (eventlog.Run.HookClaim):
+	// the hook that holds each token of the runs that share tokens.
+	tokensTable = "hook_tokens"
 )
 
 // The states of a workflow_events row. Only the slot scheme ever has rows in
@@ -60,6 +63,7 @@ func ddl(schema, marker string) []string {
 			run_no          bigserial UNIQUE,
 			scheme          varchar NOT NULL CHECK (scheme IN ('ulid', 'seq', 'sequence', 'slot')),
 			fence_basis     varchar NOT NULL DEFAULT '',
+			hook_claim      varchar NOT NULL DEFAULT '',
 			next_seq        bigint NOT NULL DEFAULT 0,
 			last_fenced_seq bigint NOT NULL DEFAULT 0,
 			next_slot       bigint NOT NULL DEFAULT 0,
@@ -97,6 +101,11 @@ func ddl(schema, marker string) []string {
 		// ulid reads (WHERE run_id = $1 AND id > $2 ORDER BY id). Partial, so
 		// positioned rows, read through (run_id, seq), do not maintain it.
 		`CREATE INDEX workflow_events_run_id ON ` + e + ` (run_id, id) WHERE seq IS NULL`,
+		`CREATE TABLE ` + schema + "." + tokensTable + ` (
+			token   varchar PRIMARY KEY,
+			run_id  varchar NOT NULL,
+			hook_id varchar NOT NULL
+		)`,
 	}
 }
 
@@ -144,6 +153,8 @@ type queries struct {
 	runs, events string
 
 	createRun, loadRun, counters, count         string
+	tokenLock, tokenHolder, hookLive, setHolder string
+	insertULIDQuiet                             string
 	takenKey, takenToken                        string
 	insertULID                                  string
 	insertSeq, insertSeqFenced, insertSeqFenceD string
@@ -175,8 +186,14 @@ func newQueries(name string, commitTS bool) queries {
 	q := queries{runs: s + "." + runsTable, events: s + "." + eventsTable}
 	r, e := q.runs, q.events
 
-	q.createRun = `INSERT INTO ` + r + ` (id, scheme, fence_basis) VALUES ($1, $2, $3) RETURNING run_no`
-	q.loadRun = `SELECT run_no, scheme, fence_basis FROM ` + r + ` WHERE id = $1`
+	q.createRun = `INSERT INTO ` + r + ` (id, scheme, fence_basis, hook_claim) VALUES ($1, $2, $3, $4) RETURNING run_no`
+	q.loadRun = `SELECT run_no, scheme, fence_basis, hook_claim FROM ` + r + ` WHERE id = $1`
+	t := s + "." + tokensTable
+	q.tokenLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+	q.tokenHolder = `SELECT run_id, hook_id FROM ` + t + ` WHERE token = $1`
+	q.hookLive = `SELECT NOT EXISTS (SELECT 1 FROM ` + e + ` WHERE run_id = $1 AND idem_key = ANY($2::text[]))`
+	q.setHolder = `INSERT INTO ` + t + ` (token, run_id, hook_id) VALUES ($1, $2, $3)
+		ON CONFLICT (token) DO UPDATE SET run_id = EXCLUDED.run_id, hook_id = EXCLUDED.hook_id`
 	q.counters = `SELECT next_seq, last_fenced_seq FROM ` + r + ` WHERE id = $1`
 	q.count = `SELECT count(*) FROM ` + e + ` WHERE run_id = $1 AND seq IS NULL`
 	q.takenKey = `SELECT idem_key FROM ` + e + ` WHERE run_id = $1 AND idem_key = ANY($2::text[]) LIMIT 1`
@@ -191,6 +208,8 @@ func newQueries(name string, commitTS bool) queries {
 	// the run's row lock and yields the base position; positions follow the
 	// draft order. A fence is a condition on the UPDATE: when it fails the
 	// CTE is empty and nothing is inserted.
+	q.insertULIDQuiet = q.insertULID + ` ON CONFLICT DO NOTHING`
+
 	seq := func(set, where string) string {
 		return `WITH c AS (
 			UPDATE ` + r + ` SET next_seq = next_seq + cardinality($2::text[])` + set + `

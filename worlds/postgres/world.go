@@ -68,6 +68,7 @@ func Entry(src Source) worlds.Entry {
 		Description: "PostgreSQL (pgx): world-postgres's workflow_events table in a schema of its own; seq through a counter row updated in the insert's transaction; slot through a slot counter and reserved rows committed in place",
 		Schemes:     []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSequence), string(eventlog.SchemeSlot)},
 		Connections: Connections,
+		HookClaims:  true,
 		Endpoints:   []worlds.Endpoint{URLFlag},
 		Faults:      []nemesis.Kind{nemesis.PGRestart, nemesis.PGTerminate, nemesis.Latency},
 		Open:        worlds.FactoryFrom(src, withOptions, Open),
@@ -192,6 +193,8 @@ type runInfo struct {
 	no     int64
 	scheme eventlog.Scheme
 	basis  eventlog.FenceBasis
+	// claim is the run's hook-claim mode (eventlog.Run.HookClaim).
+	claim eventlog.HookClaim
 }
 
 // CreateRun records the run with its scheme and fence basis. A sequence run
@@ -210,12 +213,14 @@ func (w *World) CreateRun(ctx context.Context, r eventlog.Run) error {
 		return fmt.Errorf("postgres: create run %s: scheme %q not supported (valid: ulid, seq, sequence, slot)", r.ID, r.Scheme)
 	case r.CheckFenceBasis() != nil:
 		return fmt.Errorf("postgres: create run %s: %w", r.ID, r.CheckFenceBasis())
+	case r.CheckHookClaim() != nil:
+		return fmt.Errorf("postgres: create run %s: %w", r.ID, r.CheckHookClaim())
 	case r.Guard != eventlog.GuardNone:
 		return fmt.Errorf("postgres: create run %s: guard %q not supported (this world has no legacy guard)", r.ID, r.Guard)
 	}
-	info := runInfo{scheme: r.Scheme, basis: r.FenceBasis}
+	info := runInfo{scheme: r.Scheme, basis: r.FenceBasis, claim: r.HookClaim}
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, w.q.createRun, r.ID, string(r.Scheme), string(r.FenceBasis)).Scan(&info.no); err != nil {
+		if err := tx.QueryRow(ctx, w.q.createRun, r.ID, string(r.Scheme), string(r.FenceBasis), string(r.HookClaim)).Scan(&info.no); err != nil {
 			return err
 		}
 		if r.Scheme != eventlog.SchemeSequence {
@@ -241,15 +246,15 @@ func (w *World) run(ctx context.Context, runID string) (runInfo, error) {
 		return v.(runInfo), nil
 	}
 	var info runInfo
-	var scheme, basis string
-	err := w.pool.QueryRow(ctx, w.q.loadRun, runID).Scan(&info.no, &scheme, &basis)
+	var scheme, basis, claim string
+	err := w.pool.QueryRow(ctx, w.q.loadRun, runID).Scan(&info.no, &scheme, &basis, &claim)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return info, fmt.Errorf("postgres: run %s: %w", runID, eventlog.ErrNoRun)
 	case err != nil:
 		return info, storeErr(ctx, "read run "+runID, err)
 	}
-	info.scheme, info.basis = eventlog.Scheme(scheme), eventlog.FenceBasis(basis)
+	info.scheme, info.basis, info.claim = eventlog.Scheme(scheme), eventlog.FenceBasis(basis), eventlog.HookClaim(claim)
 	w.runs.Store(runID, info)
 	return info, nil
 }

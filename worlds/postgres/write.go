@@ -81,6 +81,9 @@ func (w *World) append(ctx context.Context, runID string, d []eventlog.Draft, f 
 		f.inBand = f.on && run.basis == eventlog.FenceInBand
 		return w.appendSlot(ctx, runID, d, plainKeys(run.basis, d, keys), f, delay)
 	}
+	if run.scheme == eventlog.SchemeULID && claimsToken(run.claim, d) {
+		return w.appendClaimULID(ctx, runID, run, d, delay)
+	}
 	b := w.newBatch(runID, d, keys)
 	var res result
 	switch run.scheme {

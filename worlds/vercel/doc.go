@@ -49,6 +49,12 @@
 //     return committed events and noops in slot order, and refuse an empty
 //     slot below a committed one with an *eventlog.HoleError.
 //
+// A ulid batch holding a hook_created of a run that shares hook tokens
+// across runs (eventlog.Run.HookClaim, spec 8) is written by
+// dynamo.Store.WriteHookClaims: the token index is a partition of its own,
+// and each claim is one TransactWriteItems conditioned on the holder it read
+// (and, on a takeover, carrying the holder's hook_disposed{forceClaimedBy}).
+//
 // # The legacy guard
 //
 // A run stamped eventlog.GuardCountIndex keeps a count of its events and a

@@ -102,6 +102,8 @@ func Entry(src func(ctx context.Context) (Config, error)) worlds.Entry {
 			"transactions on slot items, noop seals); legacy count-index guard in Redis",
 		Schemes: []string{string(eventlog.SchemeULID), string(eventlog.SchemeSeq), string(eventlog.SchemeSlot)},
 		Guards:  []eventlog.Guard{eventlog.GuardCountIndex},
+		// HookClaims: the ingest's token partition (dynamo.WriteHookClaims).
+		HookClaims: true,
 		// A seq page reads the whole run (Query, sorted by seq after the
 		// read): pages of 100 made loading an n-event log cost n²/100 item
 		// reads, 1,000 (a DynamoDB Query page holds up to 1 MB) cost n. A

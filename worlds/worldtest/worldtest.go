@@ -46,6 +46,9 @@ type suite struct {
 	openWith func(testing.TB, worlds.Options) worlds.World
 	// limits are the world's (worlds.Entry.Limits): what it cannot do.
 	limits worlds.Limits
+	// hookClaims: the world indexes hook tokens across runs
+	// (worlds.Entry.HookClaims).
+	hookClaims bool
 }
 
 // open opens a fresh world with the suite's default options: a directory
@@ -85,7 +88,7 @@ func Exercise(t *testing.T, entry worlds.Entry, open Opener) {
 			t.Fatalf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
 		}
 		c.positioned = scheme.Positioned()
-		s := &suite{scheme: scheme, contract: c, limits: entry.Limits,
+		s := &suite{scheme: scheme, contract: c, limits: entry.Limits, hookClaims: entry.HookClaims,
 			openWith: func(t testing.TB, opts worlds.Options) worlds.World { return open(t.(*testing.T), opts) }}
 		t.Run(name, func(t *testing.T) {
 			for _, tt := range s.tests() {
@@ -143,7 +146,7 @@ func Checks(entry worlds.Entry, open func(t testing.TB, opts worlds.Options) wor
 			return nil, fmt.Errorf("worldtest: world %q lists scheme %q, which has no conformance contract", entry.Name, name)
 		}
 		c.positioned = scheme.Positioned()
-		s := &suite{scheme: scheme, contract: c, openWith: open, limits: entry.Limits}
+		s := &suite{scheme: scheme, contract: c, openWith: open, limits: entry.Limits, hookClaims: entry.HookClaims}
 		for _, tt := range s.tests() {
 			out = append(out, Check{Scheme: scheme, Name: tt.name, Alone: tt.alone, Run: func(t testing.TB) { tt.run(t, s) }})
 		}
@@ -180,6 +183,16 @@ func (s *suite) tests() []subtest {
 		{name: "dump", run: testDump},
 		{name: "commit_times", run: testCommitTimes},
 		{name: "reset", run: testReset},
+	}
+	switch {
+	case !s.hookClaims:
+	case (eventlog.Run{Scheme: s.scheme, HookClaim: eventlog.HookClaimForce}).CheckHookClaim() == nil:
+		tests = append(tests, []subtest{
+			{name: "hook_claim", run: testHookClaim},
+			{name: "hook_claim_race", run: testHookClaimRace},
+		}...)
+	default:
+		tests = append(tests, subtest{name: "hook_claim_refused", run: testHookClaimRefused})
 	}
 	if s.slots {
 		tests = append(tests, []subtest{

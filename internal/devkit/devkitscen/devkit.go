@@ -108,6 +108,14 @@ func Workflows() []Workflow {
 	}
 }
 
+// ModelOnly returns the scenarios that have no devkit workflow, by the
+// reason: what they do the published runtime cannot.
+func ModelOnly() map[string]string {
+	return map[string]string{
+		"hook-claim": "it forces hook tokens across runs (createHook({experimental_force: true}), spec 8), which @workflow/core 4.8.9 does not have",
+	}
+}
+
 // ErrNoWorkflow is returned by Lookup for a scenario without a workflow.
 var ErrNoWorkflow = errors.New("no devkit workflow for the scenario")
 
@@ -119,6 +127,9 @@ func Lookup(scenario string) (Workflow, error) {
 			return w, nil
 		}
 		names = append(names, w.Scenario)
+	}
+	if why, ok := ModelOnly()[scenario]; ok {
+		return Workflow{}, fmt.Errorf("%w %q: %s", ErrNoWorkflow, scenario, why)
 	}
 	return Workflow{}, fmt.Errorf("%w %q (have: %s)", ErrNoWorkflow, scenario, strings.Join(names, ", "))
 }

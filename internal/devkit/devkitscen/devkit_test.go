@@ -21,6 +21,12 @@ func TestEveryScenarioHasAWorkflow(t *testing.T) {
 	var registry []string
 	for _, s := range scenarios.Registry() {
 		registry = append(registry, s.Name)
+		if why, ok := ModelOnly()[s.Name]; ok {
+			if _, err := Lookup(s.Name); !errors.Is(err, ErrNoWorkflow) || !strings.Contains(err.Error(), why) {
+				t.Errorf("Lookup of model-only scenario %s: %v, want ErrNoWorkflow saying %q", s.Name, err, why)
+			}
+			continue
+		}
 		w, err := Lookup(s.Name)
 		if err != nil {
 			t.Errorf("scenario %s: %v", s.Name, err)

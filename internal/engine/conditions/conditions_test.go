@@ -108,6 +108,8 @@ func TestParseConditionOverrides(t *testing.T) {
 		{item: "main/page=0", preset: "main", edit: func(*engine.Knobs) {}}, // 0 is the storm's page size: main itself
 		{item: "main/writes=parallel/page=20", preset: "main", edit: func(k *engine.Knobs) { k.Writes, k.Page = engine.WritesParallel, 20 }},
 		{item: "seq/page=7", preset: "seq", edit: func(k *engine.Knobs) { k.Page = 7 }},
+		{item: "main/hook-claim=force", preset: "main", edit: func(k *engine.Knobs) { k.HookClaim = engine.HookClaimForce }},
+		{item: "main/hook-claim=refuse", preset: "main", edit: func(*engine.Knobs) {}}, // refuse is the zero value: main itself
 		{item: "  seq/wake=ordered\t", preset: "seq", wantName: "seq/wake=ordered", edit: func(k *engine.Knobs) { k.Wake = engine.WakeOrdered }},
 	}
 	for _, tc := range tests {

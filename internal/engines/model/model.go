@@ -39,7 +39,7 @@ func (Plugin) Opener(engines.Options) (engines.Open, error) { return Open, nil }
 // Open opens the model of the replay runtime on the cell's world.
 func Open(ctx context.Context, s engines.Setup) (engines.Engine, error) {
 	return engine.New(ctx, engine.Config{
-		World: s.World, Program: s.Scenario.Program, Workflow: s.Scenario.Name, Steps: s.Scenario.Steps, Knobs: s.Knobs,
+		World: s.World, Program: s.Scenario.Program, Workflow: s.Scenario.Name, SharedTokens: s.Scenario.SharedTokens, Steps: s.Scenario.Steps, Knobs: s.Knobs,
 		Concurrency: s.Concurrency, PageSize: s.PageSize,
 		TimerTick: engine.TimerTickAt(s.TimeScale), SealAfter: SealAfter(s.Knobs.Policy, s.TimeScale),
 		FenceRedelivery: time.Duration(float64(engine.DefaultFenceRedelivery) * s.TimeScale),

@@ -31,6 +31,7 @@ const (
 	attrScheme     = "scheme"
 	attrBasis      = "fenceBasis"
 	attrGuard      = "guard"
+	attrHookClaim  = "hookClaim"        // a run item's eventlog.Run.HookClaim, absent for none
 	attrNextSeq    = "next_seq"         // seq runs: events committed (the last seq); slot runs: slots reserved
 	attrLastFenced = "last_fenced_seq"  // seq runs: seq of the last fenced event
 	attrInBand     = "seq_in_band"      // slot runs fenced in band (spec 9): slots fenced writes reserved
@@ -84,6 +85,9 @@ func runItem(r eventlog.Run, now time.Time) map[string]types.AttributeValue {
 	it[attrScheme] = s(string(r.Scheme))
 	it[attrBasis] = s(string(r.FenceBasis))
 	it[attrGuard] = s(string(r.Guard))
+	if r.HookClaim != eventlog.HookClaimNone {
+		it[attrHookClaim] = s(string(r.HookClaim))
+	}
 	it[attrCreatedAt] = n(now.UnixNano())
 	switch r.Scheme {
 	case eventlog.SchemeSeq:
@@ -228,6 +232,7 @@ func decodeRun(it map[string]types.AttributeValue) (eventlog.Run, error) {
 		Scheme:     eventlog.Scheme(str(it, attrScheme)),
 		FenceBasis: eventlog.FenceBasis(str(it, attrBasis)),
 		Guard:      eventlog.Guard(str(it, attrGuard)),
+		HookClaim:  eventlog.HookClaim(str(it, attrHookClaim)),
 	}, nil
 }
 

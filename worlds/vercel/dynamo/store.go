@@ -411,7 +411,11 @@ func (st *Store) CreateRun(ctx context.Context, r eventlog.Run) error {
 		return err
 	}
 	if st.cfg.TablePerRun {
-		for _, name := range []string{st.keysTableFor(r.ID), st.tableFor(r.ID)} {
+		names := []string{st.keysTableFor(r.ID), st.tableFor(r.ID)}
+		if r.HookClaim != eventlog.HookClaimNone {
+			names = append(names, st.keysTableFor(tokensPartition))
+		}
+		for _, name := range names {
 			if err := st.createTable(ctx, name); err != nil && !errors.Is(err, ErrTableExists) {
 				return err
 			}
@@ -443,6 +447,8 @@ func checkRun(r eventlog.Run) error {
 		return fmt.Errorf("dynamo: create run %s: scheme %q: %w (valid: ulid, seq, slot)", r.ID, r.Scheme, ErrInvalidRun)
 	case r.CheckFenceBasis() != nil:
 		return fmt.Errorf("dynamo: create run %s: %w: %w", r.ID, ErrInvalidRun, r.CheckFenceBasis())
+	case r.CheckHookClaim() != nil:
+		return fmt.Errorf("dynamo: create run %s: %w: %w", r.ID, ErrInvalidRun, r.CheckHookClaim())
 	case r.Guard != eventlog.GuardNone && r.Guard != eventlog.GuardCountIndex:
 		return fmt.Errorf("dynamo: create run %s: guard %q: %w (valid: \"\", %q)", r.ID, r.Guard, ErrInvalidRun, eventlog.GuardCountIndex)
 	}

@@ -45,6 +45,10 @@ type Written struct {
 	// Noops are the seals a refused slot Commit wrote itself over the rest
 	// of its reservation, each with CommittedAt its acknowledgement.
 	Noops []eventlog.Event
+	// Foreign are the events the write put into other runs' logs (a
+	// takeover's hook_disposed{forceClaimedBy}, WriteHookClaims), each
+	// with CommittedAt its acknowledgement.
+	Foreign []eventlog.Event
 }
 
 // Actions returns how many transaction actions a batch of drafts needs

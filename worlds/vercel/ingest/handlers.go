@@ -188,9 +188,12 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request, b batch, f dynam
 	defer cancel()
 	var res dynamo.Written
 	var err error
-	if b.run.Scheme == eventlog.SchemeSeq {
+	switch {
+	case b.run.Scheme == eventlog.SchemeSeq:
 		res, err = s.cfg.Store.WriteSeq(ctx, b.run, b.events, f)
-	} else {
+	case dynamo.ClaimsToken(b.run, b.drafts):
+		res, err = s.cfg.Store.WriteHookClaims(ctx, b.run, b.events, b.drafts, s.minter.Mint)
+	default:
 		res, err = s.cfg.Store.WriteULID(ctx, b.run, b.events)
 	}
 	if err != nil {
@@ -213,6 +216,9 @@ func (s *Server) written(ctx context.Context, run eventlog.Run, res dynamo.Writt
 	}
 	s.acked(run.ID, res.Events)
 	s.acked(run.ID, res.Noops)
+	for _, e := range res.Foreign {
+		s.acked(e.RunID, []eventlog.Event{e})
+	}
 	if run.Guard == eventlog.GuardCountIndex && len(ids) > 0 {
 		// After the write, as the legacy index did. A failure leaves the
 		// index short of the log (the guard then reads it as incomplete);
