@@ -237,6 +237,7 @@ function startHealth(intervalMs) {
  *   opened: Promise<any> | null, world: any, kind: string | null, core: any,
  *   server: any, pool: any, closing: Promise<void> | null, invSeq: number,
  *   stepSeq: number, lastFailed: Map<string, boolean>, schemas?: any, flow?: any,
+ *   workflowsBundle?: string,
  * }}
  */
 const state = {
