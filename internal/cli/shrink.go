@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stormctl/stormctl/internal/engines"
-	"github.com/stormctl/stormctl/internal/tools/jsrepro"
-	"github.com/stormctl/stormctl/internal/tools/rtshrink"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,8 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/engines"
 	"github.com/stormctl/stormctl/internal/storm/stormdir"
+	"github.com/stormctl/stormctl/internal/tools/jsrepro"
 	"github.com/stormctl/stormctl/internal/tools/replay"
+	"github.com/stormctl/stormctl/internal/tools/rtshrink"
 	"github.com/stormctl/stormctl/internal/tools/shrink"
 )
 
@@ -78,7 +78,8 @@ creation: the two creations are in the log), engine (a stale decision), or
 harness (a starved run: nothing written).
 
 Exit 0 when a case was written, 1 when the recorded schedule does not
-reproduce its divergence (nothing written), 2 for a run that cannot be
+reproduce its divergence, a devkit run's case cannot be served as one log,
+or the run is a harness finding (nothing written in each), 2 for a run that cannot be
 shrunk (no run_failed written by an invocation, or any run replay refuses)
 with one line saying why. Progress goes to stderr.`,
 		Example: `  stormctl shrink storms/20261204-162917 wrun_01M90Y6ZC7KTP5BZ5N7XA4B2QM
@@ -90,7 +91,7 @@ with one line saying why. Progress goes to stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.RunID = args[0], args[1]
 			if opts.Budget < 0 {
-				return usage("--budget must be positive, got %s", opts.Budget)
+				return usage("--budget must not be negative, got %s (0: the engine's default)", opts.Budget)
 			}
 			if !slices.Contains([]string{"", emitGo, jsrepro.NodeTest, jsrepro.Vitest}, opts.Emit) {
 				return usage("--emit %q: want %s, %s or %s", opts.Emit, emitGo, jsrepro.NodeTest, jsrepro.Vitest)

@@ -65,7 +65,7 @@ func TestShrinkCommand(t *testing.T) {
 	for _, tt := range []struct{ args, want string }{
 		{"--emit node-test", "--emit node-test: run " + schema1Corrupted + " ran on the model, whose reproduction is a Go test"},
 		{"--emit jest", `--emit "jest": want go, node-test or vitest`},
-		{"--budget -1s", "--budget must be positive"},
+		{"--budget -1s", "--budget must not be negative"},
 	} {
 		code, _, stderr := run(t.Context(), append([]string{"shrink", dir, schema1Corrupted}, strings.Fields(tt.args)...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {

@@ -102,7 +102,9 @@ func runShrinkRuntime(ctx context.Context, opts *ShrinkOptions, sr *evidence.Run
 		return err
 	}
 	if res.Case == nil {
-		_ = opts.Format.Print(opts.IO.Out, rtShrunk{r: res, layer: layer, class: sr.Record.Class})
+		if err := opts.Format.Print(opts.IO.Out, rtShrunk{r: res, layer: layer, class: sr.Record.Class, files: []string{}}); err != nil {
+			return err
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "stormctl: run %s's failure needs the pages as the runtime read them, which --emit does not write yet; nothing written\n", id)
 		return ErrGateFailed
 	}
@@ -122,7 +124,7 @@ func runShrinkRuntime(ctx context.Context, opts *ShrinkOptions, sr *evidence.Run
 		sizeText(res.Before), sizeText(res.After), res.Tests, res.Elapsed.Round(100*time.Millisecond))
 	files, err := jsrepro.Write(out, jsrepro.Fixture{
 		Form:         form,
-		Title:        fmt.Sprintf("%s (%s): its runtime replays the log its failing delivery read without declaring it corrupted", id, sr.Record.CellKey),
+		Title:        reproTitle(id, sr.Record.CellKey.String(), layer),
 		Source:       fmt.Sprintf("run %s of the storm in %s (cell %s, %s)", id, opts.Dir, sr.Record.CellKey, sr.Record.Outcome),
 		Case:         *res.Case,
 		Failure:      res.Failure,
@@ -139,6 +141,15 @@ func runShrinkRuntime(ctx context.Context, opts *ShrinkOptions, sr *evidence.Run
 		return err
 	}
 	return opts.Format.Print(opts.IO.Out, rtShrunk{r: res, layer: layer, class: sr.Record.Class, files: files, form: form, out: out})
+}
+
+// reproTitle names the test by what it asserts: a world finding's log
+// holds the World's duplicate, which the runtime must then tolerate.
+func reproTitle(id, cell, layer string) string {
+	if layer == layerWorld {
+		return fmt.Sprintf("%s (%s): its runtime replays the log its failing delivery read, the World's duplicate creation included, without failing the run", id, cell)
+	}
+	return fmt.Sprintf("%s (%s): its runtime replays the log its failing delivery read without failing the run", id, cell)
 }
 
 // sizeText says a schedule's size.
@@ -171,9 +182,9 @@ func evidenceLines(c rtshrink.Case, fail rtshrink.Signature, writers map[string]
 	first := map[string]int{}
 	for i, e := range evs {
 		switch e.EventType {
-		case "step_created", "wait_created", "hook_created", "run_started", "run_failed", "run_completed":
+		case "step_created", "wait_created", "hook_created":
 		default:
-			continue
+			continue // racing run_started are the runtime's, not a World's uniqueness
 		}
 		key := e.EventType + " " + e.CorrelationID
 		j, dup := first[key]
@@ -189,7 +200,11 @@ func evidenceLines(c rtshrink.Case, fail rtshrink.Signature, writers map[string]
 			if e.EventID == id {
 				out = append(out, fmt.Sprintf("the divergence names event %d of the log, `%s` `%s` (%s)%s", i+1, e.EventType, e.EventID, e.CorrelationID, by(e)))
 				if v, ok := views[e.EventID]; ok && v.Last != "" {
-					out = append(out, fmt.Sprintf("%s wrote it after reading %d events of the run's log, the last `%s`%s", v.Actor, v.Read, v.Last, position(evs, v.Last)))
+					rebuilt := ""
+					if !v.Exact {
+						rebuilt = " (its pages as stormctl rebuilt them, not exactly: the count or id hash differ)"
+					}
+					out = append(out, fmt.Sprintf("%s wrote it after reading %d events of the run's log, the last `%s`%s%s", v.Actor, v.Read, v.Last, position(evs, v.Last), rebuilt))
 				}
 			}
 		}

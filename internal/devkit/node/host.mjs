@@ -1262,11 +1262,14 @@ async function workflowCode() {
   let i = start + 'var workflowCode = `'.length;
   const from = i;
   for (; i < text.length && text[i] !== '`'; i++) {
-    if (text[i] === '\\') i++;
+    if (text[i] === '\\') {
+      i++; // an escape: the next character is the literal's
+    } else if (text[i] === '$' && text[i + 1] === '{') {
+      throw new Error('workflowCode: the template literal interpolates');
+    }
   }
   if (i >= text.length) throw new Error('workflowCode: the template literal does not end');
   const literal = text.slice(from, i);
-  if (/(^|[^\\])\$\{/.test(literal)) throw new Error('workflowCode: the template literal interpolates');
   // A template literal without interpolations: its escapes, as JS reads them.
   const code = new Function('return `' + literal + '`')();
   return { code };

@@ -82,6 +82,11 @@ func Write(dir string, f Fixture) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jsrepro: %w", err)
 	}
+	// A directory written before keeps nothing of its case (its source/
+	// may name other files); node_modules, an install, stays.
+	if err := os.RemoveAll(filepath.Join(dir, "source")); err != nil {
+		return nil, fmt.Errorf("jsrepro: %w", err)
+	}
 	sched, err := json.MarshalIndent(schedule{
 		Title: f.Title, Source: f.Source, Layer: f.Layer, Class: f.Class, Evidence: f.Evidence,
 		Runtime: f.Versions, WorkflowName: f.WorkflowName, Expected: f.Failure, Case: f.Case,
@@ -146,7 +151,7 @@ func testFile(form string) string {
 func packageJSON(f Fixture) []byte {
 	core := f.Versions["@workflow/core"]
 	if core == "" {
-		core = "latest"
+		core = "*" // the storm recorded no version: say so rather than pin one
 	}
 	deps := map[string]string{"@workflow/core": core}
 	test := "node --test"

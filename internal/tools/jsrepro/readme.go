@@ -18,17 +18,21 @@ func readme(f Fixture, testName string) string {
 	fmt.Fprintf(&b, "# %s\n\n", f.Title)
 	fmt.Fprintf(&b, "Written by `stormctl shrink` from %s. %s\n\n", f.Source, f.Shrunk)
 	fmt.Fprintf(&b, "One delivery of run `%s` to `@workflow/core`'s own flow handler\n", f.Case.RunID)
-	fmt.Fprintf(&b, "(`workflowEntrypoint`), at the recovery budget it was delivered with, against a\n")
+	fmt.Fprintf(&b, "(`workflowEntrypoint`), carrying core's recovery budget (%d divergences) as the\n", f.Case.Recovery)
+	fmt.Fprintf(&b, "delivery that failed the run did, against a\n")
 	fmt.Fprintf(&b, "small in-memory World written in `%s` that holds the %d events the\n", testName, len(f.Case.Log))
 	fmt.Fprintf(&b, "delivery read (`schedule.json`, each as the World package stored it). The test\n")
-	fmt.Fprintf(&b, "asserts what a correct runtime does with that log: replays it without declaring\n")
-	fmt.Fprintf(&b, "it corrupted.\n\n")
+	fmt.Fprintf(&b, "asserts that the runtime replays that log without failing the run (with\n")
+	fmt.Fprintf(&b, "CORRUPTED_EVENT_LOG or any other code) and without asking the World for what the\n")
+	fmt.Fprintf(&b, "schedule does not say (that is inconclusive, not a pass).\n\n")
 	fmt.Fprintf(&b, "## Layer: %s (%s)\n\n", f.Layer, f.Class)
 	switch f.Layer {
 	case "world":
 		b.WriteString("The World accepted a write it should have refused: the log holds one entity\n" +
 			"created twice, which no correct World stores. The runtime's failure on it is the\n" +
-			"consequence; the fix belongs in the World (or the runtime may tolerate it).\n\n")
+			"consequence. The fix belongs in the World; this test, which holds the log the World\n" +
+			"left, passes only on a runtime that tolerates the duplicate (upstream's #3381 asks\n" +
+			"replay to ignore a duplicate event of the same kind).\n\n")
 	case "engine":
 		b.WriteString("The runtime decided from a stale view of the log: a decision the log holds\n" +
 			"contradicts what the runtime now derives from the events before it.\n\n")
@@ -41,12 +45,19 @@ func readme(f Fixture, testName string) string {
 	if len(f.Evidence) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Run it\n\nIn this directory (from elsewhere: `npm install --prefix DIR`, then `%s DIR`):\n\n```sh\n%s\n%s\n```\n\n", strings.TrimPrefix(run, "npx "), install, run)
+	elsewhere := "`npm install --prefix DIR`, then `node --test DIR`"
+	if f.Form == Vitest {
+		elsewhere = "`npm install --prefix DIR`, then `(cd DIR && npx vitest run)`"
+	}
+	fmt.Fprintf(&b, "## Run it\n\nIn this directory (from elsewhere: %s):\n\n```sh\n%s\n%s\n```\n\n", elsewhere, install, run)
+	if core == "" {
+		core = "(version not recorded)"
+	}
 	fmt.Fprintf(&b, "On `@workflow/core` %s (the runtime the run came from; `package.json` pins it)\n", core)
 	fmt.Fprintf(&b, "the test fails with that runtime's own text:\n\n```\n%s\n```\n\n", firstLine(f.Failure.Message))
 	b.WriteString("## Check a fix\n\n")
 	b.WriteString("Install the runtime to check instead, then run the test again; it passes when\n" +
-		"that runtime replays this log without declaring it corrupted:\n\n")
+		"that runtime replays this log without failing the run:\n\n")
 	fmt.Fprintf(&b, "```sh\nnpm install @workflow/core@<version>            # a published one\nnpm install /path/to/workflow/packages/core       # a local build (pnpm build first)\n%s\n```\n\n", run)
 	b.WriteString("The World declares the contract (`specVersion`) the installed runtime's\n" +
 		"`@workflow/world` names as current; the events keep the spec they were written\n" +

@@ -18,6 +18,9 @@ type Failing struct {
 	// Writers names, by event id, the invocation whose recorded append
 	// committed each event of the final log.
 	Writers map[string]string
+	// Recorded is the run's recorded failure, core's message as the run's
+	// record holds it (Input.Detail).
+	Recorded string
 	// Views says, by event id, what its writer had read of the log before
 	// the append that committed it: the decision and the view it came from.
 	Views map[string]View
@@ -30,6 +33,9 @@ type View struct {
 	// of them (its latest read's last event), "" when it had read none.
 	Read int    `json:"read"`
 	Last string `json:"last,omitempty"`
+	// Exact says every page it read was rebuilt exactly (count and id
+	// hash): otherwise the view is stormctl's best rebuild of it.
+	Exact bool `json:"exact"`
 }
 
 // FailingScript is the first invocation of in that wrote a run_failed,
@@ -46,15 +52,16 @@ func FailingScript(in Input) (Failing, error) {
 	}
 	invs := invocations(in.Ops)
 	final := finalByID(in.Final)
-	out := Failing{Invocations: len(invs), Writers: map[string]string{}, Views: map[string]View{}}
+	out := Failing{Invocations: len(invs), Writers: map[string]string{}, Views: map[string]View{}, Recorded: in.Detail}
 	for _, inv := range invs {
 		seen := map[string]bool{}
-		last := ""
+		last, exact := "", true
 		for _, i := range inv.ops {
 			op := in.Ops[i]
 			switch {
 			case op.Kind == history.OpList && op.Err == "":
-				evs, _ := in.Reads(i)
+				evs, ok := in.Reads(i)
+				exact = exact && ok
 				for _, e := range evs {
 					seen[e.ID] = true
 				}
@@ -64,7 +71,7 @@ func FailingScript(in Input) (Failing, error) {
 			case op.Kind == history.OpAppend && op.Err == "":
 				for _, w := range op.Wrote {
 					if _, dup := out.Views[w.ID]; w.ID != "" && !dup {
-						out.Views[w.ID] = View{Actor: inv.actor, Read: len(seen), Last: last}
+						out.Views[w.ID] = View{Actor: inv.actor, Read: len(seen), Last: last, Exact: exact}
 					}
 				}
 			}

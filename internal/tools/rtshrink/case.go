@@ -1,6 +1,7 @@
 package rtshrink
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,18 +14,22 @@ import (
 // the order served, each once.
 func collapse(inv rerun.RuntimeInvocation) (Case, error) {
 	c := Case{RunID: inv.RunID, Created: inv.Created, Recovery: inv.Recovery}
-	seen := map[string]bool{}
-	var id struct {
-		EventID string `json:"eventId"`
-	}
+	seen := map[string]json.RawMessage{}
 	add := func(evs []json.RawMessage) error {
 		for _, raw := range evs {
-			if err := json.Unmarshal(raw, &id); err != nil {
-				return fmt.Errorf("shrink %s: an event served: %w", inv.RunID, err)
+			var id struct {
+				EventID string `json:"eventId"`
 			}
-			if !seen[id.EventID] {
-				seen[id.EventID] = true
+			if err := json.Unmarshal(raw, &id); err != nil || id.EventID == "" {
+				return fmt.Errorf("shrink %s: an event served has no eventId (%v)", inv.RunID, err)
+			}
+			prev, dup := seen[id.EventID]
+			switch {
+			case !dup:
+				seen[id.EventID] = raw
 				c.Log = append(c.Log, raw)
+			case !bytes.Equal(prev, raw):
+				return fmt.Errorf("shrink %s: event %s was served twice with other contents: one log cannot hold both", inv.RunID, id.EventID)
 			}
 		}
 		return nil
@@ -37,8 +42,12 @@ func collapse(inv rerun.RuntimeInvocation) (Case, error) {
 				return c, err
 			}
 			c.Clock = max(c.Clock, op.End)
-		case op.Kind == "create" && op.EventType == "run_started" && op.StartedAt != nil && !started:
-			c.StartedAt, started = *op.StartedAt, true
+		case op.Kind == "create":
+			if op.EventType == "run_started" && op.StartedAt != nil && !started {
+				c.StartedAt, started = *op.StartedAt, true
+			}
+			// A create's answer that carried the log (run_started's
+			// preload, 5.0's deltas) was read as much as a list was.
 			if op.Snapshot != nil {
 				if err := add(op.Snapshot.Events); err != nil {
 					return c, err

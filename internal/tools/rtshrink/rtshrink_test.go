@@ -82,6 +82,20 @@ func duplicateWait(log []head) *rerun.RuntimeFailure {
 	return nil
 }
 
+// brokenCore answers like fakeCore, then fails every replay after the
+// first few (a host that went away).
+type brokenCore struct {
+	fakeCore
+	after int
+}
+
+func (b *brokenCore) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	if b.calls >= b.after {
+		return rerun.RuntimeResult{}, errors.New("host gone")
+	}
+	return b.fakeCore.Replay(ctx, inv)
+}
+
 // recorded is a failing invocation: a run_started, then the log in pages
 // of 5, the duplicate creation of wait_9 among 40 other events.
 func recorded() replay.Failing {
@@ -165,6 +179,16 @@ func TestShrinkRefuses(t *testing.T) {
 			return duplicateWait(served(inv))
 		}, wantPaged: true},
 	}
+	// The replays must raise the failure the run recorded, not any.
+	rec := recorded()
+	rec.Recorded = "Workflow replay diverged 4 times after 3 recovery replays; latest divergent event was w3. Last divergence: Replay divergence: step event step_created for step_1 belongs to \"a\", but the current step consumer is \"b\""
+	if _, err := Shrink(t.Context(), &fakeCore{}, rec, Options{Budget: time.Minute}); !errors.Is(err, ErrNotReproduced) || !strings.Contains(err.Error(), "the run recorded") {
+		t.Errorf("another recorded failure: %v, want ErrNotReproduced naming it", err)
+	}
+	// A replay the runtime could not make ends the search with its error.
+	if _, err := Shrink(t.Context(), &brokenCore{after: 3}, recorded(), Options{Budget: time.Minute}); err == nil || !strings.Contains(err.Error(), "host gone") {
+		t.Errorf("a broken runtime: %v, want its error", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -175,7 +199,7 @@ func TestShrinkRefuses(t *testing.T) {
 			if res.Case != nil {
 				t.Errorf("a case was made: %+v", res.Case)
 			}
-			if tt.wantPaged && (len(res.Phases) < 2 || res.Phases[1].After != 9 || !strings.Contains(res.Phases[1].Note, "paging")) {
+			if tt.wantPaged && (len(res.Phases) < 2 || res.Phases[1].After != 9 || !strings.Contains(res.Phases[1].Note, "what the recorded invocation was served") || res.Minimal) {
 				t.Errorf("phases %+v, want the pages kept and said so", res.Phases)
 			}
 		})

@@ -2,8 +2,10 @@
 // delivery of a workflow run to @workflow/core's own flow handler, against
 // a small in-memory World that holds the log that delivery read when the
 // run failed. It asserts what a correct runtime does with that log: replay
-// it without declaring the log corrupted. On the runtime the run came from
-// it fails with that runtime's own CORRUPTED_EVENT_LOG text.
+// it without failing the run (CORRUPTED_EVENT_LOG or any other code) and
+// without asking the World for anything the schedule does not say. On the
+// runtime the run came from it fails with that runtime's own
+// CORRUPTED_EVENT_LOG text.
 //
 // Depends on @workflow/core only (and the test runner). Data: schedule.json
 // (the log, the run, the answer run_started gets, the clock); workflow.js
@@ -78,8 +80,10 @@ class ScheduleWorld {
     }
     this.written = [];
     this.queued = [];
+    this.refused = [];
     this.minted = 0;
     const refuse = (name) => async () => {
+      this.refused.push(name);
       throw new Error(`the reproduction's World does not serve ${name}`);
     };
     const storage = (name, methods) => Object.fromEntries(methods.map((m) => [m, refuse(`${name}.${m}`)]));
@@ -119,11 +123,20 @@ class ScheduleWorld {
   // of a log of slot ids, else one that lists last.
   mintId() {
     this.minted++;
-    if (this.log.length > 0 && this.log.every((e) => slotOf(e.eventId) !== null)) {
+    if (this.slotted()) {
       const last = Math.max(...this.log.map((e) => slotOf(e.eventId)));
       return 'evnt_' + String(last + 1).padStart(26, '0');
     }
     return 'evnt_zzzz' + String(this.minted).padStart(8, '0');
+  }
+
+  // slotted says the World holds its log at slot positions (its own ids,
+  // or a legacy log it renumbered): a write then takes the next slot and
+  // later lists return it, as a store's would. A legacy log's writes are
+  // kept aside and answered with no event, as stormctl's replay world
+  // (which checked this case while shrinking it) answers them.
+  slotted() {
+    return this.log.length > 0 && this.log.every((e) => slotOf(e.eventId) !== null);
   }
 
   async create(runId, data) {
@@ -140,8 +153,9 @@ class ScheduleWorld {
     };
     const parsed = this.schemas.event.safeParse(event);
     const stored = parsed.success ? parsed.data : event;
-    this.log.push(stored);
     this.written.push(stored);
+    if (!this.slotted()) return {};
+    this.log.push(stored);
     const out = { event: stored };
     if (STEP_STATUS[type]) out.step = this.stepEntity(type, data?.correlationId, data?.eventData);
     return out;
@@ -279,11 +293,19 @@ test(schedule.title, async () => {
     Date.now = realNow;
   }
 
-  const corrupted = world.written.find((e) => e.eventType === 'run_failed' && e.eventData?.errorCode === 'CORRUPTED_EVENT_LOG');
   const held = world.renumbered ? ' (held at slot positions 1..n, as the installed runtime\'s contract stores events)' : '';
-  assert.equal(corrupted, undefined,
-    `the runtime declared the log of ${schedule.case.log.length} events${held} corrupted: ${corrupted ? errorText(corrupted.eventData.error) : ''}`);
+  const failed = world.written.find((e) => e.eventType === 'run_failed');
+  assert.equal(failed, undefined,
+    `the runtime failed the run on the log of ${schedule.case.log.length} events${held}: ${failed?.eventData?.errorCode ?? '(no code)'}: ${failed ? errorText(failed.eventData?.error) : ''}`);
   const recovery = world.queued.find((q) => q.message?.replayDivergence);
   assert.equal(recovery, undefined, 'the runtime found the replay diverged and queued a recovery replay');
+  // A call the schedule does not answer makes the outcome undecided, not a pass.
+  assert.deepEqual(world.refused, [], `inconclusive: the runtime asked the World for what the schedule does not say (${world.refused.join(', ')})`);
   assert.ok(res.ok, `the flow handler answered ${res.status}: ${await res.text()}`);
+  // Steps a runtime runs inline (5.0) fail here: their bodies are not
+  // loaded. Said, not judged: the test is about the log's replay.
+  const stepFailures = world.written.filter((e) => e.eventType === 'step_failed' || e.eventType === 'step_retrying');
+  if (stepFailures.length > 0) {
+    console.log(`note: ${stepFailures.length} step event(s) failed or retried inline (the reproduction loads no step bodies): not judged`);
+  }
 });
