@@ -68,9 +68,12 @@ func (st *Store) WriteHookClaims(ctx context.Context, run eventlog.Run, evs []ev
 	}
 	for attempt := 1; ; attempt++ {
 		out := append([]eventlog.Event(nil), evs...)
-		written := time.Now()
 		var index []types.TransactWriteItem
-		var victims []eventlog.Event
+		type taken struct {
+			runID string
+			draft eventlog.Draft
+		}
+		var takes []taken
 		for i, d := range drafts {
 			if d.Type != eventlog.HookCreated || d.Token == "" {
 				continue
@@ -84,8 +87,17 @@ func (st *Store) WriteHookClaims(ctx context.Context, run eventlog.Run, evs []ev
 			out[i].Type, out[i].Payload = w.Type, w.Payload
 			index = append(index, st.indexItems(run.ID, d, claim, holder, live)...)
 			if vd != nil {
-				victims = append(victims, vd.Event(claim.Holder.RunID, mint(written), written))
+				takes = append(takes, taken{claim.Holder.RunID, *vd})
 			}
+		}
+		// The victims' disposals are minted once every holder was read:
+		// a holder read committed is older than this instant, so its
+		// hook_created lists before the disposal (minted before the read,
+		// a disposal could sort ahead of the very creation it disposes).
+		written := time.Now()
+		var victims []eventlog.Event
+		for _, tk := range takes {
+			victims = append(victims, tk.draft.Event(tk.runID, mint(written), written))
 		}
 		for i := range out {
 			out[i].CommittedAt = written
