@@ -65,9 +65,9 @@ func runShrinkRuntime(ctx context.Context, opts *ShrinkOptions, sr *evidence.Run
 		fmt.Fprintf(opts.IO.ErrOut, "stormctl: run %s is a harness finding (%s: the harness's host was saturated while it ran), no evidence about the runtime or its world: nothing written\n", id, sr.Record.Class)
 		return ErrGateFailed
 	}
-	if err := replay.Servable(in); err != nil {
-		return &UsageError{Err: err}
-	}
+	// Only the failing invocation is served: FailingScript refuses what
+	// its record cannot be served as (replay.Servable would ask it of
+	// every invocation).
 	f, err := replay.FailingScript(in)
 	if err != nil {
 		return &UsageError{Err: err}
@@ -263,7 +263,7 @@ func (s rtShrunk) write(w io.Writer, indent string) error {
 		}
 		b.WriteString(line + "\n")
 	}
-	fmt.Fprintf(&b, "%sfails with %s: %s\n", indent, r.Failure.Code, firstLineOf(r.Failure.Message))
+	fmt.Fprintf(&b, "%sfails with %s: %s\n", indent, r.Failure.Code, r.Failure.Headline())
 	if len(s.files) > 0 {
 		fmt.Fprintf(&b, "%swrote %s (%s): cd %s && npm install && %s\n", indent, s.out, s.form, s.out, runLine(s.form))
 	}
@@ -276,11 +276,4 @@ func runLine(form string) string {
 		return "npx vitest run"
 	}
 	return "node --test"
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -54,7 +54,7 @@ func readme(f Fixture, testName string) string {
 		core = "(version not recorded)"
 	}
 	fmt.Fprintf(&b, "On `@workflow/core` %s (the runtime the run came from; `package.json` pins it)\n", core)
-	fmt.Fprintf(&b, "the test fails with that runtime's own text:\n\n```\n%s\n```\n\n", firstLine(f.Failure.Message))
+	fmt.Fprintf(&b, "the test fails with that runtime's own text:\n\n```\n%s\n```\n\n", f.Failure.Headline())
 	b.WriteString("## Check a fix\n\n")
 	b.WriteString("Install the runtime to check instead, then run the test again; it passes when\n" +
 		"that runtime replays this log without failing the run:\n\n")
@@ -73,11 +73,4 @@ func readme(f Fixture, testName string) string {
 		"to run it against the checkout's build, install that build there (`npm install ../../..`\n" +
 		"from `src/repro/<run>`, after `pnpm build`).\n")
 	return b.String()
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

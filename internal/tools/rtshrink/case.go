@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/engines/rerun"
@@ -75,20 +76,17 @@ func (c Case) keep(keep []int) Case {
 	return out
 }
 
-// invocation is c as the runtime's replay world serves it: a run_started
-// answered with the run started at StartedAt, one read of the log, and a
-// scratch log for the rest.
+// invocation is c as the runtime's replay world serves it: the log
+// replayed as a store holds it (rerun.LogInvocation), with the run
+// started at StartedAt and the clock at Clock.
 func (c Case) invocation() rerun.RuntimeInvocation {
-	at := c.StartedAt
-	return rerun.RuntimeInvocation{
-		RunID: c.RunID, Created: c.Created, Recovery: c.Recovery, Scratch: true,
-		Clock: time.UnixMicro(int64(c.Clock * 1000)),
-		Ops: []rerun.RuntimeOp{
-			{Kind: "create", EventType: "run_started", StartedAt: &at, End: c.Clock},
-			{Kind: "list", Events: c.Log, End: c.Clock},
-		},
-	}
+	inv := rerun.LogInvocation(c.RunID, c.Created, fromMillis(c.StartedAt), fromMillis(c.Clock), c.Log)
+	inv.Recovery = c.Recovery
+	return inv
 }
+
+// fromMillis is the time ms (since the epoch, to the microsecond) names.
+func fromMillis(ms float64) time.Time { return time.UnixMicro(int64(math.Round(ms * 1000))) }
 
 func millis(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
 

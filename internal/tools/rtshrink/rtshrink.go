@@ -42,6 +42,10 @@ type Signature struct {
 	Message string `json:"message"`
 }
 
+// Headline is the message's first line (core's own text; the rest is its
+// "Learn more" links).
+func (s Signature) Headline() string { return firstLine(s.Message) }
+
 // same says two failures are the same divergence.
 func (s Signature) same(o Signature) bool {
 	return s.Code == o.Code && s.EventType == o.EventType && s.Shape == o.Shape
@@ -126,7 +130,7 @@ func Shrink(ctx context.Context, rt rerun.Runtime, f replay.Failing, opts Option
 	}
 	bctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	s := &search{ctx: bctx, rt: rt, progress: opts.Progress}
+	s := &search{rt: rt, progress: opts.Progress}
 	res := Result{Run: f.Script.RunID, Actor: f.Actor, Minimal: true}
 	res.Before = sizeOf(f.Script, f.Invocations)
 
@@ -155,7 +159,6 @@ func Shrink(ctx context.Context, rt rerun.Runtime, f replay.Failing, opts Option
 		}
 		want = sig
 	}
-	s.want = want
 	res.Failure = want
 	res.Phases = append(res.Phases, Phase{Name: "invocations", Before: f.Invocations, After: 1,
 		Note: "a replay serves recorded reads: " + f.Actor + " needs no other invocation"})
@@ -246,9 +249,7 @@ func Shrink(ctx context.Context, rt rerun.Runtime, f replay.Failing, opts Option
 
 // search replays candidates and counts them.
 type search struct {
-	ctx      context.Context
 	rt       rerun.Runtime
-	want     Signature
 	tests    int
 	progress func(Progress)
 }

@@ -82,6 +82,9 @@ class ScheduleWorld {
     this.queued = [];
     this.refused = [];
     this.minted = 0;
+    // readTo is how far into the schedule's log the runtime's lists read.
+    this.readTo = 0;
+    this.logLength = this.log.length;
     const refuse = (name) => async () => {
       this.refused.push(name);
       throw new Error(`the reproduction's World does not serve ${name}`);
@@ -115,6 +118,7 @@ class ScheduleWorld {
       from = at + 1;
     }
     const data = this.log.slice(from, from + limit);
+    this.readTo = Math.max(this.readTo, Math.min(from + data.length, this.logLength));
     const last = data[data.length - 1];
     return { data, cursor: last ? last.eventId : cursor, hasMore: from + limit < this.log.length };
   }
@@ -299,6 +303,9 @@ test(schedule.title, async () => {
     `the runtime failed the run on the log of ${schedule.case.log.length} events${held}: ${failed?.eventData?.errorCode ?? '(no code)'}: ${failed ? errorText(failed.eventData?.error) : ''}`);
   const recovery = world.queued.find((q) => q.message?.replayDivergence);
   assert.equal(recovery, undefined, 'the runtime found the replay diverged and queued a recovery replay');
+  // A runtime that did not read the whole log replayed nothing it could
+  // be judged on: undecided, not a pass.
+  assert.equal(world.readTo, world.logLength, `inconclusive: the runtime read ${world.readTo} of the log's ${world.logLength} events`);
   // A call the schedule does not answer makes the outcome undecided, not a pass.
   assert.deepEqual(world.refused, [], `inconclusive: the runtime asked the World for what the schedule does not say (${world.refused.join(', ')})`);
   assert.ok(res.ok, `the flow handler answered ${res.status}: ${await res.text()}`);
