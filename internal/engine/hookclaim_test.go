@@ -85,9 +85,20 @@ func TestHookClaim(t *testing.T) {
 			}
 			awaitEnd(ctx, t, rt, "run-2", "run 2 did not end")
 			if tt.want1 == "conflict-never-resumed" {
-				// Run 1 keeps its token and waits: nothing took it.
+				// Run 1 keeps its token and waits: nothing took it. Its
+				// log says so now (run 2's refused write has committed),
+				// whether or not run 1 has replayed since.
 				if got := output(ctx, t, rt, "run-1"); got != "" {
 					t.Errorf("run 1 ended with %q, want it still waiting on its hook", got)
+				}
+				evs, err := rt.Log(ctx, "run-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					if e.Type == eventlog.HookDisposed {
+						t.Errorf("run 1's log holds a hook_disposed under refuse: %+v", e)
+					}
 				}
 			} else {
 				awaitEnd(ctx, t, rt, "run-1", "run 1 did not end")

@@ -205,6 +205,9 @@ func testHookClaimRace(t testing.TB, s *suite) {
 		types := make([]eventlog.Type, len(page.Events))
 		for j, e := range page.Events {
 			types[j] = e.Type
+			if e.Type == eventlog.HookDisposed && eventlog.ForceClaimedBy(e) == nil {
+				t.Errorf("run %d's hook_disposed names no claimer (forceClaimedBy): only a takeover disposes of a hook here", i)
+			}
 			if by := eventlog.ForceClaimedBy(e); by != nil {
 				k := slices.Index(runs, by.RunID)
 				if k < 0 || by.HookID != hookOf(k) {
