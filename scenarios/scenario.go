@@ -118,7 +118,7 @@ type Scenario struct {
 
 // Registry returns every scenario, by name.
 func Registry() []Scenario {
-	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), HookClaim(), Control()}
+	return []Scenario{StepStorm(), HookStorm(), BlockedBranch(), WakeLoop(), HookClaim(), Control(), FanOut()}
 }
 
 // Lookup returns the named scenario or an error listing the valid names.

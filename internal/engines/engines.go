@@ -147,6 +147,11 @@ type Runtime struct {
 	// the one it was created under (spec_version). Absent in a storm.json
 	// from before it was stored, or for a runtime that reports none.
 	Spec *int `json:"spec,omitempty"`
+	// BatchCreates says the world offered the runtime events.createBatch
+	// (world-vercel 5.0): a replay of the cell's runs offers it too, as
+	// core 5.0 decides per suspension whether to batch by whether the
+	// world has it. False in a storm.json from before it was stored.
+	BatchCreates bool `json:"batch_creates,omitempty"`
 }
 
 // Options are the storm's settings an engine may take when it opens its

@@ -15,6 +15,10 @@ const (
 	OpAppendFenced = "append_fenced"
 	OpList         = "list"
 	OpSeal         = "seal"
+	// OpDeliver is a queue delivery of a flow invocation (the devkit
+	// engine's): no world operation, the message its ops were the
+	// handling of, which a replay delivers again.
+	OpDeliver = "deliver"
 )
 
 // Op is one recorded world operation: one line of history.jsonl.
@@ -64,6 +68,23 @@ type Op struct {
 	// seeds the runtime's correlation ids), which a replay through the
 	// real runtime answers again.
 	RunStartedAt time.Time `json:"run_started_at,omitzero"`
+	// Batch numbers the call an append was one event of when the runtime
+	// wrote several events in one call (5.0's events.createBatch): the
+	// appends of one call share it, unique within the run, and stand in
+	// the call's request order, each with its own answer (a batch's events
+	// succeed or are refused one by one). 0: an append of its own.
+	Batch int `json:"batch,omitempty"`
+	// Delivery is a deliver op's message: its body as the queue sent it
+	// (base64) and content type, its id and its attempt.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery is a queue message as one delivery of it reached its handler.
+type Delivery struct {
+	Body        []byte `json:"body"`
+	ContentType string `json:"content_type,omitempty"`
+	MessageID   string `json:"message_id,omitempty"`
+	Attempt     int    `json:"attempt,omitempty"`
 }
 
 // OpEvent is one draft of an append and what the world assigned to it.

@@ -72,7 +72,8 @@ func Classify(op, runID string, d *eventlog.Draft, err error) error {
 func unavailableCode(code string) bool {
 	switch code {
 	case "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND",
-		"TRANSPORT", "TIMEOUT": // world-vercel's transport failures and timeouts
+		"TRANSPORT", "TIMEOUT", // world-vercel's transport failures and timeouts
+		"STREAM_ERROR": // world-vercel 5.0's transport failures of its v4 events requests (a StreamError)
 		return true
 	}
 	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P")

@@ -173,6 +173,8 @@ func TestClassify(t *testing.T) {
 		{&sidecar.Error{Name: "ZodError", Message: "invalid"}, eventlog.ErrRefused},
 		{&sidecar.Error{Name: "Error", Code: "57P01", Message: "terminating connection due to administrator command"}, eventlog.ErrUnavailable},
 		{&sidecar.Error{Name: "Error", Code: "ECONNREFUSED"}, eventlog.ErrUnavailable},
+		// world-vercel 5.0's transport failure of a v4 events request.
+		{&sidecar.Error{Name: "StreamError", Code: "STREAM_ERROR", Message: "POST createEventBatch transport failure after 3450ms (UND_ERR_REQ_RETRY)"}, eventlog.ErrUnavailable},
 		{sidecar.ErrExited, eventlog.ErrUnavailable},
 		{&sidecar.Error{Name: "TypeError", Message: "x is undefined"}, nil},
 	}

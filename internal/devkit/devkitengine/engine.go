@@ -260,7 +260,9 @@ func (r *run) end() {
 type openInfo struct {
 	Versions map[string]string `json:"versions"`
 	Spec     *int              `json:"spec"`
-	Node     string            `json:"node"`
+	// BatchCreates: the world has events.createBatch.
+	BatchCreates bool   `json:"batchCreates"`
+	Node         string `json:"node"`
 	// Queue says which queue delivers the runtime's messages.
 	Queue string `json:"queue"`
 }
@@ -361,6 +363,12 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 		}
 		return
 	}
+	if n.Notice == "invocation" && n.Kind == "flow" && n.RunID != "" && n.Body != nil {
+		// The delivery's message, which a replay delivers again.
+		e.sink.Record(history.Op{Kind: history.OpDeliver, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End),
+			Delivery: &history.Delivery{Body: n.Body.Data, ContentType: n.Body.ContentType, MessageID: n.MessageID, Attempt: n.Attempt}})
+		return
+	}
 	if n.Notice != "op" || n.RunID == "" {
 		return
 	}
@@ -371,10 +379,21 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 		token = r.token
 	}
 	e.mu.Unlock()
-	op, opErr := toOp(n, token)
-	if op.Kind == "" {
-		e.fail(fmt.Errorf("devkit engine: a notice it cannot record (a bug: the history would miss an operation): %w", opErr))
-		return
+	var ops []history.Op
+	var opErrs []error
+	if n.Op == "createBatch" {
+		var err error
+		if ops, opErrs, err = batchOps(n, token); err != nil {
+			e.fail(fmt.Errorf("devkit engine: a notice it cannot record (a bug: the history would miss an operation): %w", err))
+			return
+		}
+	} else {
+		op, opErr := toOp(n, token)
+		if op.Kind == "" {
+			e.fail(fmt.Errorf("devkit engine: a notice it cannot record (a bug: the history would miss an operation): %w", opErr))
+			return
+		}
+		ops, opErrs = []history.Op{op}, []error{opErr}
 	}
 	// The events the package wrote inside the call committed before it
 	// returned, and before the answer's snapshot was read: recorded first.
@@ -382,7 +401,9 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 	for _, w := range implicit {
 		e.sink.Record(w)
 	}
-	e.sink.Record(op)
+	for _, op := range ops {
+		e.sink.Record(op)
+	}
 	if snap, ok := snapshotOp(n, token); ok {
 		e.sink.Record(snap)
 	}
@@ -391,10 +412,13 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r != nil {
-		account(&r.stats, op, opErr)
+	ends := false
+	for i, op := range ops {
+		if r != nil {
+			account(&r.stats, op, opErrs[i])
+		}
+		ends = ends || opErrs[i] == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type)
 	}
-	ends := opErr == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type)
 	for _, w := range implicit {
 		ends = ends || w.RunID == n.RunID && terminal(w.Wrote[0].Type)
 	}
@@ -934,7 +958,7 @@ func (e *Engine) Describe() engines.Runtime {
 		src += "; world: the package in " + h.store.Package
 	}
 	return engines.Runtime{Engine: Name, Channel: string(e.kit.Channel), Source: src,
-		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts), Spec: h.info.Spec}
+		Versions: h.info.Versions, Scheme: string(e.Scheme()), Queue: h.info.Queue, Hosts: len(e.hosts), Spec: h.info.Spec, BatchCreates: h.info.BatchCreates}
 }
 
 // envValues are the values of KEY=VALUE settings: what an error quoting

@@ -103,6 +103,18 @@ type notice struct {
 	Run *struct {
 		StartedAt time.Time `json:"startedAt"`
 	} `json:"run"`
+	// Kind, MessageID, Attempt and Body are an invocation notice's: the
+	// delivery's kind ("flow" or "step"), message id, attempt and body.
+	Kind      string `json:"kind"`
+	MessageID string `json:"messageId"`
+	Attempt   int    `json:"attempt"`
+	Body      *struct {
+		Data        []byte `json:"data"`
+		ContentType string `json:"contentType"`
+	} `json:"body"`
+	// Batch numbers a createBatch call, unique within its host (and so
+	// within a run, which one host carries).
+	Batch int `json:"batch"`
 	// Implicit are the events the package published in its storage
 	// during the call besides the one it returned (5.0: a step_started
 	// with no step_created before it writes a synthetic step_created
@@ -214,17 +226,7 @@ func toOp(n notice, token string) (history.Op, error) {
 			op.RunStartedAt = n.Run.StartedAt
 		}
 	case "createBatch":
-		op.Kind = history.OpAppend
-		var evs []devkitworld.PackageEvent
-		if n.Error == nil && len(n.Result) > 0 {
-			if jerr := json.Unmarshal(n.Result, &evs); jerr != nil {
-				return op, fmt.Errorf("devkit engine: unreadable createBatch result: %w", jerr)
-			}
-		}
-		for _, pe := range evs {
-			e := toEvent(pe, token)
-			op.Wrote = append(op.Wrote, history.OpEvent{Type: e.Type, CorrelationID: e.CorrelationID, ID: e.ID, Seq: e.Seq, MintedAt: e.MintedAt, CommittedAt: op.End})
-		}
+		return op, errors.New("devkit engine: a createBatch notice is recorded by batchOps, one append per event")
 	case "list":
 		op.Kind = history.OpList
 		var a listArgs
@@ -249,6 +251,83 @@ func toOp(n notice, token string) (history.Op, error) {
 		return op, fmt.Errorf("devkit engine: unknown op notice %q", n.Op)
 	}
 	return op, err
+}
+
+// batchArgs are a createBatch call's arguments as the host noticed them.
+type batchArgs struct {
+	Events []struct {
+		Event createArgs `json:"event"`
+	} `json:"events"`
+}
+
+// batchItem is one event's answer in a createBatch result: status 200
+// with the committed event, or the status and error code its single
+// create would have failed with.
+type batchItem struct {
+	Status  int                       `json:"status"`
+	Error   *string                   `json:"error"`
+	Message string                    `json:"message"`
+	Event   *devkitworld.PackageEvent `json:"event"`
+}
+
+// batchOps records a createBatch call (5.0's events.createBatch): one
+// append per event it carried, in request order, each with the call's
+// start and end and its own answer, all numbered with the call's Batch.
+// A batch's events succeed or are refused one by one (a 409 is the
+// conflict its single create would have met, another 4xx a refusal, a
+// 5xx the store's failure), so each append carries its own error: errs[i]
+// is ops[i]'s, sorted into stormctl's classes as a single create's is. A
+// call that failed whole gives every append the call's error. A notice
+// it cannot read returns no ops and an error: nothing is recorded as if
+// the call wrote nothing.
+func batchOps(n notice, token string) (ops []history.Op, errs []error, err error) {
+	var a batchArgs
+	if jerr := json.Unmarshal(n.Args, &a); jerr != nil || len(a.Events) == 0 {
+		return nil, nil, fmt.Errorf("devkit engine: unreadable createBatch notice of %s (%s): %v, %d events", n.Actor, n.RunID, jerr, len(a.Events))
+	}
+	var callErr error
+	var res struct {
+		Results []batchItem `json:"results"`
+	}
+	if n.Error != nil {
+		n.Error.Op = "events.createBatch"
+		callErr = devkitworld.Classify(n.Op, n.RunID, nil, n.Error)
+	} else if jerr := json.Unmarshal(n.Result, &res); jerr != nil || len(res.Results) != len(a.Events) {
+		return nil, nil, fmt.Errorf("devkit engine: unreadable createBatch result of %s (%s): %v, %d results for %d events",
+			n.Actor, n.RunID, jerr, len(res.Results), len(a.Events))
+	}
+	for i, ev := range a.Events {
+		op := history.Op{Kind: history.OpAppend, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End), Batch: n.Batch}
+		w := history.OpEvent{Type: eventlog.Type(ev.Event.EventType), CorrelationID: ev.Event.CorrelationID}
+		itemErr := callErr
+		if callErr == nil {
+			item := res.Results[i]
+			switch {
+			case item.Error != nil:
+				se := &sidecar.Error{Op: "events.createBatch", Name: "WorkflowWorldError", Message: *item.Error + ": " + item.Message, Status: item.Status}
+				if item.Status == 409 {
+					se.Name = "EntityConflictError"
+				}
+				itemErr = devkitworld.Classify(n.Op, n.RunID, nil, se)
+			case item.Event == nil:
+				return nil, nil, fmt.Errorf("devkit engine: createBatch result %d of %s (%s) is a success without its event", i+1, n.Actor, n.RunID)
+			default:
+				e := toEvent(*item.Event, token)
+				w.Type, w.CorrelationID = e.Type, e.CorrelationID
+				w.ID, w.Seq, w.MintedAt, w.CommittedAt = e.ID, e.Seq, e.MintedAt, op.End
+			}
+		}
+		if itemErr != nil {
+			op.Err, op.ErrText = eventlog.Classify(itemErr), itemErr.Error()
+			if forensics.IsRefusal(op) {
+				w.Payload = ev.Event.refusedData()
+			}
+		}
+		op.Wrote = []history.OpEvent{w}
+		ops = append(ops, op)
+		errs = append(errs, itemErr)
+	}
+	return ops, errs, nil
 }
 
 // summarize is the history's account of a page the package returned.

@@ -247,3 +247,64 @@ func TestSnapshotOp(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchOps: a createBatch notice is one append per event, in request
+// order, numbered with the call, each with its own answer: a written
+// event, a 409 (a conflict) or another refusal; a call that failed whole
+// gives every event its error; a notice it cannot read records nothing.
+func TestBatchOps(t *testing.T) {
+	t.Parallel()
+	args := json.RawMessage(`{"events":[
+		{"event":{"eventType":"step_created","correlationId":"step_1","eventData":{"stepName":"settle"}}},
+		{"event":{"eventType":"step_started","correlationId":"step_1"}},
+		{"event":{"eventType":"wait_created","correlationId":"wait_2","eventData":{"resumeAt":"2026-12-06T12:00:00Z"}}}],"params":{}}`)
+	n := notice{Notice: "op", Op: "createBatch", Batch: 7, RunID: "wrun_A", Actor: "inv-2", Start: 1764849600000, End: 1764849600040, Args: args,
+		Result: json.RawMessage(`{"results":[
+			{"status":200,"event":{"eventId":"evnt_00000000000000000000000005","runId":"wrun_A","eventType":"step_created","correlationId":"step_1","createdAt":"2026-12-06T12:00:00Z"}},
+			{"status":409,"error":"conflict","message":"step step_1 is running"},
+			{"status":400,"error":"invalid_request","message":"resumeAt in the past"}]}`)}
+	ops, errs, err := batchOps(n, "")
+	if err != nil || len(ops) != 3 || len(errs) != 3 {
+		t.Fatalf("batchOps = %d ops, %d errs, %v; want 3, 3, nil", len(ops), len(errs), err)
+	}
+	for i, op := range ops {
+		if op.Kind != history.OpAppend || op.Batch != 7 || op.Actor != "inv-2" || len(op.Wrote) != 1 || !op.End.Equal(msTime(n.End)) {
+			t.Errorf("op %d = %+v", i, op)
+		}
+	}
+	if w := ops[0].Wrote[0]; w.ID != "evnt_00000000000000000000000005" || w.Seq != 5 || w.Type != eventlog.StepCreated || errs[0] != nil || ops[0].Err != "" {
+		t.Errorf("the written event: %+v, err %v", w, errs[0])
+	}
+	if !errors.Is(errs[1], eventlog.ErrConflict) || ops[1].Err != "conflict" || ops[1].Wrote[0].ID != "" || ops[1].Wrote[0].Type != eventlog.StepStarted {
+		t.Errorf("the 409: op %+v, err %v; want a conflict", ops[1], errs[1])
+	}
+	if !errors.Is(errs[2], eventlog.ErrRefused) || ops[2].Err != "refused" || len(ops[2].Wrote[0].Payload) == 0 {
+		t.Errorf("the 400: op %+v, err %v; want a refusal keeping what was asked", ops[2], errs[2])
+	}
+
+	failed := n
+	failed.Result, failed.Error = nil, &sidecar.Error{Name: "StreamError", Message: "POST createEventBatch transport failure after 3450ms (UND_ERR_REQ_RETRY)", Code: "STREAM_ERROR"}
+	ops, errs, err = batchOps(failed, "")
+	if err != nil || len(ops) != 3 {
+		t.Fatalf("a failed call: %d ops, %v", len(ops), err)
+	}
+	for i := range ops {
+		if !errors.Is(errs[i], eventlog.ErrUnavailable) || ops[i].Wrote[0].ID != "" {
+			t.Errorf("event %d of a call the transport failed: op %+v, err %v; want unavailable", i, ops[i], errs[i])
+		}
+	}
+
+	for name, bad := range map[string]notice{
+		"results short of the events": {Op: "createBatch", Args: args, Result: json.RawMessage(`{"results":[]}`)},
+		"a result that is no object":  {Op: "createBatch", Args: args, Result: json.RawMessage(`[1,2,3]`)},
+		"no events":                   {Op: "createBatch", Args: json.RawMessage(`{"events":[]}`), Result: json.RawMessage(`{"results":[]}`)},
+		"a success without its event": {Op: "createBatch", Args: args, Result: json.RawMessage(`{"results":[{"status":200},{"status":200},{"status":200}]}`)},
+	} {
+		if ops, _, err := batchOps(bad, ""); err == nil || len(ops) != 0 {
+			t.Errorf("%s: %d ops, err %v; want none and an error", name, len(ops), err)
+		}
+	}
+	if _, err := toOp(n, ""); err == nil {
+		t.Error("toOp records a createBatch notice as one op")
+	}
+}

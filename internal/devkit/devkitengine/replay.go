@@ -69,30 +69,32 @@ func ReplayerFor(ctx context.Context, cacheDir string, rt engines.Runtime, world
 	if err != nil {
 		return nil, err
 	}
-	return OpenReplayer(ctx, kit, scenario, rt.Versions)
+	return OpenReplayer(ctx, kit, scenario, rt.Versions, rt.BatchCreates)
 }
 
 // OpenReplayer starts a replay host on kit, for runs of scenario's
 // workflow, after checking that the kit's packages are the versions want
-// (storm.json's record of the cell) lists.
-func OpenReplayer(ctx context.Context, kit Kit, scenario string, want map[string]string) (*Replayer, error) {
+// (storm.json's record of the cell) lists. batch: the runs' world had
+// events.createBatch (engines.Runtime.BatchCreates), which the replay
+// world then offers too.
+func OpenReplayer(ctx context.Context, kit Kit, scenario string, want map[string]string, batch bool) (*Replayer, error) {
 	wf, err := devkitscen.Lookup(scenario)
 	if err != nil {
 		return nil, err
 	}
-	return openReplayer(ctx, kit, wf, want)
+	return openReplayer(ctx, kit, wf, want, batch)
 }
 
 // OpenReplay opens a replay host on the cell's own kit, for its
 // workflow: the runtime the storm judges the cell's refused writes
 // through (engines.ReplayOpener).
 func (e *Engine) OpenReplay(ctx context.Context) (engines.Rerun, error) {
-	return openReplayer(ctx, e.kit, e.wf, e.hosts[0].info.Versions)
+	return openReplayer(ctx, e.kit, e.wf, e.hosts[0].info.Versions, e.hosts[0].info.BatchCreates)
 }
 
 var _ engines.ReplayOpener = (*Engine)(nil)
 
-func openReplayer(ctx context.Context, kit Kit, wf devkitscen.Workflow, want map[string]string) (*Replayer, error) {
+func openReplayer(ctx context.Context, kit Kit, wf devkitscen.Workflow, want map[string]string, batch bool) (*Replayer, error) {
 	dir, err := os.MkdirTemp("", "stormctl-replay-")
 	if err != nil {
 		return nil, fmt.Errorf("devkit replay: %w", err)
@@ -104,7 +106,7 @@ func openReplayer(ctx context.Context, kit Kit, wf devkitscen.Workflow, want map
 	}
 	r := &Replayer{proc: proc, wf: wf, dir: dir}
 	var info openInfo
-	args := map[string]any{"world": "replay", "dataDir": dir, "workflows": kit.Workflows, "steps": kit.Steps}
+	args := map[string]any{"world": "replay", "dataDir": dir, "workflows": kit.Workflows, "steps": kit.Steps, "batch": batch}
 	if err := proc.Call(ctx, "open", args, &info); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("devkit replay: open the runtime: %w", err)
@@ -140,16 +142,24 @@ func orNone(s string) string {
 
 // Replay re-executes one recorded invocation once.
 func (r *Replayer) Replay(ctx context.Context, inv rerun.RuntimeInvocation) (rerun.RuntimeResult, error) {
+	run := map[string]any{"created": inv.Created}
+	if !inv.Started.IsZero() {
+		run["startedAt"] = float64(inv.Started.UnixMicro()) / 1000
+	}
 	args := map[string]any{
 		"runId":        inv.RunID,
 		"workflowName": r.wf.ID(),
 		"ops":          inv.Ops,
-		"run":          map[string]any{"created": inv.Created},
+		"run":          run,
 		"clock":        float64(inv.Clock.UnixMicro()) / 1000,
 	}
 	if inv.Scratch {
 		args["scratch"] = true
 	}
+	if d := inv.Delivery; d != nil {
+		args["delivery"] = map[string]any{"body": map[string]any{"data": d.Body, "contentType": d.ContentType}, "messageId": d.MessageID, "attempt": d.Attempt}
+	}
+
 	if inv.Recovery > 0 {
 		args["recovery"] = map[string]any{"eventId": "", "count": inv.Recovery}
 	}

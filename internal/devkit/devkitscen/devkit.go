@@ -105,6 +105,7 @@ func Workflows() []Workflow {
 		{Scenario: "blocked-branch", File: "blocked-branch", Export: "blockedBranch"},
 		{Scenario: "wake-loop", File: "wake-loop", Export: "wakeLoop"},
 		{Scenario: "control", File: "control", Export: "control"},
+		{Scenario: "fan-out", File: "fan-out", Export: "fanOut"},
 	}
 }
 

@@ -236,7 +236,7 @@ function startHealth(intervalMs) {
  * @type {{
  *   opened: Promise<any> | null, world: any, kind: string | null, core: any,
  *   server: any, pool: any, closing: Promise<void> | null, invSeq: number,
- *   stepSeq: number, lastFailed: Map<string, boolean>, schemas?: any, flow?: any,
+ *   stepSeq: number, batchSeq: number, lastFailed: Map<string, boolean>, schemas?: any, flow?: any,
  *   workflowsBundle?: string,
  * }}
  */
@@ -250,6 +250,7 @@ const state = {
   closing: null,
   invSeq: 0,
   stepSeq: 0,
+  batchSeq: 0, // createBatch calls: numbers each call's notice (notice.batch)
   lastFailed: new Map(), // messageId -> true while its last delivery failed
 };
 
@@ -296,17 +297,18 @@ function instrument(world) {
       const actor = actorNow();
       const start = now();
       const args = { events: batch, params };
+      const seq = ++state.batchSeq;
       const published = [];
       try {
         const res = await calls.run(published, () => createBatch(runId, batch, params));
-        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: res };
+        const n = { op: 'createBatch', batch: seq, runId, actor, start, end: now(), args, result: res };
         const returned = new Set((res?.results ?? []).map((r) => r?.event?.eventId).filter(Boolean));
         const implicit = published.filter((e) => !returned.has(e.eventId));
         if (implicit.length) n.implicit = implicit;
         notice('op', n);
         return res;
       } catch (err) {
-        const n = { op: 'createBatch', runId, actor, start, end: now(), args, result: null, error: errorOf(err) };
+        const n = { op: 'createBatch', batch: seq, runId, actor, start, end: now(), args, result: null, error: errorOf(err) };
         if (published.length) n.implicit = published;
         notice('op', n);
         throw err;
@@ -562,6 +564,10 @@ async function deliver(kind, handler, req) {
   /** @type {Record<string, any>} */
   const base = { runId, actor, queue, messageId, attempt, kind };
   if (kind === 'flow' && msg.stepId) base.stepId = msg.stepId; // 5.0: a step run inside a flow delivery
+  // The delivery's body as the queue sent it, which a replay delivers
+  // again: 5.0 messages carry what the handler does first (runInput on a
+  // run's first delivery, stepId on one that runs a step).
+  if (kind === 'flow') base.body = { data: raw.toString('base64'), contentType: req.headers.get('content-type') ?? '' };
   const start = now();
   if (s?.cancelled) {
     s.skipped++;
@@ -780,7 +786,7 @@ async function doOpen(req) {
     await world.start?.();
   }
   if (req.world !== 'replay') startHealth(req.healthMs || 500);
-  const out = { versions, spec, worldSpec: world.specVersion ?? null, node: process.version, world: req.world, stepQueue: Boolean(step), queue };
+  const out = { versions, spec, worldSpec: world.specVersion ?? null, batchCreates: typeof world.events?.createBatch === 'function', node: process.version, world: req.world, stepQueue: Boolean(step), queue };
   if (baseUrl) out.baseUrl = baseUrl;
   return out;
 }
@@ -894,9 +900,18 @@ async function composeReplay(req) {
     events: {
       create: (...a) => current().create(...a),
       list: (...a) => current().list(...a),
-      ...storage('events', ['get', 'listByCorrelationId', 'createBatch']),
+      ...storage('events', ['get', 'listByCorrelationId']),
+      // Offered only when the runs replayed had it (open's batch): core
+      // 5.0 batches a clean fan-out only through a world that has it, and
+      // its telemetry wrapper copies the world's methods once, outside
+      // any replay, so whether it is there is the host's, not a replay's.
+      ...(req.batch ? { createBatch: (/** @type {any[]} */ ...a) => current().createBatch(...a) } : {}),
     },
-    runs: storage('runs', ['get', 'list', 'create', 'update', 'cancel', 'pause', 'resume']),
+    // runs.get of the replayed run: the run entity, running since the
+    // run started (a delivery that ran a step reads it before it goes on;
+    // the recording does not hold the store's answer, which was that one
+    // while the run ran).
+    runs: { ...storage('runs', ['list', 'create', 'update', 'cancel', 'pause', 'resume']), get: (...a) => current().getRun(...a) },
     steps: storage('steps', ['get', 'list', 'create', 'update']),
     hooks: storage('hooks', ['get', 'getByToken', 'list', 'create', 'dispose']),
     queue: (...a) => current().queue(...a),
@@ -1023,6 +1038,7 @@ class ReplayWorld {
 
   describe(op) {
     if (!op) return '';
+    if (op.kind === 'batch') return `createBatch [${(op.items ?? []).map((it) => this.describe(it)).join(', ')}]${op.error ? ` (${op.error.name})` : ''}`;
     if (op.kind === 'list') return `list after ${op.after || 'start'}${op.error ? ` (${op.error.name})` : ''}`;
     return `create ${op.eventType}${op.correlationId ? ' ' + op.correlationId : ''}${op.error ? ` (${op.error.name})` : ''}`;
   }
@@ -1117,7 +1133,7 @@ class ReplayWorld {
       return out;
     }
     const op = this.take(at);
-    const step = STEP_STATUS[type] && !op.error ? this.stepEntity(type, corr, data?.eventData) : undefined;
+    const step = STEP_STATUS[type] && !op.error ? this.stepEntity(type, corr, data?.eventData, op.stepCreated) : undefined;
     this.done.push({ op: 'create', at, eventType: type, correlationId: corr, eventData: data?.eventData ?? null });
     if (op.error) throw worldError(op.error);
     const out = { event: op.event ? packageEvent(op.event) : undefined };
@@ -1132,13 +1148,75 @@ class ReplayWorld {
     return out;
   }
 
+  // createBatch serves one events.createBatch call: the first unserved
+  // recorded batch before the next list whose events are the ones asked
+  // for (type and correlation id, in request order: core commits a
+  // fan-out's chunks concurrently, so they may be recorded in another
+  // order), each answered as the store answered it: status 200 with the
+  // recorded event (and a step event's step), or the status its refusal
+  // had (409 for a conflict). A scratch replay past its record writes
+  // every event into the scratch log.
+  async createBatch(runId, events, params) {
+    const asked = `createBatch [${(events ?? []).map((b) => `create ${b?.event?.eventType}${b?.event?.correlationId ? ' ' + b.event.correlationId : ''}`).join(', ')}]`;
+    if (this.deviation) return this.deviate(asked);
+    this.skip();
+    const want = (events ?? []).map((b) => [b?.event?.eventType, b?.event?.correlationId ?? '']);
+    let at = -1;
+    for (let i = this.next; i < this.ops.length && this.ops[i].kind !== 'list'; i++) {
+      const op = this.ops[i];
+      const items = op.items ?? [];
+      if (this.served[i] || op.kind !== 'batch' || items.length !== want.length) continue;
+      if (items.every((it, j) => it.eventType === want[j][0] && (it.correlationId ?? '') === want[j][1])) {
+        at = i;
+        break;
+      }
+    }
+    if (at < 0 && !this.scratch) return this.deviate(asked);
+    if (at < 0) {
+      const results = [];
+      for (const [j, b] of (events ?? []).entries()) {
+        const [type, corr] = want[j];
+        const step = STEP_STATUS[type] ? this.stepEntity(type, corr, b?.event?.eventData) : undefined;
+        this.done.push({ op: 'create', at: -1, item: j, eventType: type, correlationId: corr, eventData: b?.event?.eventData ?? null, scratch: true });
+        const out = { status: 200, event: this.scratchEvent(type, corr, b?.event) };
+        if (step) out.step = step;
+        results.push(out);
+      }
+      return { results };
+    }
+    const op = this.take(at);
+    if (op.error) {
+      for (const [j, [type, corr]] of want.entries()) {
+        this.done.push({ op: 'create', at, item: j, eventType: type, correlationId: corr, eventData: events[j]?.event?.eventData ?? null });
+      }
+      throw worldError(op.error);
+    }
+    const results = [];
+    for (const [j, item] of op.items.entries()) {
+      const [type, corr] = want[j];
+      const data = events[j]?.event?.eventData;
+      const step = STEP_STATUS[type] && !item.error ? this.stepEntity(type, corr, data, item.stepCreated) : undefined;
+      this.done.push({ op: 'create', at, item: j, eventType: type, correlationId: corr, eventData: data ?? null });
+      if (item.error) {
+        const conflict = item.error.name === 'EntityConflictError';
+        results.push({ status: conflict ? 409 : item.error.status || 400, error: conflict ? 'conflict' : item.error.name, message: item.error.message ?? '' });
+        continue;
+      }
+      const out = { status: 200, event: item.event ? packageEvent(item.event) : undefined };
+      if (step) out.step = step;
+      results.push(out);
+    }
+    return { results };
+  }
+
   // stepEntity is the step as the store answers a step event's create
   // with it (core 5.0 runs a step inline from a step_started's answer and
   // reads its stepId, input and attempt there): its name and input from
-  // its step_created (this create's, or the log's as served so far), its
+  // its step_created (this create's, the log's as served so far, or the
+  // run's, stepCreated, the recorded op's copy), its
   // status after this event, its attempt the step_started events of it
   // the log and this replay's creates hold, this one included.
-  stepEntity(type, corr, eventData) {
+  stepEntity(type, corr, eventData, stepCreated) {
     let created = type === 'step_created' ? eventData ?? {} : null;
     let attempt = type === 'step_started' ? 1 : 0;
     for (let i = 0; i < this.ops.length; i++) {
@@ -1155,6 +1233,9 @@ class ReplayWorld {
       if (d.eventType === 'step_started') attempt++;
       if (d.eventType === 'step_created' && !created) created = d.eventData ?? {};
     }
+    // A delivery that runs a step reads no log before it claims the step:
+    // its step_created is the run's (the op carries the log's copy).
+    if (!created && stepCreated) created = packageEvent(stepCreated).eventData ?? {};
     const now = new Date(this.clock);
     const step = {
       runId: this.runId,
@@ -1175,6 +1256,15 @@ class ReplayWorld {
     // the replay on stormctl's guess.
     const parsed = state.schemas.step?.safeParse?.(step);
     return parsed?.success ? parsed.data : step;
+  }
+
+  // getRun answers runs.get of the replayed run with its entity, running
+  // since it started (run.startedAt, else when it was created); another
+  // run's is refused.
+  async getRun(runId) {
+    if (runId !== this.runId || this.deviation) return this.refuse('runs.get');
+    this.done.push({ op: 'get', runId });
+    return this.runEntity(this.run.startedAt ?? new Date(this.run.created.createdAt).getTime());
   }
 
   // runEntity is the run as a run_started answered it: the run_created's
@@ -1207,15 +1297,20 @@ class ReplayWorld {
 
 // replay re-executes one recorded flow invocation of a run through the
 // runtime's flow handler, against a ReplayWorld of its operations:
-//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?}
+//   replay {runId, workflowName, ops, run: {created}, clock, recovery?, scratch?, delivery?}
 //     -> {status, done, deviation, divergence, failed, queued}
 // ops: the invocation's recorded operations in order, each
 //   {kind: "list", after, events, hasMore, start?, end, error?} or
-//   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, start?, end, error?}
+//   {kind: "create", eventType, correlationId, event, startedAt?, snapshot?, start?, end, error?} or
+//   {kind: "batch", items: [{eventType, correlationId, event?, error?}], start?, end, error?}
 // (events as the package listed them; error {name, message, status}).
 // run.created: the run's run_created event; clock: the replay's Date.now
 // at its start (ms); recovery: the replayDivergence the delivery carries;
-// scratch: calls past the operations go to a scratch log (a prefix replay).
+// scratch: calls past the operations go to a scratch log (a prefix replay);
+// delivery {body: {data (base64), contentType}, messageId, attempt}: the
+// recorded delivery, sent again as it was (else {runId, requestedAt} and
+// recovery). A batch op (a host opened with batch: the world has events.createBatch)
+// is answered event by event; done lists each, with its index as item.
 async function replay(req) {
   await ready();
   if (state.kind !== 'replay') throw new Error('replay: this host runs a world (open it with world "replay")');
@@ -1223,19 +1318,30 @@ async function replay(req) {
     throw new Error('replay: runId, workflowName, ops and run.created are required');
   }
   const r = new ReplayWorld(req);
-  const message = { runId: req.runId, requestedAt: new Date(req.clock).toISOString() };
-  if (req.recovery) message.replayDivergence = req.recovery;
+  // The delivery as recorded (body, messageId, attempt), else a plain
+  // one: {runId, requestedAt} and the recovery it carried.
+  const seq = ++state.invSeq;
+  let sent, contentType = 'application/json';
+  if (req.delivery?.body?.data) {
+    sent = Buffer.from(req.delivery.body.data, 'base64');
+    contentType = req.delivery.body.contentType || contentType;
+  } else {
+    /** @type {Record<string, any>} */
+    const message = { runId: req.runId, requestedAt: new Date(req.clock).toISOString() };
+    if (req.recovery) message.replayDivergence = req.recovery;
+    sent = JSON.stringify(message);
+  }
   const request = new Request('http://127.0.0.1/.well-known/workflow/v1/flow', {
     method: 'POST',
     headers: {
-      'content-type': 'application/json',
+      'content-type': contentType,
       'x-vqs-queue-name': FLOW_PREFIX + req.workflowName,
-      'x-vqs-message-id': `msg_replay_${++state.invSeq}`,
-      'x-vqs-message-attempt': '1',
+      'x-vqs-message-id': req.delivery?.messageId || `msg_replay_${seq}`,
+      'x-vqs-message-attempt': String(req.delivery?.attempt || 1),
     },
-    body: JSON.stringify(message),
+    body: sent,
   });
-  const res = await als.run({ actor: `replay-${state.invSeq}`, replay: r }, () => state.flow(request));
+  const res = await als.run({ actor: `replay-${seq}`, replay: r }, () => state.flow(request));
   const body = await res.text().catch(() => '');
   return {
     status: res.status,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/eventlog"
+	"github.com/stormctl/stormctl/internal/history"
 )
 
 // Runtime re-executes one recorded invocation through a real runtime
@@ -43,13 +44,19 @@ type RuntimeInvocation struct {
 	// leaving the record there: a prefix replay, which has no record of
 	// what its invocation wrote.
 	Scratch bool `json:"-"`
+	// Started is when the run started (its first run_started's createdAt;
+	// zero: unknown): the run entity a runs.get is answered with.
+	Started time.Time `json:"-"`
+	// Delivery is the invocation's recorded queue message, delivered
+	// again as it was (nil: a plain one, {runId} and the recovery).
+	Delivery *history.Delivery `json:"-"`
 }
 
 // RuntimeOp is one recorded operation of an invocation, with what the
 // store answered: a list's page, or a create's event (the id the store
 // minted), run entity and snapshot, or the store's error.
 type RuntimeOp struct {
-	Kind string `json:"kind"` // "list" or "create"
+	Kind string `json:"kind"` // "list", "create" or "batch"
 	// After is a list's cursor: the id of the event it reads after.
 	After   string            `json:"after,omitempty"`
 	Events  []json.RawMessage `json:"events,omitempty"`
@@ -73,6 +80,15 @@ type RuntimeOp struct {
 	Start float64       `json:"start,omitempty"`
 	End   float64       `json:"end"`
 	Error *RuntimeError `json:"error,omitempty"`
+	// StepCreated is, for a step event's create, the run's step_created
+	// of that step as the package listed it: the step entity the store
+	// answers carries its name and input, which a delivery that runs the
+	// step (5.0) has read nowhere else.
+	StepCreated json.RawMessage `json:"stepCreated,omitempty"`
+	// Items are a batch's events (Kind "batch": one events.createBatch
+	// call), in request order, each a create with its own answer (Event
+	// or Error); a batch's own Error is the call's.
+	Items []RuntimeOp `json:"items,omitempty"`
 }
 
 // RuntimeSnapshot is the log a create's answer carried.
@@ -116,8 +132,11 @@ type RuntimeMessage struct {
 // RuntimeCall is one call the replay world served.
 type RuntimeCall struct {
 	Op string `json:"op"` // "list" or "create"
-	// At is the create's index in RuntimeInvocation.Ops.
+	// At is the create's index in RuntimeInvocation.Ops; Item, for an
+	// event of a batch (an op of Kind "batch"), its index in the batch's
+	// Items.
 	At            int             `json:"at"`
+	Item          int             `json:"item,omitempty"`
 	EventType     string          `json:"eventType,omitempty"`
 	CorrelationID string          `json:"correlationId,omitempty"`
 	EventData     json.RawMessage `json:"eventData,omitempty"`

@@ -191,28 +191,44 @@ func Run(ctx context.Context, in Input, opts Options) (Report, error) {
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, inv := range invs {
 		results[i] = make([]attempt, repeat)
-		for r := range repeat {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
+		once := func(r int) error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			if in.Runtime != nil {
+				a, err := replayRuntime(gctx, in, inv, reads, final)
+				if err != nil {
 					return err
 				}
-				if in.Runtime != nil {
-					a, err := replayRuntime(gctx, in, inv, reads, final)
-					if err != nil {
+				results[i][r] = a
+			} else {
+				results[i][r] = replayOnce(gctx, in, inv, reads, final)
+			}
+			mu.Lock()
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+			mu.Unlock()
+			return nil
+		}
+		if in.Runtime != nil {
+			// The published runtime's repetitions of one invocation run
+			// one after another: its delivery sent twice at once to one
+			// process (core 5.0 keeps in-process state by message and
+			// step) is no delivery the storm made.
+			g.Go(func() error {
+				for r := range repeat {
+					if err := once(r); err != nil {
 						return err
 					}
-					results[i][r] = a
-				} else {
-					results[i][r] = replayOnce(gctx, in, inv, reads, final)
 				}
-				mu.Lock()
-				done++
-				if opts.Progress != nil {
-					opts.Progress(done, total)
-				}
-				mu.Unlock()
 				return nil
 			})
+			continue
+		}
+		for r := range repeat {
+			g.Go(func() error { return once(r) })
 		}
 	}
 	if err := g.Wait(); err != nil {

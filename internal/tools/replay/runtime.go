@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,14 +18,17 @@ import (
 // runtimeScript turns invocation inv's recorded operations into what the
 // runtime's replay world serves, and maps each of its operations back to
 // its index among inv.ops. A run whose record cannot be served (an event
-// the final log holds without the package's own copy, a batch create)
-// gives an *UnreplayableError.
+// the final log holds without the package's own copy) gives an
+// *UnreplayableError. The events of one events.createBatch call are one
+// operation ("batch") whose Items are its events, each answered as
+// recorded; back maps it to its first event's index (its others follow).
 func runtimeScript(in Input, inv invocation, reads map[int]read, final map[string]eventlog.Event) (rerun.RuntimeInvocation, []int, error) {
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
 	ri := rerun.RuntimeInvocation{RunID: in.RunID}
 	var back []int
+	var batchOf []int // each of ri.Ops's createBatch call number (0: none)
 	raw := func(e eventlog.Event) (json.RawMessage, error) {
 		if len(e.Package) == 0 {
 			return nil, refuse("its final log holds its events without the package's own copy of them (recorded before stormctl kept them): storm it again with this build to replay it through the runtime")
@@ -42,8 +46,22 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		}
 		return out, nil
 	}
+	stepCreated := map[string]json.RawMessage{}
+	for _, e := range in.Final {
+		if e.Type == runStarted && ri.Started.IsZero() {
+			ri.Started = packageTime(e)
+		}
+		if e.Type == eventlog.StepCreated && len(e.Package) > 0 && stepCreated[e.CorrelationID] == nil {
+			stepCreated[e.CorrelationID] = e.Package
+		}
+	}
 	for k, i := range inv.ops {
 		op := in.Ops[i]
+		if op.Kind == history.OpDeliver {
+			// The message the invocation handled: delivered again.
+			ri.Delivery = op.Delivery
+			continue
+		}
 		if op.Implicit {
 			// The package wrote it inside another call of the invocation's
 			// (5.0's synthetic step_created, run_created): the runtime makes
@@ -72,10 +90,38 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 			ro.HasMore = op.Read != nil && op.Read.More
 		case history.OpAppend:
 			if len(op.Wrote) != 1 {
-				return ri, nil, refuse("%s wrote %d events in one call (a batch create), which the runtime's replay world does not serve", inv.actor, len(op.Wrote))
+				return ri, nil, refuse("%s's history records %d events in one append (the devkit engine records one a call, and one per event of a batch)", inv.actor, len(op.Wrote))
+			}
+			if op.Batch != 0 {
+				// One event of an events.createBatch call: its items are
+				// recorded one after another, so they stand together in
+				// ri.Ops as they stood in the call.
+				item, err := createOp(in, op, final, raw)
+				if err != nil {
+					return ri, nil, err
+				}
+				if strings.HasPrefix(item.EventType, "step_") {
+					item.StepCreated = stepCreated[item.CorrelationID]
+				}
+				n := len(ri.Ops)
+				if n > 0 && ri.Ops[n-1].Kind == "batch" && batchOf[n-1] == op.Batch && back[n-1]+len(ri.Ops[n-1].Items) == k {
+					ri.Ops[n-1].Items = append(ri.Ops[n-1].Items, item)
+					if ro.End > ri.Ops[n-1].End {
+						ri.Ops[n-1].End = ro.End
+					}
+					continue
+				}
+				if slices.Contains(batchOf, op.Batch) {
+					return ri, nil, refuse("%s's history records the events of createBatch call %d apart from one another", inv.actor, op.Batch)
+				}
+				ro.Kind, ro.Error, ro.Items = "batch", nil, []rerun.RuntimeOp{item}
+				break
 			}
 			w := op.Wrote[0]
 			ro.Kind, ro.EventType, ro.CorrelationID = "create", string(w.Type), w.CorrelationID
+			if strings.HasPrefix(ro.EventType, "step_") {
+				ro.StepCreated = stepCreated[w.CorrelationID]
+			}
 			if w.ID != "" && op.Err == "" {
 				e, ok := final[w.ID]
 				if !ok {
@@ -100,6 +146,10 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		}
 		ri.Ops = append(ri.Ops, ro)
 		back = append(back, k)
+		batchOf = append(batchOf, op.Batch)
+	}
+	for j := range ri.Ops {
+		callFailed(&ri.Ops[j], opsOf(in, inv), back[j])
 	}
 	for _, e := range in.Final {
 		if e.Type == eventlog.RunCreated {
@@ -157,6 +207,47 @@ func startedAt(in Input, op history.Op, final map[string]eventlog.Event) (time.T
 	return time.Time{}, &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(
 		"its history does not record the startedAt %s's run_started was answered with, and the log holds %d run_started events: storm it again with this build to replay it through the runtime",
 		op.Actor, len(starts))}
+}
+
+// callFailed makes a batch whose every event failed otherwise than by a
+// conflict or a refusal (the store unreachable: the events share the
+// call's error) the call's failure, as the package threw it: the
+// history records a failed call as that error on each of its events.
+// ops are the invocation's, first the batch's first event's index there.
+func callFailed(ro *rerun.RuntimeOp, ops []history.Op, first int) {
+	if ro.Kind != "batch" {
+		return
+	}
+	for k := range ro.Items {
+		if e := ops[first+k].Err; e == "" || e == "conflict" || e == "refused" {
+			return
+		}
+	}
+	ro.Error = ro.Items[0].Error
+	for k := range ro.Items {
+		ro.Items[k].Error = nil
+	}
+}
+
+// createOp is a batch's event op as the runtime's replay world answers
+// it: its type and correlation id, and the event the store wrote (the
+// final log's copy) or the error it answered.
+func createOp(in Input, op history.Op, final map[string]eventlog.Event, raw func(eventlog.Event) (json.RawMessage, error)) (rerun.RuntimeOp, error) {
+	w := op.Wrote[0]
+	ro := rerun.RuntimeOp{Kind: "create", EventType: string(w.Type), CorrelationID: w.CorrelationID, Start: ms(op.Start), End: ms(op.End), Error: runtimeError(op)}
+	if w.ID == "" || op.Err != "" {
+		return ro, nil
+	}
+	e, ok := final[w.ID]
+	if !ok {
+		return ro, &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf("%s wrote event %s, which the final log does not hold", op.Actor, w.ID)}
+	}
+	r, err := raw(e)
+	if err != nil {
+		return ro, err
+	}
+	ro.Event = r
+	return ro, nil
 }
 
 // runtimeError is the error a recorded op's store answered, named as the
@@ -270,7 +361,7 @@ func runtimeDeviation(ri rerun.RuntimeInvocation, back []int, ops []history.Op, 
 		if c.Op != "create" || c.At < 0 || c.At >= len(ri.Ops) {
 			continue
 		}
-		k := at(c.At)
+		k := at(c.At) + c.Item // a batch's events follow its first
 		if dev != nil && dev.Op <= k {
 			break
 		}
@@ -302,7 +393,55 @@ func samePackageData(e eventlog.Event, data json.RawMessage) string {
 	if e.Type == eventlog.RunFailed {
 		rec, got = failureFields(rec), failureFields(got)
 	}
+	rec, got = withoutDeliveryKeys(rec, got)
 	return samePayload(eventlog.Event{Type: e.Type, Payload: rec}, eventlog.Draft{Type: e.Type, Payload: got})
+}
+
+// withoutDeliveryKeys drops from a recorded and a replayed eventData what
+// a replay cannot write again or the store did not keep: a step_started's
+// ownerMessageId is the id of the queue message whose delivery claimed
+// the step (core 5.0's inline ownership), which a replay's own delivery
+// cannot carry; and a key of the replayed write the stored event does not
+// hold is not compared, the recorded event being what the store kept of
+// the write (world-vercel 5.0 sends workflowName, deploymentId and
+// stepName as frame metadata, and a step_completed's counters, which its
+// store does not list back in eventData).
+func withoutDeliveryKeys(rec, got json.RawMessage) (json.RawMessage, json.RawMessage) {
+	var r, g map[string]json.RawMessage
+	empty := func(raw json.RawMessage) bool {
+		t := bytes.TrimSpace(raw)
+		return len(t) == 0 || string(t) == "null" || string(t) == "{}"
+	}
+	if empty(rec) && empty(got) {
+		return nil, nil
+	}
+	if empty(rec) {
+		rec = json.RawMessage("{}") // the store kept no eventData of it (a 5.0 run_started's runInput)
+	}
+	if json.Unmarshal(rec, &r) != nil || json.Unmarshal(got, &g) != nil || r == nil || g == nil {
+		return rec, got
+	}
+	drop := func(m map[string]json.RawMessage, k string) bool {
+		_, ok := m[k]
+		delete(m, k)
+		return ok
+	}
+	changed := drop(r, "ownerMessageId")
+	changed = drop(g, "ownerMessageId") || changed
+	for k := range g {
+		if _, stored := r[k]; !stored {
+			changed = drop(g, k) || changed
+		}
+	}
+	if !changed {
+		return rec, got
+	}
+	rb, err1 := json.Marshal(r)
+	gb, err2 := json.Marshal(g)
+	if err1 != nil || err2 != nil {
+		return rec, got
+	}
+	return rb, gb
 }
 
 // packageData is the eventData of an event as the package stored it.

@@ -198,4 +198,73 @@ func TestSamePackageData(t *testing.T) {
 			t.Errorf("%s: samePackageData = %q, want same %v", tt.name, got, tt.same)
 		}
 	}
+	// What a replay cannot write again or the store did not keep: a
+	// step_started's ownerMessageId, a key the stored eventData lacks (5.0
+	// frame metadata), an eventData the store kept none of. A stored key
+	// the replay lacks, or holds otherwise, still differs.
+	step := func(data string) eventlog.Event {
+		return eventlog.Event{Type: eventlog.StepStarted, Package: json.RawMessage(`{"eventId":"evnt_5","eventType":"step_started","eventData":` + data + `}`)}
+	}
+	for _, tt := range []struct {
+		name, recorded, replayed string
+		same                     bool
+	}{
+		{"another owner message", `{"stepName":"s","ownerMessageId":"msg_1"}`, `{"stepName":"s","ownerMessageId":"msg_replay_1"}`, true},
+		{"a key the store does not list", `{"stepName":"s"}`, `{"stepName":"s","workflowName":"w"}`, true},
+		{"no eventData kept", `null`, `{"input":{"__type":"Uint8Array","data":"AA=="}}`, true},
+		{"both empty", `{}`, `null`, true},
+		{"a stored key missing", `{"stepName":"s","input":1}`, `{"stepName":"s"}`, false},
+		{"a stored key otherwise", `{"stepName":"s"}`, `{"stepName":"t","workflowName":"w"}`, false},
+	} {
+		if got := samePackageData(step(tt.recorded), json.RawMessage(tt.replayed)); (got == "") != tt.same {
+			t.Errorf("%s: samePackageData = %q, want same %v", tt.name, got, tt.same)
+		}
+	}
+}
+
+// TestRuntimeScriptBatch: the events of one createBatch call are served
+// as one batch op holding each event's answer (a written event with its
+// step's step_created, a conflict); a call whose every event failed by
+// the transport is the call's failure; the recorded delivery is sent
+// again; events of a call recorded apart are refused.
+func TestRuntimeScriptBatch(t *testing.T) {
+	t.Parallel()
+	in := devkitRun(false)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	in.Final = append(in.Final, eventlog.Event{RunID: "wrun_dk", ID: "evnt_4", Type: eventlog.StepStarted, CorrelationID: "step_1",
+		Package: json.RawMessage(`{"eventId":"evnt_4","runId":"wrun_dk","eventType":"step_started","correlationId":"step_1","createdAt":"2026-01-01T00:00:00.001Z"}`)})
+	delivery := &history.Delivery{Body: []byte(`{"runId":"wrun_dk","stepId":"step_1"}`), ContentType: "application/json", MessageID: "msg_7", Attempt: 2}
+	batch := func(ms, n int, corr string, typ eventlog.Type, id, err string) history.Op {
+		return history.Op{Kind: history.OpAppend, Actor: "inv-1", Start: at(ms), End: at(ms + 1), Batch: n, Err: err,
+			ErrText: map[string]string{"": "", "conflict": "run wrun_dk: conflict on step_1 (the package: step_1 exists)", "other": "transport failure"}[err],
+			Wrote:   []history.OpEvent{{Type: typ, CorrelationID: corr, ID: id}}}
+	}
+	in.Ops = append(in.Ops[:3:3],
+		batch(5, 1, "step_1", eventlog.StepCreated, "evnt_3", ""), batch(5, 1, "step_1", eventlog.StepStarted, "evnt_4", ""), batch(5, 1, "step_2", eventlog.StepCreated, "", "conflict"),
+		batch(7, 2, "wait_1", eventlog.WaitCreated, "", "other"), batch(7, 2, "wait_2", eventlog.WaitCreated, "", "other"),
+		history.Op{Kind: history.OpDeliver, Actor: "inv-1", Start: at(0), End: at(9), Delivery: delivery})
+	invs := invocations(in.Ops)
+	ri, back, err := runtimeScript(in, invs[0], servedReads(in, invs), finalByID(in.Final))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ri.Ops) != 4 || ri.Ops[2].Kind != "batch" || ri.Ops[3].Kind != "batch" || back[2] != 3 || back[3] != 6 {
+		t.Fatalf("ops %+v back %v; want the run_started, the list, two batches at operations 3 and 6", ri.Ops, back)
+	}
+	b := ri.Ops[2]
+	if len(b.Items) != 3 || b.Error != nil || string(b.Items[0].Event) != string(in.Final[2].Package) || string(b.Items[1].StepCreated) != string(in.Final[2].Package) ||
+		b.Items[2].Error == nil || b.Items[2].Error.Name != "EntityConflictError" {
+		t.Errorf("the first batch %+v; want its written events, the step's step_created, a conflict", b)
+	}
+	if f := ri.Ops[3]; len(f.Items) != 2 || f.Error == nil || f.Items[0].Error != nil {
+		t.Errorf("the failed call %+v; want the call's error, none on its events", f)
+	}
+	if ri.Delivery != delivery || ri.Started.IsZero() {
+		t.Errorf("delivery %+v, started %v; want the recorded message and the run's start", ri.Delivery, ri.Started)
+	}
+	apart := in
+	apart.Ops = append(append([]history.Op(nil), in.Ops[:4]...), in.Ops[2], in.Ops[4])
+	if _, _, err := runtimeScript(apart, invocations(apart.Ops)[0], servedReads(apart, invocations(apart.Ops)), finalByID(apart.Final)); err == nil || !strings.Contains(err.Error(), "apart") {
+		t.Errorf("a batch recorded apart: %v; want it refused", err)
+	}
 }

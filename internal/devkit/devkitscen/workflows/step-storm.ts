@@ -8,25 +8,7 @@
 // Differences from the Go model, forced by @workflow/core 4.8.9: the settle
 // step sets no run attribute (see settle in storm.ts), so the log holds no
 // attr_set.
-import { sleep } from 'workflow';
-import { PATH_STEP, raceWatchdog, scaled, WATCHDOG_MS } from './common';
-import { type RaceResult, settle, type StormInput, stormWorkflow } from './storm';
-
-/**
- * settleDelayMs is branch (r, b)'s settle duration at time scale 1 (Go:
- * settleDelay): 2200 + ((r*3 + b*5) mod 5 - 2) x 250 ms. As in the harness,
- * b*5 is 0 mod 5, so every branch of a round falls in one bucket.
- */
-export function settleDelayMs(r: number, b: number): number {
-  return 2200 + (((r * 3 + b * 5) % 5) - 2) * 250;
-}
-
-/** raceSettle races branch (r, b)'s settle step against the watchdog (Go: raceSettle). */
-async function raceSettle(input: StormInput, r: number, b: number): Promise<RaceResult> {
-  const step = settle({ r, b, ms: scaled(settleDelayMs(r, b), input.scale) });
-  const race = await raceWatchdog(step, sleep(scaled(WATCHDOG_MS, input.scale)), PATH_STEP);
-  return { path: race.path, won: race.won };
-}
+import { raceSettle, stormWorkflow, type StormInput } from './storm';
 
 /** stepStorm is the step-storm workflow; it returns the Go model's StormOutput. */
 export async function stepStorm(input: StormInput) {

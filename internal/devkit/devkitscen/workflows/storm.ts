@@ -9,11 +9,14 @@ import { createHook, sleep, type Hook } from 'workflow';
 import {
   expect,
   hookToken,
+  PATH_STEP,
   PATH_TIMER,
+  raceWatchdog,
   ROUND_PAUSE_MS,
   scaled,
   SHORT_STEP_MS,
   type StepArgs,
+  WATCHDOG_MS,
   work,
 } from './common';
 
@@ -113,6 +116,22 @@ export async function reconcile(a: StepArgs): Promise<string> {
   'use step';
   await work(a.ms);
   return expect('reconcile', a);
+}
+
+/**
+ * settleDelayMs is branch (r, b)'s settle duration at time scale 1 (Go:
+ * settleDelay): 2200 + ((r*3 + b*5) mod 5 - 2) x 250 ms. As in the harness,
+ * b*5 is 0 mod 5, so every branch of a round falls in one bucket.
+ */
+export function settleDelayMs(r: number, b: number): number {
+  return 2200 + (((r * 3 + b * 5) % 5) - 2) * 250;
+}
+
+/** raceSettle races branch (r, b)'s settle step against the watchdog (Go: raceSettle): step-storm's and fan-out's race. */
+export async function raceSettle(input: StormInput, r: number, b: number): Promise<RaceResult> {
+  const step = settle({ r, b, ms: scaled(settleDelayMs(r, b), input.scale) });
+  const race = await raceWatchdog(step, sleep(scaled(WATCHDOG_MS, input.scale)), PATH_STEP);
+  return { path: race.path, won: race.won };
 }
 
 /**
