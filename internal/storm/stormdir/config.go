@@ -25,7 +25,7 @@ type Config struct {
 	RunsInFlight int     `json:"runs_in_flight"`
 	Seed         uint64  `json:"seed"`
 	TimeScale    float64 `json:"time_scale"`
-	// Rounds is the rounds of step-storm, hook-storm and blocked-branch
+	// Rounds is the rounds of step-storm, hook-storm, blocked-branch and fan-out
 	// runs (8 branches each); 0: scenarios.DefaultRounds.
 	Rounds  int    `json:"rounds"`
 	Latency string `json:"latency"`
