@@ -37,7 +37,8 @@ var schema1Storm = filetest.Repo("internal", "storm", "stormdir", "testdata", "s
 // were written again when spec 9's preset and the repeats knob were added
 // (a column and a preset more, nothing else changed), and conditions and
 // scenarios again when spec 8's hook-claim knob and scenario were added
-// (a column and a scenario more).
+// (a column and a scenario more), and scenarios when fan-out was (a
+// scenario more).
 func TestReadsSchema1Storms(t *testing.T) {
 	goldens, err := filepath.Glob(filepath.Join("testdata", "schema1", "*.golden"))
 	if err != nil || len(goldens) == 0 {

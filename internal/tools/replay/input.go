@@ -66,11 +66,14 @@ func (e *UnreplayableError) Error() string {
 // Is makes errors.Is(err, ErrUnreplayable) true.
 func (e *UnreplayableError) Is(target error) bool { return target == ErrUnreplayable }
 
-// invocation is one recorded invocation: its actor and its operations
-// (indexes into Input.Ops), in order.
+// invocation is one recorded invocation: its actor, its operations
+// (indexes into Input.Ops), in order, and the message its delivery
+// carried (a deliver op's: the devkit engine's; nil when none was
+// recorded), which is no operation of the world's.
 type invocation struct {
-	actor string
-	ops   []int
+	actor    string
+	ops      []int
+	delivery *history.Delivery
 }
 
 // invocations groups the run's recorded operations by invocation, in the
@@ -87,6 +90,10 @@ func invocations(ops []history.Op) []invocation {
 			j = len(out)
 			at[op.Actor] = j
 			out = append(out, invocation{actor: op.Actor})
+		}
+		if op.Kind == history.OpDeliver {
+			out[j].delivery = op.Delivery
+			continue
 		}
 		out[j].ops = append(out[j].ops, i)
 	}

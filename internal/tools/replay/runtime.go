@@ -26,7 +26,8 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 	refuse := func(format string, a ...any) error {
 		return &UnreplayableError{RunID: in.RunID, Reason: fmt.Sprintf(format, a...)}
 	}
-	ri := rerun.RuntimeInvocation{RunID: in.RunID}
+	// The message the invocation handled (if recorded): delivered again.
+	ri := rerun.RuntimeInvocation{RunID: in.RunID, Delivery: inv.delivery}
 	var back []int
 	var batchOf []int // each of ri.Ops's createBatch call number (0: none)
 	raw := func(e eventlog.Event) (json.RawMessage, error) {
@@ -57,11 +58,6 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 	}
 	for k, i := range inv.ops {
 		op := in.Ops[i]
-		if op.Kind == history.OpDeliver {
-			// The message the invocation handled: delivered again.
-			ri.Delivery = op.Delivery
-			continue
-		}
 		if op.Implicit {
 			// The package wrote it inside another call of the invocation's
 			// (5.0's synthetic step_created, run_created): the runtime makes
