@@ -270,7 +270,7 @@ type outcome struct {
 func (j *judge) judge(ctx context.Context, i int, jd verdict.Judgement) (verdict.Verdict, string, error) {
 	w := jd.Write
 	if w == nil || w.Data == nil {
-		return verdict.Unknown, "not judged: the history did not keep the event it asked to write (a batch create, or a storm recorded before stormctl kept refused writes)", nil
+		return verdict.Unknown, "not judged: the history did not keep the event it asked to write (a batch create recorded before 2026-12-06, or a storm recorded before stormctl kept refused writes)", nil
 	}
 	l := j.log
 	if l.end >= 0 && !jd.At.Before(l.created[l.end]) {

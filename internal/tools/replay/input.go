@@ -137,9 +137,9 @@ func Check(in Input) error {
 // Servable says why the devkit run in cannot be replayed through the
 // published runtime (an *UnreplayableError), or nil: Check's refusals,
 // and a record the runtime's replay world cannot serve (an event of the
-// final log without the package's own copy, a batch create, a startedAt
-// not recorded). It needs no runtime, so a caller checks it before
-// starting one.
+// final log without the package's own copy, a startedAt not recorded, the
+// events of one batch create recorded apart). It needs no runtime, so a
+// caller checks it before starting one.
 func Servable(in Input) error {
 	probe := in
 	if probe.Runtime == nil {
