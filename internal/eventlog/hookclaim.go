@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -42,12 +43,16 @@ func (r Run) CheckHookClaim() error {
 		return nil
 	case HookClaimRefuse, HookClaimForce:
 		if r.Scheme != SchemeULID {
-			return fmt.Errorf("hook claim %q needs scheme %s (cross-run hook tokens are not built for %s)", r.HookClaim, SchemeULID, r.Scheme)
+			return fmt.Errorf("%w: hook claim %q needs scheme %s (cross-run hook tokens are not built for %s)", ErrHookClaimUnsupported, r.HookClaim, SchemeULID, r.Scheme)
 		}
 		return nil
 	}
-	return fmt.Errorf("hook claim %q not supported (valid: \"\", %q, %q)", r.HookClaim, HookClaimRefuse, HookClaimForce)
+	return fmt.Errorf("%w: hook claim %q not supported (valid: \"\", %q, %q)", ErrHookClaimUnsupported, r.HookClaim, HookClaimRefuse, HookClaimForce)
 }
+
+// ErrHookClaimUnsupported matches CheckHookClaim's refusals: a run stamped
+// with a hook-claim mode the world cannot index its tokens under.
+var ErrHookClaimUnsupported = errors.New("hook claim unsupported")
 
 // HookRef names one hook of one run: who holds a token, who took it.
 type HookRef struct {

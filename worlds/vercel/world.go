@@ -464,6 +464,8 @@ func statusErr(ctx context.Context, op string, status int, data []byte) error {
 		return fmt.Errorf("vercel: %s: %s: %w", op, b.Error, eventlog.ErrConflict)
 	case status == http.StatusNotFound && b.Code == ingest.CodeNoRun:
 		return fmt.Errorf("vercel: run %s: %w", runID, eventlog.ErrNoRun)
+	case status == http.StatusBadRequest && b.Code == ingest.CodeHookClaim:
+		return fmt.Errorf("vercel: %s: %s: %w", op, b.Error, eventlog.ErrHookClaimUnsupported)
 	case status == http.StatusServiceUnavailable && b.Code == ingest.CodeCancelled && ctx.Err() != nil:
 		return fmt.Errorf("vercel: %s: %w", op, ctx.Err())
 	case status == http.StatusServiceUnavailable:

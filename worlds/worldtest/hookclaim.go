@@ -241,8 +241,12 @@ func mustUnmarshal(t testing.TB, e eventlog.Event, v any) {
 func testHookClaimRefused(t testing.TB, s *suite) {
 	w := s.open(t)
 	for _, mode := range []eventlog.HookClaim{eventlog.HookClaimRefuse, eventlog.HookClaimForce} {
-		if err := w.CreateRun(t.Context(), eventlog.Run{ID: "wrun_claim_" + string(mode), Scheme: s.scheme, HookClaim: mode}); err == nil {
-			t.Errorf("CreateRun(scheme %s, hook claim %s) = nil, want a refusal", s.scheme, mode)
+		id := "wrun_claim_" + string(mode)
+		if err := w.CreateRun(t.Context(), eventlog.Run{ID: id, Scheme: s.scheme, HookClaim: mode}); !errors.Is(err, eventlog.ErrHookClaimUnsupported) {
+			t.Errorf("CreateRun(scheme %s, hook claim %s) = %v, want the hook-claim refusal", s.scheme, mode, err)
+		}
+		if _, err := w.List(t.Context(), id, eventlog.Cursor{}, 10); !errors.Is(err, eventlog.ErrNoRun) {
+			t.Errorf("run %s after its refused creation: List = %v, want no such run", id, err)
 		}
 	}
 }

@@ -23,6 +23,7 @@ const (
 	CodeUnknownType      = "unknown_event_type" // 400
 	CodeInvalidPayload   = "invalid_payload"    // 400: a payload that is not JSON
 	CodeInvalidRun       = "invalid_run"        // 400: run id, scheme, fence basis or guard
+	CodeHookClaim        = "hook_claim"         // 400: a hook-claim mode the token index is not built for (its scheme)
 	CodeInvalidRequest   = "invalid_request"    // 400: missing expectedSeq, bad cursor or limit
 	CodeBatchTooLarge    = "batch_too_large"    // 400: more than one DynamoDB transaction holds
 	CodeTooLarge         = "too_large"          // 413: body or event payload over the limit

@@ -26,8 +26,9 @@
 // "..."}:
 //
 //	400 bad_json, unknown_event_type, invalid_payload, invalid_run,
-//	    invalid_request (also: a slot operation on a run of another
-//	    scheme), batch_too_large
+//	    hook_claim (a hook-claim mode on a scheme the token index is
+//	    not built for), invalid_request (also: a slot operation on a run
+//	    of another scheme), batch_too_large
 //	404 no_run, no_slot (a slot never reserved), not_found
 //	405 method_not_allowed
 //	409 conflict (with "key"), run_exists,

@@ -617,6 +617,7 @@ func sentinelStatus(err error) (status int, code string, found bool) {
 		{dynamo.ErrNotSlotRun, http.StatusBadRequest, CodeInvalidRequest},
 		{dynamo.ErrRunExists, http.StatusConflict, CodeRunExists},
 		{eventlog.ErrNoRun, http.StatusNotFound, CodeNoRun},
+		{eventlog.ErrHookClaimUnsupported, http.StatusBadRequest, CodeHookClaim},
 		{dynamo.ErrInvalidRun, http.StatusBadRequest, CodeInvalidRun},
 		{dynamo.ErrBatchTooLarge, http.StatusBadRequest, CodeBatchTooLarge},
 		{eventlog.ErrUnavailable, http.StatusServiceUnavailable, CodeUnavailable},
