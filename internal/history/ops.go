@@ -74,6 +74,12 @@ type Op struct {
 	// the call's request order, each with its own answer (a batch's events
 	// succeed or are refused one by one). 0: an append of its own.
 	Batch int `json:"batch,omitempty"`
+	// BatchFailed says the whole batch call failed (the package threw):
+	// its Err is the call's, on each of its events. Status is, for an
+	// event of a batch, the status its own answer carried when it was
+	// refused (409 a conflict; the package's 4xx or 5xx).
+	BatchFailed bool `json:"batch_failed,omitempty"`
+	Status      int  `json:"status,omitempty"`
 	// Delivery is a deliver op's message: its body as the queue sent it
 	// (base64) and content type, its id and its attempt.
 	Delivery *Delivery `json:"delivery,omitempty"`

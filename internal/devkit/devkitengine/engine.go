@@ -363,7 +363,7 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 		}
 		return
 	}
-	if n.Notice == "invocation" && n.Kind == "flow" && n.RunID != "" && n.Body != nil {
+	if n.Notice == "invocation" && n.Kind == "flow" && n.RunID != "" && n.Body != nil && n.Skipped == "" {
 		// The delivery's message, which a replay delivers again.
 		e.sink.Record(history.Op{Kind: history.OpDeliver, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End),
 			Delivery: &history.Delivery{Body: n.Body.Data, ContentType: n.Body.ContentType, MessageID: n.MessageID, Attempt: n.Attempt}})
@@ -414,7 +414,8 @@ func (e *Engine) notice(h *hostProc, line []byte) {
 	defer e.mu.Unlock()
 	ends := false
 	for i, op := range ops {
-		if r != nil {
+		if r != nil && (i == 0 || !op.BatchFailed) {
+			// A batch call that failed whole is one failed call.
 			account(&r.stats, op, opErrs[i])
 		}
 		ends = ends || opErrs[i] == nil && op.Kind == history.OpAppend && len(op.Wrote) == 1 && terminal(op.Wrote[0].Type)

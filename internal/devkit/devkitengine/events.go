@@ -112,6 +112,9 @@ type notice struct {
 		Data        []byte `json:"data"`
 		ContentType string `json:"contentType"`
 	} `json:"body"`
+	// Skipped says why the host did not hand a delivery to the runtime
+	// (a cancelled run's): it made no call.
+	Skipped string `json:"skipped"`
 	// Batch numbers a createBatch call, unique within its host (and so
 	// within a run, which one host carries).
 	Batch int `json:"batch"`
@@ -281,6 +284,7 @@ type batchItem struct {
 // it cannot read returns no ops and an error: nothing is recorded as if
 // the call wrote nothing.
 func batchOps(n notice, token string) (ops []history.Op, errs []error, err error) {
+	callFailed := n.Error != nil
 	var a batchArgs
 	if jerr := json.Unmarshal(n.Args, &a); jerr != nil || len(a.Events) == 0 {
 		return nil, nil, fmt.Errorf("devkit engine: unreadable createBatch notice of %s (%s): %v, %d events", n.Actor, n.RunID, jerr, len(a.Events))
@@ -297,7 +301,7 @@ func batchOps(n notice, token string) (ops []history.Op, errs []error, err error
 			n.Actor, n.RunID, jerr, len(res.Results), len(a.Events))
 	}
 	for i, ev := range a.Events {
-		op := history.Op{Kind: history.OpAppend, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End), Batch: n.Batch}
+		op := history.Op{Kind: history.OpAppend, Actor: n.Actor, RunID: n.RunID, Start: msTime(n.Start), End: msTime(n.End), Batch: n.Batch, BatchFailed: callFailed}
 		w := history.OpEvent{Type: eventlog.Type(ev.Event.EventType), CorrelationID: ev.Event.CorrelationID}
 		itemErr := callErr
 		if callErr == nil {
@@ -309,6 +313,7 @@ func batchOps(n notice, token string) (ops []history.Op, errs []error, err error
 					se.Name = "EntityConflictError"
 				}
 				itemErr = devkitworld.Classify(n.Op, n.RunID, nil, se)
+				op.Status = item.Status
 			case item.Event == nil:
 				return nil, nil, fmt.Errorf("devkit engine: createBatch result %d of %s (%s) is a success without its event", i+1, n.Actor, n.RunID)
 			default:

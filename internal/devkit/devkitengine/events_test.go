@@ -275,7 +275,7 @@ func TestBatchOps(t *testing.T) {
 	if w := ops[0].Wrote[0]; w.ID != "evnt_00000000000000000000000005" || w.Seq != 5 || w.Type != eventlog.StepCreated || errs[0] != nil || ops[0].Err != "" {
 		t.Errorf("the written event: %+v, err %v", w, errs[0])
 	}
-	if !errors.Is(errs[1], eventlog.ErrConflict) || ops[1].Err != "conflict" || ops[1].Wrote[0].ID != "" || ops[1].Wrote[0].Type != eventlog.StepStarted {
+	if !errors.Is(errs[1], eventlog.ErrConflict) || ops[1].Err != "conflict" || ops[1].Status != 409 || ops[1].BatchFailed || ops[1].Wrote[0].ID != "" || ops[1].Wrote[0].Type != eventlog.StepStarted {
 		t.Errorf("the 409: op %+v, err %v; want a conflict", ops[1], errs[1])
 	}
 	if !errors.Is(errs[2], eventlog.ErrRefused) || ops[2].Err != "refused" || len(ops[2].Wrote[0].Payload) == 0 {
@@ -289,7 +289,7 @@ func TestBatchOps(t *testing.T) {
 		t.Fatalf("a failed call: %d ops, %v", len(ops), err)
 	}
 	for i := range ops {
-		if !errors.Is(errs[i], eventlog.ErrUnavailable) || ops[i].Wrote[0].ID != "" {
+		if !errors.Is(errs[i], eventlog.ErrUnavailable) || ops[i].Wrote[0].ID != "" || !ops[i].BatchFailed {
 			t.Errorf("event %d of a call the transport failed: op %+v, err %v; want unavailable", i, ops[i], errs[i])
 		}
 	}

@@ -1198,8 +1198,13 @@ class ReplayWorld {
       const step = STEP_STATUS[type] && !item.error ? this.stepEntity(type, corr, data, item.stepCreated) : undefined;
       this.done.push({ op: 'create', at, item: j, eventType: type, correlationId: corr, eventData: data ?? null });
       if (item.error) {
+        // The refusal as recorded: its status, and its error code where
+        // the recorded message leads with one ("invalid_request: ...").
         const conflict = item.error.name === 'EntityConflictError';
-        results.push({ status: conflict ? 409 : item.error.status || 400, error: conflict ? 'conflict' : item.error.name, message: item.error.message ?? '' });
+        const status = item.error.status || (conflict ? 409 : 400);
+        const m = /^([a-z_]+): ([\s\S]*)$/.exec(item.error.message ?? '');
+        const code = conflict ? 'conflict' : m ? m[1] : item.error.name;
+        results.push({ status, error: code, message: m && !conflict ? m[2] : item.error.message ?? '' });
         continue;
       }
       const out = { status: 200, event: item.event ? packageEvent(item.event) : undefined };

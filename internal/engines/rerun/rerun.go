@@ -102,6 +102,9 @@ type RuntimeSnapshot struct {
 type RuntimeError struct {
 	Name    string `json:"name"`
 	Message string `json:"message"`
+	// Status is the HTTP status a batch event's refusal carried (0: none
+	// recorded).
+	Status int `json:"status,omitempty"`
 }
 
 // RuntimeResult is what one replay through a runtime did.

@@ -97,7 +97,9 @@ func invocations(ops []history.Op) []invocation {
 		}
 		out[j].ops = append(out[j].ops, i)
 	}
-	return out
+	// An actor with a delivery and no operation made no call of the
+	// world's: no invocation to replay.
+	return slices.DeleteFunc(out, func(inv invocation) bool { return len(inv.ops) == 0 })
 }
 
 // Check says why in cannot be replayed (an *UnreplayableError), or nil:

@@ -144,8 +144,9 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 		back = append(back, k)
 		batchOf = append(batchOf, op.Batch)
 	}
+	invOps := opsOf(in, inv)
 	for j := range ri.Ops {
-		callFailed(&ri.Ops[j], opsOf(in, inv), back[j])
+		callFailed(&ri.Ops[j], invOps, back[j])
 	}
 	for _, e := range in.Final {
 		if e.Type == eventlog.RunCreated {
@@ -205,19 +206,13 @@ func startedAt(in Input, op history.Op, final map[string]eventlog.Event) (time.T
 		op.Actor, len(starts))}
 }
 
-// callFailed makes a batch whose every event failed otherwise than by a
-// conflict or a refusal (the store unreachable: the events share the
-// call's error) the call's failure, as the package threw it: the
-// history records a failed call as that error on each of its events.
-// ops are the invocation's, first the batch's first event's index there.
+// callFailed makes a batch whose call failed whole (its events' appends
+// say BatchFailed: the package threw) the call's failure, as the package
+// threw it, and not each event's. ops are the invocation's, first the
+// batch's first event's index there.
 func callFailed(ro *rerun.RuntimeOp, ops []history.Op, first int) {
-	if ro.Kind != "batch" {
+	if ro.Kind != "batch" || !ops[first].BatchFailed {
 		return
-	}
-	for k := range ro.Items {
-		if e := ops[first+k].Err; e == "" || e == "conflict" || e == "refused" {
-			return
-		}
 	}
 	ro.Error = ro.Items[0].Error
 	for k := range ro.Items {
@@ -231,6 +226,9 @@ func callFailed(ro *rerun.RuntimeOp, ops []history.Op, first int) {
 func createOp(in Input, op history.Op, final map[string]eventlog.Event, raw func(eventlog.Event) (json.RawMessage, error)) (rerun.RuntimeOp, error) {
 	w := op.Wrote[0]
 	ro := rerun.RuntimeOp{Kind: "create", EventType: string(w.Type), CorrelationID: w.CorrelationID, Start: ms(op.Start), End: ms(op.End), Error: runtimeError(op)}
+	if ro.Error != nil {
+		ro.Error.Status = op.Status
+	}
 	if w.ID == "" || op.Err != "" {
 		return ro, nil
 	}
@@ -389,55 +387,53 @@ func samePackageData(e eventlog.Event, data json.RawMessage) string {
 	if e.Type == eventlog.RunFailed {
 		rec, got = failureFields(rec), failureFields(got)
 	}
-	rec, got = withoutDeliveryKeys(rec, got)
+	rec, got = withoutUnstoredKeys(e.Type, rec, got)
 	return samePayload(eventlog.Event{Type: e.Type, Payload: rec}, eventlog.Draft{Type: e.Type, Payload: got})
 }
 
-// withoutDeliveryKeys drops from a recorded and a replayed eventData what
-// a replay cannot write again or the store did not keep: a step_started's
-// ownerMessageId is the id of the queue message whose delivery claimed
-// the step (core 5.0's inline ownership), which a replay's own delivery
-// cannot carry; and a key of the replayed write the stored event does not
-// hold is not compared, the recorded event being what the store kept of
-// the write (world-vercel 5.0 sends workflowName, deploymentId and
-// stepName as frame metadata, and a step_completed's counters, which its
-// store does not list back in eventData).
-func withoutDeliveryKeys(rec, got json.RawMessage) (json.RawMessage, json.RawMessage) {
-	var r, g map[string]json.RawMessage
+// unstoredKeys are the keys of a 5.0 write's eventData a store may not
+// list back: world-vercel 5.0 sends workflowName, deploymentId and
+// stepName as frame metadata, and a step_completed's latency telemetry
+// (step-latency.js) is the server's to keep.
+var unstoredKeys = []string{"workflowName", "deploymentId", "stepName", "ttfs", "stso", "stepCount", "eventCount", "rsfs", "finalSchedulingReplay", "optimizations"}
+
+// unstoredKeysOf are, by event type, more such keys: a lazy step_started's
+// input (5.0: the start that creates its step carries the step's input,
+// which world-vercel's store keeps on the step, not on the event).
+var unstoredKeysOf = map[eventlog.Type][]string{eventlog.StepStarted: {"input"}}
+
+// withoutUnstoredKeys drops from a replayed eventData what the store did
+// not keep of the recorded write: a key of unstoredKeys the stored event
+// does not hold, and a run_started's eventData when the store kept none
+// of it (5.0's runInput rides on it). Every other key is compared.
+func withoutUnstoredKeys(typ eventlog.Type, rec, got json.RawMessage) (json.RawMessage, json.RawMessage) {
 	empty := func(raw json.RawMessage) bool {
 		t := bytes.TrimSpace(raw)
 		return len(t) == 0 || string(t) == "null" || string(t) == "{}"
 	}
-	if empty(rec) && empty(got) {
+	if typ == runStarted && empty(rec) {
 		return nil, nil
 	}
-	if empty(rec) {
-		rec = json.RawMessage("{}") // the store kept no eventData of it (a 5.0 run_started's runInput)
-	}
+	var r, g map[string]json.RawMessage
 	if json.Unmarshal(rec, &r) != nil || json.Unmarshal(got, &g) != nil || r == nil || g == nil {
 		return rec, got
 	}
-	drop := func(m map[string]json.RawMessage, k string) bool {
-		_, ok := m[k]
-		delete(m, k)
-		return ok
-	}
-	changed := drop(r, "ownerMessageId")
-	changed = drop(g, "ownerMessageId") || changed
-	for k := range g {
-		if _, stored := r[k]; !stored {
-			changed = drop(g, k) || changed
+	changed := false
+	for _, k := range append(unstoredKeysOf[typ], unstoredKeys...) {
+		_, stored := r[k]
+		if _, sent := g[k]; sent && !stored {
+			delete(g, k)
+			changed = true
 		}
 	}
 	if !changed {
 		return rec, got
 	}
-	rb, err1 := json.Marshal(r)
-	gb, err2 := json.Marshal(g)
-	if err1 != nil || err2 != nil {
+	gb, err := json.Marshal(g)
+	if err != nil {
 		return rec, got
 	}
-	return rb, gb
+	return rec, gb
 }
 
 // packageData is the eventData of an event as the package stored it.

@@ -209,16 +209,24 @@ func TestSamePackageData(t *testing.T) {
 		name, recorded, replayed string
 		same                     bool
 	}{
-		{"another owner message", `{"stepName":"s","ownerMessageId":"msg_1"}`, `{"stepName":"s","ownerMessageId":"msg_replay_1"}`, true},
-		{"a key the store does not list", `{"stepName":"s"}`, `{"stepName":"s","workflowName":"w"}`, true},
-		{"no eventData kept", `null`, `{"input":{"__type":"Uint8Array","data":"AA=="}}`, true},
-		{"both empty", `{}`, `null`, true},
+		{"another owner message (the delivery is sent again with its id)", `{"stepName":"s","ownerMessageId":"msg_1"}`, `{"stepName":"s","ownerMessageId":"msg_replay_1"}`, false},
+		{"frame metadata the store does not list", `{"ownerMessageId":"msg_1"}`, `{"ownerMessageId":"msg_1","workflowName":"w","stepName":"s"}`, true},
+		{"another key the store does not hold", `{"stepName":"s"}`, `{"stepName":"s","error":"boom"}`, false},
+		{"no eventData kept of a step event", `null`, `{"input":1}`, false},
 		{"a stored key missing", `{"stepName":"s","input":1}`, `{"stepName":"s"}`, false},
 		{"a stored key otherwise", `{"stepName":"s"}`, `{"stepName":"t","workflowName":"w"}`, false},
 	} {
 		if got := samePackageData(step(tt.recorded), json.RawMessage(tt.replayed)); (got == "") != tt.same {
 			t.Errorf("%s: samePackageData = %q, want same %v", tt.name, got, tt.same)
 		}
+	}
+	started := eventlog.Event{Type: runStarted, Package: json.RawMessage(`{"eventId":"evnt_2","eventType":"run_started"}`)}
+	if got := samePackageData(started, json.RawMessage(`{"input":{"__type":"Uint8Array","data":"AA=="}}`)); got != "" {
+		t.Errorf("a 5.0 run_started whose runInput the store did not keep: %q, want the same", got)
+	}
+	completed := eventlog.Event{Type: eventlog.RunCompleted, Package: json.RawMessage(`{"eventId":"evnt_9","eventType":"run_completed"}`)}
+	if got := samePackageData(completed, json.RawMessage(`{"output":1}`)); got == "" {
+		t.Error("a run_completed whose stored event holds no output compares the same as one with an output")
 	}
 }
 
@@ -235,15 +243,22 @@ func TestRuntimeScriptBatch(t *testing.T) {
 		Package: json.RawMessage(`{"eventId":"evnt_4","runId":"wrun_dk","eventType":"step_started","correlationId":"step_1","createdAt":"2026-01-01T00:00:00.001Z"}`)})
 	delivery := &history.Delivery{Body: []byte(`{"runId":"wrun_dk","stepId":"step_1"}`), ContentType: "application/json", MessageID: "msg_7", Attempt: 2}
 	batch := func(ms, n int, corr string, typ eventlog.Type, id, err string) history.Op {
-		return history.Op{Kind: history.OpAppend, Actor: "inv-1", Start: at(ms), End: at(ms + 1), Batch: n, Err: err,
+		status := map[string]int{"conflict": 409}[err]
+		return history.Op{Kind: history.OpAppend, Actor: "inv-1", Start: at(ms), End: at(ms + 1), Batch: n, Err: err, Status: status, BatchFailed: err == "other",
 			ErrText: map[string]string{"": "", "conflict": "run wrun_dk: conflict on step_1 (the package: step_1 exists)", "other": "transport failure"}[err],
 			Wrote:   []history.OpEvent{{Type: typ, CorrelationID: corr, ID: id}}}
 	}
 	in.Ops = append(in.Ops[:3:3],
 		batch(5, 1, "step_1", eventlog.StepCreated, "evnt_3", ""), batch(5, 1, "step_1", eventlog.StepStarted, "evnt_4", ""), batch(5, 1, "step_2", eventlog.StepCreated, "", "conflict"),
 		batch(7, 2, "wait_1", eventlog.WaitCreated, "", "other"), batch(7, 2, "wait_2", eventlog.WaitCreated, "", "other"),
-		history.Op{Kind: history.OpDeliver, Actor: "inv-1", Start: at(0), End: at(9), Delivery: delivery})
+		history.Op{Kind: history.OpDeliver, Actor: "inv-1", Start: at(0), End: at(9), Delivery: delivery},
+		// A delivery the host skipped before any call (older recordings):
+		// no invocation.
+		history.Op{Kind: history.OpDeliver, Actor: "inv-2", Start: at(9), End: at(9), Delivery: delivery})
 	invs := invocations(in.Ops)
+	if len(invs) != 1 {
+		t.Fatalf("%d invocations, want 1: a delivery that made no call is none", len(invs))
+	}
 	ri, back, err := runtimeScript(in, invs[0], servedReads(in, invs), finalByID(in.Final))
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +268,7 @@ func TestRuntimeScriptBatch(t *testing.T) {
 	}
 	b := ri.Ops[2]
 	if len(b.Items) != 3 || b.Error != nil || string(b.Items[0].Event) != string(in.Final[2].Package) || string(b.Items[1].StepCreated) != string(in.Final[2].Package) ||
-		b.Items[2].Error == nil || b.Items[2].Error.Name != "EntityConflictError" {
+		b.Items[2].Error == nil || b.Items[2].Error.Name != "EntityConflictError" || b.Items[2].Error.Status != 409 {
 		t.Errorf("the first batch %+v; want its written events, the step's step_created, a conflict", b)
 	}
 	if f := ri.Ops[3]; len(f.Items) != 2 || f.Error == nil || f.Items[0].Error != nil {
