@@ -43,12 +43,21 @@ func (r Run) CheckHookClaim() error {
 		return nil
 	case HookClaimRefuse, HookClaimForce:
 		if r.Scheme != SchemeULID {
-			return fmt.Errorf("%w: hook claim %q needs scheme %s (cross-run hook tokens are not built for %s)", ErrHookClaimUnsupported, r.HookClaim, SchemeULID, r.Scheme)
+			return &hookClaimError{fmt.Sprintf("hook claim %q needs scheme %s (cross-run hook tokens are not built for %s)", r.HookClaim, SchemeULID, r.Scheme)}
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: hook claim %q not supported (valid: \"\", %q, %q)", ErrHookClaimUnsupported, r.HookClaim, HookClaimRefuse, HookClaimForce)
+	return &hookClaimError{fmt.Sprintf("hook claim %q not supported (valid: \"\", %q, %q)", r.HookClaim, HookClaimRefuse, HookClaimForce)}
 }
+
+// hookClaimError is a CheckHookClaim refusal: its text says what, and it
+// matches ErrHookClaimUnsupported.
+type hookClaimError struct{ msg string }
+
+func (e *hookClaimError) Error() string { return e.msg }
+
+// Is makes errors.Is(err, ErrHookClaimUnsupported) true.
+func (e *hookClaimError) Is(target error) bool { return target == ErrHookClaimUnsupported }
 
 // ErrHookClaimUnsupported matches CheckHookClaim's refusals: a run stamped
 // with a hook-claim mode the world cannot index its tokens under.
