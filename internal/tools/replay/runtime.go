@@ -395,7 +395,13 @@ func samePackageData(e eventlog.Event, data json.RawMessage) string {
 // list back: world-vercel 5.0 sends workflowName, deploymentId and
 // stepName as frame metadata, and a step_completed's latency telemetry
 // (step-latency.js) is the server's to keep.
-var unstoredKeys = []string{"workflowName", "deploymentId", "stepName", "ttfs", "stso", "stepCount", "eventCount", "rsfs", "finalSchedulingReplay", "optimizations"}
+var unstoredKeys = []string{"workflowName", "deploymentId", "stepName", "stepCount", "eventCount", "optimizations"}
+
+// clockKeys are durations a 5.0 step's terminal event carries, measured on
+// the writer's clock (step-latency.js: ttfs, stso, rsfs and the final
+// scheduling replay's ms), which no replay measures again: never compared,
+// as a wait's resumeAt is not.
+var clockKeys = []string{"ttfs", "stso", "rsfs", "finalSchedulingReplay"}
 
 // unstoredKeysOf are, by event type, more such keys: a lazy step_started's
 // input (5.0: the start that creates its step carries the step's input,
@@ -405,7 +411,8 @@ var unstoredKeysOf = map[eventlog.Type][]string{eventlog.StepStarted: {"input"}}
 // withoutUnstoredKeys drops from a replayed eventData what the store did
 // not keep of the recorded write: a key of unstoredKeys the stored event
 // does not hold, and a run_started's eventData when the store kept none
-// of it (5.0's runInput rides on it). Every other key is compared.
+// of it (5.0's runInput rides on it); and from both, the clockKeys. Every
+// other key is compared.
 func withoutUnstoredKeys(typ eventlog.Type, rec, got json.RawMessage) (json.RawMessage, json.RawMessage) {
 	empty := func(raw json.RawMessage) bool {
 		t := bytes.TrimSpace(raw)
@@ -419,6 +426,15 @@ func withoutUnstoredKeys(typ eventlog.Type, rec, got json.RawMessage) (json.RawM
 		return rec, got
 	}
 	changed := false
+	for _, k := range clockKeys {
+		_, inRec := r[k]
+		_, inGot := g[k]
+		if inRec || inGot {
+			delete(r, k)
+			delete(g, k)
+			changed = true
+		}
+	}
 	for _, k := range append(unstoredKeysOf[typ], unstoredKeys...) {
 		_, stored := r[k]
 		if _, sent := g[k]; sent && !stored {
@@ -429,11 +445,12 @@ func withoutUnstoredKeys(typ eventlog.Type, rec, got json.RawMessage) (json.RawM
 	if !changed {
 		return rec, got
 	}
-	gb, err := json.Marshal(g)
-	if err != nil {
+	rb, err1 := json.Marshal(r)
+	gb, err2 := json.Marshal(g)
+	if err1 != nil || err2 != nil {
 		return rec, got
 	}
-	return rec, gb
+	return rb, gb
 }
 
 // packageData is the eventData of an event as the package stored it.

@@ -212,6 +212,8 @@ func TestSamePackageData(t *testing.T) {
 		{"another owner message (the delivery is sent again with its id)", `{"stepName":"s","ownerMessageId":"msg_1"}`, `{"stepName":"s","ownerMessageId":"msg_replay_1"}`, false},
 		{"frame metadata the store does not list", `{"ownerMessageId":"msg_1"}`, `{"ownerMessageId":"msg_1","workflowName":"w","stepName":"s"}`, true},
 		{"another key the store does not hold", `{"stepName":"s"}`, `{"stepName":"s","error":"boom"}`, false},
+		{"durations on the writer's clock", `{"stso":47,"stepCount":50,"finalSchedulingReplay":5}`, `{"stso":49.4,"stepCount":50,"finalSchedulingReplay":0}`, true},
+		{"a stored count otherwise", `{"stso":47,"stepCount":50}`, `{"stso":47,"stepCount":51}`, false},
 		{"no eventData kept of a step event", `null`, `{"input":1}`, false},
 		{"a stored key missing", `{"stepName":"s","input":1}`, `{"stepName":"s"}`, false},
 		{"a stored key otherwise", `{"stepName":"s"}`, `{"stepName":"t","workflowName":"w"}`, false},
