@@ -88,17 +88,14 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 			if len(op.Wrote) != 1 {
 				return ri, nil, refuse("%s's history records %d events in one append (the devkit engine records one a call, and one per event of a batch)", inv.actor, len(op.Wrote))
 			}
+			item, err := createOp(in, op, final, raw, stepCreated)
+			if err != nil {
+				return ri, nil, err
+			}
 			if op.Batch != 0 {
 				// One event of an events.createBatch call: its items are
 				// recorded one after another, so they stand together in
 				// ri.Ops as they stood in the call.
-				item, err := createOp(in, op, final, raw)
-				if err != nil {
-					return ri, nil, err
-				}
-				if strings.HasPrefix(item.EventType, "step_") {
-					item.StepCreated = stepCreated[item.CorrelationID]
-				}
 				n := len(ri.Ops)
 				if n > 0 && ri.Ops[n-1].Kind == "batch" && batchOf[n-1] == op.Batch && back[n-1]+len(ri.Ops[n-1].Items) == k {
 					ri.Ops[n-1].Items = append(ri.Ops[n-1].Items, item)
@@ -113,23 +110,8 @@ func runtimeScript(in Input, inv invocation, reads map[int]read, final map[strin
 				ro.Kind, ro.Error, ro.Items = "batch", nil, []rerun.RuntimeOp{item}
 				break
 			}
-			w := op.Wrote[0]
-			ro.Kind, ro.EventType, ro.CorrelationID = "create", string(w.Type), w.CorrelationID
-			if strings.HasPrefix(ro.EventType, "step_") {
-				ro.StepCreated = stepCreated[w.CorrelationID]
-			}
-			if w.ID != "" && op.Err == "" {
-				e, ok := final[w.ID]
-				if !ok {
-					return ri, nil, refuse("%s wrote event %s, which the final log does not hold", inv.actor, w.ID)
-				}
-				r, err := raw(e)
-				if err != nil {
-					return ri, nil, err
-				}
-				ro.Event = r
-			}
-			if w.Type == runStarted && op.Err == "" {
+			ro = item
+			if op.Wrote[0].Type == runStarted && op.Err == "" {
 				at, err := startedAt(in, op, final)
 				if err != nil {
 					return ri, nil, err
@@ -220,14 +202,18 @@ func callFailed(ro *rerun.RuntimeOp, ops []history.Op, first int) {
 	}
 }
 
-// createOp is a batch's event op as the runtime's replay world answers
-// it: its type and correlation id, and the event the store wrote (the
-// final log's copy) or the error it answered.
-func createOp(in Input, op history.Op, final map[string]eventlog.Event, raw func(eventlog.Event) (json.RawMessage, error)) (rerun.RuntimeOp, error) {
+// createOp is a recorded append as the runtime's replay world answers its
+// create (or a batch's event): its type and correlation id, the event the
+// store wrote (the final log's copy) or the error it answered, and a step
+// event's step_created (stepCreated, by correlation id).
+func createOp(in Input, op history.Op, final map[string]eventlog.Event, raw func(eventlog.Event) (json.RawMessage, error), stepCreated map[string]json.RawMessage) (rerun.RuntimeOp, error) {
 	w := op.Wrote[0]
 	ro := rerun.RuntimeOp{Kind: "create", EventType: string(w.Type), CorrelationID: w.CorrelationID, Start: ms(op.Start), End: ms(op.End), Error: runtimeError(op)}
 	if ro.Error != nil {
 		ro.Error.Status = op.Status
+	}
+	if strings.HasPrefix(ro.EventType, "step_") {
+		ro.StepCreated = stepCreated[w.CorrelationID]
 	}
 	if w.ID == "" || op.Err != "" {
 		return ro, nil
